@@ -1,0 +1,98 @@
+import { DurableObject } from "cloudflare:workers";
+import { eq } from "drizzle-orm";
+import { type DrizzleSqliteDODatabase, drizzle } from "drizzle-orm/durable-sqlite";
+import { migrate } from "drizzle-orm/durable-sqlite/migrator";
+import migrations from "../../migrations/organization/migrations.js";
+import { formatInstant } from "../lib/time";
+import type { Member, MemberInput } from "../schemas/member";
+import type { Organization, OrganizationInput } from "../schemas/organization";
+import type { Repository, RepositoryInput } from "../schemas/repository";
+import * as schema from "./organization-schema";
+
+type Db = DrizzleSqliteDODatabase<typeof schema>;
+type InstallationRow = typeof schema.installation.$inferSelect;
+type MemberRow = typeof schema.members.$inferSelect;
+
+export const toOrganization = (row: InstallationRow): Organization => ({
+  login: row.login,
+  installationId: row.installationId,
+  installedAt: formatInstant(row.installedAt),
+  blocked: row.blocked,
+  plan: row.plan,
+  subscription: {
+    status: row.subscriptionStatus,
+    billedThroughService: row.billedThroughService,
+    purchasedSeats: row.purchasedSeats,
+  },
+});
+
+export const toMember = (row: MemberRow): Member => ({
+  githubUserId: row.githubUserId,
+  githubLogin: row.githubLogin,
+  workEmail: row.workEmail,
+  role: row.role,
+  seat: row.seat,
+  isBot: row.isBot,
+});
+
+/**
+ * One object per organization (named by the lower-cased login). It owns the organization's
+ * installation, plan, subscription and seats, its members and its repositories with their access
+ * lists. Every write runs in one synchronous transaction, so a member sync and a PATCH of the
+ * same organization are serialised and never half applied.
+ */
+export class OrganizationObject extends DurableObject<Env> {
+  private readonly db: Db;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.db = drizzle(ctx.storage, { schema });
+    ctx.blockConcurrencyWhile(async () => {
+      await migrate(this.db, migrations);
+    });
+  }
+
+  /** Control plane: registers or updates the installation, plan and subscription. */
+  putOrganization(login: string, input: OrganizationInput): Organization {
+    const row: InstallationRow = {
+      id: 1,
+      login,
+      installationId: input.installationId,
+      installedAt: input.installedAt,
+      blocked: input.blocked,
+      plan: input.plan,
+      subscriptionStatus: input.subscription.status,
+      billedThroughService: input.subscription.billedThroughService,
+      purchasedSeats: input.subscription.purchasedSeats,
+    };
+    this.db.insert(schema.installation).values(row).onConflictDoUpdate({ target: schema.installation.id, set: row }).run();
+    return toOrganization(row);
+  }
+
+  /** Control plane: registers a repository and replaces its collaborator list. */
+  putRepository(orgLogin: string, name: string, input: RepositoryInput): Repository {
+    const repoKey = name.toLowerCase();
+    const collaborators = [...new Set(input.collaborators)].sort();
+    this.ctx.storage.transactionSync(() => {
+      const row = { repoKey, name, private: input.private };
+      this.db.insert(schema.repositories).values(row).onConflictDoUpdate({ target: schema.repositories.repoKey, set: row }).run();
+      this.db.delete(schema.collaborators).where(eq(schema.collaborators.repoKey, repoKey)).run();
+      for (const githubUserId of collaborators) {
+        this.db.insert(schema.collaborators).values({ repoKey, githubUserId }).run();
+      }
+    });
+    return { org: orgLogin, name, private: input.private, collaborators };
+  }
+
+  /** Control plane: member sync from the source of truth. No guards, no seat capacity check. */
+  putMember(githubUserId: string, input: MemberInput): Member {
+    const row: MemberRow = { githubUserId, ...input };
+    this.db.insert(schema.members).values(row).onConflictDoUpdate({ target: schema.members.githubUserId, set: row }).run();
+    return toMember(row);
+  }
+
+  /** Control plane: the person left the GitHub organization. Idempotent. */
+  deleteMember(githubUserId: string): void {
+    this.db.delete(schema.members).where(eq(schema.members.githubUserId, githubUserId)).run();
+  }
+}

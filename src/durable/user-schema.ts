@@ -1,0 +1,20 @@
+import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+/** Tables inside each user's Durable Object: the authority on whether a key still works. */
+
+/** Exactly one row (id = 1) once the control plane has registered the user. */
+export const account = sqliteTable("account", {
+  id: integer("id").primaryKey(),
+  githubUserId: text("github_user_id").notNull(),
+  githubLogin: text("github_login").notNull(),
+  blocked: integer("blocked", { mode: "boolean" }).notNull(),
+});
+
+/** The current key of each kind. Only the SHA-256 hash is kept; a new key replaces the row. */
+export const apiKeys = sqliteTable("api_keys", {
+  kind: text("kind", { enum: ["analytics", "members"] }).primaryKey(),
+  keyId: text("key_id").notNull(),
+  keyHash: text("key_hash").notNull(),
+  createdAt: integer("created_at").notNull(),
+  expiresAt: integer("expires_at"),
+});

@@ -1,0 +1,115 @@
+import { DurableObject } from "cloudflare:workers";
+import { eq } from "drizzle-orm";
+import { type DrizzleSqliteDODatabase, drizzle } from "drizzle-orm/durable-sqlite";
+import { migrate } from "drizzle-orm/durable-sqlite/migrator";
+import migrations from "../../migrations/user/migrations.js";
+import { generateApiKey, hashApiKey, type KeyKind } from "../auth/api-key";
+import { type KeyRecord, keyRecordKey } from "../auth/key-record";
+import { formatInstant } from "../lib/time";
+import type { ApiKeyCreated, User, UserInput } from "../schemas/user";
+import { type DurableResult, ok } from "./call";
+import * as schema from "./user-schema";
+
+type Db = DrizzleSqliteDODatabase<typeof schema>;
+
+export type KeyVerdict = { valid: true; user: User } | { valid: false };
+
+/**
+ * One object per user (named by the GitHub user id): the strongly consistent answer to "is this
+ * still the owner's current, unexpired key, and is the owner not blocked?". Workers KV only maps
+ * a key hash to its record; KV can serve a deleted value for a minute or more elsewhere, so the
+ * verdict always comes from here and revocation takes effect on the very next request.
+ */
+export class UserObject extends DurableObject<Env> {
+  private readonly db: Db;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.db = drizzle(ctx.storage, { schema });
+    ctx.blockConcurrencyWhile(async () => {
+      await migrate(this.db, migrations);
+    });
+  }
+
+  private account() {
+    return this.db.select().from(schema.account).where(eq(schema.account.id, 1)).get();
+  }
+
+  /** Control plane: creates or updates the user; blocking takes effect on the next request. */
+  putUser(githubUserId: string, input: UserInput): User {
+    const row = { id: 1, githubUserId, githubLogin: input.githubLogin, blocked: input.blocked };
+    this.db.insert(schema.account).values(row).onConflictDoUpdate({ target: schema.account.id, set: row }).run();
+    return { githubUserId, githubLogin: input.githubLogin, blocked: input.blocked };
+  }
+
+  /**
+   * Creates the user's key of `kind`, replacing (and so invalidating) the previous one.
+   * The KV record is written before the key becomes current here: a key is never current
+   * without a lookup entry, and a failed call leaves the previous key working.
+   */
+  async createKey(kind: KeyKind, expiresAt: number | null, now: number): Promise<DurableResult<ApiKeyCreated>> {
+    const account = this.account();
+    if (!account)
+      return {
+        ok: false,
+        code: "not_found",
+        message: "User not found. Register it with PUT /internal/v1/users/{githubUserId} first.",
+      };
+    const key = generateApiKey(kind);
+    const keyHash = await hashApiKey(key);
+    const keyId = crypto.randomUUID();
+    const record: KeyRecord = { v: 1, keyId, userId: account.githubUserId, kind, createdAt: now, expiresAt };
+    await this.env.API_KEYS.put(keyRecordKey(keyHash), JSON.stringify(record), kvExpiry(expiresAt, now));
+
+    // Re-read after the await: another call may have replaced the key meanwhile.
+    const previous = this.ctx.storage.transactionSync(() => {
+      const before = this.db.select().from(schema.apiKeys).where(eq(schema.apiKeys.kind, kind)).get();
+      const row = { kind, keyId, keyHash, createdAt: now, expiresAt };
+      this.db.insert(schema.apiKeys).values(row).onConflictDoUpdate({ target: schema.apiKeys.kind, set: row }).run();
+      return before;
+    });
+    if (previous) await this.forgetLookup(previous.keyHash);
+    return ok({
+      key,
+      keyId,
+      kind,
+      createdAt: formatInstant(now),
+      expiresAt: expiresAt === null ? null : formatInstant(expiresAt),
+    });
+  }
+
+  /** Revokes the user's key of `kind`. Idempotent. */
+  async revokeKey(kind: KeyKind): Promise<void> {
+    const previous = this.ctx.storage.transactionSync(() => {
+      const before = this.db.select().from(schema.apiKeys).where(eq(schema.apiKeys.kind, kind)).get();
+      this.db.delete(schema.apiKeys).where(eq(schema.apiKeys.kind, kind)).run();
+      return before;
+    });
+    if (previous) await this.forgetLookup(previous.keyHash);
+  }
+
+  /** The verdict on a key record found in KV. Never throws for a bad key: it answers invalid. */
+  verifyKey(kind: KeyKind, keyId: string, now: number): KeyVerdict {
+    const account = this.account();
+    if (!account || account.blocked) return { valid: false };
+    const current = this.db.select().from(schema.apiKeys).where(eq(schema.apiKeys.kind, kind)).get();
+    if (!current || current.keyId !== keyId) return { valid: false };
+    if (current.expiresAt !== null && current.expiresAt <= now) return { valid: false };
+    return { valid: true, user: { githubUserId: account.githubUserId, githubLogin: account.githubLogin, blocked: false } };
+  }
+
+  /** KV cleanup is housekeeping: the verdict above already refuses the old key. */
+  private async forgetLookup(keyHash: string): Promise<void> {
+    try {
+      await this.env.API_KEYS.delete(keyRecordKey(keyHash));
+    } catch (error) {
+      console.error(JSON.stringify({ level: "warn", msg: "stale API key lookup not deleted", error: String(error) }));
+    }
+  }
+}
+
+/** KV expires the lookup with the key (KV needs an expiry at least 60 s ahead). */
+function kvExpiry(expiresAt: number | null, now: number): KVNamespacePutOptions {
+  if (expiresAt === null || expiresAt - now < 120_000) return {};
+  return { expiration: Math.ceil(expiresAt / 1000) + 60 };
+}

@@ -1,0 +1,10 @@
+// Secrets are not in wrangler.jsonc, so `wrangler types` cannot see them.
+declare namespace Cloudflare {
+  interface Env {
+    /** Bearer token of the `/internal/` control plane. Unset: the control plane answers 404. */
+    ADMIN_TOKEN?: string;
+  }
+}
+interface Env {
+  ADMIN_TOKEN?: string;
+}

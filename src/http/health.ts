@@ -1,0 +1,19 @@
+import type { RouterType } from "itty-router";
+import { AppError } from "./errors";
+import type { RequestContext } from "./request";
+import { json } from "./respond";
+
+/** Liveness and readiness; neither needs a key. */
+export function registerHealth(router: RouterType<Request, [RequestContext]>) {
+  router
+    .get("/healthz", () => json({ status: "ok" }))
+    .get("/readyz", async (_request, { env }) => {
+      try {
+        await env.DB.prepare("SELECT 1").first();
+      } catch (error) {
+        console.error(JSON.stringify({ level: "error", msg: "readiness check failed", error: String(error) }));
+        throw new AppError("unavailable", "The analytics database is not reachable.");
+      }
+      return json({ status: "ok" });
+    });
+}

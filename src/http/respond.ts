@@ -1,0 +1,44 @@
+import { type AppError, type ErrorDetail, internalError, isAppError } from "./errors";
+
+export const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
+
+export const json = (body: unknown, status = 200, headers: Record<string, string> = {}): Response =>
+  new Response(JSON.stringify(body), { status, headers: { "Content-Type": JSON_CONTENT_TYPE, ...headers } });
+
+export const noContent = (): Response => new Response(null, { status: 204 });
+
+/** Which error body a path gets: `/api/analytics/...` the analytics one, everything else the members one. */
+export type Envelope = "analytics" | "members";
+export const envelopeFor = (pathname: string): Envelope =>
+  pathname === "/api/analytics" || pathname.startsWith("/api/analytics/") ? "analytics" : "members";
+
+/**
+ * The one place errors become responses. An AppError keeps its public message; anything else is
+ * logged with the correlation id and answered as a generic 500.
+ */
+export function errorResponse(error: unknown, envelope: Envelope, correlationId: string): Response {
+  let appError: AppError;
+  if (isAppError(error)) {
+    appError = error;
+  } else {
+    console.error(
+      JSON.stringify({
+        level: "error",
+        msg: "unhandled error",
+        correlationId,
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+        stack: error instanceof Error ? error.stack : undefined,
+      }),
+    );
+    appError = internalError();
+  }
+  const body = envelope === "analytics" ? analyticsBody(appError) : membersBody(appError, correlationId);
+  return json(body, appError.status, appError.headers);
+}
+
+const analyticsBody = (e: AppError): { error: string; details?: ErrorDetail[] } =>
+  e.details.length > 0 ? { error: e.message, details: e.details } : { error: e.message };
+
+const membersBody = (e: AppError, correlationId: string) => ({
+  error: { code: e.code, message: e.message, retriable: e.retriable, correlationId, details: e.details },
+});

@@ -1,0 +1,66 @@
+import { z } from "zod";
+import { parseTimestamp } from "../lib/time";
+
+/** GitHub organization or owner login, as it appears in paths and events. */
+export const OrgLogin = z
+  .string()
+  .min(1, "must be 1 to 255 characters")
+  .max(255, "must be 1 to 255 characters")
+  .meta({ description: "GitHub organization or owner login (case-insensitive).", example: "acme" });
+
+export const RepoName = z
+  .string()
+  .min(1, "must be 1 to 255 characters")
+  .max(255, "must be 1 to 255 characters")
+  .meta({ description: "Repository name under the owner.", example: "api" });
+
+export const GithubUserId = z
+  .string()
+  .regex(/^\d{1,20}$/, "must be a numeric GitHub user id of 1 to 20 digits")
+  .meta({ description: "Numeric GitHub user id.", example: "583231" });
+
+export const GithubLogin = z.string().min(1).max(255).meta({ example: "octocat" });
+
+/** An RFC 3339 timestamp on input, epoch milliseconds inside the service. */
+export const InstantInput = z
+  .string()
+  .max(64)
+  .transform((value, ctx) => {
+    const parsed = parseTimestamp(value);
+    if (parsed.kind === "invalid") {
+      ctx.addIssue({ code: "custom", message: parsed.reason });
+      return z.NEVER;
+    }
+    return parsed.ms;
+  })
+  .meta({ override: { type: "string", format: "date-time" }, example: "2026-11-02T09:30:00.000Z" });
+
+/** Response date-times: UTC, millisecond precision. */
+export const InstantOutput = z
+  .string()
+  .meta({ format: "date-time", example: "2026-11-02T09:30:00.000Z", description: "UTC, YYYY-MM-DDTHH:mm:ss.sssZ" });
+
+export const Role = z.enum(["member", "admin", "viewer"]).meta({ id: "Role" });
+export type Role = z.infer<typeof Role>;
+
+export const ErrorDetail = z
+  .object({ path: z.string(), message: z.string() })
+  .meta({ id: "ErrorDetail", description: "One problem with one field or parameter." });
+
+/** Error body of the members interface and of the control plane. */
+export const MembersErrorBody = z
+  .object({
+    error: z.object({
+      code: z.string().meta({ example: "expected_value_mismatch" }),
+      message: z.string(),
+      retriable: z.boolean(),
+      correlationId: z.string(),
+      details: z.array(ErrorDetail),
+    }),
+  })
+  .meta({ id: "MembersError" });
+
+/** Error body of the analytics interface. */
+export const AnalyticsErrorBody = z
+  .object({ error: z.string(), details: z.array(ErrorDetail).optional() })
+  .meta({ id: "AnalyticsError" });

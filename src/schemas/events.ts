@@ -1,0 +1,69 @@
+import { z } from "zod";
+import { InstantInput, OrgLogin, RepoName } from "./common";
+
+export const MAX_EVENTS_PER_BATCH = 1000;
+
+const PrNumber = z.number().int().min(1).max(2_147_483_647);
+const Lines = z.number().int().min(0).max(1_000_000_000);
+/** Ids issued by the reviewer; strings and integers are both accepted and compared as text. */
+const ExternalId = z.union([z.string().min(1).max(255), z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)]).transform(String);
+
+const prRef = { org: OrgLogin, repo: RepoName, prNumber: PrNumber };
+
+export const PullRequestEvent = z
+  .strictObject({
+    type: z.literal("pull_request"),
+    ...prRef,
+    author: z.string().min(1).max(255),
+    createdAt: InstantInput,
+    mergedAt: InstantInput.nullable(),
+    linesAdded: Lines.nullable(),
+    linesDeleted: Lines.nullable(),
+  })
+  .meta({ id: "PullRequestEvent" });
+
+export const ReviewEvent = z
+  .strictObject({
+    type: z.literal("review"),
+    ...prRef,
+    reviewId: ExternalId,
+    status: z.enum(["completed", "failed", "in_progress"]),
+    completedAt: InstantInput.nullable(),
+  })
+  .refine((e) => e.status !== "completed" || e.completedAt !== null, {
+    message: "is required when status is completed",
+    path: ["completedAt"],
+  })
+  .meta({ id: "ReviewEvent" });
+
+export const FindingEvent = z
+  .strictObject({
+    type: z.literal("finding"),
+    ...prRef,
+    findingId: ExternalId,
+    createdAt: InstantInput,
+    posted: z.boolean(),
+    aiAddressed: z.boolean(),
+    feedback: z.enum(["positive", "negative"]).nullable(),
+  })
+  .meta({ id: "FindingEvent" });
+
+export const AiAuthorshipEvent = z
+  .strictObject({
+    type: z.literal("ai_authorship"),
+    ...prRef,
+    sourceId: ExternalId,
+    lines: Lines,
+  })
+  .meta({ id: "AiAuthorshipEvent" });
+
+export const Event = z.discriminatedUnion("type", [PullRequestEvent, ReviewEvent, FindingEvent, AiAuthorshipEvent]);
+export type Event = z.output<typeof Event>;
+
+/** Control plane: `POST /internal/v1/events`. Validated as a whole; one bad event rejects the batch. */
+export const EventBatch = z
+  .strictObject({ events: z.array(Event).max(MAX_EVENTS_PER_BATCH, `at most ${MAX_EVENTS_PER_BATCH} events per batch`) })
+  .meta({ id: "EventBatch" });
+export type EventBatch = z.output<typeof EventBatch>;
+
+export const EventBatchAccepted = z.object({ accepted: z.number().int() }).meta({ id: "EventBatchAccepted" });

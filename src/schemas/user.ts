@@ -1,0 +1,32 @@
+import { z } from "zod";
+import { GithubLogin, GithubUserId, InstantInput, InstantOutput } from "./common";
+
+/** Control plane: `PUT /internal/v1/users/{githubUserId}`. */
+export const UserInput = z
+  .strictObject({ githubLogin: GithubLogin, blocked: z.boolean().default(false) })
+  .meta({ id: "UserInput" });
+export type UserInput = z.output<typeof UserInput>;
+
+export const User = z.object({ githubUserId: GithubUserId, githubLogin: GithubLogin, blocked: z.boolean() }).meta({ id: "User" });
+export type User = z.infer<typeof User>;
+
+export const KeyKind = z.enum(["analytics", "members"]).meta({
+  description: "analytics keys start with cak_, members keys with cbk_.",
+});
+
+/** Control plane: `POST /internal/v1/users/{githubUserId}/api-keys`. */
+export const ApiKeyCreateInput = z
+  .strictObject({ kind: KeyKind, expiresAt: InstantInput.nullable().default(null) })
+  .meta({ id: "ApiKeyCreateInput" });
+export type ApiKeyCreateInput = z.output<typeof ApiKeyCreateInput>;
+
+export const ApiKeyCreated = z
+  .object({
+    key: z.string().meta({ description: "The plaintext key. Shown once; only its SHA-256 hash is stored." }),
+    keyId: z.string(),
+    kind: KeyKind,
+    createdAt: InstantOutput,
+    expiresAt: InstantOutput.nullable(),
+  })
+  .meta({ id: "ApiKeyCreated" });
+export type ApiKeyCreated = z.infer<typeof ApiKeyCreated>;

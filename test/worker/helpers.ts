@@ -1,0 +1,85 @@
+import { env, exports } from "cloudflare:workers";
+
+export const ADMIN_TOKEN = "test-admin-token";
+const BASE = "https://service.test";
+
+let counter = 0;
+/** A name no other test in this file uses: tests share storage within a file. */
+export const unique = (prefix: string): string => `${prefix}-${Date.now().toString(36)}-${(counter++).toString(36)}`;
+let idCounter = 1_000_000 + Math.floor(Math.random() * 1_000_000);
+export const uniqueUserId = (): string => String(idCounter++);
+
+export function call(path: string, init: RequestInit & { json?: unknown } = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  let body = init.body;
+  if (init.json !== undefined) {
+    body = JSON.stringify(init.json);
+    if (!headers.has("Content-Type")) headers.set("Content-Type", "application/json");
+  }
+  return exports.default.fetch(new Request(`${BASE}${path}`, { ...init, headers, body }));
+}
+
+/** A control-plane call with the admin token. */
+export function admin(method: string, path: string, json?: unknown, headers: Record<string, string> = {}) {
+  return call(path, { method, json, headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, ...headers } });
+}
+
+export async function adminOk<T = unknown>(method: string, path: string, json?: unknown): Promise<T> {
+  const res = await admin(method, path, json);
+  if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status}: ${await res.text()}`);
+  return (res.status === 204 ? undefined : await res.json()) as T;
+}
+
+export interface OrgOptions {
+  plan?: "free" | "team" | "pro";
+  blocked?: boolean;
+  installedAt?: string;
+  subscription?: { status: string; billedThroughService: boolean; purchasedSeats: number };
+}
+
+export async function createOrg(login = unique("org"), options: OrgOptions = {}) {
+  await adminOk("PUT", `/internal/v1/organizations/${login}`, {
+    installationId: 1 + counter++,
+    installedAt: options.installedAt ?? "2025-01-01T00:00:00.000Z",
+    blocked: options.blocked ?? false,
+    plan: options.plan ?? "pro",
+    subscription: options.subscription ?? { status: "active", billedThroughService: true, purchasedSeats: 10 },
+  });
+  return login;
+}
+
+export async function createUser(options: { blocked?: boolean } = {}) {
+  const id = uniqueUserId();
+  await adminOk("PUT", `/internal/v1/users/${id}`, { githubLogin: `user${id}`, blocked: options.blocked ?? false });
+  return id;
+}
+
+export interface CreatedKey {
+  key: string;
+  keyId: string;
+  kind: string;
+  createdAt: string;
+  expiresAt: string | null;
+}
+
+export const createKey = (userId: string, kind: "analytics" | "members", expiresAt: string | null = null) =>
+  adminOk<CreatedKey>("POST", `/internal/v1/users/${userId}/api-keys`, { kind, expiresAt });
+
+export async function addMember(
+  org: string,
+  userId: string,
+  role: "member" | "admin" | "viewer" = "member",
+  extra: Partial<{ seat: boolean; isBot: boolean }> = {},
+) {
+  return adminOk("PUT", `/internal/v1/organizations/${org}/members/${userId}`, {
+    githubLogin: `user${userId}`,
+    workEmail: `user${userId}@example.com`,
+    role,
+    seat: extra.seat ?? true,
+    isBot: extra.isBot ?? false,
+  });
+}
+
+export const postEvents = (events: unknown[]) => admin("POST", "/internal/v1/events", { events });
+
+export { env };

@@ -1,0 +1,32 @@
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+/**
+ * Two projects, one run:
+ * - `worker`: inside workerd with real local D1, KV and Durable Objects, migrated from migrations/d1.
+ * - `node`: tooling that runs on Node (OpenAPI validation, the seed and benchmark scripts' logic).
+ * Results also go to test-results.json, which .ci/run summarises.
+ */
+export default defineConfig(async () => {
+  const migrations = await readD1Migrations("./migrations/d1");
+  return {
+    test: {
+      reporters: ["default", "json"],
+      outputFile: { json: "test-results.json" },
+      // Request logs are one JSON line per request; keep the test output readable.
+      onConsoleLog: (log: string) => !log.includes('"level":"info"'),
+      projects: [
+        {
+          plugins: [
+            cloudflareTest({
+              wrangler: { configPath: "./wrangler.jsonc" },
+              miniflare: { bindings: { ADMIN_TOKEN: "test-admin-token", TEST_MIGRATIONS: migrations } },
+            }),
+          ],
+          test: { name: "worker", include: ["test/worker/**/*.test.ts"], setupFiles: ["./test/worker/setup.ts"] },
+        },
+        { test: { name: "node", include: ["test/node/**/*.test.ts"], environment: "node" } },
+      ],
+    },
+  };
+});
