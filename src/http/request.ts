@@ -22,12 +22,14 @@ export function correlationIdFor(request: Request): string {
 }
 
 /**
- * Non-canonical paths never reach a handler: empty segments (`//`), encoded slashes or
- * backslashes (`%2F`, `%5C`), encoded dots and `.`/`..` segments. (The URL parser already resolves
- * literal dot segments before the Worker sees them; this rejects whatever survives.)
+ * Non-canonical paths never reach a handler: empty segments (`//`), a trailing slash, encoded
+ * slashes or backslashes (`%2F`, `%5C`), encoded dots and `.`/`..` segments. (The URL parser
+ * resolves literal and `%2E` dot segments before the Worker sees them; this rejects whatever
+ * survives.)
  */
 export function isCanonicalPath(pathname: string): boolean {
   if (!pathname.startsWith("/")) return false;
+  if (pathname.length > 1 && pathname.endsWith("/")) return false;
   if (pathname.includes("//") || pathname.includes("\\")) return false;
   if (/%(2f|5c|2e|00)/i.test(pathname)) return false;
   return !pathname.split("/").some((segment) => segment === "." || segment === "..");

@@ -83,3 +83,14 @@ export async function addMember(
 export const postEvents = (events: unknown[]) => admin("POST", "/internal/v1/events", { events });
 
 export { env };
+
+/** Calls the Worker's handler directly with some bindings replaced (an unset secret, a failing store). */
+export async function fetchWithEnv(request: Request, overrides: Partial<Env>): Promise<Response> {
+  const { createExecutionContext } = await import("cloudflare:test");
+  const { default: worker } = await import("../../src/index");
+  return worker.fetch(
+    request as Request<unknown, IncomingRequestCfProperties>,
+    { ...env, ...overrides },
+    createExecutionContext(),
+  );
+}

@@ -1,0 +1,241 @@
+import { runInDurableObject } from "cloudflare:test";
+import fc from "fast-check";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { generateApiKey, hashApiKey, parseApiKey, parseBearer } from "../../src/auth/api-key";
+import { admin, call, createKey, createUser, env } from "./helpers";
+
+const ANALYTICS = "/api/analytics/v1/prs?org=acme";
+const MEMBERS = "/api/v1/organizations/acme/members/1";
+/** The public endpoints answer 501 until their issues land; 501 means authentication passed. */
+const AUTHENTICATED = 501;
+
+const withKey = (path: string, key: string, scheme = "Bearer") => call(path, { headers: { Authorization: `${scheme} ${key}` } });
+
+describe("key format", () => {
+  it("is the prefix plus 40 base62 characters", () => {
+    expect(generateApiKey("analytics")).toMatch(/^cak_[0-9A-Za-z]{40}$/);
+    expect(generateApiKey("members")).toMatch(/^cbk_[0-9A-Za-z]{40}$/);
+  });
+
+  it("parses its own keys with the right kind", () => {
+    expect(parseApiKey(generateApiKey("analytics"))).toMatchObject({ kind: "key", keyKind: "analytics" });
+    expect(parseApiKey(generateApiKey("members"))).toMatchObject({ kind: "key", keyKind: "members" });
+  });
+
+  it("never repeats (CSPRNG)", () => {
+    const keys = new Set(Array.from({ length: 500 }, () => generateApiKey("analytics")));
+    expect(keys.size).toBe(500);
+  });
+
+  it.each([
+    ["too short", (k: string) => k.slice(0, -1)],
+    ["too long", (k: string) => `${k}a`],
+    ["unknown prefix", (k: string) => `cxk_${k.slice(4)}`],
+    ["prefix swapped (checksum covers it)", (k: string) => `cbk_${k.slice(4)}`],
+    ["non-base62 character", (k: string) => `${k.slice(0, 10)}-${k.slice(11)}`],
+    ["checksum changed", (k: string) => k.slice(0, -1) + (k.endsWith("0") ? "1" : "0")],
+  ])("refuses a key with %s", (_name, mutate) => {
+    expect(parseApiKey(mutate(generateApiKey("analytics")))).toEqual({ kind: "malformed" });
+  });
+
+  it("property: any single-character change of a valid key is refused by the checksum", () => {
+    const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    fc.assert(
+      fc.property(fc.constantFrom("analytics" as const, "members" as const), fc.nat(39), fc.nat(61), (kind, index, pick) => {
+        const key = generateApiKey(kind);
+        const at = 4 + index;
+        const replacement = alphabet[pick] === key[at] ? alphabet[(pick + 1) % 62] : alphabet[pick];
+        const mutated = key.slice(0, at) + replacement + key.slice(at + 1);
+        expect(parseApiKey(mutated)).toEqual({ kind: "malformed" });
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("property: the parser never throws, whatever it is given", () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string(), fc.string({ unit: "binary" }), fc.anything()), (input) => {
+        const parsed = parseApiKey(input);
+        expect(["malformed", "key"]).toContain(parsed.kind);
+        if (typeof input !== "string") expect(parsed.kind).toBe("malformed");
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it("property: the bearer parser never throws", () => {
+    fc.assert(
+      fc.property(fc.option(fc.string({ unit: "binary" })), (header) => {
+        expect(["missing", "malformed", "token"]).toContain(parseBearer(header).kind);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
+
+describe("authentication", () => {
+  it("accepts a current key, with the scheme name in any case", async () => {
+    const user = await createUser();
+    const { key } = await createKey(user, "analytics");
+    expect((await withKey(ANALYTICS, key)).status).toBe(AUTHENTICATED);
+    expect((await withKey(ANALYTICS, key, "bearer")).status).toBe(AUTHENTICATED);
+    expect((await withKey(ANALYTICS, key, "BEARER")).status).toBe(AUTHENTICATED);
+  });
+
+  it("401 with WWW-Authenticate: Bearer without a header", async () => {
+    const res = await call(ANALYTICS);
+    expect(res.status).toBe(401);
+    expect(res.headers.get("WWW-Authenticate")).toBe("Bearer");
+    expect(await res.json()).toEqual({ error: expect.stringContaining("bearer") });
+  });
+
+  it("401 for another scheme", async () => {
+    const user = await createUser();
+    const { key } = await createKey(user, "analytics");
+    const res = await withKey(ANALYTICS, key, "Basic");
+    expect(res.status).toBe(401);
+    expect(res.headers.get("WWW-Authenticate")).toBe("Bearer");
+  });
+
+  it("401 for a malformed key, before any storage is touched", async () => {
+    const res = await withKey(ANALYTICS, "cak_not-a-key");
+    expect(res.status).toBe(401);
+  });
+
+  it("unknown and revoked keys get the same answer", async () => {
+    const user = await createUser();
+    const { key } = await createKey(user, "analytics");
+    await admin("DELETE", `/internal/v1/users/${user}/api-keys/analytics`);
+    const revoked = await withKey(ANALYTICS, key);
+    const unknown = await withKey(ANALYTICS, generateApiKey("analytics"));
+    expect(revoked.status).toBe(401);
+    expect(unknown.status).toBe(401);
+    expect(await revoked.json()).toEqual(await unknown.json());
+  });
+
+  it("a cbk_ key cannot authenticate the analytics export, a cak_ key not the members API", async () => {
+    const user = await createUser();
+    const analytics = await createKey(user, "analytics");
+    const members = await createKey(user, "members");
+    expect((await withKey(ANALYTICS, members.key)).status).toBe(401);
+    expect((await withKey(MEMBERS, analytics.key)).status).toBe(401);
+    expect((await withKey(MEMBERS, members.key)).status).toBe(AUTHENTICATED);
+    const body = (await (await withKey(MEMBERS, analytics.key)).json()) as { error: { code: string } };
+    expect(body.error.code).toBe("unauthenticated");
+  });
+
+  it("regenerating invalidates the previous key on the very next request", async () => {
+    const user = await createUser();
+    const first = await createKey(user, "analytics");
+    expect((await withKey(ANALYTICS, first.key)).status).toBe(AUTHENTICATED);
+    const second = await createKey(user, "analytics");
+    expect(second.key).not.toBe(first.key);
+    expect((await withKey(ANALYTICS, first.key)).status).toBe(401);
+    expect((await withKey(ANALYTICS, second.key)).status).toBe(AUTHENTICATED);
+  });
+
+  it("keys of the two kinds are independent", async () => {
+    const user = await createUser();
+    const analytics = await createKey(user, "analytics");
+    await createKey(user, "members");
+    await admin("DELETE", `/internal/v1/users/${user}/api-keys/members`);
+    expect((await withKey(ANALYTICS, analytics.key)).status).toBe(AUTHENTICATED);
+  });
+
+  it("revoking takes effect on the very next request, and revoking again is fine", async () => {
+    const user = await createUser();
+    const { key } = await createKey(user, "members");
+    expect((await withKey(MEMBERS, key)).status).toBe(AUTHENTICATED);
+    expect((await admin("DELETE", `/internal/v1/users/${user}/api-keys/members`)).status).toBe(204);
+    expect((await withKey(MEMBERS, key)).status).toBe(401);
+    expect((await admin("DELETE", `/internal/v1/users/${user}/api-keys/members`)).status).toBe(204);
+  });
+
+  it("blocking the owner refuses the key on the next request; unblocking restores it", async () => {
+    const user = await createUser();
+    const { key } = await createKey(user, "analytics");
+    await admin("PUT", `/internal/v1/users/${user}`, { githubLogin: `user${user}`, blocked: true });
+    expect((await withKey(ANALYTICS, key)).status).toBe(401);
+    await admin("PUT", `/internal/v1/users/${user}`, { githubLogin: `user${user}`, blocked: false });
+    expect((await withKey(ANALYTICS, key)).status).toBe(AUTHENTICATED);
+  });
+
+  describe("expiry", () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it("a key works until its expiry and is refused from then on", async () => {
+      const user = await createUser();
+      const expiresAt = new Date(Date.now() + 3_600_000);
+      const created = await createKey(user, "analytics", expiresAt.toISOString());
+      expect(created.expiresAt).toBe(expiresAt.toISOString());
+      expect((await withKey(ANALYTICS, created.key)).status).toBe(AUTHENTICATED);
+
+      vi.useFakeTimers({ toFake: ["Date"] });
+      vi.setSystemTime(expiresAt.getTime() - 1);
+      expect((await withKey(ANALYTICS, created.key)).status).toBe(AUTHENTICATED);
+      vi.setSystemTime(expiresAt.getTime());
+      expect((await withKey(ANALYTICS, created.key)).status).toBe(401);
+    });
+
+    it("a key without expiry keeps working", async () => {
+      const user = await createUser();
+      const created = await createKey(user, "analytics");
+      expect(created.expiresAt).toBeNull();
+      vi.useFakeTimers({ toFake: ["Date"] });
+      vi.setSystemTime(Date.now() + 10 * 365 * 86_400_000);
+      expect((await withKey(ANALYTICS, created.key)).status).toBe(AUTHENTICATED);
+    });
+  });
+});
+
+describe("keys at rest", () => {
+  it("KV holds only SHA-256 hashes as keys and no plaintext in any value", async () => {
+    const user = await createUser();
+    const analytics = await createKey(user, "analytics");
+    const members = await createKey(user, "members");
+    const listed = await env.API_KEYS.list();
+    const names = listed.keys.map((k) => k.name);
+    expect(names).toContain(`apikey:${await hashApiKey(analytics.key)}`);
+    expect(names).toContain(`apikey:${await hashApiKey(members.key)}`);
+    for (const name of names) {
+      expect(name).toMatch(/^apikey:[0-9a-f]{64}$/);
+      const value = (await env.API_KEYS.get(name)) ?? "";
+      for (const key of [analytics.key, members.key]) {
+        expect(name).not.toContain(key);
+        expect(value).not.toContain(key);
+        expect(value).not.toContain(key.slice(4));
+      }
+    }
+  });
+
+  it("the user's Durable Object stores only the hash", async () => {
+    const user = await createUser();
+    const { key } = await createKey(user, "members");
+    const rows = await runInDurableObject(env.USERS.getByName(user), (_instance, state) =>
+      state.storage.sql.exec("SELECT * FROM api_keys").toArray(),
+    );
+    expect(rows).toHaveLength(1);
+    expect(rows[0]?.key_hash).toBe(await hashApiKey(key));
+    expect(JSON.stringify(rows)).not.toContain(key.slice(4));
+  });
+
+  it("D1 holds nothing of a key", async () => {
+    const user = await createUser();
+    const { key } = await createKey(user, "analytics");
+    const tables = await env.DB.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all<{ name: string }>();
+    for (const { name } of tables.results) {
+      if (name.startsWith("_cf_") || name.startsWith("sqlite_")) continue;
+      const rows = await env.DB.prepare(`SELECT * FROM "${name}"`).all();
+      expect(JSON.stringify(rows.results)).not.toContain(key.slice(4));
+    }
+  });
+
+  it("regenerating removes the old lookup entry from KV", async () => {
+    const user = await createUser();
+    const first = await createKey(user, "analytics");
+    await createKey(user, "analytics");
+    expect(await env.API_KEYS.get(`apikey:${await hashApiKey(first.key)}`)).toBeNull();
+  });
+});

@@ -1,0 +1,261 @@
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { ADMIN_TOKEN, addMember, admin, adminOk, call, createOrg, createUser, env, fetchWithEnv, unique } from "./helpers";
+
+type ErrorBody = {
+  error: {
+    code: string;
+    message: string;
+    retriable: boolean;
+    correlationId: string;
+    details: { path: string; message: string }[];
+  };
+};
+
+const orgBody = {
+  installationId: 7,
+  installedAt: "2026-01-02T03:04:05.678+02:00",
+  plan: "pro",
+  subscription: { status: "active", billedThroughService: true, purchasedSeats: 5 },
+};
+
+const orgTables = (org: string) =>
+  runInDurableObject(env.ORGANIZATIONS.getByName(org.toLowerCase()), (_i, state) => ({
+    installation: state.storage.sql.exec("SELECT * FROM installation").toArray(),
+    members: state.storage.sql.exec("SELECT * FROM members ORDER BY github_user_id").toArray(),
+    repositories: state.storage.sql.exec("SELECT * FROM repositories ORDER BY repo_key").toArray(),
+    collaborators: state.storage.sql.exec("SELECT * FROM collaborators ORDER BY repo_key, github_user_id").toArray(),
+  }));
+
+describe("admin token", () => {
+  it("401 unauthenticated without a token", async () => {
+    const res = await call(`/internal/v1/organizations/${unique("o")}`, { method: "PUT", json: orgBody });
+    expect(res.status).toBe(401);
+    expect(res.headers.get("WWW-Authenticate")).toBe("Bearer");
+    expect(((await res.json()) as ErrorBody).error.code).toBe("unauthenticated");
+  });
+
+  it("401 with a wrong token, also one of the same length", async () => {
+    for (const token of ["wrong", "x".repeat(ADMIN_TOKEN.length), `${ADMIN_TOKEN}x`]) {
+      const res = await call(`/internal/v1/organizations/${unique("o")}`, {
+        method: "PUT",
+        json: orgBody,
+        headers: { Authorization: `Bearer ${token}` },
+      });
+      expect(res.status).toBe(401);
+    }
+  });
+
+  it("the control plane does not exist (404) when the secret is unset or empty", async () => {
+    for (const secret of [undefined, ""]) {
+      const request = new Request(`https://service.test/internal/v1/organizations/${unique("o")}`, {
+        method: "PUT",
+        headers: { Authorization: `Bearer ${secret ?? "anything"}`, "Content-Type": "application/json" },
+        body: JSON.stringify(orgBody),
+      });
+      const res = await fetchWithEnv(request, { ADMIN_TOKEN: secret });
+      expect(res.status).toBe(404);
+    }
+  });
+
+  it("an unknown /internal path without a token is 401, not a map of the routes", async () => {
+    expect((await call("/internal/v1/nothing-here")).status).toBe(401);
+  });
+});
+
+describe("request bodies", () => {
+  const put = (body: BodyInit, contentType = "application/json") =>
+    call(`/internal/v1/organizations/${unique("o")}`, {
+      method: "PUT",
+      body,
+      headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, "Content-Type": contentType },
+    });
+
+  it("415 unless Content-Type is application/json; a charset parameter is fine", async () => {
+    expect((await put(JSON.stringify(orgBody), "text/plain")).status).toBe(415);
+    expect((await put(JSON.stringify(orgBody), "application/jsonx")).status).toBe(415);
+    expect((await put(JSON.stringify(orgBody), "application/json; charset=utf-8")).status).toBe(200);
+    const res = await put(JSON.stringify(orgBody), "text/plain");
+    expect(((await res.json()) as ErrorBody).error.code).toBe("unsupported_media_type");
+  });
+
+  it("413 past 1 MiB", async () => {
+    const res = await put(JSON.stringify({ ...orgBody, padding: "x".repeat(1024 * 1024) }));
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as ErrorBody).error.code).toBe("payload_too_large");
+  });
+
+  it.each([
+    ["not JSON", "{nope"],
+    ["an array", "[]"],
+    ["a string", '"x"'],
+    ["null", "null"],
+    ["empty", ""],
+  ])("400 for a body that is %s", async (_name, body) => {
+    const res = await put(body);
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as ErrorBody).error.code).toBe("invalid_request");
+  });
+
+  it("400 naming each unknown field and each wrong type", async () => {
+    const res = await put(JSON.stringify({ ...orgBody, installationId: "7", colour: "red", extra: 1 }));
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as ErrorBody;
+    const paths = body.error.details.map((d) => d.path).sort();
+    expect(paths).toEqual(["colour", "extra", "installationId"]);
+  });
+
+  it("400 with nested paths", async () => {
+    const res = await put(JSON.stringify({ ...orgBody, subscription: { ...orgBody.subscription, purchasedSeats: -1 } }));
+    const body = (await res.json()) as ErrorBody;
+    expect(body.error.details.map((d) => d.path)).toEqual(["subscription.purchasedSeats"]);
+  });
+
+  it("400 for a timestamp without a zone or an impossible date", async () => {
+    for (const installedAt of ["2026-01-02T03:04:05", "2026-02-30T00:00:00Z", "yesterday"]) {
+      const res = await put(JSON.stringify({ ...orgBody, installedAt }));
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as ErrorBody).error.details[0]?.path).toBe("installedAt");
+    }
+  });
+});
+
+describe("organizations", () => {
+  it("PUT stores and returns the organization, times in UTC with milliseconds", async () => {
+    const org = unique("Acme");
+    const stored = await adminOk("PUT", `/internal/v1/organizations/${org}`, orgBody);
+    expect(stored).toEqual({
+      login: org,
+      installationId: 7,
+      installedAt: "2026-01-02T01:04:05.678Z",
+      blocked: false,
+      plan: "pro",
+      subscription: { status: "active", billedThroughService: true, purchasedSeats: 5 },
+    });
+  });
+
+  it("is an idempotent upsert, and logins are case-insensitive", async () => {
+    const org = unique("Acme");
+    await adminOk("PUT", `/internal/v1/organizations/${org}`, orgBody);
+    const first = await orgTables(org);
+    await adminOk("PUT", `/internal/v1/organizations/${org}`, orgBody);
+    expect(await orgTables(org)).toEqual(first);
+    await adminOk("PUT", `/internal/v1/organizations/${org.toUpperCase()}`, { ...orgBody, plan: "team", blocked: true });
+    const after = await orgTables(org);
+    expect(after.installation).toHaveLength(1);
+    expect(after.installation[0]).toMatchObject({ plan: "team", blocked: 1 });
+  });
+});
+
+describe("repositories", () => {
+  it("PUT stores access: privacy and a collaborator list that is replaced, not merged", async () => {
+    const org = await createOrg();
+    const stored = await adminOk("PUT", `/internal/v1/organizations/${org}/repositories/Api`, {
+      private: true,
+      collaborators: ["2", "1", "2"],
+    });
+    expect(stored).toEqual({ org, name: "Api", private: true, collaborators: ["1", "2"] });
+    await adminOk("PUT", `/internal/v1/organizations/${org}/repositories/api`, { private: false, collaborators: ["3"] });
+    const tables = await orgTables(org);
+    expect(tables.repositories).toEqual([{ repo_key: "api", name: "api", private: 0 }]);
+    expect(tables.collaborators).toEqual([{ repo_key: "api", github_user_id: "3" }]);
+  });
+
+  it("collaborators default to none and must be numeric ids", async () => {
+    const org = await createOrg();
+    const stored = await adminOk("PUT", `/internal/v1/organizations/${org}/repositories/web`, { private: true });
+    expect(stored).toMatchObject({ collaborators: [] });
+    const res = await admin("PUT", `/internal/v1/organizations/${org}/repositories/web`, {
+      private: true,
+      collaborators: ["x1"],
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as ErrorBody).error.details[0]?.path).toBe("collaborators.0");
+  });
+});
+
+describe("members (sync)", () => {
+  it("PUT upserts a member with no guard and no seat capacity check; DELETE removes it", async () => {
+    const org = await createOrg(unique("o"), {
+      subscription: { status: "active", billedThroughService: true, purchasedSeats: 0 },
+    });
+    const member = await addMember(org, "42", "admin", { seat: true, isBot: false });
+    expect(member).toEqual({
+      githubUserId: "42",
+      githubLogin: "user42",
+      workEmail: "user42@example.com",
+      role: "admin",
+      seat: true,
+      isBot: false,
+    });
+    await addMember(org, "42", "viewer", { seat: false, isBot: true });
+    expect((await orgTables(org)).members).toEqual([
+      { github_user_id: "42", github_login: "user42", work_email: "user42@example.com", role: "viewer", seat: 0, is_bot: 1 },
+    ]);
+    expect((await admin("DELETE", `/internal/v1/organizations/${org}/members/42`)).status).toBe(204);
+    expect((await orgTables(org)).members).toEqual([]);
+    expect((await admin("DELETE", `/internal/v1/organizations/${org}/members/42`)).status).toBe(204);
+  });
+
+  it("400 for a non-numeric user id in the path, and for a bad role", async () => {
+    const org = await createOrg();
+    const res = await admin("PUT", `/internal/v1/organizations/${org}/members/abc`, {
+      githubLogin: "a",
+      workEmail: "a@b.c",
+      role: "owner",
+      seat: true,
+      isBot: false,
+    });
+    expect(res.status).toBe(400);
+    const details = ((await res.json()) as ErrorBody).error.details.map((d) => d.path);
+    expect(details).toEqual(["githubUserId"]);
+    const bad = await admin("PUT", `/internal/v1/organizations/${org}/members/5`, {
+      githubLogin: "a",
+      workEmail: "a@b.c",
+      role: "owner",
+      seat: true,
+      isBot: false,
+    });
+    expect(((await bad.json()) as ErrorBody).error.details.map((d) => d.path)).toEqual(["role"]);
+  });
+});
+
+describe("users and keys", () => {
+  it("PUT user stores login and blocked (default false)", async () => {
+    const res = await adminOk("PUT", "/internal/v1/users/777001", { githubLogin: "octo" });
+    expect(res).toEqual({ githubUserId: "777001", githubLogin: "octo", blocked: false });
+  });
+
+  it("POST api-keys answers 201 with the key once, its id, kind and times", async () => {
+    const user = await createUser();
+    const res = await admin("POST", `/internal/v1/users/${user}/api-keys`, { kind: "members" });
+    expect(res.status).toBe(201);
+    const body = (await res.json()) as Record<string, unknown>;
+    expect(body).toEqual({
+      key: expect.stringMatching(/^cbk_[0-9A-Za-z]{40}$/),
+      keyId: expect.any(String),
+      kind: "members",
+      createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+      expiresAt: null,
+    });
+  });
+
+  it("404 for a user that is not registered", async () => {
+    const res = await admin("POST", "/internal/v1/users/999999999/api-keys", { kind: "analytics" });
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as ErrorBody).error.code).toBe("not_found");
+  });
+
+  it("400 for an expiry in the past and for an unknown kind", async () => {
+    const user = await createUser();
+    const past = await admin("POST", `/internal/v1/users/${user}/api-keys`, {
+      kind: "analytics",
+      expiresAt: "2020-01-01T00:00:00Z",
+    });
+    expect(past.status).toBe(400);
+    expect(((await past.json()) as ErrorBody).error.details).toEqual([{ path: "expiresAt", message: "must be in the future" }]);
+    const kind = await admin("POST", `/internal/v1/users/${user}/api-keys`, { kind: "admin" });
+    expect(((await kind.json()) as ErrorBody).error.details.map((d) => d.path)).toEqual(["kind"]);
+    expect((await admin("DELETE", `/internal/v1/users/${user}/api-keys/admin`)).status).toBe(400);
+  });
+});

@@ -1,0 +1,290 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { Event, EventBatch } from "../../src/schemas/events";
+import { admin, env, postEvents, unique } from "./helpers";
+
+type ErrorBody = { error: { code: string; details: { path: string; message: string }[] } };
+
+const pr = (org: string, prNumber: number, extra: Record<string, unknown> = {}) => ({
+  type: "pull_request",
+  org,
+  repo: "api",
+  prNumber,
+  author: "alice",
+  createdAt: "2026-10-01T10:00:00Z",
+  mergedAt: "2026-10-02T10:00:00Z",
+  linesAdded: 10,
+  linesDeleted: 2,
+  ...extra,
+});
+const review = (org: string, prNumber: number, reviewId: string, extra: Record<string, unknown> = {}) => ({
+  type: "review",
+  org,
+  repo: "api",
+  prNumber,
+  reviewId,
+  status: "completed",
+  completedAt: "2026-10-01T12:00:00Z",
+  ...extra,
+});
+const finding = (org: string, prNumber: number, findingId: string, extra: Record<string, unknown> = {}) => ({
+  type: "finding",
+  org,
+  repo: "api",
+  prNumber,
+  findingId,
+  createdAt: "2026-10-01T12:00:00Z",
+  posted: true,
+  aiAddressed: false,
+  feedback: null,
+  ...extra,
+});
+const authorship = (org: string, prNumber: number, sourceId: string, lines: number) => ({
+  type: "ai_authorship",
+  org,
+  repo: "api",
+  prNumber,
+  sourceId,
+  lines,
+});
+
+/** Everything D1 holds for one organization, in a stable order. */
+async function snapshot(org: string) {
+  const key = org.toLowerCase();
+  const q = (sql: string) =>
+    env.DB.prepare(sql)
+      .bind(key)
+      .all()
+      .then((r) => r.results);
+  return {
+    pullRequests: await q("SELECT * FROM pull_requests WHERE org_key = ?1 ORDER BY repo_key, pr_number"),
+    reviews: await q("SELECT * FROM reviews WHERE org_key = ?1 ORDER BY review_id"),
+    findings: await q("SELECT * FROM findings WHERE org_key = ?1 ORDER BY finding_id"),
+    authorship: await q("SELECT * FROM ai_authorship WHERE org_key = ?1 ORDER BY source_id"),
+  };
+}
+
+describe("ingestion", () => {
+  it("stores all four event types and answers with the count", async () => {
+    const org = unique("org");
+    const res = await postEvents([pr(org, 1), review(org, 1, "r1"), finding(org, 1, "f1"), authorship(org, 1, "a1", 7)]);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ accepted: 4 });
+    const s = await snapshot(org);
+    expect(s.pullRequests).toEqual([
+      {
+        id: expect.any(Number),
+        org_key: org,
+        repo_key: "api",
+        pr_number: 1,
+        repo: "api",
+        author: "alice",
+        created_at: Date.parse("2026-10-01T10:00:00Z"),
+        merged_at: Date.parse("2026-10-02T10:00:00Z"),
+        lines_added: 10,
+        lines_deleted: 2,
+      },
+    ]);
+    const prId = (s.pullRequests[0] as { id: number }).id;
+    expect(s.reviews).toEqual([
+      { org_key: org, review_id: "r1", pr_id: prId, status: "completed", completed_at: Date.parse("2026-10-01T12:00:00Z") },
+    ]);
+    expect(s.findings).toEqual([
+      {
+        org_key: org,
+        finding_id: "f1",
+        pr_id: prId,
+        created_at: Date.parse("2026-10-01T12:00:00Z"),
+        posted: 1,
+        ai_addressed: 0,
+        feedback: null,
+      },
+    ]);
+    expect(s.authorship).toEqual([{ org_key: org, source_id: "a1", pr_id: prId, lines: 7 }]);
+  });
+
+  it("an empty batch is accepted", async () => {
+    const res = await postEvents([]);
+    expect(await res.json()).toEqual({ accepted: 0 });
+  });
+
+  it("replaying a batch changes nothing", async () => {
+    const org = unique("org");
+    const batch = [
+      pr(org, 1),
+      pr(org, 2, { mergedAt: null }),
+      review(org, 1, "r1"),
+      finding(org, 2, "f1"),
+      authorship(org, 1, "a1", 3),
+    ];
+    await postEvents(batch);
+    const first = await snapshot(org);
+    await postEvents(batch);
+    expect(await snapshot(org)).toEqual(first);
+  });
+
+  it("events may arrive in any order: children before their pull request keep pointing at it", async () => {
+    const org = unique("org");
+    await postEvents([review(org, 5, "r1"), finding(org, 5, "f1"), authorship(org, 5, "a1", 4)]);
+    const before = await snapshot(org);
+    expect(before.pullRequests).toHaveLength(1);
+    expect(before.pullRequests[0]).toMatchObject({ pr_number: 5, author: null, merged_at: null });
+    await postEvents([pr(org, 5)]);
+    const after = await snapshot(org);
+    expect(after.pullRequests).toHaveLength(1);
+    const prId = (after.pullRequests[0] as { id: number }).id;
+    expect(after.pullRequests[0]).toMatchObject({ id: (before.pullRequests[0] as { id: number }).id, author: "alice" });
+    expect(after.reviews).toEqual([expect.objectContaining({ pr_id: prId })]);
+    expect(after.findings).toEqual([expect.objectContaining({ pr_id: prId })]);
+    expect(after.authorship).toEqual([expect.objectContaining({ pr_id: prId })]);
+  });
+
+  it("later events update by their upsert keys; organization and repository names match case-insensitively", async () => {
+    const org = unique("Org");
+    await postEvents([pr(org, 1), review(org, 1, "r1", { status: "in_progress", completedAt: null }), finding(org, 1, "f1")]);
+    await postEvents([
+      pr(org.toUpperCase(), 1, { repo: "API", linesAdded: null }),
+      review(org.toLowerCase(), 1, "r1"),
+      finding(org, 1, "f1", { aiAddressed: true, feedback: "negative" }),
+    ]);
+    const s = await snapshot(org);
+    expect(s.pullRequests).toHaveLength(1);
+    expect(s.pullRequests[0]).toMatchObject({ repo: "API", lines_added: null });
+    expect(s.reviews).toEqual([expect.objectContaining({ status: "completed" })]);
+    expect(s.findings).toEqual([expect.objectContaining({ ai_addressed: 1, feedback: "negative" })]);
+  });
+
+  it("integer and string ids are the same id", async () => {
+    const org = unique("org");
+    await postEvents([
+      pr(org, 1),
+      { ...review(org, 1, "x"), reviewId: 12 },
+      review(org, 1, "12", { status: "failed", completedAt: null }),
+    ]);
+    expect((await snapshot(org)).reviews).toEqual([expect.objectContaining({ review_id: "12", status: "failed" })]);
+  });
+
+  it("keeps events of organizations the control plane has not registered", async () => {
+    const org = unique("unregistered");
+    expect((await postEvents([pr(org, 1)])).status).toBe(200);
+    expect((await snapshot(org)).pullRequests).toHaveLength(1);
+  });
+
+  it("the last event for the same key within one batch wins", async () => {
+    const org = unique("org");
+    await postEvents([pr(org, 1, { author: "first" }), pr(org, 1, { author: "second" })]);
+    expect((await snapshot(org)).pullRequests[0]).toMatchObject({ author: "second" });
+  });
+});
+
+describe("batch validation", () => {
+  it("one bad event rejects the whole batch with its path; nothing is stored", async () => {
+    const org = unique("org");
+    const res = await postEvents([pr(org, 1), review(org, 1, "r1"), finding(org, 1, "f1"), { ...pr(org, 2), prNumber: "2" }]);
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as ErrorBody;
+    expect(body.error.code).toBe("invalid_request");
+    expect(body.error.details).toEqual([{ path: "events.3.prNumber", message: expect.any(String) }]);
+    expect(await snapshot(org)).toEqual({ pullRequests: [], reviews: [], findings: [], authorship: [] });
+  });
+
+  it.each([
+    ["an unknown type", { type: "comment" }, "events.0.type"],
+    ["an unknown field", { ...pr("o", 1), colour: "red" }, "events.0.colour"],
+    ["a missing field", (({ author: _a, ...rest }) => rest)(pr("o", 1)), "events.0.author"],
+    ["a zone-less timestamp", pr("o", 1, { createdAt: "2026-10-01T10:00:00" }), "events.0.createdAt"],
+    ["an impossible date", pr("o", 1, { mergedAt: "2026-02-30T10:00:00Z" }), "events.0.mergedAt"],
+    ["a year before 1970", pr("o", 1, { createdAt: "1969-12-31T23:59:59Z" }), "events.0.createdAt"],
+    ["negative lines", pr("o", 1, { linesAdded: -1 }), "events.0.linesAdded"],
+    ["fractional lines", authorship("o", 1, "a", 1.5), "events.0.lines"],
+    ["a pull request number of 0", pr("o", 0), "events.0.prNumber"],
+    ["an unknown review status", review("o", 1, "r", { status: "done" }), "events.0.status"],
+    ["a completed review without completedAt", review("o", 1, "r", { completedAt: null }), "events.0.completedAt"],
+    ["a bad feedback value", finding("o", 1, "f", { feedback: "meh" }), "events.0.feedback"],
+    ["posted as a string", finding("o", 1, "f", { posted: "true" }), "events.0.posted"],
+    ["an empty org", pr("", 1), "events.0.org"],
+    ["an empty id", review("o", 1, ""), "events.0.reviewId"],
+  ])("400 for %s, naming %s", async (_name, event, path) => {
+    const res = await postEvents([event]);
+    expect(res.status).toBe(400);
+    const paths = ((await res.json()) as ErrorBody).error.details.map((d) => d.path);
+    expect(paths).toContain(path);
+  });
+
+  it("400 for more than 1000 events; exactly 1000 is fine", async () => {
+    const org = unique("org");
+    const many = Array.from({ length: 1001 }, (_, i) => authorship(org, 1 + (i % 50), `a${i}`, i));
+    const res = await postEvents(many);
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as ErrorBody).error.details[0]?.path).toBe("events");
+    const ok = await postEvents(many.slice(0, 1000));
+    expect(await ok.json()).toEqual({ accepted: 1000 });
+    expect((await snapshot(org)).authorship).toHaveLength(1000);
+  });
+
+  it("400 when events is missing or not an array", async () => {
+    for (const body of [{}, { events: {} }, { events: null }]) {
+      const res = await admin("POST", "/internal/v1/events", body);
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as ErrorBody).error.details[0]?.path).toBe("events");
+    }
+  });
+});
+
+describe("validator properties", () => {
+  const eventLike = fc.record(
+    {
+      type: fc.constantFrom("pull_request", "review", "finding", "ai_authorship", "other"),
+      org: fc.oneof(fc.string(), fc.integer()),
+      repo: fc.string(),
+      prNumber: fc.oneof(fc.integer(), fc.double(), fc.string()),
+      author: fc.string(),
+      createdAt: fc.oneof(
+        fc.string(),
+        fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+      ),
+      mergedAt: fc.oneof(
+        fc.constant(null),
+        fc.string(),
+        fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+      ),
+      completedAt: fc.oneof(fc.constant(null), fc.string()),
+      linesAdded: fc.oneof(fc.constant(null), fc.integer(), fc.double()),
+      linesDeleted: fc.oneof(fc.constant(null), fc.integer()),
+      reviewId: fc.oneof(fc.string(), fc.integer()),
+      status: fc.constantFrom("completed", "failed", "in_progress", "x"),
+      lines: fc.oneof(fc.integer(), fc.string()),
+      posted: fc.oneof(fc.boolean(), fc.string()),
+      feedback: fc.constantFrom(null, "positive", "negative", "x"),
+    },
+    { requiredKeys: [] },
+  );
+
+  it("the schema never throws: any input is either a batch or a list of problems with paths", () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.anything(), fc.record({ events: fc.array(fc.oneof(eventLike, fc.anything()), { maxLength: 5 }) })),
+        (input) => {
+          const result = EventBatch.safeParse(input);
+          if (!result.success) expect(result.error.issues.length).toBeGreaterThan(0);
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("over HTTP, random batches are answered 200 or 400, never 500, and a 400 stores nothing", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(eventLike, { minLength: 1, maxLength: 4 }), async (events) => {
+        const org = unique("prop");
+        const tagged = events.map((e) => ({ ...e, org }));
+        const res = await postEvents(tagged);
+        expect([200, 400]).toContain(res.status);
+        const valid = tagged.every((e) => Event.safeParse(e).success);
+        expect(res.status).toBe(valid ? 200 : 400);
+        if (res.status === 400) expect((await snapshot(org)).pullRequests).toEqual([]);
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
