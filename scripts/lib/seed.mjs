@@ -1,0 +1,58 @@
+import { controlPlaneClient } from "./control-plane-client.mjs";
+import { demoWorld } from "./demo-data.mjs";
+
+const BATCH = 1000;
+
+/** Loads the demo world through the control plane and mints the demo keys. Returns the keys. */
+export async function seedDemo({ url, adminToken, keysOnly = false, log = console.log }) {
+  const client = controlPlaneClient(url, adminToken);
+  const world = demoWorld();
+  if (!keysOnly) {
+    for (const org of world.organizations) {
+      await client.putOrganization(org.login, org.body);
+      for (const repo of org.repositories)
+        await client.putRepository(org.login, repo.name, { private: repo.private, collaborators: repo.collaborators });
+      for (const m of org.members) {
+        await client.putMember(org.login, m.id, {
+          githubLogin: m.login,
+          workEmail: `${m.login.replace(/\[bot\]$/, "")}@example.com`,
+          role: m.role,
+          seat: m.seat,
+          isBot: m.isBot,
+        });
+      }
+      log(
+        `organization ${org.login}: ${org.body.plan} plan, ${org.repositories.length} repositories, ${org.members.length} members`,
+      );
+    }
+    for (const u of world.users) await client.putUser(u.id, { githubLogin: u.login });
+    log(`users: ${world.users.length}`);
+    for (let i = 0; i < world.events.length; i += BATCH) {
+      const batch = world.events.slice(i, i + BATCH);
+      await client.postEvents(batch);
+      log(`events: ${Math.min(i + BATCH, world.events.length)}/${world.events.length}`);
+    }
+  }
+  const analytics = await client.createKey(world.keyOwner, "analytics");
+  const members = await client.createKey(world.keyOwner, "members");
+  return { analyticsKey: analytics.key, membersKey: members.key, owner: world.users.find((u) => u.id === world.keyOwner) };
+}
+
+/** The lines `npm start` and `npm run seed` print after seeding. */
+export function keyReport(url, keys) {
+  const base = url.replace(/\/+$/, "");
+  return [
+    "",
+    `Demo keys for ${keys.owner?.login} (admin of acme). Shown once; run \`npm run seed -- --keys-only\` for new ones.`,
+    `  ANALYTICS_API_KEY=${keys.analyticsKey}`,
+    `  MEMBERS_API_KEY=${keys.membersKey}`,
+    "",
+    "Try:",
+    `  curl -s -H "Authorization: Bearer ${keys.analyticsKey}" "${base}/api/analytics/v1/prs?org=acme&perPage=5"`,
+    `  curl -s -H "Authorization: Bearer ${keys.membersKey}" "${base}/api/v1/organizations/acme/members/1002"`,
+    `  curl -s -X PATCH -H "Authorization: Bearer ${keys.membersKey}" -H "Content-Type: application/json" \\`,
+    `       -d '{"seat": false, "expectedSeat": true}' "${base}/api/v1/organizations/acme/members/1002"`,
+    `  curl -s "${base}/openapi.json"`,
+    "",
+  ].join("\n");
+}

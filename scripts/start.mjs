@@ -1,0 +1,86 @@
+#!/usr/bin/env node
+/**
+ * npm start [-- <wrangler dev arguments>]
+ * Applies the local D1 migrations (honouring --persist-to), runs `wrangler dev`, and on an empty
+ * local database loads the demo data and prints working keys with curl examples.
+ * Without an ADMIN_TOKEN (from --var ADMIN_TOKEN:..., .dev.vars or the environment) a random one
+ * is generated for this run and printed.
+ */
+import { execFileSync, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { controlPlaneClient, waitForHealthy } from "./lib/control-plane-client.mjs";
+import { adminTokenFromDevVars } from "./lib/dev-vars.mjs";
+import { keyReport, seedDemo } from "./lib/seed.mjs";
+
+const args = process.argv.slice(2);
+process.env.WRANGLER_SEND_METRICS ??= "false";
+
+/** The value of `--name value` or `--name=value` among the wrangler dev arguments. */
+function argValue(name) {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === name) return args[i + 1];
+    if (a?.startsWith(`${name}=`)) return a.slice(name.length + 1);
+  }
+  return undefined;
+}
+
+const persistTo = argValue("--persist-to");
+const persistArgs = persistTo ? ["--persist-to", persistTo] : [];
+const port = argValue("--port") ?? "8787";
+const ip = argValue("--ip") ?? "127.0.0.1";
+const hostForUrl = ip === "0.0.0.0" || ip === "*" ? "127.0.0.1" : ip.includes(":") ? `[${ip}]` : ip;
+const url = `http://${hostForUrl}:${port}`;
+
+const varArgs = args.flatMap((a, i) => (a === "--var" ? [args[i + 1] ?? ""] : a.startsWith("--var=") ? [a.slice(6)] : []));
+let adminToken = varArgs.find((v) => v.startsWith("ADMIN_TOKEN:"))?.slice("ADMIN_TOKEN:".length);
+const devArgs = [...args];
+adminToken ??= adminTokenFromDevVars() ?? process.env.ADMIN_TOKEN;
+if (!adminToken) {
+  adminToken = randomBytes(24).toString("base64url");
+  devArgs.push("--var", `ADMIN_TOKEN:${adminToken}`);
+  console.log(`No ADMIN_TOKEN configured: using ${adminToken} for this run (put one in .dev.vars to keep it).`);
+}
+if (!argValue("--ip")) devArgs.push("--ip", ip);
+if (!argValue("--port")) devArgs.push("--port", port);
+
+const wrangler = (wranglerArgs, options = {}) =>
+  execFileSync("wrangler", wranglerArgs, { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], ...options });
+
+console.log("Applying local D1 migrations...");
+process.stdout.write(wrangler(["d1", "migrations", "apply", "DB", "--local", ...persistArgs]));
+
+const countOut = wrangler([
+  "d1",
+  "execute",
+  "DB",
+  "--local",
+  ...persistArgs,
+  "--json",
+  "--command",
+  "SELECT COUNT(*) AS n FROM pull_requests",
+]);
+const empty = Number(JSON.parse(countOut)?.[0]?.results?.[0]?.n ?? 0) === 0;
+
+const dev = spawn("wrangler", ["dev", ...devArgs], { stdio: "inherit" });
+const stop = () => dev.kill("SIGINT");
+process.on("SIGINT", stop);
+process.on("SIGTERM", stop);
+dev.on("exit", (code) => process.exit(code ?? 0));
+
+try {
+  await waitForHealthy(url, 120_000);
+  if (empty) {
+    console.log("\nEmpty local database: loading demo data...");
+    const keys = await seedDemo({ url, adminToken });
+    console.log(keyReport(url, keys));
+  } else {
+    // Prove the admin token works, so the hint below is accurate.
+    await controlPlaneClient(url, adminToken).request("PUT", "/internal/v1/users/1001", { githubLogin: "ada-admin" });
+    console.log(
+      `\nDemo data already loaded. For fresh demo keys: npm run seed -- --keys-only --url ${url} --admin-token ${adminToken}\n`,
+    );
+  }
+} catch (error) {
+  console.error(`Could not load the demo data: ${error instanceof Error ? error.message : error}`);
+}
