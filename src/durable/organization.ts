@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { eq } from "drizzle-orm";
+import { and, eq, isNotNull, or } from "drizzle-orm";
 import { type DrizzleSqliteDODatabase, drizzle } from "drizzle-orm/durable-sqlite";
 import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import migrations from "../../migrations/organization/migrations.js";
@@ -7,7 +7,18 @@ import { formatInstant } from "../lib/time";
 import type { Member, MemberInput } from "../schemas/member";
 import type { Organization, OrganizationInput } from "../schemas/organization";
 import type { Repository, RepositoryInput } from "../schemas/repository";
+import { type DurableResult, ok } from "./call";
 import * as schema from "./organization-schema";
+
+/** What the analytics export may read of an organization. */
+export interface AnalyticsAccess {
+  installedAt: number;
+  /** Lower-cased repository names the caller may read; null for every repository (an admin). */
+  accessibleRepoKeys: string[] | null;
+}
+
+const fail = (code: Extract<DurableResult<never>, { ok: false }>["code"], message: string) =>
+  ({ ok: false, code, message }) as const;
 
 type Db = DrizzleSqliteDODatabase<typeof schema>;
 type InstallationRow = typeof schema.installation.$inferSelect;
@@ -89,6 +100,50 @@ export class OrganizationObject extends DurableObject<Env> {
     const row: MemberRow = { githubUserId, ...input };
     this.db.insert(schema.members).values(row).onConflictDoUpdate({ target: schema.members.githubUserId, set: row }).run();
     return toMember(row);
+  }
+
+  /**
+   * Who may export analytics, in the contract's order: installation exists (404), not blocked,
+   * Pro plan, caller is a member, caller can access the requested repository (403s). On success,
+   * the repositories the caller may see: every one for an admin (null), otherwise the public
+   * ones and the private ones listing the caller as collaborator. A repository known only from
+   * events counts as private until the control plane registers it.
+   */
+  analyticsAccess(callerUserId: string, repoName: string | null): DurableResult<AnalyticsAccess> {
+    const installation = this.installation();
+    if (!installation) return fail("org_not_found", "The organization cannot be resolved to an installation.");
+    if (installation.blocked) return fail("installation_blocked", "The installation of this organization is blocked.");
+    if (installation.plan !== "pro")
+      return fail("plan_required", "The analytics export requires the organization to be on the Pro plan.");
+    const caller = this.member(callerUserId);
+    if (!caller) return fail("org_access_denied", "You do not have access to this organization.");
+    const accessible = caller.role === "admin" ? null : this.reposVisibleTo(callerUserId);
+    if (repoName !== null && accessible !== null && !accessible.includes(repoName.toLowerCase())) {
+      return fail("repo_access_denied", "You do not have access to this repository, or it does not exist.");
+    }
+    return ok({ installedAt: installation.installedAt, accessibleRepoKeys: accessible });
+  }
+
+  private installation(): InstallationRow | undefined {
+    return this.db.select().from(schema.installation).where(eq(schema.installation.id, 1)).get();
+  }
+
+  private member(githubUserId: string): MemberRow | undefined {
+    return this.db.select().from(schema.members).where(eq(schema.members.githubUserId, githubUserId)).get();
+  }
+
+  /** Repository keys a non-admin member may read: public ones, and private ones naming them. */
+  private reposVisibleTo(githubUserId: string): string[] {
+    return this.db
+      .select({ repoKey: schema.repositories.repoKey })
+      .from(schema.repositories)
+      .leftJoin(
+        schema.collaborators,
+        and(eq(schema.collaborators.repoKey, schema.repositories.repoKey), eq(schema.collaborators.githubUserId, githubUserId)),
+      )
+      .where(or(eq(schema.repositories.private, false), isNotNull(schema.collaborators.githubUserId)))
+      .all()
+      .map((r) => r.repoKey);
   }
 
   /** Control plane: the person left the GitHub organization. Idempotent. */

@@ -1,4 +1,4 @@
-import { type AppError, type ErrorDetail, internalError, isAppError } from "./errors";
+import { AppError, type ErrorDetail, internalError, isAppError } from "./errors";
 
 export const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
 
@@ -31,6 +31,13 @@ export function errorResponse(error: unknown, envelope: Envelope, correlationId:
       }),
     );
     appError = internalError();
+  }
+  // The analytics interface has no 503 in its error table: storage or access-check outages are its 500.
+  if (envelope === "analytics" && appError.code === "unavailable") {
+    appError = new AppError(
+      "internal_error",
+      "API key verification, access checks or analytics processing failed. Retry the request.",
+    );
   }
   const body = envelope === "analytics" ? analyticsBody(appError) : membersBody(appError, correlationId);
   return json(body, appError.status, appError.headers);

@@ -1,4 +1,5 @@
-import { integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /**
  * Analytics data in D1. Times are epoch milliseconds. Organizations and repositories are keyed by
@@ -22,7 +23,13 @@ export const pullRequests = sqliteTable(
     linesAdded: integer("lines_added"),
     linesDeleted: integer("lines_deleted"),
   },
-  (t) => [uniqueIndex("pull_requests_ref").on(t.orgKey, t.repoKey, t.prNumber)],
+  (t) => [
+    uniqueIndex("pull_requests_ref").on(t.orgKey, t.repoKey, t.prNumber),
+    // The analytics walk: an organization's merged pull requests in (merged_at, id) order, scanned
+    // backwards; repo_key rides along so access filtering needs no table lookup.
+    index("pull_requests_org_merged").on(t.orgKey, t.mergedAt, t.id, t.repoKey).where(sql`merged_at IS NOT NULL`),
+    index("pull_requests_repo_merged").on(t.orgKey, t.repoKey, t.mergedAt, t.id).where(sql`merged_at IS NOT NULL`),
+  ],
 );
 
 export const reviews = sqliteTable(
@@ -34,7 +41,12 @@ export const reviews = sqliteTable(
     status: text("status", { enum: ["completed", "failed", "in_progress"] }).notNull(),
     completedAt: integer("completed_at"),
   },
-  (t) => [primaryKey({ columns: [t.orgKey, t.reviewId] })],
+  (t) => [
+    primaryKey({ columns: [t.orgKey, t.reviewId] }),
+    // "Has a completed review in the window" and "first completed review"; the condition must stay
+    // literal in queries (`status = 'completed'`) for SQLite to use this partial index.
+    index("reviews_completed_by_pr").on(t.prId, t.completedAt).where(sql`status = 'completed'`),
+  ],
 );
 
 export const findings = sqliteTable(
@@ -48,7 +60,10 @@ export const findings = sqliteTable(
     aiAddressed: integer("ai_addressed", { mode: "boolean" }).notNull(),
     feedback: text("feedback", { enum: ["positive", "negative"] }),
   },
-  (t) => [primaryKey({ columns: [t.orgKey, t.findingId] })],
+  (t) => [
+    primaryKey({ columns: [t.orgKey, t.findingId] }),
+    index("findings_posted_by_pr").on(t.prId, t.createdAt, t.aiAddressed).where(sql`posted = 1`),
+  ],
 );
 
 export const aiAuthorship = sqliteTable(
@@ -59,5 +74,18 @@ export const aiAuthorship = sqliteTable(
     prId: integer("pr_id").notNull(),
     lines: integer("lines").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.orgKey, t.sourceId] })],
+  (t) => [primaryKey({ columns: [t.orgKey, t.sourceId] }), index("ai_authorship_by_pr").on(t.prId, t.lines)],
 );
+
+/**
+ * How far completed reviews and merges of an organization's pull requests lie apart, at most,
+ * in each direction (ms, never negative). A pull request with a review completed inside
+ * [start, end] was merged inside [start - maxAfterMerge, end + maxBeforeMerge], which bounds
+ * the analytics walk. Kept up to date by the event write path; it only grows, so it is always
+ * a safe (if sometimes loose) bound.
+ */
+export const orgReviewLag = sqliteTable("org_review_lag", {
+  orgKey: text("org_key").primaryKey(),
+  maxBeforeMerge: integer("max_before_merge").notNull(),
+  maxAfterMerge: integer("max_after_merge").notNull(),
+});

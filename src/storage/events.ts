@@ -7,7 +7,8 @@ import type { Event } from "../schemas/events";
  *
  * Order inside the transaction matters: first every referenced pull request gets a row (so a
  * review arriving before its pull request still has a stable id), then the pull request data,
- * then the rows that point at pull requests. Replaying a batch rewrites the same values.
+ * then the rows that point at pull requests, and last the organization's merge/review lag bound
+ * (see `orgReviewLag`) over the touched pull requests. Replaying a batch rewrites the same values.
  */
 export async function storeEvents(db: D1Database, events: readonly Event[]): Promise<void> {
   if (events.length === 0) return;
@@ -43,6 +44,9 @@ export async function storeEvents(db: D1Database, events: readonly Event[]): Pro
   if (reviews.length > 0) statements.push(db.prepare(UPSERT_REVIEWS).bind(JSON.stringify(reviews)));
   if (findings.length > 0) statements.push(db.prepare(UPSERT_FINDINGS).bind(JSON.stringify(findings)));
   if (authorship.length > 0) statements.push(db.prepare(UPSERT_AI_AUTHORSHIP).bind(JSON.stringify(authorship)));
+  if (pullRequests.length > 0 || reviews.length > 0) {
+    statements.push(db.prepare(WIDEN_REVIEW_LAG).bind(JSON.stringify([...refs.values()])));
+  }
   await db.batch(statements);
 }
 
@@ -84,3 +88,17 @@ const UPSERT_AI_AUTHORSHIP = `
 INSERT INTO ai_authorship (org_key, source_id, pr_id, lines)
 SELECT p.org_key, e.value ->> 3, p.id, e.value ->> 4 ${childSource}
 ON CONFLICT (org_key, source_id) DO UPDATE SET pr_id = excluded.pr_id, lines = excluded.lines`;
+
+/** Widens (never narrows) each organization's merge/review lag bound by the touched pull requests. */
+const WIDEN_REVIEW_LAG = `
+INSERT INTO org_review_lag (org_key, max_before_merge, max_after_merge)
+SELECT p.org_key, MAX(MAX(p.merged_at - r.completed_at, 0)), MAX(MAX(r.completed_at - p.merged_at, 0))
+FROM json_each(?1) AS e
+JOIN pull_requests AS p
+  ON p.org_key = e.value ->> 0 AND p.repo_key = e.value ->> 1 AND p.pr_number = e.value ->> 2
+JOIN reviews AS r ON r.pr_id = p.id AND r.status = 'completed'
+WHERE p.merged_at IS NOT NULL AND r.completed_at IS NOT NULL
+GROUP BY p.org_key
+ON CONFLICT (org_key) DO UPDATE SET
+  max_before_merge = MAX(max_before_merge, excluded.max_before_merge),
+  max_after_merge = MAX(max_after_merge, excluded.max_after_merge)`;

@@ -1,52 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Event, EventBatch } from "../../src/schemas/events";
-import { admin, env, postEvents, unique } from "./helpers";
+import { admin, env, ev, postEvents, unique } from "./helpers";
 
 type ErrorBody = { error: { code: string; details: { path: string; message: string }[] } };
 
-const pr = (org: string, prNumber: number, extra: Record<string, unknown> = {}) => ({
-  type: "pull_request",
-  org,
-  repo: "api",
-  prNumber,
-  author: "alice",
-  createdAt: "2026-10-01T10:00:00Z",
-  mergedAt: "2026-10-02T10:00:00Z",
-  linesAdded: 10,
-  linesDeleted: 2,
-  ...extra,
-});
-const review = (org: string, prNumber: number, reviewId: string, extra: Record<string, unknown> = {}) => ({
-  type: "review",
-  org,
-  repo: "api",
-  prNumber,
-  reviewId,
-  status: "completed",
-  completedAt: "2026-10-01T12:00:00Z",
-  ...extra,
-});
-const finding = (org: string, prNumber: number, findingId: string, extra: Record<string, unknown> = {}) => ({
-  type: "finding",
-  org,
-  repo: "api",
-  prNumber,
-  findingId,
-  createdAt: "2026-10-01T12:00:00Z",
-  posted: true,
-  aiAddressed: false,
-  feedback: null,
-  ...extra,
-});
-const authorship = (org: string, prNumber: number, sourceId: string, lines: number) => ({
-  type: "ai_authorship",
-  org,
-  repo: "api",
-  prNumber,
-  sourceId,
-  lines,
-});
+const { pr, review, finding } = ev;
+const authorship = ev.ai;
 
 /** Everything D1 holds for one organization, in a stable order. */
 async function snapshot(org: string) {

@@ -94,3 +94,57 @@ export async function fetchWithEnv(request: Request, overrides: Partial<Env>): P
     createExecutionContext(),
   );
 }
+
+/** Event builders with sensible defaults; override any field. */
+export const ev = {
+  pr: (org: string, prNumber: number, extra: Record<string, unknown> = {}) => ({
+    type: "pull_request",
+    org,
+    repo: "api",
+    prNumber,
+    author: "alice",
+    createdAt: "2026-10-01T10:00:00Z",
+    mergedAt: "2026-10-02T10:00:00Z",
+    linesAdded: 10,
+    linesDeleted: 2,
+    ...extra,
+  }),
+  review: (org: string, prNumber: number, reviewId: string, extra: Record<string, unknown> = {}) => ({
+    type: "review",
+    org,
+    repo: "api",
+    prNumber,
+    reviewId,
+    status: "completed",
+    completedAt: "2026-10-01T12:00:00Z",
+    ...extra,
+  }),
+  finding: (org: string, prNumber: number, findingId: string, extra: Record<string, unknown> = {}) => ({
+    type: "finding",
+    org,
+    repo: "api",
+    prNumber,
+    findingId,
+    createdAt: "2026-10-01T12:00:00Z",
+    posted: true,
+    aiAddressed: false,
+    feedback: null,
+    ...extra,
+  }),
+  ai: (org: string, prNumber: number, sourceId: string, lines: number, extra: Record<string, unknown> = {}) => ({
+    type: "ai_authorship",
+    org,
+    repo: "api",
+    prNumber,
+    sourceId,
+    lines,
+    ...extra,
+  }),
+};
+
+export async function postEventsOk(events: unknown[]): Promise<void> {
+  for (let i = 0; i < events.length; i += 1000) {
+    const res = await postEvents(events.slice(i, i + 1000));
+    if (res.status !== 200) throw new Error(`events → ${res.status}: ${await res.text()}`);
+  }
+}

@@ -1,0 +1,526 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { addMember, adminOk, call, createKey, createOrg, createUser, ev, type OrgOptions, postEventsOk, unique } from "./helpers";
+
+type Row = Record<string, unknown> & { repo: string; prNumber: number; mergedAt: string };
+type Page = { data: Row[]; nextCursor: string | null };
+type ErrorBody = { error: string; details?: { path: string; message: string }[] };
+
+const DAY = 86_400_000;
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** An organization, a member of it with an analytics key, and a GET helper. */
+async function setup(options: OrgOptions & { role?: "member" | "admin" | "viewer" } = {}) {
+  const org = await createOrg(unique("an"), { plan: "pro", ...options });
+  const user = await createUser();
+  await addMember(org, user, options.role ?? "admin");
+  const { key } = await createKey(user, "analytics");
+  const get = (query: string) => call(`/api/analytics/v1/prs?${query}`, { headers: { Authorization: `Bearer ${key}` } });
+  const page = async (query: string): Promise<Page> => {
+    const res = await get(query);
+    if (res.status !== 200) throw new Error(`${query} → ${res.status}: ${await res.text()}`);
+    return (await res.json()) as Page;
+  };
+  return { org, user, key, get, page };
+}
+
+/** A merged pull request with one completed review at `reviewedAt`. */
+const reviewedPr = (org: string, prNumber: number, mergedAt: string, reviewedAt: string, extra: Record<string, unknown> = {}) => [
+  ev.pr(org, prNumber, { mergedAt, createdAt: "2020-01-01T00:00:00Z", ...extra }),
+  ev.review(org, prNumber, `r${prNumber}`, { completedAt: reviewedAt, repo: extra.repo ?? "api" }),
+];
+
+const numbers = (p: Page) => p.data.map((r) => r.prNumber);
+
+async function walk(
+  pageFn: (q: string) => Promise<Page>,
+  query: string,
+  perPage: number,
+  between?: (i: number) => Promise<void>,
+) {
+  const rows: Row[] = [];
+  let cursor: string | null = null;
+  for (let i = 0; i < 500; i++) {
+    const p: Page = await pageFn(`${query}&perPage=${perPage}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+    rows.push(...p.data);
+    if (p.nextCursor === null) return rows;
+    if (p.data.length !== perPage) throw new Error("a page before the last one is not full");
+    cursor = p.nextCursor;
+    await between?.(i);
+  }
+  throw new Error("walk did not end");
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("authentication (401)", () => {
+  it("needs an analytics key: none, a members key, or garbage are refused", async () => {
+    const { org, user } = await setup();
+    const { key: membersKey } = await createKey(user, "members");
+    for (const headers of [{}, { Authorization: `Bearer ${membersKey}` }, { Authorization: "Bearer cak_x" }]) {
+      const res = await call(`/api/analytics/v1/prs?org=${org}`, { headers });
+      expect(res.status).toBe(401);
+      expect(await res.json()).toEqual({ error: expect.any(String) });
+    }
+  });
+});
+
+describe("order of checks", () => {
+  it("401 before 400: bad parameters without a key", async () => {
+    expect((await call("/api/analytics/v1/prs?perPage=0")).status).toBe(401);
+  });
+
+  it("400 before 404: bad parameters for an unknown organization", async () => {
+    const { get } = await setup();
+    const res = await get("org=no-such-org-anywhere&perPage=0");
+    expect(res.status).toBe(400);
+  });
+
+  it("404 for an organization without installation", async () => {
+    const { get } = await setup();
+    const res = await get(`org=${unique("ghost")}`);
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ error: "The organization cannot be resolved to an installation." });
+  });
+
+  it("403 installation blocked comes before not on Pro", async () => {
+    const { org, get } = await setup({ blocked: true, plan: "free" });
+    const res = await get(`org=${org}`);
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as ErrorBody).error).toMatch(/blocked/);
+  });
+
+  it("403 not on Pro comes before not a member", async () => {
+    const { get } = await setup({ plan: "team" });
+    const other = await createOrg(unique("team"), { plan: "team" });
+    const res = await get(`org=${other}`);
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as ErrorBody).error).toMatch(/Pro plan/);
+  });
+
+  it("403 for a caller who is not a member, before the repository check", async () => {
+    const { get } = await setup();
+    const other = await createOrg(unique("pro"), { plan: "pro" });
+    const res = await get(`org=${other}&repo=secret`);
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as ErrorBody).error).toMatch(/organization/);
+  });
+
+  it("403 for a repository the caller cannot access or that does not exist", async () => {
+    const { org, get } = await setup({ role: "member" });
+    await adminOk("PUT", `/internal/v1/organizations/${org}/repositories/secret`, { private: true });
+    for (const repo of ["secret", "does-not-exist"]) {
+      const res = await get(`org=${org}&repo=${repo}`);
+      expect(res.status).toBe(403);
+      expect(((await res.json()) as ErrorBody).error).toMatch(/repository/);
+    }
+  });
+
+  it("200 for a member of a Pro organization", async () => {
+    const { org, get } = await setup({ role: "viewer" });
+    expect((await get(`org=${org}`)).status).toBe(200);
+  });
+});
+
+describe("parameters (400, one details entry per offending parameter)", () => {
+  it.each([
+    ["", "org", "The org parameter is required."],
+    ["org=%20%20", "org", "The org parameter is required."],
+    [`org=${"o".repeat(256)}`, "org", "Invalid query parameters."],
+    ["org=a&org=b", "org", "Invalid query parameters."],
+    [`org=a&repo=${"r".repeat(256)}`, "repo", "Invalid query parameters."],
+    ["org=a&repo=x&repo=y", "repo", "Invalid query parameters."],
+    ["org=a&perPage=0", "perPage", "Invalid query parameters."],
+    ["org=a&perPage=101", "perPage", "Invalid query parameters."],
+    ["org=a&perPage=10.5", "perPage", "Invalid query parameters."],
+    ["org=a&perPage=1e1", "perPage", "Invalid query parameters."],
+    ["org=a&perPage=-1", "perPage", "Invalid query parameters."],
+    ["org=a&perPage=0x10", "perPage", "Invalid query parameters."],
+    ["org=a&perPage=ten", "perPage", "Invalid query parameters."],
+    ["org=a&startDate=2026-03-10T10:00:00", "startDate", "Invalid query parameters."],
+    ["org=a&startDate=2026-02-30", "startDate", "Invalid query parameters."],
+    ["org=a&endDate=2026-13-01", "endDate", "Invalid query parameters."],
+    ["org=a&endDate=2026-04-31T00:00:00Z", "endDate", "Invalid query parameters."],
+    ["org=a&startDate=1969-12-31", "startDate", "Invalid query parameters."],
+    ["org=a&startDate=1969-12-31T23:59:59Z", "startDate", "Invalid query parameters."],
+    ["org=a&endDate=last%20week", "endDate", "Invalid query parameters."],
+    ["org=a&startDate=2026-03-10T10:00:00%2B25:00", "startDate", "Invalid query parameters."],
+    ["org=a&cursor=abc", "cursor", "Invalid cursor."],
+    ["org=a&cursor=2026-03-10T10:00:00.000Z", "cursor", "Invalid cursor."],
+    ["org=a&cursor=2026-03-10T10:00:00.000Z%7C0", "cursor", "Invalid cursor."],
+    ["org=a&cursor=2026-03-10T10:00:00.000Z%7C-3", "cursor", "Invalid cursor."],
+    ["org=a&cursor=2026-03-10T10:00:00.000Z%7C1.5", "cursor", "Invalid cursor."],
+    ["org=a&cursor=2026-02-30T10:00:00.000Z%7C5", "cursor", "Invalid cursor."],
+    ["org=a&cursor=2026-03-10T10:00:00.000Z%7C5%7C6", "cursor", "Invalid cursor."],
+    ["org=a&cursor=%7C5", "cursor", "Invalid cursor."],
+    ["org=a&startDate=2026-03-11&endDate=2026-03-10", "startDate", "Invalid date range: startDate is after endDate."],
+    [
+      "org=a&startDate=2026-03-10T12:00:00Z&endDate=2026-03-10T11:59:59.999Z",
+      "startDate",
+      "Invalid date range: startDate is after endDate.",
+    ],
+    ["org=a&startDate=2999-01-01", "startDate", "Invalid date range: startDate is after endDate."],
+  ])("%s → 400 naming %s", async (query, path, message) => {
+    const { get } = await setup();
+    const res = await get(query);
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as ErrorBody;
+    expect(body.error).toBe(message);
+    expect(body.details).toEqual([{ path, message: expect.any(String) }]);
+  });
+
+  it("names every offending parameter at once", async () => {
+    const { get } = await setup();
+    const res = await get("perPage=0&startDate=x&cursor=y");
+    const body = (await res.json()) as ErrorBody;
+    expect(body.details?.map((d) => d.path).sort()).toEqual(["cursor", "org", "perPage", "startDate"]);
+  });
+
+  it("trims values, ignores blanks and unknown parameters, echoes the trimmed org as sent", async () => {
+    const { org, page } = await setup();
+    await postEventsOk(reviewedPr(org, 1, new Date(Date.now() - DAY).toISOString(), new Date(Date.now() - DAY).toISOString()));
+    const upper = org.toUpperCase();
+    const p = await page(`org=%20${upper}%20&repo=%20&startDate=&endDate=%20&cursor=&perPage=%2010%20&colour=red`);
+    expect(p.data).toHaveLength(1);
+    expect(p.data[0]?.org).toBe(upper);
+  });
+
+  it("perPage accepts leading zeros and the bounds 1 and 100", async () => {
+    const { org, get } = await setup();
+    for (const perPage of ["1", "100", "007"]) expect((await get(`org=${org}&perPage=${perPage}`)).status).toBe(200);
+  });
+});
+
+describe("default windows (neither bound)", () => {
+  const now = Date.parse("2026-06-15T12:00:00.000Z");
+  const iso = (ms: number) => new Date(ms).toISOString();
+
+  async function world(installedAgo: number) {
+    const s = await setup({ installedAt: iso(now - installedAgo) });
+    // Reviews at the edges of each candidate window, and just outside them.
+    const points = [
+      [1, now - DAY], // 24 h edge: inside every window
+      [2, now - DAY - 1],
+      [3, now - 7 * DAY],
+      [4, now - 7 * DAY - 1],
+      [5, now - 30 * DAY],
+      [6, now - 30 * DAY - 1],
+      [7, now], // the end is inclusive
+    ] as const;
+    await postEventsOk(points.flatMap(([n, at]) => reviewedPr(s.org, n, iso(now - 60 * DAY + n), iso(at))));
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(now);
+    return s;
+  }
+
+  it("installation 2 days old: the last 24 hours", async () => {
+    const { org, page } = await world(2 * DAY);
+    expect(numbers(await page(`org=${org}`)).sort()).toEqual([1, 7]);
+  });
+
+  it("installation 10 days old: the last 7 days", async () => {
+    const { org, page } = await world(10 * DAY);
+    expect(numbers(await page(`org=${org}`)).sort()).toEqual([1, 2, 3, 7]);
+  });
+
+  it("installation 40 days old: the last 30 days", async () => {
+    const { org, page } = await world(40 * DAY);
+    expect(numbers(await page(`org=${org}`)).sort()).toEqual([1, 2, 3, 4, 5, 7]);
+  });
+
+  it("exactly 7 and exactly 30 days of history pick the longer window", async () => {
+    const seven = await world(7 * DAY);
+    expect(numbers(await seven.page(`org=${seven.org}`)).sort()).toEqual([1, 2, 3, 7]);
+    const thirty = await world(30 * DAY);
+    expect(numbers(await thirty.page(`org=${thirty.org}`)).sort()).toEqual([1, 2, 3, 4, 5, 7]);
+  });
+});
+
+describe("explicit windows", () => {
+  async function around(points: [number, string][]) {
+    const s = await setup({ installedAt: "2026-01-01T00:00:00Z" });
+    await postEventsOk(points.flatMap(([n, at]) => reviewedPr(s.org, n, `2026-05-01T00:00:00.00${n}Z`, at)));
+    return s;
+  }
+
+  it("a date-only endDate includes 23:59:59.999Z and excludes the next millisecond", async () => {
+    const { org, page } = await around([
+      [1, "2026-03-10T23:59:59.999Z"],
+      [2, "2026-03-11T00:00:00.000Z"],
+    ]);
+    expect(numbers(await page(`org=${org}&startDate=2026-03-01&endDate=2026-03-10`))).toEqual([1]);
+  });
+
+  it("a date-only startDate starts at 00:00:00.000Z, inclusive", async () => {
+    const { org, page } = await around([
+      [1, "2026-03-10T00:00:00.000Z"],
+      [2, "2026-03-09T23:59:59.999Z"],
+    ]);
+    expect(numbers(await page(`org=${org}&startDate=2026-03-10&endDate=2026-03-20`))).toEqual([1]);
+  });
+
+  it("timestamp bounds are inclusive at both ends; fractions are kept to the millisecond", async () => {
+    const { org, page } = await around([
+      [1, "2026-03-10T10:00:00.000Z"],
+      [2, "2026-03-10T11:00:00.000Z"],
+      [3, "2026-03-10T09:59:59.999Z"],
+      [4, "2026-03-10T11:00:00.001Z"],
+    ]);
+    const p = await page(`org=${org}&startDate=2026-03-10T10:00:00Z&endDate=2026-03-10T11:00:00.000999Z`);
+    expect(numbers(p).sort()).toEqual([1, 2]);
+  });
+
+  it("offsets are converted to UTC", async () => {
+    const { org, page } = await around([
+      [1, "2026-03-09T23:00:00.000Z"],
+      [2, "2026-03-09T22:59:59.999Z"],
+      [3, "2026-03-10T05:30:00.000Z"],
+      [4, "2026-03-10T05:30:00.001Z"],
+    ]);
+    const p = await page(
+      `org=${org}&startDate=${encodeURIComponent("2026-03-10T01:00:00+02:00")}&endDate=${encodeURIComponent("2026-03-10T00:00:00-05:30")}`,
+    );
+    expect(numbers(p).sort()).toEqual([1, 3]);
+  });
+
+  it("only endDate: the window starts at the installation", async () => {
+    const { org, page } = await around([
+      [1, "2025-12-31T23:59:59.999Z"],
+      [2, "2026-01-01T00:00:00.000Z"],
+    ]);
+    expect(numbers(await page(`org=${org}&endDate=2026-02-01`))).toEqual([2]);
+    expect(numbers(await page(`org=${org}&endDate=2025-06-01`))).toEqual([]);
+  });
+
+  it("only startDate: the window ends now", async () => {
+    const now = Date.parse("2026-04-01T00:00:00Z");
+    const { org, page } = await around([
+      [1, "2026-03-31T23:59:59.999Z"],
+      [2, "2026-04-01T00:00:00.001Z"],
+    ]);
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(now);
+    expect(numbers(await page(`org=${org}&startDate=2026-03-01`))).toEqual([1]);
+  });
+});
+
+describe("which pull requests are listed", () => {
+  it("merged, with a completed review in the window (before or after the merge); other reviews never count", async () => {
+    const { org, page } = await setup();
+    await postEventsOk([
+      ...reviewedPr(org, 1, "2026-05-10T00:00:00Z", "2026-05-09T00:00:00Z"), // reviewed before merge
+      ...reviewedPr(org, 2, "2026-05-01T00:00:00Z", "2026-05-09T00:00:00Z"), // reviewed after merge
+      ev.pr(org, 3, { mergedAt: null }), // not merged
+      ev.review(org, 3, "r3", { completedAt: "2026-05-09T00:00:00Z" }),
+      ev.pr(org, 4, { mergedAt: "2026-05-09T00:00:00Z" }), // only failed / in-progress reviews in the window
+      ev.review(org, 4, "r4a", { status: "failed", completedAt: null }),
+      ev.review(org, 4, "r4b", { status: "in_progress", completedAt: null }),
+      ev.pr(org, 5, { mergedAt: "2026-05-09T00:00:00Z" }), // no review at all
+      ev.review(org, 6, "r6", { completedAt: "2026-05-09T00:00:00Z" }), // review without its pull request yet
+    ]);
+    expect(numbers(await page(`org=${org}&startDate=2026-05-08&endDate=2026-05-10`))).toEqual([1, 2]);
+  });
+
+  it("a completed review outside the window does not list the pull request", async () => {
+    const { org, page } = await setup();
+    await postEventsOk(reviewedPr(org, 1, "2026-05-09T00:00:00Z", "2026-04-01T00:00:00Z"));
+    expect(numbers(await page(`org=${org}&startDate=2026-05-08&endDate=2026-05-10`))).toEqual([]);
+  });
+
+  it("repo narrows to one repository, case-insensitively", async () => {
+    const { org, page } = await setup();
+    await postEventsOk([
+      ...reviewedPr(org, 1, "2026-05-09T00:00:00Z", "2026-05-09T00:00:00Z", { repo: "Api" }),
+      ...reviewedPr(org, 2, "2026-05-09T00:00:00Z", "2026-05-09T00:00:00Z", { repo: "web" }),
+    ]);
+    const p = await page(`org=${org}&repo=API&startDate=2026-05-01&endDate=2026-05-31`);
+    expect(p.data.map((r) => [r.repo, r.prNumber])).toEqual([["Api", 1]]);
+  });
+
+  it("private repository rows are hidden from a member who is not a collaborator", async () => {
+    const admin = await setup({ role: "admin" });
+    const org = admin.org;
+    const member = await createUser();
+    const collaborator = await createUser();
+    await addMember(org, member, "member");
+    await addMember(org, collaborator, "viewer");
+    await adminOk("PUT", `/internal/v1/organizations/${org}/repositories/api`, { private: false });
+    await adminOk("PUT", `/internal/v1/organizations/${org}/repositories/vault`, {
+      private: true,
+      collaborators: [collaborator],
+    });
+    await postEventsOk([
+      ...reviewedPr(org, 1, "2026-05-09T00:00:00Z", "2026-05-09T00:00:00Z", { repo: "api" }),
+      ...reviewedPr(org, 2, "2026-05-09T00:00:00Z", "2026-05-09T00:00:00Z", { repo: "vault" }),
+      ...reviewedPr(org, 3, "2026-05-09T00:00:00Z", "2026-05-09T00:00:00Z", { repo: "unregistered" }),
+    ]);
+    const q = `org=${org}&startDate=2026-05-01&endDate=2026-05-31`;
+    const as = async (user: string) => {
+      const { key } = await createKey(user, "analytics");
+      const res = await call(`/api/analytics/v1/prs?${q}`, { headers: { Authorization: `Bearer ${key}` } });
+      return ((await res.json()) as Page).data.map((r) => r.repo).sort();
+    };
+    expect(await as(member)).toEqual(["api"]);
+    expect(await as(collaborator)).toEqual(["api", "vault"]);
+    expect((await admin.page(q)).data.map((r) => r.repo).sort()).toEqual(["api", "unregistered", "vault"]);
+  });
+});
+
+describe("metrics", () => {
+  const window = "startDate=2026-05-01&endDate=2026-05-31";
+
+  async function onePr(events: (org: string) => unknown[], prExtra: Record<string, unknown> = {}) {
+    const { org, page } = await setup();
+    await postEventsOk([...reviewedPr(org, 1, "2026-05-10T00:00:00Z", "2026-05-09T00:00:00Z", prExtra), ...events(org)]);
+    const p = await page(`org=${org}&${window}`);
+    expect(p.data).toHaveLength(1);
+    return p.data[0] as Row;
+  }
+
+  it("flagged: posted findings created inside the window; fixed: those with aiAddressed", async () => {
+    const row = await onePr((org) => [
+      ev.finding(org, 1, "in-fixed", { createdAt: "2026-05-02T00:00:00Z", aiAddressed: true }),
+      ev.finding(org, 1, "in-open", { createdAt: "2026-05-31T23:59:59.999Z" }),
+      ev.finding(org, 1, "before", { createdAt: "2026-04-30T23:59:59.999Z", aiAddressed: true }),
+      ev.finding(org, 1, "after", { createdAt: "2026-06-01T00:00:00Z", aiAddressed: true }),
+      ev.finding(org, 1, "unposted", { createdAt: "2026-05-02T00:00:00Z", posted: false, aiAddressed: true }),
+    ]);
+    expect(row.numberOfServiceIssuesFlagged).toBe(2);
+    expect(row.numberOfServiceIssuesFixed).toBe(1);
+  });
+
+  it("positive feedback without a detected fix is not a fix; a downvote does not erase a fix", async () => {
+    const row = await onePr((org) => [
+      ev.finding(org, 1, "liked", { createdAt: "2026-05-02T00:00:00Z", feedback: "positive" }),
+      ev.finding(org, 1, "fixed-downvoted", { createdAt: "2026-05-02T00:00:00Z", aiAddressed: true, feedback: "negative" }),
+    ]);
+    expect(row.numberOfServiceIssuesFlagged).toBe(2);
+    expect(row.numberOfServiceIssuesFixed).toBe(1);
+  });
+
+  it("serviceFirstReviewedAt is the earliest completed review, even outside the window", async () => {
+    const row = await onePr((org) => [
+      ev.review(org, 1, "early", { completedAt: "2026-03-01T08:00:00.123Z" }),
+      ev.review(org, 1, "earlier-failed", { status: "failed", completedAt: null }),
+    ]);
+    expect(row.serviceFirstReviewedAt).toBe("2026-03-01T08:00:00.123Z");
+  });
+
+  it("AI lines: the sum of records, capped at added + deleted", async () => {
+    const row = await onePr((org) => [ev.ai(org, 1, "a", 8), ev.ai(org, 1, "b", 9)], { linesAdded: 10, linesDeleted: 5 });
+    expect(row.totalAiLinesAuthored).toBe(15);
+    const under = await onePr((org) => [ev.ai(org, 1, "a", 8), ev.ai(org, 1, "b", 2)], { linesAdded: 10, linesDeleted: 5 });
+    expect(under.totalAiLinesAuthored).toBe(10);
+  });
+
+  it("AI lines with one side of the line counts null: the missing side counts 0", async () => {
+    const row = await onePr((org) => [ev.ai(org, 1, "a", 50)], { linesAdded: null, linesDeleted: 7 });
+    expect(row).toMatchObject({ linesAdded: null, linesDeleted: 7, totalAiLinesAuthored: 7 });
+  });
+
+  it("AI lines with both line counts null: not capped", async () => {
+    const row = await onePr((org) => [ev.ai(org, 1, "a", 50)], { linesAdded: null, linesDeleted: null });
+    expect(row).toMatchObject({ linesAdded: null, linesDeleted: null, totalAiLinesAuthored: 50 });
+  });
+
+  it("no authorship records: null; records of zero lines: 0", async () => {
+    expect((await onePr(() => [])).totalAiLinesAuthored).toBeNull();
+    expect((await onePr((org) => [ev.ai(org, 1, "z", 0)])).totalAiLinesAuthored).toBe(0);
+  });
+
+  it("every field, with dates in UTC millisecond form", async () => {
+    const row = await onePr(() => [], { createdAt: "2026-05-08T01:02:03+01:00", author: "bob", linesAdded: 3, linesDeleted: 4 });
+    expect(row).toEqual({
+      org: expect.any(String),
+      repo: "api",
+      prNumber: 1,
+      author: "bob",
+      createdAt: "2026-05-08T00:02:03.000Z",
+      mergedAt: "2026-05-10T00:00:00.000Z",
+      linesAdded: 3,
+      linesDeleted: 4,
+      numberOfServiceIssuesFlagged: 0,
+      numberOfServiceIssuesFixed: 0,
+      serviceFirstReviewedAt: "2026-05-09T00:00:00.000Z",
+      totalAiLinesAuthored: null,
+    });
+    for (const field of ["createdAt", "mergedAt", "serviceFirstReviewedAt"]) expect(row[field]).toMatch(ISO_MS);
+  });
+});
+
+describe("order and pagination", () => {
+  it("newest merge first; equal merge times are ordered by internal id, descending", async () => {
+    const { org, page } = await setup();
+    await postEventsOk([
+      ...reviewedPr(org, 1, "2026-05-10T00:00:00Z", "2026-05-09T00:00:00Z"),
+      ...reviewedPr(org, 2, "2026-05-12T00:00:00Z", "2026-05-09T00:00:00Z"),
+      ...reviewedPr(org, 3, "2026-05-10T00:00:00Z", "2026-05-09T00:00:00Z"),
+      ...reviewedPr(org, 4, "2026-05-10T00:00:00Z", "2026-05-09T00:00:00Z"),
+    ]);
+    // Ids follow arrival order, so the later-inserted of the tied pull requests comes first.
+    expect(numbers(await page(`org=${org}&startDate=2026-05-01&endDate=2026-05-31`))).toEqual([2, 4, 3, 1]);
+    const tied = await page(`org=${org}&startDate=2026-05-01&endDate=2026-05-31&perPage=2`);
+    expect(tied.nextCursor).toMatch(/^2026-05-10T00:00:00\.000Z\|\d+$/);
+  });
+
+  async function fifty() {
+    const s = await setup();
+    const events = [];
+    for (let n = 1; n <= 50; n++) {
+      // Several pull requests share each merge time, so ties cross page boundaries.
+      const mergedAt = new Date(Date.parse("2026-05-01T00:00:00Z") + Math.floor(n / 3) * 3_600_000).toISOString();
+      events.push(...reviewedPr(s.org, n, mergedAt, "2026-05-15T00:00:00Z"));
+    }
+    await postEventsOk(events);
+    return s;
+  }
+
+  it("walking every page with perPage 1 to 7 returns each of 50 rows exactly once, in order", async () => {
+    const { org, page } = await fifty();
+    const q = `org=${org}&startDate=2026-05-01&endDate=2026-05-31`;
+    const all = (await page(`${q}&perPage=100`)).data;
+    expect(all).toHaveLength(50);
+    for (let perPage = 1; perPage <= 7; perPage++) {
+      const rows = await walk(page, q, perPage);
+      expect(rows.map((r) => r.prNumber)).toEqual(all.map((r) => r.prNumber));
+    }
+  });
+
+  it("pull requests merged during the walk neither repeat nor push rows out", async () => {
+    const { org, page } = await fifty();
+    const q = `org=${org}&startDate=2026-05-01&endDate=2026-05-31`;
+    const before = (await page(`${q}&perPage=100`)).data.map((r) => r.prNumber);
+    let next = 1000;
+    const rows = await walk(page, q, 4, async () => {
+      await postEventsOk(reviewedPr(org, next++, "2026-05-30T00:00:00Z", "2026-05-30T00:00:00Z"));
+    });
+    expect(rows.map((r) => r.prNumber)).toEqual(before);
+  });
+
+  it("nextCursor is null on an exactly full last page (no empty last page)", async () => {
+    const { org, page } = await setup();
+    await postEventsOk([1, 2, 3, 4, 5, 6].flatMap((n) => reviewedPr(org, n, `2026-05-0${n}T00:00:00Z`, "2026-05-09T00:00:00Z")));
+    const q = `org=${org}&startDate=2026-05-01&endDate=2026-05-31&perPage=3`;
+    const first = await page(q);
+    expect(first.data).toHaveLength(3);
+    expect(first.nextCursor).not.toBeNull();
+    const second = await page(`${q}&cursor=${encodeURIComponent(first.nextCursor as string)}`);
+    expect(numbers(second)).toEqual([3, 2, 1]);
+    expect(second.nextCursor).toBeNull();
+  });
+
+  it("an empty result is one page with nextCursor null", async () => {
+    const { org, page } = await setup();
+    expect(await page(`org=${org}`)).toEqual({ data: [], nextCursor: null });
+  });
+
+  it("a well-formed cursor used with other filters is never a 500", async () => {
+    const { org, get } = await fifty();
+    const other = "2030-01-01T00:00:00.000Z|999999999";
+    for (const q of [`org=${org}&repo=web`, `org=${org}&startDate=2020-01-01`, `org=${org}`]) {
+      const res = await get(`${q}&cursor=${encodeURIComponent(other)}`);
+      expect(res.status).toBe(200);
+    }
+  });
+});
