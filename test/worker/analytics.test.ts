@@ -58,7 +58,8 @@ describe("authentication (401)", () => {
   it("needs an analytics key: none, a members key, or garbage are refused", async () => {
     const { org, user } = await setup();
     const { key: membersKey } = await createKey(user, "members");
-    for (const headers of [{}, { Authorization: `Bearer ${membersKey}` }, { Authorization: "Bearer cak_x" }]) {
+    const attempts: Record<string, string>[] = [{}, { Authorization: `Bearer ${membersKey}` }, { Authorization: "Bearer cak_x" }];
+    for (const headers of attempts) {
       const res = await call(`/api/analytics/v1/prs?org=${org}`, { headers });
       expect(res.status).toBe(401);
       expect(await res.json()).toEqual({ error: expect.any(String) });
