@@ -9,11 +9,24 @@ import { KeyRecord, keyRecordKey } from "./key-record";
 const INVALID_KEY = "Invalid, expired or revoked API key.";
 
 /**
- * The authentication step both public interfaces use. Shape and checksum are checked without
- * I/O; KV maps the hash to its record; the owner's Durable Object gives the verdict. Unknown,
- * revoked, regenerated-away, expired and blocked-owner keys all get the same 401.
+ * Key records by hash, per isolate. A hash's record never changes (a new key has a new hash), so
+ * caching it is safe; whether the key still works is never cached: the owner's Durable Object
+ * decides that on every request. Only found records are cached.
  */
-export async function authenticate(request: Request, env: Env, kind: KeyKind): Promise<User> {
+const recordCache = new Map<string, KeyRecord>();
+const RECORD_CACHE_LIMIT = 10_000;
+
+/** A real key (found in KV, not expired); whether it is still current is not decided yet. */
+export interface KnownKey {
+  record: KeyRecord;
+}
+
+/**
+ * First half of authentication: header, shape and checksum (no I/O), the interface's prefix,
+ * then the KV lookup. Unknown and malformed keys end here with 401, so nothing further (no
+ * Durable Object) is ever touched for a forged key.
+ */
+export async function lookupApiKey(request: Request, env: Env, kind: KeyKind): Promise<KnownKey> {
   const bearer = parseBearer(request.headers.get("Authorization"));
   if (bearer.kind === "missing") throw unauthenticated("Missing bearer token: send Authorization: Bearer <key>.");
   if (bearer.kind === "malformed") throw unauthenticated("The Authorization header must use the Bearer scheme.");
@@ -22,20 +35,37 @@ export async function authenticate(request: Request, env: Env, kind: KeyKind): P
   if (key.kind === "malformed") throw unauthenticated(INVALID_KEY);
   if (key.keyKind !== kind) {
     throw unauthenticated(
-      `This endpoint needs a ${kind === "analytics" ? "Analytics" : "Members"} API key (${KEY_PREFIX[kind]}...).`,
+      `This endpoint needs ${kind === "analytics" ? "an Analytics" : "a Members"} API key (${KEY_PREFIX[kind]}...).`,
     );
   }
 
-  const raw = await env.API_KEYS.get(keyRecordKey(await hashApiKey(key.value)), "json");
-  const record = KeyRecord.safeParse(raw);
-  if (!record.success || record.data.kind !== kind) throw unauthenticated(INVALID_KEY);
-  const now = Date.now();
-  if (record.data.expiresAt !== null && record.data.expiresAt <= now) throw unauthenticated(INVALID_KEY);
+  const hash = await hashApiKey(key.value);
+  let record = recordCache.get(hash);
+  if (!record) {
+    const parsed = KeyRecord.safeParse(await env.API_KEYS.get(keyRecordKey(hash), "json"));
+    if (!parsed.success) throw unauthenticated(INVALID_KEY);
+    record = parsed.data;
+    if (recordCache.size >= RECORD_CACHE_LIMIT) recordCache.clear();
+    recordCache.set(hash, record);
+  }
+  if (record.kind !== kind) throw unauthenticated(INVALID_KEY);
+  if (record.expiresAt !== null && record.expiresAt <= Date.now()) throw unauthenticated(INVALID_KEY);
+  return { record };
+}
 
-  const { userId, keyId } = record.data;
-  const verdict = await callDurable<KeyVerdict>(() => userStub(env, userId).verifyKey(kind, keyId, now), {
-    idempotent: true,
-  });
+/**
+ * Second half: the owner's Durable Object says whether this is still the owner's current,
+ * unexpired key and the owner is not blocked. Same 401 for every "no".
+ */
+export async function verifyApiKey(env: Env, known: KnownKey): Promise<User> {
+  const { userId, keyId, kind } = known.record;
+  const now = Date.now();
+  const verdict = await callDurable<KeyVerdict>(() => userStub(env, userId).verifyKey(kind, keyId, now), { idempotent: true });
   if (!verdict.valid) throw unauthenticated(INVALID_KEY);
   return verdict.user;
+}
+
+/** The whole authentication step for an interface: `cak_` for analytics, `cbk_` for members. */
+export async function authenticate(request: Request, env: Env, kind: KeyKind): Promise<User> {
+  return verifyApiKey(env, await lookupApiKey(request, env, kind));
 }

@@ -46,6 +46,11 @@ export async function listMergedPullRequests(
   db: D1Database | D1DatabaseSession,
   q: MergedPullRequestQuery,
 ): Promise<MergedPullRequest[]> {
+  return drizzle(db as D1Database).all<MergedPullRequest>(mergedPullRequestsSql(q));
+}
+
+/** The statement itself, shared with the benchmark and the query-plan test so they run the same SQL. */
+export function mergedPullRequestsSql(q: MergedPullRequestQuery): SQL {
   const upper = q.after
     ? sql`MIN(${q.end} + (SELECT before FROM lag), ${q.after.mergedAt})`
     : sql`${q.end} + (SELECT before FROM lag)`;
@@ -63,7 +68,7 @@ export async function listMergedPullRequests(
     SELECT 1 FROM reviews AS r
     WHERE r.pr_id = p.id AND r.status = 'completed' AND r.completed_at BETWEEN ${q.start} AND ${q.end})`);
 
-  const query = sql`
+  return sql`
     WITH lag AS (
       SELECT COALESCE(MAX(max_before_merge), 0) AS before, COALESCE(MAX(max_after_merge), 0) AS after
       FROM org_review_lag WHERE org_key = ${q.orgKey}
@@ -87,6 +92,4 @@ export async function listMergedPullRequests(
       (SELECT SUM(a.lines) FROM ai_authorship AS a WHERE a.pr_id = page.id) AS aiLines
     FROM page
     ORDER BY page.merged_at DESC, page.id DESC`;
-
-  return drizzle(db as D1Database).all<MergedPullRequest>(query);
 }

@@ -33,7 +33,17 @@ describe("random query strings", () => {
     const value = fc.oneof(
       fc.string(),
       fc.string({ unit: "binary", maxLength: 300 }),
-      fc.constantFrom(org, ` ${org} `, "2026-02-29", "2026-03-01T00:00:00+14:00", "1e2", "100", "0", "|", "2026-01-01T00:00:00Z|1"),
+      fc.constantFrom(
+        org,
+        ` ${org} `,
+        "2026-02-29",
+        "2026-03-01T00:00:00+14:00",
+        "1e2",
+        "100",
+        "0",
+        "|",
+        "2026-01-01T00:00:00Z|1",
+      ),
       fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
       fc.integer().map(String),
     );
@@ -63,9 +73,16 @@ const prArb = fc.record({
   merged: fc.option(time, { nil: null }),
   linesAdded: fc.option(fc.integer({ min: 0, max: 50 }), { nil: null }),
   linesDeleted: fc.option(fc.integer({ min: 0, max: 50 }), { nil: null }),
-  reviews: fc.array(fc.record({ status: fc.constantFrom("completed", "completed", "failed", "in_progress"), at: time }), { maxLength: 3 }),
+  reviews: fc.array(fc.record({ status: fc.constantFrom("completed", "completed", "failed", "in_progress"), at: time }), {
+    maxLength: 3,
+  }),
   findings: fc.array(
-    fc.record({ at: time, posted: fc.boolean(), aiAddressed: fc.boolean(), feedback: fc.constantFrom(null, "positive", "negative") }),
+    fc.record({
+      at: time,
+      posted: fc.boolean(),
+      aiAddressed: fc.boolean(),
+      feedback: fc.constantFrom(null, "positive", "negative"),
+    }),
     { maxLength: 4 },
   ),
   ai: fc.array(fc.integer({ min: 0, max: 60 }), { maxLength: 2 }),
@@ -96,7 +113,15 @@ function toEvents(org: string, prs: GenPr[]) {
       }),
     );
     p.findings.forEach((f, j) =>
-      events.push({ type: "finding", ...ref, findingId: `f${i}-${j}`, createdAt: new Date(f.at).toISOString(), posted: f.posted, aiAddressed: f.aiAddressed, feedback: f.feedback }),
+      events.push({
+        type: "finding",
+        ...ref,
+        findingId: `f${i}-${j}`,
+        createdAt: new Date(f.at).toISOString(),
+        posted: f.posted,
+        aiAddressed: f.aiAddressed,
+        feedback: f.feedback,
+      }),
     );
     p.ai.forEach((lines, j) => events.push({ type: "ai_authorship", ...ref, sourceId: `a${i}-${j}`, lines }));
   });
@@ -111,7 +136,8 @@ function reference(org: string, prs: GenPr[], start: number, end: number): Row[]
     if (p.merged === null || !completed.some((r) => inWindow(r.at))) return [];
     const flagged = p.findings.filter((f) => f.posted && inWindow(f.at));
     let ai: number | null = p.ai.length === 0 ? null : p.ai.reduce((a, b) => a + b, 0);
-    if (ai !== null && (p.linesAdded !== null || p.linesDeleted !== null)) ai = Math.min(ai, (p.linesAdded ?? 0) + (p.linesDeleted ?? 0));
+    if (ai !== null && (p.linesAdded !== null || p.linesDeleted !== null))
+      ai = Math.min(ai, (p.linesAdded ?? 0) + (p.linesDeleted ?? 0));
     const row: Row = {
       org,
       repo: p.repo,

@@ -1,0 +1,128 @@
+import { DatabaseSync } from "node:sqlite";
+import { seededRandom } from "./random.mjs";
+
+const DAY = 86_400_000;
+const MIN = 60_000;
+
+export const FULL = { repos: 200, pullRequests: 300_000, reviewsPerPr: 3, findingsPerPr: 10, smallOrgs: 50, smallOrgPrs: 200 };
+export const SMOKE = { repos: 5, pullRequests: 3_000, reviewsPerPr: 3, findingsPerPr: 10, smallOrgs: 3, smallOrgPrs: 50 };
+
+/**
+ * Fills a migrated local D1 file with an analytics data set at scale, through the same schema the
+ * Worker uses: one big organization (`bigco`) and `smallOrgs` small ones (`small-00`...), two years
+ * of pull requests ending at `now`, 3 reviews and 10 findings per pull request on average,
+ * AI authorship for half of them, and the organizations' merge/review lag bound. Indexes are
+ * dropped during the load and rebuilt after it (much faster than maintaining them row by row).
+ */
+export function generate(file, { spec, now, seed = 7, log = console.log }) {
+  const db = new DatabaseSync(file);
+  const rnd = seededRandom(seed);
+  db.exec("PRAGMA synchronous = OFF");
+  const indexes = db
+    .prepare(
+      "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN ('pull_requests', 'reviews', 'findings', 'ai_authorship')",
+    )
+    .all();
+  for (const { name } of indexes) db.exec(`DROP INDEX "${name}"`);
+  for (const t of ["pull_requests", "reviews", "findings", "ai_authorship", "org_review_lag"]) db.exec(`DELETE FROM ${t}`);
+
+  const insertPr = db.prepare(
+    "INSERT INTO pull_requests (id, org_key, repo_key, pr_number, repo, author, created_at, merged_at, lines_added, lines_deleted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+  );
+  const insertReview = db.prepare("INSERT INTO reviews (org_key, review_id, pr_id, status, completed_at) VALUES (?, ?, ?, ?, ?)");
+  const insertFinding = db.prepare(
+    "INSERT INTO findings (org_key, finding_id, pr_id, created_at, posted, ai_addressed, feedback) VALUES (?, ?, ?, ?, ?, ?, ?)",
+  );
+  const insertAi = db.prepare("INSERT INTO ai_authorship (org_key, source_id, pr_id, lines) VALUES (?, ?, ?, ?)");
+
+  const counts = { pullRequests: 0, reviews: 0, findings: 0, ai: 0 };
+  let id = 0;
+  const span = 730 * DAY;
+  const started = Date.now();
+
+  const org = (orgKey, repos, prs) => {
+    const numbers = new Map();
+    db.exec("BEGIN");
+    for (let i = 0; i < prs; i++) {
+      id++;
+      const repo = repos[rnd.int(0, repos.length - 1)];
+      const prNumber = (numbers.get(repo) ?? 0) + 1;
+      numbers.set(repo, prNumber);
+      // Ids roughly follow creation time, as they do when pull requests arrive as they happen.
+      const createdAt = now - span + Math.floor((i / prs) * span) + rnd.int(0, 6 * 3_600_000);
+      let mergedAt = rnd.chance(0.95) ? createdAt + rnd.int(10 * MIN, 5 * DAY) : null;
+      if (mergedAt !== null && mergedAt > now) mergedAt = null;
+      const added = rnd.chance(0.02) ? null : rnd.int(1, 900);
+      const deleted = rnd.chance(0.02) ? null : rnd.int(0, 400);
+      insertPr.run(id, orgKey, repo, prNumber, repo, `dev${rnd.int(1, 400)}`, createdAt, mergedAt, added, deleted);
+      counts.pullRequests++;
+
+      for (let r = 0; r < spec.reviewsPerPr; r++) {
+        const completed = rnd.chance(0.9);
+        let at = createdAt + rnd.int(5 * MIN, 2 * DAY);
+        // One review in ten completes after the merge (re-reviews), up to a week later.
+        if (mergedAt !== null && rnd.chance(0.1)) at = mergedAt + rnd.int(0, 7 * DAY);
+        insertReview.run(
+          orgKey,
+          `r${id}-${r}`,
+          id,
+          completed ? "completed" : rnd.chance(0.5) ? "failed" : "in_progress",
+          completed ? Math.min(at, now) : null,
+        );
+        counts.reviews++;
+      }
+      for (let f = 0; f < spec.findingsPerPr; f++) {
+        const feedback = rnd.chance(0.75) ? null : rnd.chance(0.6) ? "positive" : "negative";
+        insertFinding.run(
+          orgKey,
+          `f${id}-${f}`,
+          id,
+          Math.min(now, createdAt + rnd.int(10 * MIN, 3 * DAY)),
+          rnd.chance(0.9) ? 1 : 0,
+          rnd.chance(0.4) ? 1 : 0,
+          feedback,
+        );
+        counts.findings++;
+      }
+      if (i % 2 === 0) {
+        const records = rnd.int(1, 2);
+        for (let a = 0; a < records; a++) {
+          insertAi.run(orgKey, `a${id}-${a}`, id, rnd.int(0, 600));
+          counts.ai++;
+        }
+      }
+      if (i > 0 && i % 25_000 === 0) {
+        db.exec("COMMIT");
+        db.exec("BEGIN");
+        log(
+          `  ${orgKey}: ${i.toLocaleString("en")} / ${prs.toLocaleString("en")} pull requests (${((Date.now() - started) / 1000).toFixed(0)} s)`,
+        );
+      }
+    }
+    db.exec("COMMIT");
+  };
+
+  const bigRepos = Array.from({ length: spec.repos }, (_, i) => `repo-${String(i).padStart(3, "0")}`);
+  log(`Generating bigco: ${spec.pullRequests.toLocaleString("en")} pull requests in ${spec.repos} repositories...`);
+  org("bigco", bigRepos, spec.pullRequests);
+  log(`Generating ${spec.smallOrgs} small organizations...`);
+  for (let s = 0; s < spec.smallOrgs; s++) org(smallOrg(s), ["app", "lib", "docs"], spec.smallOrgPrs);
+
+  log(`Rebuilding ${indexes.length} indexes...`);
+  for (const { sql } of indexes) db.exec(sql);
+  db.exec(`
+    INSERT INTO org_review_lag (org_key, max_before_merge, max_after_merge)
+    SELECT p.org_key, MAX(MAX(p.merged_at - r.completed_at, 0)), MAX(MAX(r.completed_at - p.merged_at, 0))
+    FROM pull_requests AS p JOIN reviews AS r ON r.pr_id = p.id AND r.status = 'completed'
+    WHERE p.merged_at IS NOT NULL AND r.completed_at IS NOT NULL
+    GROUP BY p.org_key`);
+  db.exec("PRAGMA synchronous = FULL");
+  db.close();
+  log(
+    `Generated ${counts.pullRequests.toLocaleString("en")} pull requests, ${counts.reviews.toLocaleString("en")} reviews, ` +
+      `${counts.findings.toLocaleString("en")} findings, ${counts.ai.toLocaleString("en")} AI-authorship records in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
+  return counts;
+}
+
+export const smallOrg = (i) => `small-${String(i).padStart(2, "0")}`;
