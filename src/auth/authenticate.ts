@@ -69,3 +69,24 @@ export async function verifyApiKey(env: Env, known: KnownKey): Promise<User> {
 export async function authenticate(request: Request, env: Env, kind: KeyKind): Promise<User> {
   return verifyApiKey(env, await lookupApiKey(request, env, kind));
 }
+
+/**
+ * Runs a read side by side with the key verdict, once KV has shown the key is real, and judges
+ * the key first: a failing key is a 401 whatever the read found, so nothing of the read leaks.
+ * Only for reads: a write must wait for `verifyApiKey`.
+ */
+export async function readAlongsideVerdict<T>(
+  env: Env,
+  known: KnownKey,
+  read: (() => Promise<T>) | null,
+): Promise<{ user: User; take: () => T }> {
+  const [verdict, outcome] = await Promise.allSettled([verifyApiKey(env, known), read ? read() : Promise.resolve(null)]);
+  if (verdict.status === "rejected") throw verdict.reason;
+  return {
+    user: verdict.value,
+    take: () => {
+      if (outcome.status === "rejected") throw outcome.reason;
+      return outcome.value as T;
+    },
+  };
+}

@@ -39,3 +39,13 @@ export const collaborators = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.repoKey, t.githubUserId] })],
 );
+
+/**
+ * PATCH operations that changed something, by the id the Worker gives each HTTP request. A retried
+ * call (after a lost answer) finds its own id here and is answered as "already applied" instead of
+ * failing its now-stale guard. Entries older than an hour are pruned on write.
+ */
+export const appliedOperations = sqliteTable("applied_operations", {
+  operationId: text("operation_id").primaryKey(),
+  appliedAt: integer("applied_at").notNull(),
+});
