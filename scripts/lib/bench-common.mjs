@@ -58,17 +58,38 @@ export function run(command, args) {
  * One load-generator run. Latency percentiles come from autocannon's per-response hrtime durations
  * (its own histogram keeps whole milliseconds only). Any status not in `expect` is counted.
  */
-export async function load({ url, path, connections, seconds, headers = {}, method = "GET", body, expect = [200], requests }) {
+export async function load({
+  url,
+  path,
+  connections,
+  seconds,
+  amount,
+  headers = {},
+  method = "GET",
+  body,
+  expect = [200],
+  setupClient,
+}) {
   const samples = [];
-  const instance = autocannon({ url: `${url}${path}`, connections, duration: seconds, headers, method, body, requests });
+  const instance = autocannon({
+    url: `${url}${path}`,
+    connections,
+    ...(amount ? { amount } : { duration: seconds }),
+    headers,
+    method,
+    body,
+    setupClient,
+  });
   instance.on("response", (_client, _status, _bytes, ms) => samples.push(ms));
+  const started = performance.now();
   const result = await instance;
+  const elapsedSeconds = (performance.now() - started) / 1000;
   const unexpected = Object.entries(result.statusCodeStats ?? {})
     .filter(([code]) => !expect.includes(Number(code)))
     .reduce((n, [, s]) => n + s.count, 0);
   return {
     ...percentiles(samples),
-    rps: result.requests.average,
+    rps: samples.length / elapsedSeconds,
     total: result.requests.total,
     unexpected: unexpected + result.errors + result.timeouts,
     statusCodes: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([c, s]) => [c, s.count])),

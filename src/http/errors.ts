@@ -25,7 +25,6 @@ export const ERROR_CODES = {
   bot_cannot_be_admin: { status: 422, retriable: false },
   rate_limited: { status: 429, retriable: true },
   internal_error: { status: 500, retriable: true },
-  not_implemented: { status: 501, retriable: false },
   unavailable: { status: 503, retriable: true },
 } as const satisfies Record<string, { status: number; retriable: boolean }>;
 

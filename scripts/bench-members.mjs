@@ -1,0 +1,251 @@
+#!/usr/bin/env node
+/**
+ * npm run bench:members [-- --smoke] [--seconds N] [--no-write]
+ *
+ * Starts `wrangler dev` on a fresh local state, registers organizations and members through the
+ * control plane, and measures with autocannon: GET /healthz (the baseline), GET member at
+ * concurrency 1 and 10, and guarded PATCHes: one client, ten clients toggling different members
+ * of one organization, and fifty clients on fifty organizations. Every client toggles its own
+ * member's seat with the guard it expects, so every answer must be 200; afterwards each member's
+ * seat must equal its start value flipped once per successful PATCH. A last case has ten clients
+ * contend for one member: stale guards get 409 (expected) and the clients continue with the
+ * current value from the answer, as a client would after re-reading. Prints one table and writes
+ * it to docs/performance.md (not with --smoke).
+ */
+import { rmSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { fmt, load, startWrangler, table, writeSection } from "./lib/bench-common.mjs";
+import { controlPlaneClient } from "./lib/control-plane-client.mjs";
+
+const { values: opts } = parseArgs({
+  options: {
+    smoke: { type: "boolean", default: false },
+    seconds: { type: "string" },
+    port: { type: "string", default: "8912" },
+    "no-write": { type: "boolean", default: false },
+  },
+});
+const seconds = Number(opts.seconds ?? (opts.smoke ? 1 : 5));
+const perClient = opts.smoke ? 20 : 300;
+const ORGS = opts.smoke ? 5 : 50;
+const persistTo = opts.smoke ? ".bench/members-smoke" : ".bench/members";
+const adminToken = `bench-${Date.now()}`;
+const log = (...args) => console.log(...args);
+
+rmSync(persistTo, { recursive: true, force: true });
+log(`Starting wrangler dev on ${persistTo}...`);
+const server = await startWrangler({ persistTo, port: Number(opts.port), adminToken });
+try {
+  const client = controlPlaneClient(server.url, adminToken);
+  const caller = "9101";
+  const org = (plan) => ({
+    installationId: 1,
+    installedAt: "2025-01-01T00:00:00Z",
+    plan,
+    subscription: { status: "active", billedThroughService: true, purchasedSeats: 1000 },
+  });
+  const member = (login) => ({
+    githubLogin: login,
+    workEmail: `${login}@example.com`,
+    role: "member",
+    seat: false,
+    isBot: false,
+  });
+
+  log("Registering organizations and members...");
+  await client.putUser(caller, { githubLogin: "bench-admin" });
+  await client.putOrganization("bench-one", org("team"));
+  await client.putMember("bench-one", caller, { ...member("bench-admin"), role: "admin" });
+  const oneOrgMembers = Array.from({ length: 12 }, (_, i) => String(20000 + i));
+  for (const id of oneOrgMembers) await client.putMember("bench-one", id, member(`m${id}`));
+  const manyOrgs = Array.from({ length: ORGS }, (_, i) => ({
+    org: `bench-org-${String(i).padStart(2, "0")}`,
+    id: String(30000 + i),
+  }));
+  for (const { org: login, id } of manyOrgs) {
+    await client.putOrganization(login, org("pro"));
+    await client.putMember(login, caller, { ...member("bench-admin"), role: "admin" });
+    await client.putMember(login, id, member(`m${id}`));
+  }
+  const { key } = await client.createKey(caller, "members");
+  const auth = { Authorization: `Bearer ${key}` };
+
+  const measure = async (path, connections) => {
+    await load({ url: server.url, path, connections, seconds: 1, headers: auth }); // warm-up
+    return load({ url: server.url, path, connections, seconds, headers: auth });
+  };
+
+  /**
+   * Each client toggles one member's seat and always sends the guard it expects. The toggles
+   * that answered 200 are counted per member for the final-state check.
+   */
+  const toggles = new Map();
+  const patchRun = async (targets) => {
+    let next = 0;
+    const setupClient = (c) => {
+      const target = targets[next++ % targets.length];
+      const request = () => ({
+        method: "PATCH",
+        path: `/api/v1/organizations/${target.org}/members/${target.id}`,
+        headers: { ...auth, "content-type": "application/json" },
+        body: JSON.stringify({ seat: !target.seat, expectedSeat: target.seat }),
+      });
+      c.setRequests([request()]);
+      c.on("response", (status) => {
+        if (status === 200) {
+          target.seat = !target.seat;
+          toggles.set(target.key, (toggles.get(target.key) ?? 0) + 1);
+        }
+        c.setRequests([request()]);
+      });
+    };
+    const first = targets[0];
+    return load({
+      url: server.url,
+      path: `/api/v1/organizations/${first.org}/members/${first.id}`,
+      connections: targets.length,
+      amount: targets.length * perClient,
+      method: "PATCH",
+      setupClient,
+    });
+  };
+  /**
+   * Contention: every client toggles the same member. A client whose guard is stale gets 409 and
+   * takes the current value from the answer's details, as a real client would after re-reading.
+   */
+  const contentionRun = async (target, connections) => {
+    let conflicts = 0;
+    const setupClient = (c) => {
+      let believed = target.seat;
+      let lastBody = "";
+      const request = () => ({
+        method: "PATCH",
+        path: `/api/v1/organizations/${target.org}/members/${target.id}`,
+        headers: { ...auth, "content-type": "application/json" },
+        body: JSON.stringify({ seat: !believed, expectedSeat: believed }),
+      });
+      c.setRequests([request()]);
+      c.on("body", (b) => {
+        lastBody = b.toString();
+      });
+      c.on("response", (status) => {
+        if (status === 200) {
+          believed = !believed;
+          toggles.set(target.key, (toggles.get(target.key) ?? 0) + 1);
+        } else if (status === 409) {
+          conflicts++;
+          const current = /current value is (true|false)/.exec(lastBody)?.[1];
+          if (current) believed = current === "true";
+        }
+        c.setRequests([request()]);
+      });
+    };
+    const result = await load({
+      url: server.url,
+      path: `/api/v1/organizations/${target.org}/members/${target.id}`,
+      connections,
+      amount: connections * perClient,
+      method: "PATCH",
+      expect: [200, 409],
+      setupClient,
+    });
+    return { ...result, conflicts };
+  };
+  const targetOf = (orgLogin, id) => ({ org: orgLogin, id, key: `${orgLogin}/${id}`, seat: false, start: false });
+
+  log("Measuring GET /healthz (baseline)...");
+  const base1 = await measure("/healthz", 1);
+  const base10 = await measure("/healthz", 10);
+  const base50 = await measure("/healthz", ORGS);
+  log("Measuring GET member...");
+  const get1 = await measure(`/api/v1/organizations/bench-one/members/${oneOrgMembers[0]}`, 1);
+  const get10 = await measure(`/api/v1/organizations/bench-one/members/${oneOrgMembers[0]}`, 10);
+  log("Measuring PATCH: one client...");
+  const soloTargets = [targetOf("bench-one", oneOrgMembers[0])];
+  const patch1 = await patchRun(soloTargets);
+  log("Measuring PATCH: ten clients, one organization...");
+  const tenTargets = oneOrgMembers.slice(1, 11).map((id) => targetOf("bench-one", id));
+  const patch10 = await patchRun(tenTargets);
+  log(`Measuring PATCH: ${ORGS} clients, ${ORGS} organizations...`);
+  const manyTargets = manyOrgs.map(({ org: o, id }) => targetOf(o, id));
+  const patch50 = await patchRun(manyTargets);
+
+  log("Measuring PATCH: ten clients contending for one member...");
+  const contended = targetOf("bench-one", oneOrgMembers[11]);
+  const contention = await contentionRun(contended, 10);
+
+  // Final state: every member's seat flipped once per successful PATCH.
+  let wrongState = 0;
+  for (const t of [...soloTargets, ...tenTargets, ...manyTargets, contended]) {
+    const res = await fetch(`${server.url}/api/v1/organizations/${t.org}/members/${t.id}`, { headers: auth });
+    const m = await res.json();
+    const expected = (toggles.get(t.key) ?? 0) % 2 === 1 ? !t.start : t.start;
+    if (m.seat !== expected) wrongState++;
+  }
+  const successes = [...toggles.values()].reduce((a, b) => a + b, 0);
+
+  const ratio = (r, b) => (b.p50 > 0 ? `${(r.p50 / b.p50).toFixed(2)}x` : "–");
+  const row = (name, conns, r, b) => [
+    name,
+    String(conns),
+    fmt(r.p50),
+    fmt(r.p99),
+    fmt(r.rps, 0),
+    ratio(r, b),
+    String(r.unexpected),
+  ];
+  const rows = [
+    row("GET /healthz (baseline)", 1, base1, base1),
+    row("GET /healthz (baseline)", 10, base10, base10),
+    row("GET /healthz (baseline)", ORGS, base50, base50),
+    row("GET member", 1, get1, base1),
+    row("GET member", 10, get10, base10),
+    row("PATCH seat toggle, one client", 1, patch1, base1),
+    row("PATCH seat toggle, 10 members of one organization", 10, patch10, base10),
+    row(`PATCH seat toggle, ${ORGS} organizations in parallel`, ORGS, patch50, base50),
+    [
+      ...row("PATCH seat toggle, 10 clients contending for one member", 10, contention, base10).slice(0, 6),
+      `${contention.unexpected} (${contention.conflicts} expected 409s)`,
+    ],
+  ];
+  const report = table(
+    ["case", "connections", "p50 ms", "p99 ms", "req/s", "p50 vs /healthz at same concurrency", "non-200"],
+    rows,
+  );
+  const unexpected = [get1, get10, patch1, patch10, patch50, contention].reduce((n, r) => n + r.unexpected, 0);
+  log(`\n${report}\n`);
+  log(`Successful PATCHes: ${successes}; members whose final seat differs from the sum of their changes: ${wrongState}`);
+
+  const targets = [
+    [`GET member p50 at c=1 within 2x the baseline (${fmt(get1.p50)} vs ${fmt(base1.p50)} ms)`, get1.p50 <= 2 * base1.p50],
+    [`PATCH p50 at c=1 within 3x the baseline (${fmt(patch1.p50)} vs ${fmt(base1.p50)} ms)`, patch1.p50 <= 3 * base1.p50],
+    [`no responses other than 200 and the contention case's expected 409s (${contention.conflicts})`, unexpected === 0],
+    ["final state equals the sum of the successful changes", wrongState === 0],
+  ];
+  const targetLines = targets.map(([t, ok]) => `- ${ok ? "met" : "MISSED"}: ${t}`).join("\n");
+  log(`Targets:\n${targetLines}`);
+
+  if (!opts.smoke && !opts["no-write"]) {
+    writeSection(
+      "docs/performance.md",
+      "bench:members",
+      [
+        `Measured ${new Date().toISOString().slice(0, 10)} by \`npm run bench:members\` on this machine (2 cores), wrangler dev with X_LOCAL_OBSERVABILITY=false.`,
+        `GET cases: autocannon for ${seconds} s after a 1 s warm-up. PATCH cases: ${perClient} requests per client, each client toggling its own`,
+        "member's seat with the guard it expects (so every answer should be 200), every PATCH a full transaction in the organization's Durable Object.",
+        "In the contention case ten clients toggle one member; a client with a stale guard gets 409 and continues with the current value from its details.",
+        "",
+        report,
+        "",
+        `Successful PATCHes: ${successes}. Members whose final seat differs from their start value flipped once per successful PATCH: ${wrongState}.`,
+        "",
+        "Targets:",
+        targetLines,
+      ].join("\n"),
+    );
+    log("\nWritten to docs/performance.md");
+  }
+  process.exitCode = unexpected === 0 && wrongState === 0 ? 0 : 1;
+} finally {
+  await server.stop();
+}
