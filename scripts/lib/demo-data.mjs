@@ -65,7 +65,9 @@ export function demoWorld({ now = Date.now(), seed = 42, pullRequests = 300 } = 
       perRepo.set(`${org}/${repo}`, prNumber);
       const createdAt = now - rnd.int(1 * HOUR, 90 * DAY);
       const merged = rnd.chance(0.85);
-      const mergedAt = merged ? Math.min(now - 60_000, createdAt + rnd.int(HOUR, 6 * DAY)) : null;
+      const mergeAt = createdAt + rnd.int(HOUR, 6 * DAY);
+      // A pull request whose merge would lie in the future is still open.
+      const mergedAt = merged && mergeAt < now ? mergeAt : null;
       const unknownSize = rnd.chance(0.03);
       const linesAdded = unknownSize ? null : rnd.int(1, 800);
       const linesDeleted = unknownSize ? null : rnd.int(0, 300);
