@@ -28,11 +28,13 @@ export async function startWrangler({ persistTo, port, adminToken }) {
   );
   const url = `http://127.0.0.1:${port}`;
   await waitForHealthy(url, 120_000);
-  return {
-    url,
-    stop: () =>
-      new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once("exit", resolve), child.kill("SIGINT")))),
-  };
+  const stop = () =>
+    new Promise((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once("exit", resolve);
+      child.kill("SIGINT");
+    });
+  return { url, stop };
 }
 
 /** Applies the D1 migrations to a local state folder and returns the path of its SQLite file. */

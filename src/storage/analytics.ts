@@ -47,53 +47,25 @@ export async function listMergedPullRequests(
   q: MergedPullRequestQuery,
 ): Promise<MergedPullRequest[]> {
   // Rows as arrays (D1 raw()): a page is 101 rows, and arrays cross the binding cheaper than objects.
-  const rows = await drizzle(db as D1Database).values<PageRow>(mergedPullRequestsSql(q));
-  return rows.map(
-    ([
-      id,
-      repo,
-      prNumber,
-      author,
-      createdAt,
-      mergedAt,
-      linesAdded,
-      linesDeleted,
-      firstReviewedAt,
-      findingsFlagged,
-      findingsFixed,
-      aiLines,
-    ]) => ({
-      id,
-      repo,
-      prNumber,
-      author,
-      createdAt,
-      mergedAt,
-      linesAdded,
-      linesDeleted,
-      firstReviewedAt,
-      findingsFlagged,
-      findingsFixed,
-      aiLines,
-    }),
-  );
+  const rows = await drizzle(db as D1Database).values(mergedPullRequestsSql(q));
+  return rows.map((row) => Object.fromEntries(PAGE_COLUMNS.map((name, i) => [name, row[i]])) as unknown as MergedPullRequest);
 }
 
 /** The select list of `mergedPullRequestsSql`, in order. */
-type PageRow = [
-  id: number,
-  repo: string,
-  prNumber: number,
-  author: string,
-  createdAt: number,
-  mergedAt: number,
-  linesAdded: number | null,
-  linesDeleted: number | null,
-  firstReviewedAt: number,
-  findingsFlagged: number,
-  findingsFixed: number,
-  aiLines: number | null,
-];
+const PAGE_COLUMNS = [
+  "id",
+  "repo",
+  "prNumber",
+  "author",
+  "createdAt",
+  "mergedAt",
+  "linesAdded",
+  "linesDeleted",
+  "firstReviewedAt",
+  "findingsFlagged",
+  "findingsFixed",
+  "aiLines",
+] as const satisfies readonly (keyof MergedPullRequest)[];
 
 /** The statement itself, shared with the benchmark and the query-plan test so they run the same SQL. */
 export function mergedPullRequestsSql(q: MergedPullRequestQuery): SQL {

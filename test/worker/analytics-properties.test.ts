@@ -103,27 +103,23 @@ function toEvents(org: string, prs: GenPr[]) {
       linesAdded: p.linesAdded,
       linesDeleted: p.linesDeleted,
     });
-    p.reviews.forEach((r, j) =>
-      events.push({
-        type: "review",
-        ...ref,
-        reviewId: `r${i}-${j}`,
-        status: r.status,
-        completedAt: r.status === "completed" ? new Date(r.at).toISOString() : null,
-      }),
-    );
-    p.findings.forEach((f, j) =>
+    for (const [j, r] of p.reviews.entries()) {
+      const completedAt = r.status === "completed" ? new Date(r.at).toISOString() : null;
+      events.push({ type: "review", ...ref, reviewId: `r${i}-${j}`, status: r.status, completedAt });
+    }
+    for (const [j, f] of p.findings.entries()) {
+      const { posted, aiAddressed, feedback } = f;
       events.push({
         type: "finding",
         ...ref,
         findingId: `f${i}-${j}`,
         createdAt: new Date(f.at).toISOString(),
-        posted: f.posted,
-        aiAddressed: f.aiAddressed,
-        feedback: f.feedback,
-      }),
-    );
-    p.ai.forEach((lines, j) => events.push({ type: "ai_authorship", ...ref, sourceId: `a${i}-${j}`, lines }));
+        posted,
+        aiAddressed,
+        feedback,
+      });
+    }
+    for (const [j, lines] of p.ai.entries()) events.push({ type: "ai_authorship", ...ref, sourceId: `a${i}-${j}`, lines });
   });
   return events;
 }

@@ -1,16 +1,20 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, addMember, admin, adminOk, call, createOrg, createUser, env, fetchWithEnv, unique } from "./helpers";
+import {
+  ADMIN_TOKEN,
+  addMember,
+  admin,
+  adminOk,
+  call,
+  createOrg,
+  createUser,
+  env,
+  fetchWithEnv,
+  type MemberErrorBody,
+  unique,
+} from "./helpers";
 
-type ErrorBody = {
-  error: {
-    code: string;
-    message: string;
-    retriable: boolean;
-    correlationId: string;
-    details: { path: string; message: string }[];
-  };
-};
+type ErrorBody = MemberErrorBody;
 
 const orgBody = {
   installationId: 7,

@@ -148,3 +148,14 @@ export async function postEventsOk(events: unknown[]): Promise<void> {
     if (res.status !== 200) throw new Error(`events → ${res.status}: ${await res.text()}`);
   }
 }
+
+/** The members (and control-plane) error envelope. */
+export type MemberErrorBody = {
+  error: {
+    code: string;
+    message: string;
+    retriable: boolean;
+    correlationId: string;
+    details: { path: string; message: string }[];
+  };
+};

@@ -1,17 +1,21 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { callDurable } from "../../src/durable/call";
-import { addMember, admin, call, createKey, createOrg, createUser, env, type OrgOptions, unique, uniqueUserId } from "./helpers";
+import {
+  addMember,
+  admin,
+  call,
+  createKey,
+  createOrg,
+  createUser,
+  env,
+  type MemberErrorBody,
+  type OrgOptions,
+  unique,
+  uniqueUserId,
+} from "./helpers";
 
-type MemberError = {
-  error: {
-    code: string;
-    message: string;
-    retriable: boolean;
-    correlationId: string;
-    details: { path: string; message: string }[];
-  };
-};
+type MemberError = MemberErrorBody;
 type Member = { githubUserId: string; githubLogin: string; workEmail: string; role: string; seat: boolean; isBot: boolean };
 type UpdateResult = {
   githubUserId: string;
