@@ -84,9 +84,10 @@ export function demoWorld({ now = Date.now(), seed = 42, pullRequests = 300 } = 
 
       const reviewCount = rnd.int(0, 3);
       for (let r = 0; r < reviewCount; r++) {
-        const status = rnd.chance(0.85) ? "completed" : rnd.pick(["failed", "in_progress"]);
         // Most reviews complete before the merge; some come after it (re-reviews, late runs).
-        const completedAt = Math.min(now - 1000, createdAt + rnd.int(5 * 60_000, 7 * DAY));
+        // One that would complete in the future is still running.
+        const completedAt = createdAt + rnd.int(5 * 60_000, 7 * DAY);
+        const status = completedAt >= now ? "in_progress" : rnd.chance(0.85) ? "completed" : rnd.pick(["failed", "in_progress"]);
         events.push({
           type: "review",
           ...ref,
@@ -97,11 +98,13 @@ export function demoWorld({ now = Date.now(), seed = 42, pullRequests = 300 } = 
       }
       const findingCount = reviewCount === 0 ? 0 : rnd.int(0, 8);
       for (let f = 0; f < findingCount; f++) {
+        const findingAt = createdAt + rnd.int(10 * 60_000, 3 * DAY);
+        if (findingAt >= now) continue;
         events.push({
           type: "finding",
           ...ref,
           findingId: `${org}-${repo}-${prNumber}-f${f}`,
-          createdAt: iso(Math.min(now - 1000, createdAt + rnd.int(10 * 60_000, 3 * DAY))),
+          createdAt: iso(findingAt),
           posted: rnd.chance(0.9),
           aiAddressed: rnd.chance(0.45),
           feedback: rnd.chance(0.7) ? null : rnd.pick(["positive", "negative"]),
