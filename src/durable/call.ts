@@ -19,20 +19,18 @@ export async function callDurable<T>(call: () => Promise<T>, options: { idempote
     return await call();
   } catch (error) {
     const f = failure(error);
-    if (!f.overloaded && f.retryable && options.idempotent) {
-      try {
-        return await call();
-      } catch (retryError) {
-        console.error(JSON.stringify({ level: "error", msg: "durable object retry failed", error: String(retryError) }));
-        throw unavailable();
-      }
+    if (f.overloaded || !f.retryable || !options.idempotent) throw unavailable(error);
+    try {
+      return await call();
+    } catch (retryError) {
+      throw unavailable(retryError);
     }
-    console.error(JSON.stringify({ level: "error", msg: "durable object call failed", error: String(error) }));
-    throw unavailable();
   }
 }
 
-const unavailable = () => new AppError("unavailable", "The service is temporarily unavailable. Retry with the same request.");
+/** The cause goes to the logs with the correlation id (http/respond.ts), never to the client. */
+const unavailable = (cause: unknown) =>
+  new AppError("unavailable", "The service is temporarily unavailable. Retry with the same request.", { cause });
 
 /**
  * What a Durable Object method returns: the value, or a contract error as data (an exception

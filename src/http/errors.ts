@@ -41,8 +41,13 @@ export class AppError extends Error {
   readonly details: ErrorDetail[];
   readonly headers: Record<string, string>;
 
-  constructor(code: ErrorCode, message: string, options: { details?: ErrorDetail[]; headers?: Record<string, string> } = {}) {
-    super(message);
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { details?: ErrorDetail[]; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    // `cause` is for the logs only (see errorResponse); clients see `message`.
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "AppError";
     this.code = code;
     this.details = options.details ?? [];

@@ -11,8 +11,7 @@ export function registerHealth(router: RouterType<Request, [RequestContext]>) {
       try {
         await env.DB.prepare("SELECT 1").first();
       } catch (error) {
-        console.error(JSON.stringify({ level: "error", msg: "readiness check failed", error: String(error) }));
-        throw new AppError("unavailable", "The analytics database is not reachable.");
+        throw new AppError("unavailable", "The analytics database is not reachable.", { cause: error });
       }
       return json({ status: "ok" });
     });

@@ -20,16 +20,9 @@ export function errorResponse(error: unknown, envelope: Envelope, correlationId:
   let appError: AppError;
   if (isAppError(error)) {
     appError = error;
+    if (appError.status >= 500) logFailure(correlationId, appError.code, appError.cause);
   } else {
-    console.error(
-      JSON.stringify({
-        level: "error",
-        msg: "unhandled error",
-        correlationId,
-        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-        stack: error instanceof Error ? error.stack : undefined,
-      }),
-    );
+    logFailure(correlationId, "unhandled", error);
     appError = internalError();
   }
   // The analytics interface has no 503 in its error table: storage or access-check outages are its 500.
@@ -41,6 +34,19 @@ export function errorResponse(error: unknown, envelope: Envelope, correlationId:
   }
   const body = envelope === "analytics" ? analyticsBody(appError) : membersBody(appError, correlationId);
   return json(body, appError.status, appError.headers);
+}
+
+/** Every server-side failure is logged once, here, with the request's correlation id. */
+function logFailure(correlationId: string, code: string, cause: unknown): void {
+  console.error(
+    JSON.stringify({
+      level: "error",
+      msg: code === "unhandled" ? "unhandled error" : `answered ${code}`,
+      correlationId,
+      error: cause instanceof Error ? `${cause.name}: ${cause.message}` : cause === undefined ? undefined : String(cause),
+      stack: cause instanceof Error ? cause.stack : undefined,
+    }),
+  );
 }
 
 const analyticsBody = (e: AppError): { error: string; details?: ErrorDetail[] } =>

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { isCanonicalPath } from "../../src/http/request";
 import { admin, call, fetchWithEnv } from "./helpers";
 
@@ -149,6 +149,27 @@ describe("unexpected failures", () => {
         details: [],
       },
     });
+  });
+
+  it("logs each server-side failure once with the correlation id and the cause, which the response never shows", async () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const request = new Request("https://service.test/readyz", { headers: { "X-Correlation-Id": "trace-503" } });
+      const res = await fetchWithEnv(request, { DB: brokenDb });
+      expect(res.status).toBe(503);
+      expect(await res.text()).not.toContain("secret_internal_table");
+      const lines = logged.mock.calls.map((args) => JSON.parse(String(args[0])) as Record<string, unknown>);
+      expect(lines).toEqual([
+        expect.objectContaining({
+          level: "error",
+          correlationId: "trace-503",
+          msg: "answered unavailable",
+          error: expect.stringContaining("secret_internal_table"),
+        }),
+      ]);
+    } finally {
+      logged.mockRestore();
+    }
   });
 
   it("/readyz answers 503 when D1 fails", async () => {
