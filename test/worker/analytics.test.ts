@@ -1,5 +1,18 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { addMember, adminOk, call, createKey, createOrg, createUser, ev, type OrgOptions, postEventsOk, unique } from "./helpers";
+import {
+  addMember,
+  adminOk,
+  call,
+  createKey,
+  createOrg,
+  createUser,
+  ev,
+  failingNamespace,
+  fetchWithEnv,
+  type OrgOptions,
+  postEventsOk,
+  unique,
+} from "./helpers";
 
 type Row = Record<string, unknown> & { repo: string; prNumber: number; mergedAt: string };
 type Page = { data: Row[]; nextCursor: string | null };
@@ -63,6 +76,25 @@ describe("authentication (401)", () => {
       const res = await call(`/api/analytics/v1/prs?org=${org}`, { headers });
       expect(res.status).toBe(401);
       expect(await res.json()).toEqual({ error: expect.any(String) });
+    }
+  });
+});
+
+describe("failures of the stores behind it", () => {
+  it("an unreachable organization object is a 500 in the analytics envelope, without internals", async () => {
+    const { org, key } = await setup();
+    const request = new Request(`https://service.test/api/analytics/v1/prs?org=${org}`, {
+      headers: { Authorization: `Bearer ${key}` },
+    });
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const res = await fetchWithEnv(request, { ORGANIZATIONS: failingNamespace({ overloaded: true }) });
+      expect(res.status).toBe(500);
+      const body = await res.text();
+      expect(JSON.parse(body)).toEqual({ error: expect.stringContaining("access checks") });
+      expect(body).not.toContain("internal detail");
+    } finally {
+      logged.mockRestore();
     }
   });
 });

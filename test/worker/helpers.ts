@@ -85,14 +85,11 @@ export const postEvents = (events: unknown[]) => admin("POST", "/internal/v1/eve
 export { env };
 
 /** Calls the Worker's handler directly with some bindings replaced (an unset secret, a failing store). */
-export async function fetchWithEnv(request: Request, overrides: Partial<Env>): Promise<Response> {
+export async function fetchWithEnv(request: Request, overrides: Partial<Record<keyof Env, unknown>>): Promise<Response> {
   const { createExecutionContext } = await import("cloudflare:test");
   const { default: worker } = await import("../../src/index");
-  return worker.fetch(
-    request as Request<unknown, IncomingRequestCfProperties>,
-    { ...env, ...overrides },
-    createExecutionContext(),
-  );
+  const patched = { ...env, ...overrides } as Env;
+  return worker.fetch(request as Request<unknown, IncomingRequestCfProperties>, patched, createExecutionContext());
 }
 
 /** Event builders with sensible defaults; override any field. */
@@ -159,3 +156,12 @@ export type MemberErrorBody = {
     details: { path: string; message: string }[];
   };
 };
+
+/** A Durable Object namespace whose every call fails like an unreachable object would. */
+export function failingNamespace(flags: Record<string, boolean> = {}): DurableObjectNamespace {
+  const fail = async () => {
+    throw Object.assign(new Error("Durable Object reset: internal detail"), flags);
+  };
+  const stub = new Proxy({}, { get: () => fail });
+  return { getByName: () => stub, get: () => stub, idFromName: () => ({}) } as unknown as DurableObjectNamespace;
+}

@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { callDurable } from "../../src/durable/call";
 import {
   addMember,
@@ -9,6 +9,8 @@ import {
   createOrg,
   createUser,
   env,
+  failingNamespace,
+  fetchWithEnv,
   type MemberErrorBody,
   type OrgOptions,
   unique,
@@ -518,6 +520,34 @@ describe("Durable Object failures", () => {
         message: expect.not.stringContaining("internal detail"),
       });
       expect(f.calls()).toBe(1);
+    }
+  });
+});
+
+describe("Durable Object failures over HTTP", () => {
+  it("an unreachable organization object is 503 unavailable (retriable) for GET and PATCH, without internals", async () => {
+    const { org, key, member } = await setup();
+    const target = await member();
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      for (const init of [{}, { method: "PATCH", body: JSON.stringify({ seat: true, expectedSeat: false }) }]) {
+        const request = new Request(`https://service.test/api/v1/organizations/${org}/members/${target}`, {
+          ...init,
+          headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json", "X-Correlation-Id": "c-503" },
+        });
+        const res = await fetchWithEnv(request, { ORGANIZATIONS: failingNamespace({ retryable: true }) });
+        expect(res.status).toBe(503);
+        const body = await res.text();
+        expect(body).not.toContain("internal detail");
+        expect((JSON.parse(body) as MemberError).error).toMatchObject({
+          code: "unavailable",
+          retriable: true,
+          correlationId: "c-503",
+          details: [],
+        });
+      }
+    } finally {
+      logged.mockRestore();
     }
   });
 });
