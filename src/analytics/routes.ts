@@ -5,7 +5,6 @@ import type { AnalyticsAccess } from "../durable/organization";
 import { organizationStub, orgKey } from "../durable/stubs";
 import type { RequestContext } from "../http/request";
 import { json } from "../http/respond";
-import { attempt } from "../lib/attempt";
 import { listMergedPullRequests } from "../storage/analytics";
 import { parseAnalyticsParams } from "./params";
 import { toPage } from "./present";
@@ -20,21 +19,19 @@ export function registerAnalytics(router: RouterType<Request, [RequestContext]>)
   router.get("/api/analytics/v1/prs", async (request, { env, url }) => {
     const known = await lookupApiKey(request, env, "analytics");
     const now = Date.now();
-    const params = attempt(() => parseAnalyticsParams(url.searchParams, now));
-    const access = await readAlongsideVerdict(
+    const { input: query, value: access } = await readAlongsideVerdict(
       env,
       known,
-      params.ok
-        ? () =>
-            callDurable<DurableResult<AnalyticsAccess>>(
-              () => organizationStub(env, params.value.org).analyticsAccess(known.record.userId, params.value.repo),
-              { idempotent: true },
-            )
-        : null,
+      () => parseAnalyticsParams(url.searchParams, now),
+      (q) =>
+        callDurable<DurableResult<AnalyticsAccess>>(
+          () => organizationStub(env, q.org).analyticsAccess(known.record.userId, q.repo),
+          {
+            idempotent: true,
+          },
+        ),
     );
-    if (!params.ok) throw params.error;
-    const query = params.value;
-    const allowed = unwrap(access.take());
+    const allowed = unwrap(access);
 
     const window = resolveWindow(query.start, query.end, allowed.installedAt, now);
     // Analytics may lag: reads go to the nearest replica (documented in the README).

@@ -2,6 +2,7 @@ import { callDurable } from "../durable/call";
 import { userStub } from "../durable/stubs";
 import type { KeyVerdict } from "../durable/user";
 import { unauthenticated } from "../http/errors";
+import { attempt } from "../lib/attempt";
 import type { User } from "../schemas/user";
 import { hashApiKey, KEY_PREFIX, type KeyKind, parseApiKey, parseBearer } from "./api-key";
 import { KeyRecord, keyRecordKey } from "./key-record";
@@ -71,22 +72,25 @@ export async function authenticate(request: Request, env: Env, kind: KeyKind): P
 }
 
 /**
- * Runs a read side by side with the key verdict, once KV has shown the key is real, and judges
- * the key first: a failing key is a 401 whatever the read found, so nothing of the read leaks.
+ * The read path of both public interfaces, once KV has shown the key is real: `parse` checks the
+ * request (no I/O), then `read` runs side by side with the key verdict. Answers are judged in the
+ * contract's order: a failing key is a 401 whatever else happened, then a `parse` failure (400),
+ * then the read's own outcome, so nothing of the read leaks to a caller whose key fails.
  * Only for reads: a write must wait for `verifyApiKey`.
  */
-export async function readAlongsideVerdict<T>(
+export async function readAlongsideVerdict<I, T>(
   env: Env,
   known: KnownKey,
-  read: (() => Promise<T>) | null,
-): Promise<{ user: User; take: () => T }> {
-  const [verdict, outcome] = await Promise.allSettled([verifyApiKey(env, known), read ? read() : Promise.resolve(null)]);
+  parse: () => I,
+  read: (input: I) => Promise<T>,
+): Promise<{ user: User; input: I; value: T }> {
+  const input = attempt(parse);
+  const [verdict, outcome] = await Promise.allSettled([
+    verifyApiKey(env, known),
+    input.ok ? read(input.value) : Promise.resolve(null),
+  ]);
   if (verdict.status === "rejected") throw verdict.reason;
-  return {
-    user: verdict.value,
-    take: () => {
-      if (outcome.status === "rejected") throw outcome.reason;
-      return outcome.value as T;
-    },
-  };
+  if (!input.ok) throw input.error;
+  if (outcome.status === "rejected") throw outcome.reason;
+  return { user: verdict.value, input: input.value, value: outcome.value as T };
 }

@@ -1,4 +1,3 @@
-import type { IRequest } from "itty-router";
 import type { z } from "zod";
 import { badRequest, type ErrorDetail, notFound } from "./errors";
 import { issuesToDetails } from "./validation";
@@ -10,8 +9,6 @@ export interface RequestContext {
   correlationId: string;
   url: URL;
 }
-
-export type Handler = (request: IRequest, rc: RequestContext) => Promise<Response> | Response;
 
 const CORRELATION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 

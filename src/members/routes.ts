@@ -7,7 +7,6 @@ import { readJsonObject } from "../http/body";
 import { pathParams, type RequestContext } from "../http/request";
 import { json } from "../http/respond";
 import { parseOrThrow } from "../http/validation";
-import { attempt } from "../lib/attempt";
 import { GithubUserId, OrgLogin } from "../schemas/common";
 import { type Member, MemberPatch, type MemberUpdateResult } from "../schemas/member";
 
@@ -26,20 +25,19 @@ export function registerMembers(router: RouterType<Request & { params: Record<st
   router
     .get(MEMBER_PATH, async (request, { env }) => {
       const known = await lookupApiKey(request, env, "members");
-      const path = attempt(() => pathParams(MemberPath, request.params));
-      const read = await readAlongsideVerdict(
+      const { value } = await readAlongsideVerdict(
         env,
         known,
-        path.ok
-          ? () =>
-              callDurable<DurableResult<Member>>(
-                () => organizationStub(env, path.value.org).readMember(known.record.userId, path.value.githubUserId),
-                { idempotent: true },
-              )
-          : null,
+        () => pathParams(MemberPath, request.params),
+        (path) =>
+          callDurable<DurableResult<Member>>(
+            () => organizationStub(env, path.org).readMember(known.record.userId, path.githubUserId),
+            {
+              idempotent: true,
+            },
+          ),
       );
-      if (!path.ok) throw path.error;
-      return json(unwrap(read.take()));
+      return json(unwrap(value));
     })
     .patch(MEMBER_PATH, async (request, { env }) => {
       // A write waits for the key verdict: nothing changes for a revoked key.

@@ -104,6 +104,12 @@ describe("order of checks", () => {
     expect((await call("/api/analytics/v1/prs?perPage=0")).status).toBe(401);
   });
 
+  it("401 before 400 also for a real key whose owner is blocked (the key verdict is judged before the parameters)", async () => {
+    const { user, get } = await setup();
+    await adminOk("PUT", `/internal/v1/users/${user}`, { githubLogin: `user${user}`, blocked: true });
+    expect((await get("perPage=0")).status).toBe(401);
+  });
+
   it("400 before 404: bad parameters for an unknown organization", async () => {
     const { get } = await setup();
     const res = await get("org=no-such-org-anywhere&perPage=0");
@@ -217,6 +223,14 @@ describe("parameters (400, one details entry per offending parameter)", () => {
     const p = await page(`org=%20${upper}%20&repo=%20&startDate=&endDate=%20&cursor=&perPage=%2010%20&colour=red`);
     expect(p.data).toHaveLength(1);
     expect(p.data[0]?.org).toBe(upper);
+  });
+
+  it("trims before checking lengths: 255 characters inside spaces is valid, 256 is not", async () => {
+    const { get } = await setup();
+    const at255 = await get(`org=%20%20${"o".repeat(255)}%20&repo=%20${"r".repeat(255)}%20`);
+    expect(at255.status).toBe(404); // valid parameters; no such organization
+    const at256 = await get(`org=%20${"o".repeat(256)}%20`);
+    expect(at256.status).toBe(400);
   });
 
   it("perPage accepts leading zeros and the bounds 1 and 100", async () => {

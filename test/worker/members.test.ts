@@ -105,6 +105,12 @@ describe("order of checks", () => {
     expect(res.status).toBe(401);
   });
 
+  it("a real key of a blocked owner with a bad path is still 401 (the key verdict is judged first)", async () => {
+    const { caller, get } = await setup();
+    await admin("PUT", `/internal/v1/users/${caller}`, { githubLogin: `user${caller}`, blocked: true });
+    expect((await get("not-a-number")).status).toBe(401);
+  });
+
   it("400 for a bad path: githubUserId must be 1 to 20 digits, org 1 to 255 characters", async () => {
     const { get } = await setup();
     for (const id of ["abc", "1".repeat(21), "-1", "1.5"]) {

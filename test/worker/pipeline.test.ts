@@ -172,6 +172,12 @@ describe("unexpected failures", () => {
     }
   });
 
+  it("/healthz does not touch storage: it answers 200 even when D1 fails", async () => {
+    const res = await fetchWithEnv(new Request("https://service.test/healthz"), { DB: brokenDb });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: "ok" });
+  });
+
   it("/readyz answers 503 when D1 fails", async () => {
     const res = await fetchWithEnv(new Request("https://service.test/readyz"), { DB: brokenDb });
     expect(res.status).toBe(503);
