@@ -4,6 +4,6 @@ import { defineConfig } from "drizzle-kit";
 export default defineConfig({
   dialect: "sqlite",
   driver: "durable-sqlite",
-  schema: "./src/durable/user-schema.ts",
+  schema: "./src/auth/user-schema.ts",
   out: "./migrations/user",
 });

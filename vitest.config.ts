@@ -25,7 +25,17 @@ export default defineConfig(async () => {
           ],
           test: { name: "worker", include: ["test/worker/**/*.test.ts"], setupFiles: ["./test/worker/setup.ts"] },
         },
-        { test: { name: "node", include: ["test/node/**/*.test.ts"], environment: "node" } },
+        {
+          resolve: {
+            alias: {
+              "cloudflare:workers": new URL(
+                "./test/node/stubs/cloudflare-workers.ts",
+                (import.meta as unknown as { url: string }).url,
+              ).pathname,
+            },
+          },
+          test: { name: "node", include: ["test/node/**/*.test.ts"], environment: "node" },
+        },
       ],
     },
   };

@@ -1,29 +1,14 @@
-import { type IRequest, Router } from "itty-router";
-import { registerAnalytics } from "./analytics/routes";
-import { requireAdmin } from "./control-plane/admin-auth";
-import { registerControlPlane } from "./control-plane/routes";
-import { registerHealth } from "./http/health";
+import { membersEnvelope } from "./http/envelopes";
 import { dispatch } from "./http/pipeline";
-import type { RequestContext } from "./http/request";
-import { registerMembers } from "./members/routes";
-import { registerOpenApi } from "./openapi/route";
+import { Registry } from "./http/registry";
+import { INTERFACES } from "./interfaces";
 
+export { UserObject } from "./auth/user-object";
 export { OrganizationObject } from "./durable/organization";
-export { UserObject } from "./durable/user";
 
-const router = Router<IRequest, [RequestContext]>({
-  before: [
-    async (request, { env, url }) => {
-      if (url.pathname === "/internal" || url.pathname.startsWith("/internal/")) await requireAdmin(request, env);
-    },
-  ],
-});
-registerHealth(router);
-registerOpenApi(router);
-registerAnalytics(router);
-registerMembers(router);
-registerControlPlane(router);
+const registry = new Registry(INTERFACES);
 
 export default {
-  fetch: (request, env, ctx) => dispatch(router, request, env, ctx),
+  // Paths outside every interface answer in the members envelope (contract section 1).
+  fetch: (request, env, ctx) => dispatch(registry, membersEnvelope, request, env, ctx),
 } satisfies ExportedHandler<Env>;

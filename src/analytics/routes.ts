@@ -1,49 +1,100 @@
-import type { RouterType } from "itty-router";
-import { lookupApiKey, readAlongsideVerdict } from "../auth/authenticate";
-import { callDurable, type DurableResult, unwrap } from "../durable/call";
-import type { AnalyticsAccess } from "../durable/organization";
 import { organizationStub, orgKey } from "../durable/stubs";
-import type { RequestContext } from "../http/request";
-import { json } from "../http/respond";
+import { analyticsEnvelope } from "../http/envelopes";
+import { type ApiInterface, defineRoute } from "../http/route";
+import { callDurable, type DurableResult, unwrap } from "../lib/durable-call";
+import { AppError, inStore } from "../lib/errors";
+import { AnalyticsPrPage } from "../schemas/analytics";
 import { listMergedPullRequests } from "../storage/analytics";
-import { parseAnalyticsParams } from "./params";
+import { repositoryHasEvents } from "../storage/repositories";
+import { type AnalyticsAccess, REPO_DENIED } from "./access";
 import { toPage } from "./present";
+import { AnalyticsQuery, checkDateRange, DEFAULT_PER_PAGE, invalidQueryMessage } from "./query";
 import { resolveWindow } from "./window";
 
 /**
  * `GET /api/analytics/v1/prs` (contract section 3). Answers in the contract's order: 401 key,
  * 400 parameters, 404 organization, 403 access, then the page. The access check runs alongside
- * the key verdict (see `readAlongsideVerdict`).
+ * the key verdict; the rows come from D1 (a read replica through the Sessions API).
  */
-export function registerAnalytics(router: RouterType<Request, [RequestContext]>) {
-  router.get("/api/analytics/v1/prs", async (request, { env, url }) => {
-    const known = await lookupApiKey(request, env, "analytics");
-    const now = Date.now();
-    const { input: query, value: access } = await readAlongsideVerdict(
-      env,
-      known,
-      () => parseAnalyticsParams(url.searchParams, now),
-      (q) =>
-        callDurable<DurableResult<AnalyticsAccess>>(
-          () => organizationStub(env, q.org).analyticsAccess(known.record.userId, q.repo),
+const listPullRequestAnalytics = defineRoute({
+  method: "GET",
+  path: "/api/analytics/v1/prs",
+  operationId: "listPullRequestAnalytics",
+  summary: "List merged pull request analytics",
+  description:
+    "Merged pull requests with at least one completed review in the window, newest merge first (ties: a stable internal id, descending), " +
+    "with review metrics. Cursor-paginated: pass nextCursor back as cursor with the same org, repo and window; null on the last page. " +
+    "Rows are read from a read replica and may lag recent events by a short time.",
+  request: {
+    query: AnalyticsQuery,
+    check: ({ query }) => checkDateRange(query, Date.now()),
+    invalidMessage: invalidQueryMessage,
+  },
+  alongside: ({ query }, callerId, { env }) =>
+    callDurable<DurableResult<AnalyticsAccess>>(
+      () => organizationStub(env, query.org).analyticsAccess(callerId, query.repo ?? null),
+      { idempotent: true },
+    ),
+  responses: {
+    200: {
+      description: "A page of rows, newest merge first.",
+      body: AnalyticsPrPage,
+      example: {
+        data: [
           {
-            idempotent: true,
+            org: "acme",
+            repo: "api",
+            prNumber: 37,
+            author: "ada-admin",
+            createdAt: "2026-11-19T10:01:07.768Z",
+            mergedAt: "2026-11-20T16:44:17.054Z",
+            linesAdded: 679,
+            linesDeleted: 164,
+            numberOfServiceIssuesFlagged: 7,
+            numberOfServiceIssuesFixed: 4,
+            serviceFirstReviewedAt: "2026-11-19T17:43:20.752Z",
+            totalAiLinesAuthored: 212,
           },
-        ),
+        ],
+        nextCursor: "2026-11-20T16:44:17.054Z|137",
+      },
+    },
+  },
+  errors: ["org_not_found", "installation_blocked", "plan_required", "org_access_denied", "repo_access_denied"],
+  handler: async ({ query, read }, { env }) => {
+    const access = unwrap(read);
+    const perPage = query.perPage ?? DEFAULT_PER_PAGE;
+    const window = resolveWindow(query.startDate ?? null, query.endDate ?? null, access.installedAt, Date.now());
+    const db = env.DB.withSession("first-unconstrained");
+    const scope = { orgKey: orgKey(query.org), repoKey: query.repo?.toLowerCase() ?? null };
+    const rows = await inStore("D1", () =>
+      listMergedPullRequests(db, {
+        ...scope,
+        accessibleRepoKeys: access.accessibleRepoKeys,
+        start: window.start,
+        end: window.end,
+        after: query.cursor ?? null,
+        limit: perPage + 1,
+      }),
     );
-    const allowed = unwrap(access);
+    // A repository only an admin could name must exist somewhere: rows prove it, else ask D1.
+    if (rows.length === 0 && access.repoMustHaveEvents && scope.repoKey !== null) {
+      const repoKey = scope.repoKey;
+      if (!(await inStore("D1", () => repositoryHasEvents(db, scope.orgKey, repoKey)))) {
+        throw new AppError("repo_access_denied", REPO_DENIED);
+      }
+    }
+    return toPage(query.org, rows, perPage);
+  },
+});
 
-    const window = resolveWindow(query.start, query.end, allowed.installedAt, now);
-    // Analytics may lag: reads go to the nearest replica (documented in the README).
-    const rows = await listMergedPullRequests(env.DB.withSession("first-unconstrained"), {
-      orgKey: orgKey(query.org),
-      repoKey: query.repo?.toLowerCase() ?? null,
-      accessibleRepoKeys: allowed.accessibleRepoKeys,
-      start: window.start,
-      end: window.end,
-      after: query.cursor,
-      limit: query.perPage + 1,
-    });
-    return json(toPage(query.org, rows, query.perPage));
-  });
-}
+export const analyticsInterface: ApiInterface = {
+  name: "analytics",
+  description: "Merged pull requests with review metrics, for organizations on the Pro plan (personal cak_ keys).",
+  basePath: "/api/analytics",
+  document: "public",
+  envelope: analyticsEnvelope,
+  auth: { kind: "apiKey", keyKind: "analytics" },
+  errors: ["internal_error", "unavailable"],
+  routes: [listPullRequestAnalytics],
+};

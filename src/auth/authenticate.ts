@@ -1,11 +1,11 @@
-import { callDurable } from "../durable/call";
-import { userStub } from "../durable/stubs";
-import type { KeyVerdict } from "../durable/user";
-import { unauthenticated } from "../http/errors";
 import { attempt } from "../lib/attempt";
+import { callDurable } from "../lib/durable-call";
+import { unauthenticated } from "../lib/errors";
 import type { User } from "../schemas/user";
 import { hashApiKey, KEY_PREFIX, type KeyKind, parseApiKey, parseBearer } from "./api-key";
 import { KeyRecord, keyRecordKey } from "./key-record";
+import type { KeyVerdict } from "./user-object";
+import { userStub } from "./user-stub";
 
 const INVALID_KEY = "Invalid, expired or revoked API key.";
 

@@ -1,5 +1,5 @@
 import { parseBearer } from "../auth/api-key";
-import { notFound, unauthenticated } from "../http/errors";
+import { notFound, unauthenticated } from "../lib/errors";
 
 const sha256 = async (text: string) => new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
 

@@ -1,19 +1,19 @@
-import type { RouterType } from "itty-router";
 import { z } from "zod";
-import { callDurable, type DurableResult, unwrap } from "../durable/call";
-import { organizationStub, userStub } from "../durable/stubs";
-import { readJsonObject } from "../http/body";
-import { badRequest } from "../http/errors";
-import { pathParams, type RequestContext } from "../http/request";
-import { json, noContent } from "../http/respond";
-import { parseOrThrow } from "../http/validation";
+import { userStub } from "../auth/user-stub";
+import { organizationStub } from "../durable/stubs";
+import { membersEnvelope } from "../http/envelopes";
+import { type ApiInterface, defineRoute } from "../http/route";
+import { callDurable, type DurableResult, unwrap } from "../lib/durable-call";
+import { badRequest, inStore } from "../lib/errors";
+import { internalDocumentRoute } from "../openapi/routes";
 import { GithubUserId, OrgLogin, RepoName } from "../schemas/common";
-import { EventBatch } from "../schemas/events";
-import { MemberInput } from "../schemas/member";
-import { OrganizationInput } from "../schemas/organization";
-import { RepositoryInput } from "../schemas/repository";
-import { type ApiKeyCreated, ApiKeyCreateInput, KeyKind, UserInput } from "../schemas/user";
+import { EventBatch, EventBatchAccepted } from "../schemas/events";
+import { Member, MemberInput } from "../schemas/member";
+import { Organization, OrganizationInput } from "../schemas/organization";
+import { Repository, RepositoryInput } from "../schemas/repository";
+import { ApiKeyCreated, ApiKeyCreateInput, KeyKind, User, UserInput } from "../schemas/user";
 import { storeEvents } from "../storage/events";
+import { requireAdmin } from "./admin-auth";
 
 /** Control-plane bodies may be large (member lists, event batches), but not unbounded. */
 export const CONTROL_PLANE_MAX_BODY = 1024 * 1024;
@@ -24,73 +24,177 @@ const MemberPath = z.object({ org: OrgLogin, githubUserId: GithubUserId });
 const UserPath = z.object({ githubUserId: GithubUserId });
 const KeyPath = z.object({ githubUserId: GithubUserId, kind: KeyKind });
 
-const body = async <S extends z.ZodType>(request: Request, schema: S): Promise<z.output<S>> =>
-  parseOrThrow(schema, await readJsonObject(request, CONTROL_PLANE_MAX_BODY), "Invalid request body.");
-
-type OrgStub = ReturnType<typeof organizationStub>;
-type UserStub = ReturnType<typeof userStub>;
+const body = <S extends z.ZodType>(schema: S, example: unknown) => ({ schema, maxBytes: CONTROL_PLANE_MAX_BODY, example });
 
 /** Writes are idempotent upserts; every call is safe to retry. */
-const viaOrg = <T>(env: Env, org: string, call: (stub: OrgStub) => Promise<T>) =>
+const viaOrg = <T>(env: Env, org: string, call: (stub: ReturnType<typeof organizationStub>) => Promise<T>) =>
   callDurable<T>(() => call(organizationStub(env, org)), { idempotent: true });
 
-const viaUser = <T>(env: Env, id: string, call: (stub: UserStub) => Promise<T>, idempotent = true) =>
+const viaUser = <T>(env: Env, id: string, call: (stub: ReturnType<typeof userStub>) => Promise<T>, idempotent = true) =>
   callDurable<T>(() => call(userStub(env, id)), { idempotent });
 
-/** `/internal/v1/...`: the entry point that feeds the service its data (contract section 5). */
-export function registerControlPlane(router: RouterType<Request & { params: Record<string, string> }, [RequestContext]>) {
-  router
-    .put("/internal/v1/organizations/:org", async (request, { env }) => {
-      const { org } = pathParams(OrgPath, request.params);
-      const input = await body(request, OrganizationInput);
-      return json(await viaOrg(env, org, (stub) => stub.putOrganization(org, input)));
-    })
-    .put("/internal/v1/organizations/:org/repositories/:repo", async (request, { env }) => {
-      const { org, repo } = pathParams(RepoPath, request.params);
-      const input = await body(request, RepositoryInput);
-      return json(await viaOrg(env, org, (stub) => stub.putRepository(org, repo, input)));
-    })
-    .put("/internal/v1/organizations/:org/members/:githubUserId", async (request, { env }) => {
-      const { org, githubUserId } = pathParams(MemberPath, request.params);
-      const input = await body(request, MemberInput);
-      return json(await viaOrg(env, org, (stub) => stub.putMember(githubUserId, input)));
-    })
-    .delete("/internal/v1/organizations/:org/members/:githubUserId", async (request, { env }) => {
-      const { org, githubUserId } = pathParams(MemberPath, request.params);
-      await viaOrg(env, org, (stub) => stub.deleteMember(githubUserId));
-      return noContent();
-    })
-    .put("/internal/v1/users/:githubUserId", async (request, { env }) => {
-      const { githubUserId } = pathParams(UserPath, request.params);
-      const input = await body(request, UserInput);
-      return json(await viaUser(env, githubUserId, (stub) => stub.putUser(githubUserId, input)));
-    })
-    .post("/internal/v1/users/:githubUserId/api-keys", async (request, { env }) => {
-      const { githubUserId } = pathParams(UserPath, request.params);
-      const input = await body(request, ApiKeyCreateInput);
-      const now = Date.now();
-      if (input.expiresAt !== null && input.expiresAt <= now) {
+const putOrganization = defineRoute({
+  method: "PUT",
+  path: "/internal/v1/organizations/{org}",
+  operationId: "putOrganization",
+  summary: "Register or update an organization's installation, plan and subscription",
+  request: {
+    params: OrgPath,
+    body: body(OrganizationInput, {
+      installationId: 41,
+      installedAt: "2025-06-01T00:00:00Z",
+      blocked: false,
+      plan: "pro",
+      subscription: { status: "active", billedThroughService: true, purchasedSeats: 10 },
+    }),
+  },
+  responses: { 200: { description: "The stored organization.", body: Organization } },
+  errors: [],
+  handler: async ({ params, body }, { env }) => viaOrg(env, params.org, (stub) => stub.putOrganization(params.org, body)),
+});
+
+const putRepository = defineRoute({
+  method: "PUT",
+  path: "/internal/v1/organizations/{org}/repositories/{repo}",
+  operationId: "putRepository",
+  summary: "Register a repository, its visibility and its collaborators",
+  description:
+    "Public repositories are open to every member; private ones to the organization's admins and the listed collaborators.",
+  request: { params: RepoPath, body: body(RepositoryInput, { private: true, collaborators: ["1002"] }) },
+  responses: { 200: { description: "The stored repository.", body: Repository } },
+  errors: [],
+  handler: async ({ params, body }, { env }) =>
+    viaOrg(env, params.org, (stub) => stub.putRepository(params.org, params.repo, body)),
+});
+
+const putMember = defineRoute({
+  method: "PUT",
+  path: "/internal/v1/organizations/{org}/members/{githubUserId}",
+  operationId: "putMember",
+  summary: "Synchronise a member (no guards, no seat capacity check)",
+  request: {
+    params: MemberPath,
+    body: body(MemberInput, { githubLogin: "max", workEmail: "max@example.com", role: "member", seat: true, isBot: false }),
+  },
+  responses: { 200: { description: "The stored member.", body: Member } },
+  errors: [],
+  handler: async ({ params, body }, { env }) => viaOrg(env, params.org, (stub) => stub.putMember(params.githubUserId, body)),
+});
+
+const deleteMember = defineRoute({
+  method: "DELETE",
+  path: "/internal/v1/organizations/{org}/members/{githubUserId}",
+  operationId: "deleteMember",
+  summary: "Remove a member who left the GitHub organization",
+  request: { params: MemberPath },
+  responses: { 204: { description: "Removed (or was not there)." } },
+  errors: [],
+  handler: async ({ params }, { env }) => {
+    await viaOrg(env, params.org, (stub) => stub.deleteMember(params.githubUserId));
+    return null;
+  },
+});
+
+const putUser = defineRoute({
+  method: "PUT",
+  path: "/internal/v1/users/{githubUserId}",
+  operationId: "putUser",
+  summary: "Register or update a user; blocking takes effect on the next request",
+  request: { params: UserPath, body: body(UserInput, { githubLogin: "max", blocked: false }) },
+  responses: { 200: { description: "The stored user.", body: User } },
+  errors: [],
+  handler: async ({ params, body }, { env }) =>
+    viaUser(env, params.githubUserId, (stub) => stub.putUser(params.githubUserId, body)),
+});
+
+const createApiKey = defineRoute({
+  method: "POST",
+  path: "/internal/v1/users/{githubUserId}/api-keys",
+  operationId: "createApiKey",
+  summary: "Create (or regenerate) the user's key of one kind; the previous one stops working at once",
+  request: {
+    params: UserPath,
+    body: body(ApiKeyCreateInput, { kind: "analytics", expiresAt: "2027-01-01T00:00:00Z" }),
+    check: ({ body }) => {
+      if (body.expiresAt !== null && body.expiresAt <= Date.now()) {
         throw badRequest("Invalid request body.", [{ path: "expiresAt", message: "must be in the future" }]);
       }
-      // Not retried: a retry after a lost answer would mint a second key and revoke the first.
-      const created = unwrap(
-        await viaUser<DurableResult<ApiKeyCreated>>(
-          env,
-          githubUserId,
-          (stub) => stub.createKey(input.kind, input.expiresAt, now),
-          false,
-        ),
-      );
-      return json(created, 201);
-    })
-    .delete("/internal/v1/users/:githubUserId/api-keys/:kind", async (request, { env }) => {
-      const { githubUserId, kind } = pathParams(KeyPath, request.params);
-      await viaUser(env, githubUserId, (stub) => stub.revokeKey(kind));
-      return noContent();
-    })
-    .post("/internal/v1/events", async (request, { env }) => {
-      const { events } = await body(request, EventBatch);
-      await storeEvents(env.DB, events);
-      return json({ accepted: events.length });
-    });
-}
+    },
+  },
+  responses: { 201: { description: "The new key, shown once.", body: ApiKeyCreated } },
+  errors: ["not_found"],
+  handler: async ({ params, body }, { env }) =>
+    // Not retried: a retry after a lost answer would mint a second key and revoke the first.
+    unwrap(
+      await viaUser<DurableResult<ApiKeyCreated>>(
+        env,
+        params.githubUserId,
+        (stub) => stub.createKey(body.kind, body.expiresAt, Date.now()),
+        false,
+      ),
+    ),
+});
+
+const revokeApiKey = defineRoute({
+  method: "DELETE",
+  path: "/internal/v1/users/{githubUserId}/api-keys/{kind}",
+  operationId: "revokeApiKey",
+  summary: "Revoke the user's key of one kind",
+  request: { params: KeyPath },
+  responses: { 204: { description: "Revoked (or there was none)." } },
+  errors: [],
+  handler: async ({ params }, { env }) => {
+    await viaUser(env, params.githubUserId, (stub) => stub.revokeKey(params.kind));
+    return null;
+  },
+});
+
+const ingestEvents = defineRoute({
+  method: "POST",
+  path: "/internal/v1/events",
+  operationId: "ingestEvents",
+  summary: "Store a batch of reviewer events (all or nothing, any order, replay-safe)",
+  request: {
+    body: body(EventBatch, {
+      events: [
+        {
+          type: "review",
+          org: "acme",
+          repo: "api",
+          prNumber: 7,
+          reviewId: "r-1",
+          status: "completed",
+          completedAt: "2026-11-01T11:00:00Z",
+        },
+      ],
+    }),
+  },
+  responses: { 200: { description: "The whole batch was stored.", body: EventBatchAccepted } },
+  errors: [],
+  handler: async ({ body }, { env }) => {
+    await inStore("D1", () => storeEvents(env.DB, body.events));
+    return { accepted: body.events.length };
+  },
+});
+
+/** `/internal/v1/...`: the entry point that feeds the service its data (contract section 5). */
+export const controlPlaneInterface: ApiInterface = {
+  name: "control plane",
+  description: "Internal: synchronisation, event ingestion and key management (ADMIN_TOKEN).",
+  basePath: "/internal",
+  document: "internal",
+  envelope: membersEnvelope,
+  auth: { kind: "guard", securityScheme: "adminToken", check: requireAdmin, errors: ["unauthenticated"] },
+  errors: ["internal_error", "unavailable"],
+  routes: [
+    putOrganization,
+    putRepository,
+    putMember,
+    deleteMember,
+    putUser,
+    createApiKey,
+    revokeApiKey,
+    ingestEvents,
+    internalDocumentRoute,
+  ],
+};

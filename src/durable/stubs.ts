@@ -1,9 +1,7 @@
 /**
- * Where each Durable Object lives: organizations by lower-cased login (GitHub logins are
- * case-insensitive), users by GitHub user id.
+ * Where each organization's Durable Object lives: named by the lower-cased login (GitHub logins
+ * are case-insensitive).
  */
 export const orgKey = (login: string): string => login.toLowerCase();
 
 export const organizationStub = (env: Env, login: string) => env.ORGANIZATIONS.getByName(orgKey(login));
-
-export const userStub = (env: Env, githubUserId: string) => env.USERS.getByName(githubUserId);

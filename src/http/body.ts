@@ -1,4 +1,4 @@
-import { AppError, badRequest } from "./errors";
+import { AppError, badRequest } from "../lib/errors";
 
 /**
  * Reads a JSON object body: 415 unless `application/json` (parameters such as charset are fine),

@@ -1,14 +1,17 @@
-import type { IRequest, RouterType } from "itty-router";
-import { AppError, notFound } from "./errors";
-import { correlationIdFor, isCanonicalPath, type RequestContext } from "./request";
-import { envelopeFor, errorResponse } from "./respond";
+import { type AppError, internalError, isAppError, notFound } from "../lib/errors";
+import { type Envelope, json } from "./envelopes";
+import type { Registry } from "./registry";
+import { correlationIdFor, isCanonicalPath } from "./request";
+import type { RequestContext } from "./route";
 
 /**
- * Every request passes here: canonical-path guard, routing (404, or 405 with `Allow`), the one
- * error mapping, and the headers every response carries (`X-Correlation-Id`, `Cache-Control`).
+ * Every request passes here: canonical-path guard, the interface's own guard (the admin token),
+ * routing (404, or 405 with `Allow`), the one error mapping, and the headers every response
+ * carries (`X-Correlation-Id`, `Cache-Control`, and whatever a stage added).
  */
 export async function dispatch(
-  router: RouterType<IRequest, [RequestContext]>,
+  registry: Registry,
+  fallback: Envelope,
   request: Request,
   env: Env,
   ctx: ExecutionContext,
@@ -16,15 +19,29 @@ export async function dispatch(
   const started = Date.now();
   const correlationId = correlationIdFor(request);
   const url = new URL(request.url);
+  const api = registry.interfaceFor(url.pathname);
+  const rc: RequestContext = {
+    env,
+    ctx,
+    correlationId,
+    url,
+    request,
+    responseHeaders: new Headers(),
+    interfaces: registry.interfaces,
+  };
   let response: Response;
   try {
     if (!isCanonicalPath(url.pathname)) throw notFound();
-    const routed: Response | undefined = await router.fetch(request, { env, ctx, correlationId, url });
-    response = routed ?? unrouted(router, request.method, url.pathname);
+    if (api?.auth.kind === "guard") await api.auth.check(request, env);
+    const routed: Response | undefined = await registry.router.fetch(request, rc);
+    response = routed ?? registry.unrouted(request.method, url.pathname);
   } catch (error) {
-    response = errorResponse(error, envelopeFor(url.pathname), correlationId);
+    response = errorResponse(error, api?.envelope ?? fallback, correlationId);
   }
   const headers = new Headers(response.headers);
+  rc.responseHeaders.forEach((value, name) => {
+    headers.set(name, value);
+  });
   headers.set("X-Correlation-Id", correlationId);
   headers.set("Cache-Control", "no-store");
   console.log(
@@ -40,15 +57,32 @@ export async function dispatch(
   return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
 }
 
-/** No route answered: 405 with `Allow` when the path exists under another method, else 404. */
-function unrouted(router: RouterType<IRequest, [RequestContext]>, method: string, pathname: string): never {
-  const allowed = new Set<string>();
-  for (const [routeMethod, pattern] of router.routes) {
-    if (routeMethod !== "ALL" && pattern.test(pathname)) allowed.add(routeMethod);
+/**
+ * The one place errors become responses. An AppError keeps its public message; anything else is
+ * logged with the correlation id and answered as a generic 500.
+ */
+export function errorResponse(error: unknown, envelope: Envelope, correlationId: string): Response {
+  let appError: AppError;
+  if (isAppError(error)) {
+    appError = error;
+    if (appError.status >= 500) logFailure(correlationId, appError.logAs ?? `answered ${appError.code}`, appError.cause);
+  } else {
+    logFailure(correlationId, "unhandled error", error);
+    appError = internalError();
   }
-  if (allowed.size === 0 || allowed.has(method)) throw notFound(`No resource at ${pathname}.`);
-  const allow = [...allowed].sort().join(", ");
-  throw new AppError("method_not_allowed", `Method ${method} is not allowed here. Allowed: ${allow}.`, {
-    headers: { Allow: allow },
-  });
+  appError = envelope.translate(appError);
+  return json(envelope.render(appError, correlationId), appError.status, appError.headers);
+}
+
+/** Every server-side failure is logged once, here, with the request's correlation id. */
+function logFailure(correlationId: string, msg: string, cause: unknown): void {
+  console.error(
+    JSON.stringify({
+      level: "error",
+      msg,
+      correlationId,
+      error: cause instanceof Error ? `${cause.name}: ${cause.message}` : cause === undefined ? undefined : String(cause),
+      stack: cause instanceof Error ? cause.stack : undefined,
+    }),
+  );
 }

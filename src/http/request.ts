@@ -1,14 +1,6 @@
-import type { z } from "zod";
-import { badRequest, type ErrorDetail, notFound } from "./errors";
+import { z } from "zod";
+import { badRequest, type ErrorDetail, notFound } from "../lib/errors";
 import { issuesToDetails } from "./validation";
-
-/** What every handler receives besides the request. */
-export interface RequestContext {
-  env: Env;
-  ctx: ExecutionContext;
-  correlationId: string;
-  url: URL;
-}
 
 const CORRELATION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -32,8 +24,10 @@ export function isCanonicalPath(pathname: string): boolean {
   return !pathname.split("/").some((segment) => segment === "." || segment === "..");
 }
 
+type Message = (details: readonly ErrorDetail[]) => string;
+
 /** Decodes and validates path parameters; a segment that is not valid percent-encoding is a 404. */
-export function pathParams<S extends z.ZodType>(schema: S, params: Record<string, string>): z.output<S> {
+export function readPathParams<S extends z.ZodType>(schema: S, params: Record<string, string>, message: Message): z.output<S> {
   const decoded: Record<string, string> = {};
   for (const [name, raw] of Object.entries(params)) {
     try {
@@ -44,8 +38,35 @@ export function pathParams<S extends z.ZodType>(schema: S, params: Record<string
   }
   const result = schema.safeParse(decoded);
   if (!result.success) {
-    const details: ErrorDetail[] = issuesToDetails(result.error.issues);
-    throw badRequest("Invalid path parameters.", details);
+    const details = issuesToDetails(result.error.issues);
+    throw badRequest(message(details), details);
   }
+  return result.data;
+}
+
+/**
+ * Query parameters as every route reads them (contract section 3): each known parameter at most
+ * once, values trimmed before any check, blank values ignored, unknown parameters ignored. The
+ * schema then sees an object of the remaining strings.
+ */
+export function readQuery<S extends z.ZodType>(schema: S, query: URLSearchParams, message: Message): z.output<S> {
+  const names = schema instanceof z.ZodObject ? Object.keys(schema.shape) : [];
+  const details: ErrorDetail[] = [];
+  const values: Record<string, string> = {};
+  for (const name of names) {
+    const all = query.getAll(name);
+    if (all.length > 1) {
+      details.push({ path: name, message: "must be given at most once" });
+      continue;
+    }
+    const trimmed = all[0]?.trim();
+    if (trimmed !== undefined && trimmed !== "") values[name] = trimmed;
+  }
+  const result = schema.safeParse(values);
+  if (!result.success) {
+    const repeated = new Set(details.map((d) => d.path));
+    details.push(...issuesToDetails(result.error.issues).filter((d) => !repeated.has(d.path)));
+  }
+  if (details.length > 0 || !result.success) throw badRequest(message(details), details);
   return result.data;
 }

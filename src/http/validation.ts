@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { badRequest, type ErrorDetail } from "./errors";
+import { badRequest, type ErrorDetail } from "../lib/errors";
 
 const joinPath = (path: readonly PropertyKey[]): string => path.map(String).join(".");
 

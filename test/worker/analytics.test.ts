@@ -565,7 +565,7 @@ describe("order and pagination", () => {
   it("a well-formed cursor used with other filters is never a 500", async () => {
     const { org, get } = await fifty();
     const other = "2030-01-01T00:00:00.000Z|999999999";
-    for (const q of [`org=${org}&repo=web`, `org=${org}&startDate=2020-01-01`, `org=${org}`]) {
+    for (const q of [`org=${org}&repo=api`, `org=${org}&startDate=2020-01-01`, `org=${org}`]) {
       const res = await get(`${q}&cursor=${encodeURIComponent(other)}`);
       expect(res.status).toBe(200);
     }

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
-import { callDurable } from "../../src/durable/call";
+import { callDurable } from "../../src/lib/durable-call";
 import {
   addMember,
   admin,
@@ -336,22 +336,27 @@ describe("guards", () => {
     const { org, caller, member } = await setup();
     const target = await member("member", { seat: false });
     const stub = env.ORGANIZATIONS.getByName(org.toLowerCase());
-    const body = { seat: true, expectedSeat: false };
-    const first = await stub.updateMember(caller, target, body, "op-1");
-    expect(first).toMatchObject({ ok: true, value: { changed: true, after: { seat: true } } });
-    const retry = await stub.updateMember(caller, target, body, "op-1");
+    const changes = [{ githubUserId: target, seat: true, expectedSeat: false }];
+    const first = await stub.updateMembers(caller, changes, "op-1", null);
+    expect(first).toMatchObject({ ok: true, value: { results: [{ changed: true, after: { seat: true } }] } });
+    const retry = await stub.updateMembers(caller, changes, "op-1", null);
     expect(retry).toEqual({
       ok: true,
       value: {
-        githubUserId: target,
-        before: { seat: true, role: "member" },
-        after: { seat: true, role: "member" },
-        changed: false,
+        results: [
+          {
+            githubUserId: target,
+            before: { seat: true, role: "member" },
+            after: { seat: true, role: "member" },
+            changed: false,
+            availableSeats: 9,
+            purchasedQuantityChanged: false,
+          },
+        ],
         availableSeats: 9,
-        purchasedQuantityChanged: false,
       },
     });
-    const other = await stub.updateMember(caller, target, body, "op-2");
+    const other = await stub.updateMembers(caller, changes, "op-2", null);
     expect(other).toMatchObject({ ok: false, code: "expected_value_mismatch" });
   });
 });

@@ -127,7 +127,7 @@ describe("unexpected failures", () => {
     },
   } as unknown as D1Database;
 
-  it("answer 500 with a generic message and never leak internals", async () => {
+  it("a storage failure answers 503 unavailable (retriable) with one message, and never leaks internals", async () => {
     const request = new Request("https://service.test/internal/v1/events", {
       method: "POST",
       headers: { Authorization: "Bearer test-admin-token", "Content-Type": "application/json", "X-Correlation-Id": "trace-500" },
@@ -136,14 +136,14 @@ describe("unexpected failures", () => {
       }),
     });
     const res = await fetchWithEnv(request, { DB: brokenDb });
-    expect(res.status).toBe(500);
+    expect(res.status).toBe(503);
     const text = await res.text();
     expect(text).not.toContain("secret_internal_table");
     expect(text).not.toContain("D1_ERROR");
     expect(JSON.parse(text)).toEqual({
       error: {
-        code: "internal_error",
-        message: "An unexpected error occurred.",
+        code: "unavailable",
+        message: "The service is temporarily unavailable. Retry with the same request.",
         retriable: true,
         correlationId: "trace-500",
         details: [],
@@ -163,7 +163,7 @@ describe("unexpected failures", () => {
         expect.objectContaining({
           level: "error",
           correlationId: "trace-503",
-          msg: "answered unavailable",
+          msg: "storage failure: D1",
           error: expect.stringContaining("secret_internal_table"),
         }),
       ]);
@@ -189,11 +189,21 @@ describe("unexpected failures", () => {
 });
 
 describe("OpenAPI", () => {
-  it("serves the generated document at /openapi.json", async () => {
+  it("serves the public document at /openapi.json: the public interfaces only", async () => {
     const res = await call("/openapi.json");
     expect(res.status).toBe(200);
     const doc = (await res.json()) as { openapi: string; paths: Record<string, unknown> };
     expect(doc.openapi).toBe("3.1.0");
+    expect(Object.keys(doc.paths)).toContain("/api/analytics/v1/prs");
+    expect(Object.keys(doc.paths).filter((p) => p.startsWith("/internal"))).toEqual([]);
+  });
+
+  it("serves the control plane's document at /internal/v1/openapi.json, with the admin token only", async () => {
+    expect((await call("/internal/v1/openapi.json")).status).toBe(401);
+    const res = await admin("GET", "/internal/v1/openapi.json");
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as { paths: Record<string, unknown> };
     expect(Object.keys(doc.paths)).toContain("/internal/v1/events");
+    expect(Object.keys(doc.paths).filter((p) => !p.startsWith("/internal"))).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import { AppError } from "../http/errors";
+import { AppError, storageFailure } from "./errors";
 
 interface DurableObjectFailure {
   retryable?: boolean;
@@ -28,9 +28,8 @@ export async function callDurable<T>(call: () => Promise<T>, options: { idempote
   }
 }
 
-/** The cause goes to the logs with the correlation id (http/respond.ts), never to the client. */
-const unavailable = (cause: unknown) =>
-  new AppError("unavailable", "The service is temporarily unavailable. Retry with the same request.", { cause });
+/** The cause goes to the logs with the correlation id (http/pipeline.ts), never to the client. */
+const unavailable = (cause: unknown) => storageFailure("Durable Object", cause);
 
 /**
  * What a Durable Object method returns: the value, or a contract error as data (an exception

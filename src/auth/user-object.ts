@@ -5,9 +5,9 @@ import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import migrations from "../../migrations/user/migrations.js";
 import { generateApiKey, hashApiKey, type KeyKind } from "../auth/api-key";
 import { type KeyRecord, keyRecordKey } from "../auth/key-record";
+import { type DurableResult, ok } from "../lib/durable-call";
 import { formatInstant } from "../lib/time";
 import type { ApiKeyCreated, User, UserInput } from "../schemas/user";
-import { type DurableResult, ok } from "./call";
 import * as schema from "./user-schema";
 
 type Db = DrizzleSqliteDODatabase<typeof schema>;

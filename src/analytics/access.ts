@@ -1,0 +1,57 @@
+import type { InstallationFacts, MemberState, Refusal } from "../members/rules";
+
+/** What the analytics export may read of an organization. */
+export interface AnalyticsAccess {
+  installedAt: number;
+  /** Lower-cased repository names the caller may read; null for every repository (an admin). */
+  accessibleRepoKeys: string[] | null;
+  /**
+   * The requested repository is not registered, and the caller is an admin: it exists only if
+   * reviewer events know it, which the export checks in D1 (403 otherwise).
+   */
+  repoMustHaveEvents: boolean;
+}
+
+export interface AnalyticsFacts {
+  installation: (InstallationFacts & { installedAt: number }) | undefined;
+  caller: MemberState | undefined;
+  /** Whether a repository (lower-cased name) is registered. */
+  isRegistered: (repoKey: string) => boolean;
+  /** Lower-cased names of the repositories a non-admin caller may read. */
+  visibleRepoKeys: () => string[];
+}
+
+/**
+ * Who may export analytics (contract section 3), in the contract's order: installation exists
+ * (404), not blocked, Pro plan, caller is a member, caller can access the requested repository
+ * (403s). Admins see every repository; other members public ones and private ones that list them
+ * as collaborators. A repository the organization does not have is 403 for every caller; one
+ * known only from reviewer events counts as private until it is registered.
+ */
+export function decideAnalyticsAccess(
+  facts: AnalyticsFacts,
+  repoName: string | null,
+): { ok: true; value: AnalyticsAccess } | Refusal {
+  const { installation, caller } = facts;
+  const refuse = (code: Refusal["code"], message: string): Refusal => ({ ok: false, code, message, details: [] });
+  if (!installation) return refuse("org_not_found", "The organization cannot be resolved to an installation.");
+  if (installation.blocked) return refuse("installation_blocked", "The installation of this organization is blocked.");
+  if (installation.plan !== "pro")
+    return refuse("plan_required", "The analytics export requires the organization to be on the Pro plan.");
+  if (!caller) return refuse("org_access_denied", "You do not have access to this organization.");
+  const repoKey = repoName?.toLowerCase() ?? null;
+  const accessible = caller.role === "admin" ? null : facts.visibleRepoKeys();
+  if (repoKey !== null && accessible !== null && !accessible.includes(repoKey)) {
+    return refuse("repo_access_denied", REPO_DENIED);
+  }
+  return {
+    ok: true,
+    value: {
+      installedAt: installation.installedAt,
+      accessibleRepoKeys: accessible,
+      repoMustHaveEvents: repoKey !== null && accessible === null && !facts.isRegistered(repoKey),
+    },
+  };
+}
+
+export const REPO_DENIED = "You do not have access to this repository, or it does not exist.";

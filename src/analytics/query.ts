@@ -1,0 +1,104 @@
+import { z } from "zod";
+import { badRequest, type ErrorDetail } from "../lib/errors";
+import { parseDateOnly, parseTimestamp } from "../lib/time";
+import { decodeCursor } from "./cursor";
+
+export const DEFAULT_PER_PAGE = 100;
+export const MAX_PER_PAGE = 100;
+const MAX_LENGTH = 255;
+const tooLong = `must be at most ${MAX_LENGTH} characters`;
+
+/** A date bound: `YYYY-MM-DD` (the first or last millisecond of that UTC day) or a timestamp with a zone. */
+const ReviewBound = (edge: "start" | "end", description: string, example: string) =>
+  z
+    .string()
+    .max(MAX_LENGTH, tooLong)
+    .transform((value, ctx) => {
+      const parsed = parseDateOnly(value, edge) ?? parseTimestamp(value);
+      if (parsed.kind === "ok") return parsed.ms;
+      ctx.addIssue({ code: "custom", message: parsed.reason });
+      return z.NEVER;
+    })
+    .meta({ override: { type: "string", maxLength: MAX_LENGTH, description, examples: [example] } });
+
+/**
+ * Query parameters of `GET /api/analytics/v1/prs` (contract section 3). The registry has already
+ * trimmed them, dropped blank ones and refused repeated ones; this schema decides the rest.
+ */
+export const AnalyticsQuery = z.object({
+  org: z
+    .string({ error: (issue) => (issue.input === undefined ? "is required" : undefined) })
+    .max(MAX_LENGTH, tooLong)
+    .meta({
+      description: "GitHub organization or owner, 1 to 255 characters after trimming; case-insensitive. Rows echo it as sent.",
+      example: "acme",
+    }),
+  repo: z
+    .string()
+    .max(MAX_LENGTH, tooLong)
+    .optional()
+    .meta({ description: "Only this repository (case-insensitive). Blank is ignored.", example: "api" }),
+  startDate: ReviewBound(
+    "start",
+    "Start of the review window, inclusive: YYYY-MM-DD (00:00:00.000Z UTC) or an ISO 8601 timestamp with Z or ±HH:MM.",
+    "2026-09-01",
+  ).optional(),
+  endDate: ReviewBound(
+    "end",
+    "End of the review window, inclusive: YYYY-MM-DD (through 23:59:59.999Z UTC) or an ISO 8601 timestamp with Z or ±HH:MM.",
+    "2026-11-30T23:59:59Z",
+  ).optional(),
+  perPage: z
+    .string()
+    .transform((value, ctx) => {
+      // Decimal digits only: not 10.5, 1e1, -1 or 0x10.
+      const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+      if (n >= 1 && n <= MAX_PER_PAGE) return n;
+      ctx.addIssue({ code: "custom", message: `must be an integer from 1 to ${MAX_PER_PAGE}` });
+      return z.NEVER;
+    })
+    .optional()
+    .meta({
+      override: {
+        type: "integer",
+        minimum: 1,
+        maximum: MAX_PER_PAGE,
+        default: DEFAULT_PER_PAGE,
+        description: "Page size (decimal digits).",
+      },
+    }),
+  cursor: z
+    .string()
+    .max(MAX_LENGTH, tooLong)
+    .transform((value, ctx) => {
+      const cursor = decodeCursor(value);
+      if (cursor) return cursor;
+      ctx.addIssue({ code: "custom", message: "is not a cursor this API issued" });
+      return z.NEVER;
+    })
+    .optional()
+    .meta({
+      override: {
+        type: "string",
+        maxLength: MAX_LENGTH,
+        description: "The nextCursor of the previous page, unchanged (URL-encoded). Keep org, repo and the window the same.",
+        examples: ["2026-11-20T16:44:17.054Z|137"],
+      },
+    }),
+});
+export type AnalyticsQuery = z.output<typeof AnalyticsQuery>;
+
+/** With only startDate the window ends now, so a future startDate is an invalid range too. */
+export function checkDateRange(q: AnalyticsQuery, now: number): void {
+  if (q.startDate === undefined || q.startDate <= (q.endDate ?? now)) return;
+  const message = q.endDate === undefined ? "must not be in the future when endDate is not given" : "must not be after endDate";
+  throw badRequest("Invalid date range: startDate is after endDate.", [{ path: "startDate", message }]);
+}
+
+/** The sentence of a 400: the kind of failure when there is only one. */
+export function invalidQueryMessage(details: readonly ErrorDetail[]): string {
+  const [only] = details;
+  if (details.length === 1 && only?.path === "cursor") return "Invalid cursor.";
+  if (details.length === 1 && only?.path === "org" && only.message === "is required") return "The org parameter is required.";
+  return "Invalid query parameters.";
+}

@@ -1,0 +1,75 @@
+import { z } from "zod";
+import { AppError, ERROR_CODES, type ErrorCode } from "../lib/errors";
+
+export const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
+
+export const json = (body: unknown, status = 200, headers: HeadersInit = {}): Response => {
+  const h = new Headers(headers);
+  h.set("Content-Type", JSON_CONTENT_TYPE);
+  return new Response(JSON.stringify(body), { status, headers: h });
+};
+
+export const ErrorDetailSchema = z
+  .object({ path: z.string().meta({ example: "expectedSeat" }), message: z.string().meta({ example: "current value is false" }) })
+  .meta({ id: "ErrorDetail", description: "One problem with one field or parameter." });
+
+/**
+ * How an interface shapes its error bodies. Each interface names its envelope; nothing asks which
+ * interface a path belongs to.
+ */
+export interface Envelope {
+  name: "analytics" | "members";
+  /** The body a client sees. */
+  render(error: AppError, correlationId: string): unknown;
+  /** The body schema for the given codes of one status (for the documents and the response checks). */
+  schema(codes: readonly ErrorCode[]): z.ZodType;
+  /** Codes this interface does not answer, as the one it answers instead (the analytics table has no 503). */
+  translate(error: AppError): AppError;
+}
+
+/** `{"error": "<sentence>", "details": [...]}`: details for 400 (one per parameter) and 429 (empty). */
+export const analyticsEnvelope: Envelope = {
+  name: "analytics",
+  render: (e) =>
+    e.details.length > 0 || e.status === 400 || e.status === 429
+      ? { error: e.message, details: e.details }
+      : { error: e.message },
+  schema: () => AnalyticsErrorBody,
+  // The analytics error table has no 503: a store that failed is its 500, with one message.
+  translate: (e) =>
+    e.code === "unavailable"
+      ? new AppError("internal_error", "API key verification, access checks or analytics processing failed. Retry the request.", {
+          headers: e.headers,
+        })
+      : e,
+};
+
+const AnalyticsErrorBody = z
+  .object({
+    error: z.string().meta({ description: "What went wrong, as a sentence.", example: "Invalid query parameters." }),
+    details: z.array(ErrorDetailSchema).max(20).optional().meta({ description: "For 400: one entry per offending parameter." }),
+  })
+  .meta({ id: "AnalyticsError" });
+
+/** `{"error": {code, message, retriable, correlationId, details}}`; `details` always present. */
+export const membersEnvelope: Envelope = {
+  name: "members",
+  render: (e, correlationId) => ({
+    error: { code: e.code, message: e.message, retriable: e.retriable, correlationId, details: e.details },
+  }),
+  schema: (codes) => {
+    const [first, ...rest] = codes;
+    if (first === undefined) throw new Error("an error response needs at least one code");
+    const retriable = ERROR_CODES[first].retriable;
+    return z.object({
+      error: z.object({
+        code: z.enum([first, ...rest]).meta({ description: codes.map((c) => `${c}: ${ERROR_CODES[c].when}.`).join(" ") }),
+        message: z.string().meta({ description: "What went wrong, as a sentence." }),
+        retriable: z.literal(retriable).meta({ description: "Whether the same request may succeed later." }),
+        correlationId: z.string().meta({ description: "The X-Correlation-Id of this response." }),
+        details: z.array(ErrorDetailSchema).max(20),
+      }),
+    });
+  },
+  translate: (e) => e,
+};

@@ -1,0 +1,100 @@
+import { type IRequest, Router, type RouterType } from "itty-router";
+import type { z } from "zod";
+import { lookupApiKey, verifyApiKey } from "../auth/authenticate";
+import { attempt } from "../lib/attempt";
+import { AppError, type ErrorDetail, notFound } from "../lib/errors";
+import { readJsonObject } from "./body";
+import { json } from "./envelopes";
+import { readPathParams, readQuery } from "./request";
+import type { ApiInterface, RequestContext, Route } from "./route";
+import { parseOrThrow } from "./validation";
+
+/** `/a/{b}/c` → `/a/:b/c` for itty, and a RegExp for `Allow`. */
+const ittyPath = (path: string) => path.replace(/\{(\w+)\}/g, ":$1");
+const pathPattern = (path: string) => new RegExp(`^${path.replace(/\{\w+\}/g, "[^/]+")}$`);
+
+/**
+ * Turns interface definitions into the router. Each route runs the same stages in the contract's
+ * order: authentication (401), parameters (400), body (415/413/400), then its handler; a read
+ * declared `alongside` runs in parallel with the key verdict and is judged after it.
+ */
+export class Registry {
+  readonly router: RouterType<IRequest, [RequestContext]>;
+  readonly #patterns: { method: string; pattern: RegExp }[] = [];
+
+  constructor(readonly interfaces: readonly ApiInterface[]) {
+    this.router = Router<IRequest, [RequestContext]>();
+    for (const api of interfaces) {
+      for (const route of api.routes) {
+        this.#patterns.push({ method: route.method, pattern: pathPattern(route.path) });
+        this.router[route.method.toLowerCase() as "get"](ittyPath(route.path), (request: IRequest, rc: RequestContext) =>
+          runRoute(api, route, request, rc),
+        );
+      }
+    }
+  }
+
+  /** The interface a path belongs to: the one with the longest base path that contains it. */
+  interfaceFor(pathname: string): ApiInterface | undefined {
+    let best: ApiInterface | undefined;
+    for (const api of this.interfaces) {
+      const inside = pathname === api.basePath || pathname.startsWith(api.basePath === "/" ? "/" : `${api.basePath}/`);
+      if (inside && (!best || api.basePath.length > best.basePath.length)) best = api;
+    }
+    return best;
+  }
+
+  /** No route answered: 405 with `Allow` when the path exists under another method, else 404. */
+  unrouted(method: string, pathname: string): never {
+    const allowed = new Set(this.#patterns.filter((p) => p.pattern.test(pathname)).map((p) => p.method));
+    if (allowed.size === 0 || allowed.has(method)) throw notFound(`No resource at ${pathname}.`);
+    const allow = [...allowed].sort().join(", ");
+    throw new AppError("method_not_allowed", `Method ${method} is not allowed here. Allowed: ${allow}.`, {
+      headers: { Allow: allow },
+    });
+  }
+}
+
+interface Parsed {
+  params: unknown;
+  query: unknown;
+}
+
+async function runRoute(api: ApiInterface, route: Route, request: IRequest, rc: RequestContext): Promise<Response> {
+  const known = api.auth.kind === "apiKey" ? await lookupApiKey(request, rc.env, api.auth.keyKind) : null;
+  const verdict = known ? verifyApiKey(rc.env, known) : Promise.resolve(null);
+
+  const parsed = attempt((): Parsed => {
+    const params = route.request?.params ? readPathParams(route.request.params, request.params, invalid(route, "path")) : {};
+    const query = route.request?.query ? readQuery(route.request.query, rc.url.searchParams, invalid(route, "query")) : {};
+    if (!route.request?.body) route.request?.check?.({ params, query, body: undefined });
+    return { params, query };
+  });
+  const alongside =
+    parsed.ok && known && route.alongside
+      ? route.alongside({ ...parsed.value, body: undefined }, known.record.userId, rc)
+      : Promise.resolve(undefined);
+
+  // Judged in order: the key first (a failing key is a 401 whatever else happened), then the parameters.
+  const [caller, read] = await Promise.allSettled([verdict, alongside]);
+  if (caller.status === "rejected") throw caller.reason;
+  if (!parsed.ok) throw parsed.error;
+
+  let body: unknown;
+  if (route.request?.body) {
+    const spec = route.request.body;
+    body = parseOrThrow(spec.schema as z.ZodType, await readJsonObject(request, spec.maxBytes), "Invalid request body.");
+    route.request.check?.({ ...parsed.value, body });
+  }
+  if (read.status === "rejected") throw read.reason;
+
+  const result = await route.handler({ ...parsed.value, body, caller: caller.value, read: read.value }, rc);
+  if (result instanceof Response) return result;
+  const status = Number(Object.keys(route.responses)[0]);
+  return result === null ? new Response(null, { status }) : json(result, status);
+}
+
+const invalid =
+  (route: Route, part: "path" | "query") =>
+  (details: readonly ErrorDetail[]): string =>
+    route.request?.invalidMessage?.(details) ?? (part === "path" ? "Invalid path parameters." : "Invalid query parameters.");

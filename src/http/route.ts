@@ -1,0 +1,137 @@
+import type { z } from "zod";
+import type { KeyKind } from "../auth/api-key";
+import type { ErrorCode } from "../lib/errors";
+import type { User } from "../schemas/user";
+import type { Envelope } from "./envelopes";
+
+/**
+ * A route is data: method, path, operationId, the schemas of what it takes and gives, the errors it
+ * can answer, and a handler of a few lines. `http/registry.ts` turns these definitions into the
+ * router and `openapi/documents.ts` into the OpenAPI documents; nothing else lists routes.
+ */
+
+export type Method = "GET" | "PUT" | "POST" | "PATCH" | "DELETE";
+
+/** What every handler receives besides its validated input. */
+export interface RequestContext {
+  env: Env;
+  ctx: ExecutionContext;
+  correlationId: string;
+  url: URL;
+  request: Request;
+  /** Headers a stage adds to whatever the request answers (success or error), e.g. rate-limit headers. */
+  responseHeaders: Headers;
+  /** Every interface the Worker serves (the documents are built from them). */
+  interfaces: readonly ApiInterface[];
+}
+
+/** A documented response header. */
+export interface HeaderSpec {
+  description: string;
+  schema: { type: "string" | "integer"; format?: string; example?: string | number };
+}
+
+export interface SuccessResponse {
+  description: string;
+  /** JSON body; absent for 204. */
+  body?: z.ZodType;
+  /** Other media types with their own schema (e.g. text/csv). */
+  media?: Record<string, { schema: z.ZodType; example?: string }>;
+  headers?: Record<string, HeaderSpec & { required?: boolean }>;
+  example?: unknown;
+}
+
+export interface BodySpec<B extends z.ZodType> {
+  schema: B;
+  maxBytes: number;
+  example?: unknown;
+}
+
+export interface RouteInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+}
+
+export interface HandlerArgs<P, Q, B, T> extends RouteInput<P, Q, B> {
+  /** The verified key owner (routes of interfaces authenticated by API key), else null. */
+  caller: User | null;
+  /** What `alongside` read, once the key verdict allowed it to be seen. */
+  read: T;
+}
+
+/** A handler returns the success body (answered with the first documented success status), null for 204, or a Response. */
+export type HandlerResult = unknown;
+
+export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, T> {
+  method: Method;
+  /** OpenAPI form: `/api/v1/organizations/{org}/members/{githubUserId}`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  request?: {
+    params?: P;
+    query?: Q;
+    body?: BodySpec<B>;
+    /** Rules across fields (e.g. a date range), run once every part parsed; throw an AppError. */
+    check?: (input: RouteInput<z.output<P>, z.output<Q>, z.output<B>>) => void;
+    /** The 400 message for invalid parameters; default "Invalid path parameters." / "Invalid query parameters.". */
+    invalidMessage?: (details: readonly { path: string; message: string }[]) => string;
+  };
+  /**
+   * A read that may run alongside the key verdict once the key is known to exist (reads only).
+   * Its answer is judged after the verdict and after parameter errors, so nothing of it leaks to a
+   * caller whose key fails. Receives the key owner's id from the key record.
+   */
+  alongside?: (input: RouteInput<z.output<P>, z.output<Q>, undefined>, callerId: string, rc: RequestContext) => Promise<T>;
+  /** Success responses by status. */
+  responses: Record<number, SuccessResponse>;
+  /** Error codes the handler itself can answer; the registry adds those of auth, parsing and stages. */
+  errors: readonly ErrorCode[];
+  handler: (args: HandlerArgs<z.output<P>, z.output<Q>, z.output<B>, T>, rc: RequestContext) => Promise<HandlerResult>;
+}
+
+/** A route with its types erased, as the registry holds it. */
+// biome-ignore lint/suspicious/noExplicitAny: the registry handles every route alike; each definition is checked where it is written.
+export type Route = RouteSpec<any, any, any, any>;
+
+/** Identity with inference: the handler sees the output types of the route's own schemas. */
+export function defineRoute<
+  P extends z.ZodType = z.ZodObject<Record<string, never>>,
+  Q extends z.ZodType = z.ZodObject<Record<string, never>>,
+  B extends z.ZodType = z.ZodUndefined,
+  T = undefined,
+>(spec: RouteSpec<P, Q, B, T>): Route {
+  return spec as Route;
+}
+
+/** How an interface authenticates its routes. */
+export type InterfaceAuth =
+  | { kind: "none" }
+  /** A personal API key of this kind, judged by the owner's Durable Object; counted against a quota. */
+  | { kind: "apiKey"; keyKind: KeyKind }
+  /** A check of its own, run for every path under the interface's base path, routed or not (the admin token). */
+  | { kind: "guard"; securityScheme: string; check: (request: Request, env: Env) => Promise<void>; errors: readonly ErrorCode[] };
+
+/**
+ * An interface: a group of routes sharing a base path, an error envelope, an authentication and a
+ * document. Paths under `basePath` that no route matches still answer in this interface's envelope.
+ */
+export interface ApiInterface {
+  name: string;
+  description: string;
+  basePath: string;
+  document: "public" | "internal";
+  envelope: Envelope;
+  auth: InterfaceAuth;
+  /** Error codes every route of the interface can answer (e.g. 503 where a Durable Object is asked). */
+  errors: readonly ErrorCode[];
+  routes: readonly Route[];
+}
+
+/** The caller of a route of an API-key interface (the registry has verified the key before any handler runs). */
+export function signedIn(caller: User | null): User {
+  if (caller === null) throw new Error("route of an unauthenticated interface asked for its caller");
+  return caller;
+}

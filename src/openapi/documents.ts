@@ -1,0 +1,179 @@
+import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from "zod-openapi";
+import type { ApiInterface, HeaderSpec, Route } from "../http/route";
+import { AppError, ERROR_CODES, type ErrorCode } from "../lib/errors";
+
+/**
+ * The OpenAPI 3.1 documents, produced from the same route definitions that route and validate
+ * requests (contract section 11): the public one (analytics, members, health) and the internal one
+ * (control plane, webhooks). Nothing here lists a path of its own.
+ */
+
+/** Headers of every response (contract section 1) and of particular statuses. */
+const HEADERS: Record<string, HeaderSpec> = {
+  "X-Correlation-Id": {
+    description: "The client's X-Correlation-Id when it matches ^[A-Za-z0-9._:-]{1,128}$, else a new UUID. Also in logs.",
+    schema: { type: "string", example: "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10" },
+  },
+  "Cache-Control": { description: "Always no-store: the data is personal.", schema: { type: "string", example: "no-store" } },
+  "WWW-Authenticate": { description: "Bearer.", schema: { type: "string", example: "Bearer" } },
+  Allow: { description: "The methods this path answers.", schema: { type: "string", example: "GET, PATCH" } },
+};
+
+const SECURITY_SCHEMES = {
+  analyticsKey: { type: "http", scheme: "bearer", description: "Personal Analytics API key (cak_...)." },
+  membersKey: { type: "http", scheme: "bearer", description: "Personal Members API key (cbk_...)." },
+  adminToken: { type: "http", scheme: "bearer", description: "The Worker's ADMIN_TOKEN secret." },
+} as const;
+
+const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
+const always = { "X-Correlation-Id": ref("X-Correlation-Id"), "Cache-Control": ref("Cache-Control") };
+
+/** Every error code a route can answer: its own, its interface's, and those of the stages it passes. */
+export function errorCodesOf(api: ApiInterface, route: Route): ErrorCode[] {
+  const codes = new Set<ErrorCode>([...route.errors, ...api.errors, "method_not_allowed", "internal_error"]);
+  if (api.auth.kind === "apiKey") codes.add("unauthenticated");
+  if (api.auth.kind === "guard") for (const code of api.auth.errors) codes.add(code);
+  if (route.request?.params || route.request?.query || route.request?.body) codes.add("invalid_request");
+  if (route.request?.body) {
+    codes.add("payload_too_large");
+    codes.add("unsupported_media_type");
+  }
+  return [...codes];
+}
+
+/** Error responses by status, with the codes each status can carry (after the envelope's own mapping). */
+function errorResponses(api: ApiInterface, route: Route): ZodOpenApiResponsesObject {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of errorCodesOf(api, route)) {
+    const answered = api.envelope.translate(new AppError(code, "")).code;
+    const status = ERROR_CODES[answered].status;
+    const list = byStatus.get(status) ?? [];
+    if (!list.includes(answered)) list.push(answered);
+    byStatus.set(status, list);
+  }
+  const responses: ZodOpenApiResponsesObject = {};
+  for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const headers: Record<string, { $ref: string }> = { ...always };
+    if (status === 401) headers["WWW-Authenticate"] = ref("WWW-Authenticate");
+    if (status === 405) headers.Allow = ref("Allow");
+    const [first] = codes as [ErrorCode];
+    const example =
+      api.envelope.name === "members"
+        ? {
+            error: {
+              code: first,
+              message: `${ERROR_CODES[first].when}.`,
+              retriable: ERROR_CODES[first].retriable,
+              correlationId: "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+              details: [],
+            },
+          }
+        : { error: `${ERROR_CODES[first].when}.` };
+    responses[`${status}` as `4${string}`] = {
+      description: codes.map((c) => `${c}: ${ERROR_CODES[c].when}.`).join(" "),
+      headers,
+      content: { "application/json": { schema: api.envelope.schema(codes), example } },
+    };
+  }
+  return responses;
+}
+
+function operation(api: ApiInterface, route: Route): ZodOpenApiOperationObject {
+  const security =
+    api.auth.kind === "apiKey"
+      ? [{ [api.auth.keyKind === "analytics" ? "analyticsKey" : "membersKey"]: [] }]
+      : api.auth.kind === "guard"
+        ? [{ [api.auth.securityScheme]: [] }]
+        : [];
+  const responses: ZodOpenApiResponsesObject = {};
+  for (const [status, spec] of Object.entries(route.responses)) {
+    const headers: Record<string, unknown> = { ...always };
+    for (const [name, h] of Object.entries(spec.headers ?? {})) headers[name] = { ...h };
+    const content: Record<string, unknown> = {};
+    if (spec.body)
+      content["application/json"] = { schema: spec.body, ...(spec.example === undefined ? {} : { example: spec.example }) };
+    for (const [type, media] of Object.entries(spec.media ?? {})) content[type] = media;
+    responses[status as `2${string}`] = {
+      description: spec.description,
+      headers: headers as never,
+      ...(Object.keys(content).length > 0 ? { content: content as never } : {}),
+    };
+  }
+  Object.assign(responses, errorResponses(api, route));
+  const body = route.request?.body;
+  return {
+    operationId: route.operationId,
+    summary: route.summary,
+    ...(route.description ? { description: route.description } : {}),
+    tags: [api.name],
+    security,
+    ...(route.request?.params || route.request?.query
+      ? {
+          requestParams: {
+            ...(route.request.params ? { path: route.request.params } : {}),
+            ...(route.request.query ? { query: route.request.query } : {}),
+          },
+        }
+      : {}),
+    ...(body
+      ? {
+          requestBody: {
+            required: true,
+            description: `JSON, at most ${body.maxBytes} bytes.`,
+            content: {
+              "application/json": { schema: body.schema, ...(body.example === undefined ? {} : { example: body.example }) },
+            },
+          },
+        }
+      : {}),
+    responses,
+  };
+}
+
+const DOCUMENTS = {
+  public: {
+    title: "Pull request analytics and member management",
+    description:
+      "Analytics export (cak_ keys, Pro plan) and member management (cbk_ keys) of an automated pull-request reviewer. " +
+      "Every response carries X-Correlation-Id and Cache-Control: no-store. Date-times are UTC with milliseconds.",
+  },
+  internal: {
+    title: "Pull request analytics service: internal control plane",
+    description:
+      "Synchronisation, event ingestion and key management (ADMIN_TOKEN). Not for end users; served only with the admin token.",
+  },
+} as const;
+
+/** One of the two documents, from the interfaces that belong to it. */
+export function buildDocument(interfaces: readonly ApiInterface[], which: "public" | "internal") {
+  const mine = interfaces.filter((api) => api.document === which);
+  const paths: Record<string, Record<string, ZodOpenApiOperationObject>> = {};
+  for (const api of mine) {
+    for (const route of api.routes) {
+      paths[route.path] ??= {};
+      (paths[route.path] as Record<string, ZodOpenApiOperationObject>)[route.method.toLowerCase()] = operation(api, route);
+    }
+  }
+  const used = new Set(
+    mine.map((api) =>
+      api.auth.kind === "apiKey"
+        ? api.auth.keyKind === "analytics"
+          ? "analyticsKey"
+          : "membersKey"
+        : api.auth.kind === "guard"
+          ? api.auth.securityScheme
+          : "",
+    ),
+  );
+  return createDocument({
+    openapi: "3.1.0",
+    info: { title: DOCUMENTS[which].title, version: "1.0.0", description: DOCUMENTS[which].description },
+    servers: [{ url: "/", description: "The deployment that serves this document." }],
+    tags: mine.map((api) => ({ name: api.name, description: api.description })),
+    components: {
+      headers: Object.fromEntries(Object.entries(HEADERS).map(([name, h]) => [name, { ...h, required: true }])) as never,
+      securitySchemes: Object.fromEntries(Object.entries(SECURITY_SCHEMES).filter(([name]) => used.has(`"${name}"`))) as never,
+    },
+    paths: paths as never,
+  });
+}

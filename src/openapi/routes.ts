@@ -1,0 +1,36 @@
+import { z } from "zod";
+import { defineRoute, type RequestContext } from "../http/route";
+import { buildDocument } from "./documents";
+
+const cache = new Map<string, unknown>();
+const documentFor = (rc: RequestContext, which: "public" | "internal") => {
+  if (!cache.has(which)) cache.set(which, buildDocument(rc.interfaces, which));
+  return cache.get(which);
+};
+
+const OpenApiDocument = z
+  .object({ openapi: z.literal("3.1.0") })
+  .loose()
+  .meta({ description: "An OpenAPI 3.1 document." });
+
+/** `GET /openapi.json`: the public interfaces, generated from their route definitions. */
+export const publicDocumentRoute = defineRoute({
+  method: "GET",
+  path: "/openapi.json",
+  operationId: "getOpenApiDocument",
+  summary: "This document",
+  responses: { 200: { description: "The OpenAPI 3.1 document of the public interfaces.", body: OpenApiDocument } },
+  errors: [],
+  handler: async (_args, rc) => documentFor(rc, "public"),
+});
+
+/** `GET /internal/v1/openapi.json` (admin token): the control plane and the webhooks. */
+export const internalDocumentRoute = defineRoute({
+  method: "GET",
+  path: "/internal/v1/openapi.json",
+  operationId: "getInternalOpenApiDocument",
+  summary: "This document",
+  responses: { 200: { description: "The OpenAPI 3.1 document of the control plane and the webhooks.", body: OpenApiDocument } },
+  errors: [],
+  handler: async (_args, rc) => documentFor(rc, "internal"),
+});
