@@ -23,7 +23,14 @@ export default defineConfig(async () => {
               miniflare: { bindings: { ADMIN_TOKEN: "test-admin-token", TEST_MIGRATIONS: migrations } },
             }),
           ],
-          test: { name: "worker", include: ["test/worker/**/*.test.ts"], setupFiles: ["./test/worker/setup.ts"] },
+          test: {
+            name: "worker",
+            include: ["test/worker/**/*.test.ts"],
+            setupFiles: ["./test/worker/setup.ts"],
+            // Property and concurrency tests make hundreds of requests; on a loaded 2-core CI machine
+            // they need more than the default 5 s. A budget, not a sleep: nothing waits on it.
+            testTimeout: 30_000,
+          },
         },
         {
           resolve: {

@@ -184,7 +184,7 @@ export const controlPlaneInterface: ApiInterface = {
   basePath: "/internal",
   document: "internal",
   envelope: membersEnvelope,
-  auth: { kind: "guard", securityScheme: "adminToken", check: requireAdmin, errors: ["unauthenticated"] },
+  auth: { kind: "guard", securityScheme: "adminToken", check: requireAdmin, errors: ["unauthenticated", "not_found"] },
   errors: ["internal_error", "unavailable"],
   routes: [
     putOrganization,

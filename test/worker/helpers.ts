@@ -1,4 +1,5 @@
 import { env, exports } from "cloudflare:workers";
+import { checkAgainstDocuments } from "./contract";
 
 export const ADMIN_TOKEN = "test-admin-token";
 const BASE = "https://service.test";
@@ -9,14 +10,21 @@ export const unique = (prefix: string): string => `${prefix}-${Date.now().toStri
 let idCounter = 1_000_000 + Math.floor(Math.random() * 1_000_000);
 export const uniqueUserId = (): string => String(idCounter++);
 
-export function call(path: string, init: RequestInit & { json?: unknown } = {}): Promise<Response> {
+/**
+ * Every integration test calls the Worker through here (or `fetchWithEnv`): each response is
+ * checked against the generated OpenAPI documents before the test sees it (see contract.ts).
+ */
+export async function call(path: string, init: RequestInit & { json?: unknown } = {}): Promise<Response> {
   const headers = new Headers(init.headers);
   let body = init.body;
   if (init.json !== undefined) {
     body = JSON.stringify(init.json);
     if (!headers.has("Content-Type")) headers.set("Content-Type", "application/json");
   }
-  return exports.default.fetch(new Request(`${BASE}${path}`, { ...init, headers, body }));
+  const request = new Request(`${BASE}${path}`, { ...init, headers, body });
+  const response = await exports.default.fetch(request);
+  await checkAgainstDocuments(request, response);
+  return response;
 }
 
 /** A control-plane call with the admin token. */
@@ -89,7 +97,13 @@ export async function fetchWithEnv(request: Request, overrides: Partial<Record<k
   const { createExecutionContext } = await import("cloudflare:test");
   const { default: worker } = await import("../../src/index");
   const patched = { ...env, ...overrides } as Env;
-  return worker.fetch(request as Request<unknown, IncomingRequestCfProperties>, patched, createExecutionContext());
+  const response = await worker.fetch(
+    request.clone() as Request<unknown, IncomingRequestCfProperties>,
+    patched,
+    createExecutionContext(),
+  );
+  await checkAgainstDocuments(request, response);
+  return response;
 }
 
 /** Event builders with sensible defaults; override any field. */
