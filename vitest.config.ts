@@ -19,7 +19,7 @@ export default defineConfig(async () => {
         {
           plugins: [
             cloudflareTest({
-              wrangler: { configPath: "./wrangler.jsonc" },
+              wrangler: { configPath: "./wrangler.toml" },
               miniflare: { bindings: { ADMIN_TOKEN: "test-admin-token", TEST_MIGRATIONS: migrations } },
             }),
           ],

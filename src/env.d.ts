@@ -1,4 +1,4 @@
-// Secrets are not in wrangler.jsonc, so `wrangler types` cannot see them.
+// Secrets are not in wrangler.toml, so `wrangler types` cannot see them.
 declare namespace Cloudflare {
   interface Env {
     /** Bearer token of the `/internal/` control plane. Unset: the control plane answers 404. */

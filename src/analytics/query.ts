@@ -28,6 +28,7 @@ const ReviewBound = (edge: "start" | "end", description: string, example: string
 export const AnalyticsQuery = z.object({
   org: z
     .string({ error: (issue) => (issue.input === undefined ? "is required" : undefined) })
+    .min(1, "is required")
     .max(MAX_LENGTH, tooLong)
     .meta({
       description: "GitHub organization or owner, 1 to 255 characters after trimming; case-insensitive. Rows echo it as sent.",

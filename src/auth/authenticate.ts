@@ -1,4 +1,3 @@
-import { attempt } from "../lib/attempt";
 import { callDurable } from "../lib/durable-call";
 import { unauthenticated } from "../lib/errors";
 import type { User } from "../schemas/user";
@@ -20,7 +19,11 @@ const RECORD_CACHE_LIMIT = 10_000;
 /** A real key (found in KV, not expired); whether it is still current is not decided yet. */
 export interface KnownKey {
   record: KeyRecord;
+  hash: string;
 }
+
+/** Whether this isolate holds the key record of a hash (for tests of the cache rule). */
+export const isKeyRecordCached = (hash: string): boolean => recordCache.has(hash);
 
 /**
  * First half of authentication: header, shape and checksum (no I/O), the interface's prefix,
@@ -50,8 +53,11 @@ export async function lookupApiKey(request: Request, env: Env, kind: KeyKind): P
     recordCache.set(hash, record);
   }
   if (record.kind !== kind) throw unauthenticated(INVALID_KEY);
-  if (record.expiresAt !== null && record.expiresAt <= Date.now()) throw unauthenticated(INVALID_KEY);
-  return { record };
+  if (record.expiresAt !== null && record.expiresAt <= Date.now()) {
+    recordCache.delete(hash);
+    throw unauthenticated(INVALID_KEY);
+  }
+  return { record, hash };
 }
 
 /**
@@ -62,35 +68,11 @@ export async function verifyApiKey(env: Env, known: KnownKey): Promise<User> {
   const { userId, keyId, kind } = known.record;
   const now = Date.now();
   const verdict = await callDurable<KeyVerdict>(() => userStub(env, userId).verifyKey(kind, keyId, now), { idempotent: true });
-  if (!verdict.valid) throw unauthenticated(INVALID_KEY);
+  if (!verdict.valid) {
+    // A key that was refused stays refused (a new key has a new hash): forget its record, so a
+    // revoked key costs what an unknown one does (a KV miss) instead of a Durable Object call.
+    recordCache.delete(known.hash);
+    throw unauthenticated(INVALID_KEY);
+  }
   return verdict.user;
-}
-
-/** The whole authentication step for an interface: `cak_` for analytics, `cbk_` for members. */
-export async function authenticate(request: Request, env: Env, kind: KeyKind): Promise<User> {
-  return verifyApiKey(env, await lookupApiKey(request, env, kind));
-}
-
-/**
- * The read path of both public interfaces, once KV has shown the key is real: `parse` checks the
- * request (no I/O), then `read` runs side by side with the key verdict. Answers are judged in the
- * contract's order: a failing key is a 401 whatever else happened, then a `parse` failure (400),
- * then the read's own outcome, so nothing of the read leaks to a caller whose key fails.
- * Only for reads: a write must wait for `verifyApiKey`.
- */
-export async function readAlongsideVerdict<I, T>(
-  env: Env,
-  known: KnownKey,
-  parse: () => I,
-  read: (input: I) => Promise<T>,
-): Promise<{ user: User; input: I; value: T }> {
-  const input = attempt(parse);
-  const [verdict, outcome] = await Promise.allSettled([
-    verifyApiKey(env, known),
-    input.ok ? read(input.value) : Promise.resolve(null),
-  ]);
-  if (verdict.status === "rejected") throw verdict.reason;
-  if (!input.ok) throw input.error;
-  if (outcome.status === "rejected") throw outcome.reason;
-  return { user: verdict.value, input: input.value, value: outcome.value as T };
 }

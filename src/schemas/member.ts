@@ -60,7 +60,15 @@ export const MemberPatch = z
       ctx.addIssue({ code: "custom", path: [], message: "send seat with expectedSeat, role with expectedRole, or both pairs" });
     }
   })
-  .meta({ id: "MemberPatch" });
+  .meta({
+    id: "MemberPatch",
+    description: "seat with expectedSeat, role with expectedRole, or both pairs (applied atomically). No other fields.",
+    // The pairing rules above, for the document: each pair complete, at least one pair.
+    override: {
+      dependentRequired: { seat: ["expectedSeat"], expectedSeat: ["seat"], role: ["expectedRole"], expectedRole: ["role"] },
+      anyOf: [{ required: ["seat", "expectedSeat"] }, { required: ["role", "expectedRole"] }],
+    },
+  });
 export type MemberPatch = z.output<typeof MemberPatch>;
 
 const MemberState = z.object({ seat: z.boolean(), role: Role });

@@ -97,6 +97,33 @@ describe("failures of the stores behind it", () => {
       logged.mockRestore();
     }
   });
+
+  it("a failing D1 is the same 500 sentence as a failing Durable Object, logged once as a storage failure", async () => {
+    const { org, key } = await setup();
+    const brokenDb = {
+      withSession: () => ({
+        prepare() {
+          throw new Error("D1_ERROR: disk I/O error in secret_table");
+        },
+      }),
+    } as unknown as D1Database;
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const request = new Request(`https://service.test/api/analytics/v1/prs?org=${org}`, {
+        headers: { Authorization: `Bearer ${key}`, "X-Correlation-Id": "d1-down" },
+      });
+      const d1 = await fetchWithEnv(request, { DB: brokenDb });
+      const durable = await fetchWithEnv(request, { ORGANIZATIONS: failingNamespace({ overloaded: true }) });
+      expect(d1.status).toBe(500);
+      const body = await d1.json();
+      expect(body).toEqual(await durable.json());
+      expect(JSON.stringify(body)).not.toContain("secret_table");
+      const lines = logged.mock.calls.map((args) => JSON.parse(String(args[0])) as Record<string, unknown>);
+      expect(lines.map((l) => l.msg)).toEqual(["storage failure: D1", "storage failure: Durable Object"]);
+    } finally {
+      logged.mockRestore();
+    }
+  });
 });
 
 describe("order of checks", () => {
@@ -154,6 +181,17 @@ describe("order of checks", () => {
       expect(res.status).toBe(403);
       expect(((await res.json()) as ErrorBody).error).toMatch(/repository/);
     }
+  });
+
+  it("403 for an admin too when the organization does not have the repository; 200 when reviewer events know it", async () => {
+    const { org, get } = await setup({ role: "admin" });
+    const missing = await get(`org=${org}&repo=never-heard-of-it`);
+    expect(missing.status).toBe(403);
+    expect(((await missing.json()) as ErrorBody).error).toMatch(/repository/);
+    await postEventsOk(reviewedPr(org, 1, "2026-10-02T10:00:00Z", "2026-10-01T12:00:00Z", { repo: "events-only" }));
+    // Known from events: it exists (private until registered), so an admin may export it, even an empty window of it.
+    expect((await get(`org=${org}&repo=events-only&startDate=2026-10-01&endDate=2026-10-03`)).status).toBe(200);
+    expect((await get(`org=${org}&repo=EVENTS-ONLY&startDate=2020-01-01&endDate=2020-01-02`)).status).toBe(200);
   });
 
   it("200 for a member of a Pro organization", async () => {

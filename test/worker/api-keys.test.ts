@@ -2,6 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { generateApiKey, hashApiKey, parseApiKey, parseBearer } from "../../src/auth/api-key";
+import { isKeyRecordCached } from "../../src/auth/authenticate";
 import { admin, call, createKey, createUser, env } from "./helpers";
 
 const ANALYTICS = "/api/analytics/v1/prs?org=acme";
@@ -115,6 +116,20 @@ describe("authentication", () => {
     expect(revoked.status).toBe(401);
     expect(unknown.status).toBe(401);
     expect(await revoked.json()).toEqual(await unknown.json());
+  });
+
+  it("a key refused by its owner's verdict leaves the isolate's record cache, so it costs what an unknown key does", async () => {
+    const user = await createUser();
+    const { key } = await createKey(user, "analytics");
+    const hash = await hashApiKey(key);
+    await passes(withKey(ANALYTICS, key));
+    expect(isKeyRecordCached(hash)).toBe(true);
+    await admin("DELETE", `/internal/v1/users/${user}/api-keys/analytics`);
+    expect((await withKey(ANALYTICS, key)).status).toBe(401);
+    expect(isKeyRecordCached(hash)).toBe(false);
+    // Still refused afterwards, now at the KV lookup (the revoked key's record is gone there too).
+    expect((await withKey(ANALYTICS, key)).status).toBe(401);
+    expect(isKeyRecordCached(hash)).toBe(false);
   });
 
   it("a cbk_ key cannot authenticate the analytics export, a cak_ key not the members API", async () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
+import { readJsonObject } from "../../src/http/body";
 import { isCanonicalPath } from "../../src/http/request";
 import { admin, call, fetchWithEnv } from "./helpers";
 
@@ -114,6 +115,83 @@ describe("unknown paths and methods", () => {
     const res = await admin("GET", "/internal/v1/events");
     expect(res.status).toBe(405);
     expect(res.headers.get("Allow")).toBe("POST");
+  });
+});
+
+describe("details", () => {
+  it("hold at most 20 entries; the 20th says how many more problems were found", async () => {
+    const body = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`unknown${i}`, i]));
+    const res = await admin("PUT", "/internal/v1/users/4242", { githubLogin: "x", ...body });
+    expect(res.status).toBe(400);
+    const { details } = ((await res.json()) as { error: { details: { path: string; message: string }[] } }).error;
+    expect(details).toHaveLength(20);
+    expect(details.slice(0, 19).every((d) => d.path.startsWith("unknown"))).toBe(true);
+    expect(details[19]).toEqual({ path: "", message: "11 more problems not listed" });
+  });
+
+  it("exactly 20 problems are all listed", async () => {
+    const body = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`unknown${i}`, i]));
+    const res = await admin("PUT", "/internal/v1/users/4243", { githubLogin: "x", ...body });
+    const { details } = ((await res.json()) as { error: { details: { path: string }[] } }).error;
+    expect(details.map((d) => d.path)).toEqual(Array.from({ length: 20 }, (_, i) => `unknown${i}`));
+  });
+});
+
+describe("a client that breaks off its request body", () => {
+  const brokenBody = () =>
+    new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"githubLogin": "half'));
+        controller.error(new Error("client disconnected"));
+      },
+    });
+
+  it("is answered 400 and logged as nothing worse (no 500, no error line)", async () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const res = await call("/internal/v1/users/4244", {
+        method: "PUT",
+        headers: { Authorization: "Bearer test-admin-token", "Content-Type": "application/json" },
+        body: brokenBody(),
+        duplex: "half",
+      } as RequestInit);
+      // Through the runtime the body arrives cut short: a 400 for what did arrive.
+      expect(res.status).toBe(400);
+      expect(logged).not.toHaveBeenCalled();
+    } finally {
+      logged.mockRestore();
+    }
+  });
+
+  it("a read that fails midway is the client's 400, not a server error", async () => {
+    const request = new Request("https://service.test/x", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: brokenBody(),
+      duplex: "half",
+    } as RequestInit);
+    await expect(readJsonObject(request, 1024)).rejects.toMatchObject({
+      code: "invalid_request",
+      message: expect.stringMatching(/closed the connection/),
+    });
+  });
+
+  it("is not waited for past the read deadline", async () => {
+    const never = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode("{"));
+      },
+    });
+    const request = new Request("https://service.test/x", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: never,
+      duplex: "half",
+    } as RequestInit);
+    await expect(readJsonObject(request, 1024, 50)).rejects.toMatchObject({
+      code: "invalid_request",
+      message: expect.stringMatching(/did not arrive/),
+    });
   });
 });
 
