@@ -3,6 +3,7 @@ import { unauthenticated } from "../lib/errors";
 import type { User } from "../schemas/user";
 import { hashApiKey, KEY_PREFIX, type KeyKind, parseApiKey, parseBearer } from "./api-key";
 import { KeyRecord, keyRecordKey } from "./key-record";
+import { type QuotaVerdict, quotaPolicy } from "./quota";
 import type { KeyVerdict } from "./user-object";
 import { userStub } from "./user-stub";
 
@@ -64,15 +65,18 @@ export async function lookupApiKey(request: Request, env: Env, kind: KeyKind): P
  * Second half: the owner's Durable Object says whether this is still the owner's current,
  * unexpired key and the owner is not blocked. Same 401 for every "no".
  */
-export async function verifyApiKey(env: Env, known: KnownKey): Promise<User> {
+export async function verifyApiKey(env: Env, known: KnownKey, now: number): Promise<{ user: User; quota: QuotaVerdict | null }> {
   const { userId, keyId, kind } = known.record;
-  const now = Date.now();
-  const verdict = await callDurable<KeyVerdict>(() => userStub(env, userId).verifyKey(kind, keyId, now), { idempotent: true });
+  const policy = quotaPolicy(env, kind);
+  // Retried once on a transient failure: at worst one request is counted twice.
+  const verdict = await callDurable<KeyVerdict>(() => userStub(env, userId).verifyKey(kind, keyId, now, policy), {
+    idempotent: true,
+  });
   if (!verdict.valid) {
     // A key that was refused stays refused (a new key has a new hash): forget its record, so a
     // revoked key costs what an unknown one does (a KV miss) instead of a Durable Object call.
     recordCache.delete(known.hash);
     throw unauthenticated(INVALID_KEY);
   }
-  return verdict.user;
+  return { user: verdict.user, quota: verdict.quota };
 }

@@ -8,11 +8,12 @@ import { type KeyRecord, keyRecordKey } from "../auth/key-record";
 import { type DurableResult, ok } from "../lib/durable-call";
 import { formatInstant } from "../lib/time";
 import type { ApiKeyCreated, User, UserInput } from "../schemas/user";
+import { countRequest, type QuotaPolicy, type QuotaVerdict } from "./quota";
 import * as schema from "./user-schema";
 
 type Db = DrizzleSqliteDODatabase<typeof schema>;
 
-export type KeyVerdict = { valid: true; user: User } | { valid: false };
+export type KeyVerdict = { valid: true; user: User; quota: QuotaVerdict | null } | { valid: false };
 
 /**
  * One object per user (named by the GitHub user id): the strongly consistent answer to "is this
@@ -21,24 +22,24 @@ export type KeyVerdict = { valid: true; user: User } | { valid: false };
  * verdict always comes from here and revocation takes effect on the very next request.
  */
 export class UserObject extends DurableObject<Env> {
-  private readonly db: Db;
+  readonly #db: Db;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.db = drizzle(ctx.storage, { schema });
+    this.#db = drizzle(ctx.storage, { schema });
     ctx.blockConcurrencyWhile(async () => {
-      await migrate(this.db, migrations);
+      await migrate(this.#db, migrations);
     });
   }
 
-  private account() {
-    return this.db.select().from(schema.account).where(eq(schema.account.id, 1)).get();
+  #account() {
+    return this.#db.select().from(schema.account).where(eq(schema.account.id, 1)).get();
   }
 
   /** Control plane: creates or updates the user; blocking takes effect on the next request. */
   putUser(githubUserId: string, input: UserInput): User {
     const row = { id: 1, githubUserId, githubLogin: input.githubLogin, blocked: input.blocked };
-    this.db.insert(schema.account).values(row).onConflictDoUpdate({ target: schema.account.id, set: row }).run();
+    this.#db.insert(schema.account).values(row).onConflictDoUpdate({ target: schema.account.id, set: row }).run();
     return { githubUserId, githubLogin: input.githubLogin, blocked: input.blocked };
   }
 
@@ -48,7 +49,7 @@ export class UserObject extends DurableObject<Env> {
    * without a lookup entry, and a failed call leaves the previous key working.
    */
   async createKey(kind: KeyKind, expiresAt: number | null, now: number): Promise<DurableResult<ApiKeyCreated>> {
-    const account = this.account();
+    const account = this.#account();
     if (!account)
       return {
         ok: false,
@@ -63,12 +64,12 @@ export class UserObject extends DurableObject<Env> {
 
     // Re-read after the await: another call may have replaced the key meanwhile.
     const previous = this.ctx.storage.transactionSync(() => {
-      const before = this.db.select().from(schema.apiKeys).where(eq(schema.apiKeys.kind, kind)).get();
+      const before = this.#db.select().from(schema.apiKeys).where(eq(schema.apiKeys.kind, kind)).get();
       const row = { kind, keyId, keyHash, createdAt: now, expiresAt };
-      this.db.insert(schema.apiKeys).values(row).onConflictDoUpdate({ target: schema.apiKeys.kind, set: row }).run();
+      this.#db.insert(schema.apiKeys).values(row).onConflictDoUpdate({ target: schema.apiKeys.kind, set: row }).run();
       return before;
     });
-    if (previous) await this.forgetLookup(previous.keyHash);
+    if (previous) await this.#forgetLookup(previous.keyHash);
     return ok({
       key,
       keyId,
@@ -81,25 +82,39 @@ export class UserObject extends DurableObject<Env> {
   /** Revokes the user's key of `kind`. Idempotent. */
   async revokeKey(kind: KeyKind): Promise<void> {
     const previous = this.ctx.storage.transactionSync(() => {
-      const before = this.db.select().from(schema.apiKeys).where(eq(schema.apiKeys.kind, kind)).get();
-      this.db.delete(schema.apiKeys).where(eq(schema.apiKeys.kind, kind)).run();
+      const before = this.#db.select().from(schema.apiKeys).where(eq(schema.apiKeys.kind, kind)).get();
+      this.#db.delete(schema.apiKeys).where(eq(schema.apiKeys.kind, kind)).run();
       return before;
     });
-    if (previous) await this.forgetLookup(previous.keyHash);
+    if (previous) await this.#forgetLookup(previous.keyHash);
   }
 
-  /** The verdict on a key record found in KV. Never throws for a bad key: it answers invalid. */
-  verifyKey(kind: KeyKind, keyId: string, now: number): KeyVerdict {
-    const account = this.account();
-    if (!account || account.blocked) return { valid: false };
-    const current = this.db.select().from(schema.apiKeys).where(eq(schema.apiKeys.kind, kind)).get();
-    if (!current || current.keyId !== keyId) return { valid: false };
-    if (current.expiresAt !== null && current.expiresAt <= now) return { valid: false };
-    return { valid: true, user: { githubUserId: account.githubUserId, githubLogin: account.githubLogin, blocked: false } };
+  /**
+   * The verdict on a key record found in KV, and for a valid key the request counted against the
+   * owner's quota of that kind, in one transaction (contract sections 2 and 7). Never throws for a
+   * bad key: it answers invalid, and an invalid key counts against nobody's quota.
+   */
+  verifyKey(kind: KeyKind, keyId: string, now: number, policy: QuotaPolicy | null): KeyVerdict {
+    return this.ctx.storage.transactionSync(() => {
+      const account = this.#account();
+      if (!account || account.blocked) return { valid: false };
+      const current = this.#db.select().from(schema.apiKeys).where(eq(schema.apiKeys.kind, kind)).get();
+      if (!current || current.keyId !== keyId) return { valid: false };
+      if (current.expiresAt !== null && current.expiresAt <= now) return { valid: false };
+      const user = { githubUserId: account.githubUserId, githubLogin: account.githubLogin, blocked: false };
+      if (policy === null) return { valid: true, user, quota: null };
+      const state = this.#db.select().from(schema.quotas).where(eq(schema.quotas.kind, kind)).get();
+      const { verdict, next } = countRequest(state, policy, now);
+      if (verdict.allowed) {
+        const row = { kind, ...next };
+        this.#db.insert(schema.quotas).values(row).onConflictDoUpdate({ target: schema.quotas.kind, set: row }).run();
+      }
+      return { valid: true, user, quota: verdict };
+    });
   }
 
   /** KV cleanup is housekeeping: the verdict above already refuses the old key. */
-  private async forgetLookup(keyHash: string): Promise<void> {
+  async #forgetLookup(keyHash: string): Promise<void> {
     try {
       await this.env.API_KEYS.delete(keyRecordKey(keyHash));
     } catch (error) {

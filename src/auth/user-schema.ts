@@ -18,3 +18,14 @@ export const apiKeys = sqliteTable("api_keys", {
   createdAt: integer("created_at").notNull(),
   expiresAt: integer("expires_at"),
 });
+
+/**
+ * The request quota of each key kind (contract section 7). It belongs to the owner and the kind, not
+ * to a key, so regenerating a key does not reset it. A window starts with the first counted request
+ * after the previous one ended.
+ */
+export const quotas = sqliteTable("quotas", {
+  kind: text("kind", { enum: ["analytics", "members"] }).primaryKey(),
+  windowStart: integer("window_start").notNull(),
+  used: integer("used").notNull(),
+});

@@ -1,8 +1,12 @@
 import { type IRequest, Router, type RouterType } from "itty-router";
 import type { z } from "zod";
-import { lookupApiKey, verifyApiKey } from "../auth/authenticate";
+import type { KeyKind } from "../auth/api-key";
+import { type KnownKey, lookupApiKey, verifyApiKey } from "../auth/authenticate";
+import { countFailedAuthentication, refuseThrottledClient } from "../auth/flood";
+import { quotaHeaders } from "../auth/quota";
 import { attempt } from "../lib/attempt";
 import { AppError, type ErrorDetail, notFound } from "../lib/errors";
+import type { User } from "../schemas/user";
 import { readJsonObject } from "./body";
 import { json } from "./envelopes";
 import { readPathParams, readQuery } from "./request";
@@ -60,9 +64,35 @@ interface Parsed {
   query: unknown;
 }
 
+/**
+ * The API-key stage: the key (401), then the owner's quota (429), in one call to the owner's
+ * Durable Object. Failed authentications are throttled per client address instead (flood.ts).
+ * Resolves to the caller; the quota headers go on whatever the request answers.
+ */
+async function verifiedCaller(rc: RequestContext, known: KnownKey, now: number): Promise<User> {
+  const { user, quota } = await verifyApiKey(rc.env, known, now).catch((error) =>
+    countFailedAuthentication(rc.request, rc.env, error, now),
+  );
+  if (quota === null) return user;
+  for (const [name, value] of Object.entries(quotaHeaders(quota, now))) rc.responseHeaders.set(name, value);
+  if (!quota.allowed) {
+    throw new AppError(
+      "rate_limited",
+      `Rate limit exceeded: ${quota.limit} requests per ${quota.windowMs / 1000} seconds. Retry after the Retry-After seconds.`,
+    );
+  }
+  return user;
+}
+
+async function lookup(rc: RequestContext, kind: KeyKind, now: number): Promise<KnownKey> {
+  refuseThrottledClient(rc.request, now);
+  return lookupApiKey(rc.request, rc.env, kind).catch((error) => countFailedAuthentication(rc.request, rc.env, error, now));
+}
+
 async function runRoute(api: ApiInterface, route: Route, request: IRequest, rc: RequestContext): Promise<Response> {
-  const known = api.auth.kind === "apiKey" ? await lookupApiKey(request, rc.env, api.auth.keyKind) : null;
-  const verdict = known ? verifyApiKey(rc.env, known) : Promise.resolve(null);
+  const now = Date.now();
+  const known = api.auth.kind === "apiKey" ? await lookup(rc, api.auth.keyKind, now) : null;
+  const verdict = known ? verifiedCaller(rc, known, now) : Promise.resolve(null);
 
   const parsed = attempt((): Parsed => {
     const params = route.request?.params ? readPathParams(route.request.params, request.params, invalid(route, "path")) : {};

@@ -17,7 +17,44 @@ const HEADERS: Record<string, HeaderSpec> = {
   "Cache-Control": { description: "Always no-store: the data is personal.", schema: { type: "string", example: "no-store" } },
   "WWW-Authenticate": { description: "Bearer.", schema: { type: "string", example: "Bearer" } },
   Allow: { description: "The methods this path answers.", schema: { type: "string", example: "GET, PATCH" } },
+  "Retry-After": {
+    description: "Whole seconds until a retry may succeed (at least 1).",
+    schema: { type: "integer", example: 42 },
+  },
 };
+
+/** Contract section 7: on every response counted against the caller's quota. */
+const QUOTA_HEADERS: Record<string, HeaderSpec> = {
+  "X-RateLimit-Limit": {
+    description: "Requests allowed per window for this key owner and key kind.",
+    schema: { type: "integer", example: 1000 },
+  },
+  "X-RateLimit-Remaining": { description: "Requests left in the current window.", schema: { type: "integer", example: 998 } },
+  "X-RateLimit-Reset": {
+    description: "UTC epoch seconds when the current window ends.",
+    schema: { type: "integer", example: 1795000000 },
+  },
+  "X-RateLimit-Used": { description: "Requests counted in the current window.", schema: { type: "integer", example: 2 } },
+  "RateLimit-Policy": {
+    description: 'IETF draft: "default";q=<limit>;w=<window seconds>.',
+    schema: { type: "string", example: '"default";q=1000;w=900' },
+  },
+  RateLimit: {
+    description: 'IETF draft: "default";r=<remaining>;t=<seconds until reset>.',
+    schema: { type: "string", example: '"default";r=998;t=712' },
+  },
+};
+
+/**
+ * Which documented headers a response of an API-key route carries: every answer after the key was
+ * verified is counted (quota headers required); 401, 405 and 5xx are not; a 429 may come from the
+ * per-address flood limit, which has no quota to report (so there they are optional).
+ */
+function quotaHeadersFor(api: ApiInterface, status: number): Record<string, unknown> {
+  if (api.auth.kind !== "apiKey" || status === 401 || status === 405 || status >= 500) return {};
+  const required = status !== 429;
+  return Object.fromEntries(Object.keys(QUOTA_HEADERS).map((name) => [name, required ? ref(name) : ref(`${name}-optional`)]));
+}
 
 const SECURITY_SCHEMES = {
   analyticsKey: { type: "http", scheme: "bearer", description: "Personal Analytics API key (cak_...)." },
@@ -31,7 +68,10 @@ const always = { "X-Correlation-Id": ref("X-Correlation-Id"), "Cache-Control": r
 /** Every error code a route can answer: its own, its interface's, and those of the stages it passes. */
 export function errorCodesOf(api: ApiInterface, route: Route): ErrorCode[] {
   const codes = new Set<ErrorCode>([...route.errors, ...api.errors, "method_not_allowed", "internal_error"]);
-  if (api.auth.kind === "apiKey") codes.add("unauthenticated");
+  if (api.auth.kind === "apiKey") {
+    codes.add("unauthenticated");
+    codes.add("rate_limited");
+  }
   if (api.auth.kind === "guard") for (const code of api.auth.errors) codes.add(code);
   if (route.request?.params || route.request?.query || route.request?.body) codes.add("invalid_request");
   if (route.request?.body) {
@@ -53,9 +93,10 @@ function errorResponses(api: ApiInterface, route: Route): ZodOpenApiResponsesObj
   }
   const responses: ZodOpenApiResponsesObject = {};
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
-    const headers: Record<string, { $ref: string }> = { ...always };
+    const headers: Record<string, unknown> = { ...always, ...quotaHeadersFor(api, status) };
     if (status === 401) headers["WWW-Authenticate"] = ref("WWW-Authenticate");
     if (status === 405) headers.Allow = ref("Allow");
+    if (status === 429) headers["Retry-After"] = ref("Retry-After");
     const [first] = codes as [ErrorCode];
     const example =
       api.envelope.name === "members"
@@ -71,7 +112,7 @@ function errorResponses(api: ApiInterface, route: Route): ZodOpenApiResponsesObj
         : { error: `${ERROR_CODES[first].when}.` };
     responses[`${status}` as `4${string}`] = {
       description: codes.map((c) => `${c}: ${ERROR_CODES[c].when}.`).join(" "),
-      headers,
+      headers: headers as never,
       content: { "application/json": { schema: api.envelope.schema(codes), example } },
     };
   }
@@ -87,7 +128,7 @@ function operation(api: ApiInterface, route: Route): ZodOpenApiOperationObject {
         : [];
   const responses: ZodOpenApiResponsesObject = {};
   for (const [status, spec] of Object.entries(route.responses)) {
-    const headers: Record<string, unknown> = { ...always };
+    const headers: Record<string, unknown> = { ...always, ...quotaHeadersFor(api, Number(status)) };
     for (const [name, h] of Object.entries(spec.headers ?? {})) headers[name] = { ...h };
     const content: Record<string, unknown> = {};
     if (spec.body)
@@ -171,7 +212,10 @@ export function buildDocument(interfaces: readonly ApiInterface[], which: "publi
     servers: [{ url: "/", description: "The deployment that serves this document." }],
     tags: mine.map((api) => ({ name: api.name, description: api.description })),
     components: {
-      headers: Object.fromEntries(Object.entries(HEADERS).map(([name, h]) => [name, { ...h, required: true }])) as never,
+      headers: Object.fromEntries([
+        ...Object.entries({ ...HEADERS, ...QUOTA_HEADERS }).map(([name, h]) => [name, { ...h, required: true }]),
+        ...Object.entries(QUOTA_HEADERS).map(([name, h]) => [`${name}-optional`, { ...h, required: false }]),
+      ]) as never,
       securitySchemes: Object.fromEntries(Object.entries(SECURITY_SCHEMES).filter(([name]) => used.has(`"${name}"`))) as never,
     },
     paths: paths as never,

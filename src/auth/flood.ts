@@ -1,0 +1,43 @@
+import { AppError, isAppError } from "../lib/errors";
+
+/**
+ * Requests that fail authentication count against nobody's quota; they are throttled per client
+ * address with the Workers Rate Limiting binding `AUTH_FAILURES` (approximate and per location by
+ * design, see the README). Once the binding says an address is over, this isolate refuses that
+ * address for the rest of the period before any key lookup, so a flood of forged keys cannot buy
+ * unlimited KV reads.
+ */
+const FLOOD_PERIOD_MS = 60_000;
+const throttled = new Map<string, number>();
+
+const clientAddress = (request: Request): string => request.headers.get("CF-Connecting-IP") ?? "unknown";
+
+const tooMany = (retryAfterSeconds: number) =>
+  new AppError("rate_limited", "Too many failed authentications from this address. Retry later.", {
+    headers: { "Retry-After": String(Math.max(1, retryAfterSeconds)) },
+  });
+
+/** 429 at once for an address this isolate already knows to be flooding. */
+export function refuseThrottledClient(request: Request, now: number): void {
+  const until = throttled.get(clientAddress(request));
+  if (until === undefined) return;
+  if (until > now) throw tooMany(Math.ceil((until - now) / 1000));
+  throttled.delete(clientAddress(request));
+}
+
+/** Records one failed authentication; the 401 becomes a 429 when the address is over its limit. */
+export async function countFailedAuthentication(request: Request, env: Env, failure: unknown, now: number): Promise<never> {
+  // Only a refused credential counts; a store that failed is not the client's doing.
+  if (!isAppError(failure) || failure.code !== "unauthenticated") throw failure;
+  const address = clientAddress(request);
+  let allowed = true;
+  try {
+    allowed = (await env.AUTH_FAILURES.limit({ key: address })).success;
+  } catch {
+    // The limiter is a defence, not a dependency: if it fails, the 401 stands.
+  }
+  if (allowed) throw failure;
+  if (throttled.size > 10_000) throttled.clear();
+  throttled.set(address, now + FLOOD_PERIOD_MS);
+  throw tooMany(FLOOD_PERIOD_MS / 1000);
+}
