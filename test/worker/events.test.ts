@@ -43,11 +43,19 @@ describe("ingestion", () => {
         merged_at: Date.parse("2026-10-02T10:00:00Z"),
         lines_added: 10,
         lines_deleted: 2,
+        updated_at: null,
       },
     ]);
     const prId = (s.pullRequests[0] as { id: number }).id;
     expect(s.reviews).toEqual([
-      { org_key: org, review_id: "r1", pr_id: prId, status: "completed", completed_at: Date.parse("2026-10-01T12:00:00Z") },
+      {
+        org_key: org,
+        review_id: "r1",
+        pr_id: prId,
+        status: "completed",
+        completed_at: Date.parse("2026-10-01T12:00:00Z"),
+        updated_at: null,
+      },
     ]);
     expect(s.findings).toEqual([
       {
@@ -58,9 +66,10 @@ describe("ingestion", () => {
         posted: 1,
         ai_addressed: 0,
         feedback: null,
+        updated_at: null,
       },
     ]);
-    expect(s.authorship).toEqual([{ org_key: org, source_id: "a1", pr_id: prId, lines: 7 }]);
+    expect(s.authorship).toEqual([{ org_key: org, source_id: "a1", pr_id: prId, lines: 7, updated_at: null }]);
   });
 
   it("an empty batch is accepted", async () => {
