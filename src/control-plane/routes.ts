@@ -7,7 +7,7 @@ import { badRequest } from "../http/errors";
 import { pathParams, type RequestContext } from "../http/request";
 import { json, noContent } from "../http/respond";
 import { parseOrThrow } from "../http/validation";
-import { GithubUserId, OrgLogin, RepoName } from "../schemas/common";
+import { GithubOrgName, GithubRepoName, GithubUserId } from "../schemas/common";
 import { EventBatch } from "../schemas/events";
 import { MemberInput } from "../schemas/member";
 import { OrganizationInput } from "../schemas/organization";
@@ -18,9 +18,9 @@ import { storeEvents } from "../storage/events";
 /** Control-plane bodies may be large (member lists, event batches), but not unbounded. */
 export const CONTROL_PLANE_MAX_BODY = 1024 * 1024;
 
-const OrgPath = z.object({ org: OrgLogin });
-const RepoPath = z.object({ org: OrgLogin, repo: RepoName });
-const MemberPath = z.object({ org: OrgLogin, githubUserId: GithubUserId });
+const OrgPath = z.object({ org: GithubOrgName });
+const RepoPath = z.object({ org: GithubOrgName, repo: GithubRepoName });
+const MemberPath = z.object({ org: GithubOrgName, githubUserId: GithubUserId });
 const UserPath = z.object({ githubUserId: GithubUserId });
 const KeyPath = z.object({ githubUserId: GithubUserId, kind: KeyKind });
 

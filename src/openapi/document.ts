@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from "zod-openapi";
 import { AnalyticsPrPage, AnalyticsQuery } from "../schemas/analytics";
-import { AnalyticsErrorBody, GithubUserId, MembersErrorBody, OrgLogin, RepoName } from "../schemas/common";
+import { AnalyticsErrorBody, GithubOrgName, GithubRepoName, GithubUserId, MembersErrorBody, OrgLogin } from "../schemas/common";
 import { EventBatch, EventBatchAccepted } from "../schemas/events";
 import { Member, MemberInput, MemberPatch, MemberUpdateResult } from "../schemas/member";
 import { Organization, OrganizationInput } from "../schemas/organization";
@@ -33,6 +33,8 @@ const controlPlane = (operation: ZodOpenApiOperationObject): ZodOpenApiOperation
 });
 
 const memberPath = z.object({ org: OrgLogin, githubUserId: GithubUserId });
+/** The control plane takes GitHub's own names only (contract section 5, "Names"). */
+const syncedMemberPath = z.object({ org: GithubOrgName, githubUserId: GithubUserId });
 
 /** The OpenAPI 3.1 description, built from the schemas that validate requests. */
 export function openApiDocument() {
@@ -121,7 +123,7 @@ export function openApiDocument() {
       "/internal/v1/organizations/{org}": {
         put: controlPlane({
           operationId: "putOrganization",
-          requestParams: { path: z.object({ org: OrgLogin }) },
+          requestParams: { path: z.object({ org: GithubOrgName }) },
           requestBody: { required: true, content: jsonContent(OrganizationInput) },
           responses: { "200": { description: "The stored organization.", content: jsonContent(Organization) } },
         }),
@@ -129,7 +131,7 @@ export function openApiDocument() {
       "/internal/v1/organizations/{org}/repositories/{repo}": {
         put: controlPlane({
           operationId: "putRepository",
-          requestParams: { path: z.object({ org: OrgLogin, repo: RepoName }) },
+          requestParams: { path: z.object({ org: GithubOrgName, repo: GithubRepoName }) },
           requestBody: { required: true, content: jsonContent(RepositoryInput) },
           responses: { "200": { description: "The stored repository.", content: jsonContent(Repository) } },
         }),
@@ -137,13 +139,13 @@ export function openApiDocument() {
       "/internal/v1/organizations/{org}/members/{githubUserId}": {
         put: controlPlane({
           operationId: "putMember",
-          requestParams: { path: memberPath },
+          requestParams: { path: syncedMemberPath },
           requestBody: { required: true, content: jsonContent(MemberInput) },
           responses: { "200": { description: "The stored member.", content: jsonContent(Member) } },
         }),
         delete: controlPlane({
           operationId: "deleteMember",
-          requestParams: { path: memberPath },
+          requestParams: { path: syncedMemberPath },
           responses: { "204": { description: "Removed (or was not there)." } },
         }),
       },

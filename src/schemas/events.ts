@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { InstantInput, OrgLogin, RepoName } from "./common";
+import { GithubOrgName, GithubRepoName, InstantInput } from "./common";
 
 export const MAX_EVENTS_PER_BATCH = 1000;
 
@@ -8,7 +8,7 @@ const Lines = z.number().int().min(0).max(1_000_000_000);
 /** Ids issued by the reviewer; strings and integers are both accepted and compared as text. */
 const ExternalId = z.union([z.string().min(1).max(255), z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)]).transform(String);
 
-const prRef = { org: OrgLogin, repo: RepoName, prNumber: PrNumber };
+const prRef = { org: GithubOrgName, repo: GithubRepoName, prNumber: PrNumber };
 
 export const PullRequestEvent = z
   .strictObject({

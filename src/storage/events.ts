@@ -22,7 +22,9 @@ export async function storeEvents(db: D1Database, events: readonly Event[]): Pro
     const orgKey = e.org.toLowerCase();
     const repoKey = e.repo.toLowerCase();
     const ref = [orgKey, repoKey, e.prNumber];
-    if (!refs.has(ref.join("\u0000"))) refs.set(ref.join("\u0000"), [...ref, e.repo]);
+    // JSON of the tuple: unambiguous whatever characters the names hold (a joined string is not).
+    const refKey = JSON.stringify(ref);
+    if (!refs.has(refKey)) refs.set(refKey, [...ref, e.repo]);
     switch (e.type) {
       case "pull_request":
         pullRequests.push([...ref, e.repo, e.author, e.createdAt, e.mergedAt, e.linesAdded, e.linesDeleted]);

@@ -19,6 +19,25 @@ describe("OpenAPI document", () => {
     expect(document.paths?.["/api/analytics/v1/prs"]?.get?.operationId).toBe("listPullRequestAnalytics");
   });
 
+  it("control-plane names carry GitHub's patterns, in paths and in events; the public paths keep theirs", () => {
+    const login = "^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$";
+    const params = (path: string, method: "put" | "get") =>
+      Object.fromEntries(
+        ((document.paths?.[path]?.[method]?.parameters ?? []) as { name: string; schema: { pattern?: string } }[]).map((p) => [
+          p.name,
+          p.schema.pattern,
+        ]),
+      );
+    expect(params("/internal/v1/organizations/{org}/repositories/{repo}", "put")).toEqual({
+      org: login,
+      repo: "^(?!\\.\\.?$)[A-Za-z0-9._-]{1,100}$",
+    });
+    expect(params("/internal/v1/organizations/{org}/members/{githubUserId}", "put")).toMatchObject({ org: login });
+    expect(params("/api/v1/organizations/{org}/members/{githubUserId}", "get")).toMatchObject({ org: undefined });
+    const review = document.components?.schemas?.ReviewEvent as { properties: Record<string, { pattern?: string }> };
+    expect(review.properties.org?.pattern).toBe(login);
+  });
+
   it("documents the contract's event types from the validating schema", () => {
     const schemas = document.components?.schemas ?? {};
     for (const id of ["PullRequestEvent", "ReviewEvent", "FindingEvent", "AiAuthorshipEvent", "MemberPatch", "AnalyticsPrRow"]) {

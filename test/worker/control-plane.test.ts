@@ -178,6 +178,51 @@ describe("repositories", () => {
   });
 });
 
+describe("names (contract section 5)", () => {
+  const memberBody = { githubLogin: "a", workEmail: "a@b.c", role: "member", seat: true, isBot: false };
+  const problem = async (res: Response) => {
+    expect(res.status).toBe(400);
+    return ((await res.json()) as ErrorBody).error.details;
+  };
+
+  it.each([
+    ["a leading hyphen", "-acme"],
+    ["40 characters", "a".repeat(40)],
+    ["an underscore", "ac_me"],
+    ["a dot", "ac.me"],
+    ["a space", "ac%20me"],
+    ["a non-ASCII letter", "acm%C3%A9"],
+  ])("an org with %s is 400 on every route that names one", async (_what, org) => {
+    const expected = [{ path: "org", message: expect.stringMatching(/^must be a GitHub login/) }];
+    expect(await problem(await admin("PUT", `/internal/v1/organizations/${org}`, orgBody))).toEqual(expected);
+    const repo = await admin("PUT", `/internal/v1/organizations/${org}/repositories/api`, { private: false });
+    expect(await problem(repo)).toEqual(expected);
+    expect(await problem(await admin("PUT", `/internal/v1/organizations/${org}/members/5`, memberBody))).toEqual(expected);
+    expect(await problem(await admin("DELETE", `/internal/v1/organizations/${org}/members/5`))).toEqual(expected);
+  });
+
+  it.each([
+    ["101 characters", "r".repeat(101)],
+    ["a space", "a%20b"],
+    ["a dollar sign", "re$po"],
+    ["a non-ASCII letter", "r%C3%A9po"],
+  ])("a repository name with %s is 400", async (_what, repo) => {
+    const org = await createOrg();
+    const res = await admin("PUT", `/internal/v1/organizations/${org}/repositories/${repo}`, { private: false });
+    expect(await problem(res)).toEqual([{ path: "repo", message: expect.stringMatching(/^must be a GitHub repository name/) }]);
+  });
+
+  it("GitHub's edge cases are fine: a 39-character login with hyphens, dotted and 100-character repository names", async () => {
+    const org = `${unique("o")}-`.padEnd(39, "x");
+    expect((await admin("PUT", `/internal/v1/organizations/${org}`, orgBody)).status).toBe(200);
+    for (const repo of ["...", ".github", "a-b_c.d", "R".repeat(100)]) {
+      const res = await admin("PUT", `/internal/v1/organizations/${org}/repositories/${repo}`, { private: false });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ name: repo });
+    }
+  });
+});
+
 describe("members (sync)", () => {
   it("PUT upserts a member with no guard and no seat capacity check; DELETE removes it", async () => {
     const org = await createOrg(unique("o"), {

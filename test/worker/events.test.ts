@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Event, EventBatch } from "../../src/schemas/events";
+import { storeEvents } from "../../src/storage/events";
 import { admin, env, ev, postEvents, unique } from "./helpers";
 
 type ErrorBody = { error: { code: string; details: { path: string; message: string }[] } };
@@ -197,6 +198,67 @@ describe("batch validation", () => {
       expect(res.status).toBe(400);
       expect(((await res.json()) as ErrorBody).error.details[0]?.path).toBe("events");
     }
+  });
+});
+
+describe("names (contract section 5)", () => {
+  const nameProblem = async (event: unknown, path: string) => {
+    const res = await postEvents([pr(unique("org"), 1), event]);
+    expect(res.status).toBe(400);
+    const details = ((await res.json()) as ErrorBody).error.details;
+    expect(details).toEqual([{ path, message: expect.stringMatching(/^must be a GitHub (login|repository name)/) }]);
+  };
+
+  it.each([
+    ["NUL inside", "a\u0000b"],
+    ["a leading hyphen", "-acme"],
+    ["40 characters", "a".repeat(40)],
+    ["an underscore", "ac_me"],
+    ["a dot", "ac.me"],
+    ["a space", "ac me"],
+    ["a non-ASCII letter", "acmé"],
+    ["a trailing newline", "acme\n"],
+  ])("org with %s is 400", (_what, org) => nameProblem(pr(org, 1), "events.1.org"));
+
+  it.each([
+    ["NUL inside", "b\u0000c"],
+    ["only a dot", "."],
+    ["two dots", ".."],
+    ["101 characters", "r".repeat(101)],
+    ["a slash", "a/b"],
+    ["a space", "a b"],
+    ["nothing", ""],
+  ])("repo with %s is 400", (_what, repo) => nameProblem(review(unique("org"), 1, "r1", { repo }), "events.1.repo"));
+
+  it("GitHub's edge cases are accepted: 39-character login, hyphens, dotted and 100-character repository names", async () => {
+    const org = `${unique("o")}-`.padEnd(39, "x");
+    const repos = ["...", ".github", "a-b_c.d", "R".repeat(100)];
+    const res = await postEvents(repos.map((repo, i) => pr(org, i + 1, { repo })));
+    expect(res.status).toBe(200);
+    expect((await snapshot(org)).pullRequests.map((p) => (p as { repo: string }).repo).sort()).toEqual([...repos].sort());
+  });
+});
+
+describe("reference keys", () => {
+  it("names that would collide when joined with NUL stay separate records", async () => {
+    // Validation refuses such names over HTTP; the write path must not depend on that.
+    const base = unique("nul");
+    const at = Date.parse("2026-10-01T12:00:00Z");
+    const one = { type: "review", prNumber: 1, status: "completed", completedAt: at } as const;
+    await storeEvents(env.DB, [
+      { ...one, org: `${base}\u0000b`, repo: "c", reviewId: "r1" },
+      { ...one, org: base, repo: "b\u0000c", reviewId: "r2" },
+    ]);
+    const rows = await env.DB.prepare(
+      `SELECT r.review_id, p.org_key, p.repo_key FROM reviews AS r JOIN pull_requests AS p ON p.id = r.pr_id
+       WHERE r.org_key IN (?1, ?2) ORDER BY r.review_id`,
+    )
+      .bind(`${base}\u0000b`, base)
+      .all();
+    expect(rows.results).toEqual([
+      { review_id: "r1", org_key: `${base}\u0000b`, repo_key: "c" },
+      { review_id: "r2", org_key: base, repo_key: "b\u0000c" },
+    ]);
   });
 });
 
