@@ -38,6 +38,20 @@ describe("OpenAPI document", () => {
     expect(review.properties.org?.pattern).toBe(login);
   });
 
+  it("every event type requires its version, updatedAt, a date-time", () => {
+    const schemas = (document.components?.schemas ?? {}) as Record<
+      string,
+      { required?: string[]; properties?: Record<string, { format?: string; description?: string }> }
+    >;
+    for (const id of ["PullRequestEvent", "ReviewEvent", "FindingEvent", "AiAuthorshipEvent"]) {
+      expect(schemas[id]?.required).toContain("updatedAt");
+      expect(schemas[id]?.properties?.updatedAt).toMatchObject({
+        format: "date-time",
+        description: expect.stringContaining("greatest updatedAt wins"),
+      });
+    }
+  });
+
   it("documents the contract's event types from the validating schema", () => {
     const schemas = document.components?.schemas ?? {};
     for (const id of ["PullRequestEvent", "ReviewEvent", "FindingEvent", "AiAuthorshipEvent", "MemberPatch", "AnalyticsPrRow"]) {

@@ -92,6 +92,12 @@ export async function fetchWithEnv(request: Request, overrides: Partial<Record<k
   return worker.fetch(request as Request<unknown, IncomingRequestCfProperties>, patched, createExecutionContext());
 }
 
+/**
+ * The version every built event carries unless a test gives one. A test that sends a change of a
+ * record it stored before must give the change a greater `updatedAt` (equal versions change nothing).
+ */
+export const EVENT_VERSION = "2026-10-03T00:00:00.000Z";
+
 /** Event builders with sensible defaults; override any field. */
 export const ev = {
   pr: (org: string, prNumber: number, extra: Record<string, unknown> = {}) => ({
@@ -104,6 +110,7 @@ export const ev = {
     mergedAt: "2026-10-02T10:00:00Z",
     linesAdded: 10,
     linesDeleted: 2,
+    updatedAt: EVENT_VERSION,
     ...extra,
   }),
   review: (org: string, prNumber: number, reviewId: string, extra: Record<string, unknown> = {}) => ({
@@ -114,6 +121,7 @@ export const ev = {
     reviewId,
     status: "completed",
     completedAt: "2026-10-01T12:00:00Z",
+    updatedAt: EVENT_VERSION,
     ...extra,
   }),
   finding: (org: string, prNumber: number, findingId: string, extra: Record<string, unknown> = {}) => ({
@@ -126,6 +134,7 @@ export const ev = {
     posted: true,
     aiAddressed: false,
     feedback: null,
+    updatedAt: EVENT_VERSION,
     ...extra,
   }),
   ai: (org: string, prNumber: number, sourceId: string, lines: number, extra: Record<string, unknown> = {}) => ({
@@ -135,6 +144,7 @@ export const ev = {
     prNumber,
     sourceId,
     lines,
+    updatedAt: EVENT_VERSION,
     ...extra,
   }),
 };
