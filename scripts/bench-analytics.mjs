@@ -6,15 +6,20 @@
  * `wrangler dev` on it, and measures GET /api/analytics/v1/prs with autocannon at concurrency 1 and
  * 10 for each case, next to GET /readyz (one SELECT 1 on D1) as the baseline of the same run. It
  * also times the same page queries directly on the SQLite file (the floor) and records their
- * query plans. Prints one table and writes it to docs/performance.md (not with --smoke).
+ * query plans. Before that it stores 1,000-event batches with the Worker's own write path on the
+ * same D1 file and reports the rows D1 writes per event (first delivery, replay, older retry,
+ * newer versions). Prints the tables and writes them to docs/performance.md (not with --smoke).
  */
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { parseArgs } from "node:util";
 import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
+import { experimental_readRawConfig, getPlatformProxy } from "wrangler";
 import { mergedPullRequestsSql } from "../src/storage/analytics.ts";
+import { storeEvents } from "../src/storage/events.ts";
 import { fmt, load, migrateLocalD1, percentiles, startWrangler, table, writeSection } from "./lib/bench-common.mjs";
-import { FULL, generate, SMOKE, smallOrg } from "./lib/bench-data.mjs";
+import { FULL, generate, reviewerBatch, SMOKE, smallOrg } from "./lib/bench-data.mjs";
 import { controlPlaneClient } from "./lib/control-plane-client.mjs";
 
 const { values: opts } = parseArgs({
@@ -30,6 +35,7 @@ const spec = opts.smoke ? SMOKE : FULL;
 const seconds = Number(opts.seconds ?? (opts.smoke ? 1 : 5));
 const persistTo = opts.smoke ? ".bench/analytics-smoke" : ".bench/analytics";
 const DAY = 86_400_000;
+const BATCH_SHAPE = "per pull request 1 pull_request, 3 reviews, 10 findings, 1 AI-authorship event";
 const now = Date.now();
 const adminToken = `bench-${now}`;
 const log = (...args) => console.log(...args);
@@ -109,6 +115,52 @@ for (const c of cases) {
   c.plan = p.plan();
 }
 sqlite.close();
+
+// 3b. Event writes: D1's meta.rows_written of the Worker's own write path (storeEvents), on the
+// same D1 file (getPlatformProxy runs the same local D1 as wrangler dev), in an organization of
+// its own so the read cases above are untouched.
+const writes = await measureEventWrites();
+const writesReport = table(
+  ["1,000-event batch", "rows written", "rows written per event", "ms"],
+  writes.map((w) => [w.name, String(w.rowsWritten), fmt(w.rowsWritten / w.events), fmt(w.ms, 0)]),
+);
+log(`\nEvent writes (${BATCH_SHAPE}):\n\n${writesReport}`);
+
+async function measureEventWrites() {
+  // A configuration with the D1 binding only: the Durable Objects of the real one cannot run here.
+  const { rawConfig } = experimental_readRawConfig({ config: "wrangler.jsonc" });
+  const configPath = join(persistTo, "wrangler.d1-only.json");
+  writeFileSync(
+    configPath,
+    JSON.stringify({
+      name: "bench-events",
+      compatibility_date: rawConfig.compatibility_date,
+      d1_databases: rawConfig.d1_databases,
+    }),
+  );
+  const proxy = await getPlatformProxy({ configPath, persist: { path: join(persistTo, "v3") } });
+  try {
+    await proxy.env.DB.prepare("SELECT 1").first(); // start the local runtime before timing
+    const org = `events-${now.toString(36)}`;
+    const batch = (version) => reviewerBatch({ org, now, version });
+    const runs = [
+      ["first delivery", batch(now - DAY)],
+      ["replay of the same batch", batch(now - DAY)],
+      ["delayed retry of an older version", batch(now - 2 * DAY)],
+      ["newer version of every record", batch(now)],
+    ];
+    const results = [];
+    for (const [name, events] of runs) {
+      const started = performance.now();
+      const { rowsWritten } = await storeEvents(proxy.env.DB, events);
+      results.push({ name, events: events.length, rowsWritten, ms: performance.now() - started });
+    }
+    if (results[1].rowsWritten !== 0 || results[2].rowsWritten !== 0) throw new Error("a replay or an older batch wrote rows");
+    return results;
+  } finally {
+    await proxy.dispose();
+  }
+}
 
 // 4. The Worker under wrangler dev.
 log(`Starting wrangler dev on ${persistTo}...`);
@@ -236,6 +288,18 @@ try {
         "Query plans on this data set (EXPLAIN QUERY PLAN of the Worker's statement):",
         "",
         plans,
+      ].join("\n"),
+    );
+    writeSection(
+      "docs/performance.md",
+      "bench:analytics:writes",
+      [
+        `Measured ${new Date(now).toISOString().slice(0, 10)} by \`npm run bench:analytics\` on the same D1 file, before the read cases:`,
+        `\`storeEvents\` (the write path of \`POST /internal/v1/events\`) through \`getPlatformProxy\`, one batch of 1,000`,
+        `events each (${BATCH_SHAPE}), in an organization of its own. "rows written" is D1's \`meta.rows_written\``,
+        'summed over the batch\'s statements; it counts index entries too. "ms" includes the call into the local runtime.',
+        "",
+        writesReport,
       ].join("\n"),
     );
     log("\nWritten to docs/performance.md");
