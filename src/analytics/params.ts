@@ -59,7 +59,7 @@ export function parseAnalyticsParams(query: URLSearchParams, now: number): Analy
   const date = (name: "startDate" | "endDate", edge: "start" | "end"): number | null => {
     const text = values.get(name);
     if (text === undefined) return null;
-    const parsed: InstantParse = parseDateOnly(text, edge) ?? parseTimestamp(text);
+    const parsed: InstantParse = parseDateOnly(text, edge) ?? parseTimestamp(text, "timestamp or date");
     return parsed.kind === "ok" ? parsed.ms : fail(name, parsed.reason);
   };
   const start = date("startDate", "start");

@@ -115,6 +115,16 @@ describe("request bodies", () => {
     expect(body.error.details.map((d) => d.path)).toEqual(["subscription.purchasedSeats"]);
   });
 
+  it("no date-time of the control plane takes a date alone, and the message says what it does take", async () => {
+    const dateAlone =
+      "must be a timestamp with a time and Z or ±HH:MM, like 2026-11-02T00:00:00Z; a date alone is not accepted here";
+    const org = await put(JSON.stringify({ ...orgBody, installedAt: "2026-01-01" }));
+    expect(((await org.json()) as ErrorBody).error.details).toEqual([{ path: "installedAt", message: dateAlone }]);
+    const user = await createUser();
+    const key = await admin("POST", `/internal/v1/users/${user}/api-keys`, { kind: "analytics", expiresAt: "2099-01-01" });
+    expect(((await key.json()) as ErrorBody).error.details).toEqual([{ path: "expiresAt", message: dateAlone }]);
+  });
+
   it("400 for a timestamp without a zone or an impossible date", async () => {
     for (const installedAt of ["2026-01-02T03:04:05", "2026-02-30T00:00:00Z", "yesterday"]) {
       const res = await put(JSON.stringify({ ...orgBody, installedAt }));

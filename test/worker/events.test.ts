@@ -363,6 +363,26 @@ describe("batch validation", () => {
     expect(paths).toContain(path);
   });
 
+  it("a date alone is refused with a message that says what a timestamp field takes", async () => {
+    const res = await postEvents([
+      pr("o", 1, { createdAt: "2026-01-01" }),
+      review("o", 1, "r", { updatedAt: "2026-01-01" }),
+      finding("o", 1, "f", { createdAt: "yesterday" }),
+    ]);
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as ErrorBody).error.details).toEqual([
+      {
+        path: "events.0.createdAt",
+        message: "must be a timestamp with a time and Z or ±HH:MM, like 2026-11-02T00:00:00Z; a date alone is not accepted here",
+      },
+      {
+        path: "events.1.updatedAt",
+        message: "must be a timestamp with a time and Z or ±HH:MM, like 2026-11-02T00:00:00Z; a date alone is not accepted here",
+      },
+      { path: "events.2.createdAt", message: "must be an ISO 8601 timestamp with Z or ±HH:MM, like 2026-11-02T09:30:00Z" },
+    ]);
+  });
+
   it("400 for more than 1000 events; exactly 1000 is fine", async () => {
     const org = unique("org");
     const many = Array.from({ length: 1001 }, (_, i) => authorship(org, 1 + (i % 50), `a${i}`, i));
