@@ -67,9 +67,9 @@ export async function storeEvents(db: D1Database, events: readonly Event[]): Pro
     }
   }
 
-  // Children whose pull request has no event in this batch may need a placeholder row. Each entry:
-  // the reference (0-3), the child's table (4), its id and version (5, 6). A child row shares the
-  // first six columns with its placeholder entry, hence the layout of the child rows above.
+  // Children whose pull request has no event in this batch may need a placeholder row. Child rows
+  // are laid out as reference (0-3), id (4), version (5), then their data; a placeholder entry is
+  // the reference (0-3), the child's table (4), its id and version (5, 6).
   const inBatch = new Set(pullRequests.rows().map((row) => refKey(row)));
   const placeholders: unknown[][] = [];
   for (const [table, rows] of [
