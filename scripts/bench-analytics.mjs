@@ -1,20 +1,26 @@
 #!/usr/bin/env node
 /**
- * npm run bench:analytics [-- --smoke] [--reuse] [--seconds N] [--no-write]
+ * npm run bench:analytics [-- --smoke] [--reuse] [--seconds N] [--no-write] [--writes-only]
  *
  * Builds an analytics data set at scale in a local D1 file (see lib/bench-data.mjs), starts
  * `wrangler dev` on it, and measures GET /api/analytics/v1/prs with autocannon at concurrency 1 and
  * 10 for each case, next to GET /readyz (one SELECT 1 on D1) as the baseline of the same run. It
  * also times the same page queries directly on the SQLite file (the floor) and records their
- * query plans. Prints one table and writes it to docs/performance.md (not with --smoke).
+ * query plans. Before that it stores 1,000-event batches with the Worker's own write path on the
+ * same D1 file and reports the rows D1 writes per event (first delivery, replay, older retry,
+ * newer versions). Prints the tables and writes them to docs/performance.md (not with --smoke).
+ * --writes-only stops after the event writes (row counts, which do not depend on the machine's load).
  */
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { parseArgs } from "node:util";
 import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
+import { experimental_readRawConfig, getPlatformProxy } from "wrangler";
 import { mergedPullRequestsSql } from "../src/storage/analytics.ts";
+import { storeEvents } from "../src/storage/events.ts";
 import { fmt, load, migrateLocalD1, percentiles, startWrangler, table, writeSection } from "./lib/bench-common.mjs";
-import { FULL, generate, SMOKE, smallOrg } from "./lib/bench-data.mjs";
+import { FULL, generate, reviewerBatch, SMOKE, smallOrg } from "./lib/bench-data.mjs";
 import { controlPlaneClient } from "./lib/control-plane-client.mjs";
 
 const { values: opts } = parseArgs({
@@ -24,12 +30,14 @@ const { values: opts } = parseArgs({
     seconds: { type: "string" },
     port: { type: "string", default: "8911" },
     "no-write": { type: "boolean", default: false },
+    "writes-only": { type: "boolean", default: false },
   },
 });
 const spec = opts.smoke ? SMOKE : FULL;
 const seconds = Number(opts.seconds ?? (opts.smoke ? 1 : 5));
 const persistTo = opts.smoke ? ".bench/analytics-smoke" : ".bench/analytics";
 const DAY = 86_400_000;
+const BATCH_SHAPE = "per pull request 1 pull_request, 3 reviews, 10 findings, 1 AI-authorship event";
 const now = Date.now();
 const adminToken = `bench-${now}`;
 const log = (...args) => console.log(...args);
@@ -109,6 +117,65 @@ for (const c of cases) {
   c.plan = p.plan();
 }
 sqlite.close();
+
+// 3b. Event writes: D1's meta.rows_written of the Worker's own write path (storeEvents), on the
+// same D1 file (getPlatformProxy runs the same local D1 as wrangler dev), in an organization of
+// its own so the read cases above are untouched.
+const writes = await measureEventWrites();
+const writesReport = table(
+  ["1,000-event batch", "rows written", "rows written per event"],
+  writes.map((w) => [w.name, String(w.rowsWritten), fmt(w.rowsWritten / w.events)]),
+);
+log(`\nEvent writes (${BATCH_SHAPE}):\n\n${writesReport}`);
+if (!opts.smoke && !opts["no-write"]) {
+  writeSection(
+    "docs/performance.md",
+    "bench:analytics:writes",
+    [
+      `Measured ${new Date(now).toISOString().slice(0, 10)} by \`npm run bench:analytics\` on its data set (above), in an organization of its own:`,
+      `\`storeEvents\` (the write path of \`POST /internal/v1/events\`) through \`getPlatformProxy\`, one batch of 1,000`,
+      `events each (${BATCH_SHAPE}). "rows written" is D1's \`meta.rows_written\``,
+      "summed over the batch's statements; it counts index entries too.",
+      "",
+      writesReport,
+    ].join("\n"),
+  );
+}
+if (opts["writes-only"]) process.exit(0);
+
+async function measureEventWrites() {
+  // A configuration with the D1 binding only: the Durable Objects of the real one cannot run here.
+  const { rawConfig } = experimental_readRawConfig({ config: "wrangler.jsonc" });
+  const configPath = join(persistTo, "wrangler.d1-only.json");
+  writeFileSync(
+    configPath,
+    JSON.stringify({
+      name: "bench-events",
+      compatibility_date: rawConfig.compatibility_date,
+      d1_databases: rawConfig.d1_databases,
+    }),
+  );
+  const proxy = await getPlatformProxy({ configPath, persist: { path: join(persistTo, "v3") } });
+  try {
+    const org = `events-${now.toString(36)}`;
+    const batch = (version) => reviewerBatch({ org, now, version });
+    const runs = [
+      ["first delivery", batch(now - DAY)],
+      ["replay of the same batch", batch(now - DAY)],
+      ["delayed retry of an older version", batch(now - 2 * DAY)],
+      ["newer version of every record", batch(now)],
+    ];
+    const results = [];
+    for (const [name, events] of runs) {
+      const { rowsWritten } = await storeEvents(proxy.env.DB, events);
+      results.push({ name, events: events.length, rowsWritten });
+    }
+    if (results[1].rowsWritten !== 0 || results[2].rowsWritten !== 0) throw new Error("a replay or an older batch wrote rows");
+    return results;
+  } finally {
+    await proxy.dispose();
+  }
+}
 
 // 4. The Worker under wrangler dev.
 log(`Starting wrangler dev on ${persistTo}...`);

@@ -11,8 +11,9 @@ export const SMOKE = { repos: 5, pullRequests: 3_000, reviewsPerPr: 3, findingsP
  * Fills a migrated local D1 file with an analytics data set at scale, through the same schema the
  * Worker uses: one big organization (`bigco`) and `smallOrgs` small ones (`small-00`...), two years
  * of pull requests ending at `now`, 3 reviews and 10 findings per pull request on average,
- * AI authorship for half of them, and the organizations' merge/review lag bound. Indexes are
- * dropped during the load and rebuilt after it (much faster than maintaining them row by row).
+ * AI authorship for half of them, and the organizations' merge/review lag bound. Every row carries
+ * its version (`updated_at`) as the event write path would store it. Indexes are dropped during the
+ * load and rebuilt after it (much faster than maintaining them row by row).
  */
 export function generate(file, { spec, now, seed = 7, log = console.log }) {
   const db = new DatabaseSync(file);
@@ -27,13 +28,15 @@ export function generate(file, { spec, now, seed = 7, log = console.log }) {
   for (const t of ["pull_requests", "reviews", "findings", "ai_authorship", "org_review_lag"]) db.exec(`DELETE FROM ${t}`);
 
   const insertPr = db.prepare(
-    "INSERT INTO pull_requests (id, org_key, repo_key, pr_number, repo, author, created_at, merged_at, lines_added, lines_deleted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "INSERT INTO pull_requests (id, org_key, repo_key, pr_number, repo, author, created_at, merged_at, lines_added, lines_deleted, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
   );
-  const insertReview = db.prepare("INSERT INTO reviews (org_key, review_id, pr_id, status, completed_at) VALUES (?, ?, ?, ?, ?)");
+  const insertReview = db.prepare(
+    "INSERT INTO reviews (org_key, review_id, pr_id, status, completed_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+  );
   const insertFinding = db.prepare(
-    "INSERT INTO findings (org_key, finding_id, pr_id, created_at, posted, ai_addressed, feedback) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    "INSERT INTO findings (org_key, finding_id, pr_id, created_at, posted, ai_addressed, feedback, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
   );
-  const insertAi = db.prepare("INSERT INTO ai_authorship (org_key, source_id, pr_id, lines) VALUES (?, ?, ?, ?)");
+  const insertAi = db.prepare("INSERT INTO ai_authorship (org_key, source_id, pr_id, lines, updated_at) VALUES (?, ?, ?, ?, ?)");
 
   const counts = { pullRequests: 0, reviews: 0, findings: 0, ai: 0 };
   let id = 0;
@@ -54,7 +57,9 @@ export function generate(file, { spec, now, seed = 7, log = console.log }) {
       if (mergedAt !== null && mergedAt > now) mergedAt = null;
       const added = rnd.chance(0.02) ? null : rnd.int(1, 900);
       const deleted = rnd.chance(0.02) ? null : rnd.int(0, 400);
-      insertPr.run(id, orgKey, repo, prNumber, repo, `dev${rnd.int(1, 400)}`, createdAt, mergedAt, added, deleted);
+      // Versions: the time of the state each row holds (the merge, or the creation of an open one).
+      const prVersion = mergedAt ?? createdAt;
+      insertPr.run(id, orgKey, repo, prNumber, repo, `dev${rnd.int(1, 400)}`, createdAt, mergedAt, added, deleted, prVersion);
       counts.pullRequests++;
 
       for (let r = 0; r < spec.reviewsPerPr; r++) {
@@ -68,26 +73,29 @@ export function generate(file, { spec, now, seed = 7, log = console.log }) {
           id,
           completed ? "completed" : rnd.chance(0.5) ? "failed" : "in_progress",
           completed ? Math.min(at, now) : null,
+          Math.min(at, now),
         );
         counts.reviews++;
       }
       for (let f = 0; f < spec.findingsPerPr; f++) {
         const feedback = rnd.chance(0.75) ? null : rnd.chance(0.6) ? "positive" : "negative";
+        const findingAt = Math.min(now, createdAt + rnd.int(10 * MIN, 3 * DAY));
         insertFinding.run(
           orgKey,
           `f${id}-${f}`,
           id,
-          Math.min(now, createdAt + rnd.int(10 * MIN, 3 * DAY)),
+          findingAt,
           rnd.chance(0.9) ? 1 : 0,
           rnd.chance(0.4) ? 1 : 0,
           feedback,
+          findingAt,
         );
         counts.findings++;
       }
       if (i % 2 === 0) {
         const records = rnd.int(1, 2);
         for (let a = 0; a < records; a++) {
-          insertAi.run(orgKey, `a${id}-${a}`, id, rnd.int(0, 600));
+          insertAi.run(orgKey, `a${id}-${a}`, id, rnd.int(0, 600), prVersion);
           counts.ai++;
         }
       }
@@ -126,3 +134,53 @@ export function generate(file, { spec, now, seed = 7, log = console.log }) {
 }
 
 export const smallOrg = (i) => `small-${String(i).padStart(2, "0")}`;
+
+/**
+ * A batch of reviewer events shaped like the data set, as `storeEvents` receives them after
+ * validation (times in epoch ms, ids as strings): per pull request one pull_request event,
+ * 3 reviews, 10 findings and one AI-authorship record, cut at `size` events. The content depends
+ * only on `org` and `seed`; every event carries `version` as its `updatedAt`, so the same call
+ * with the same version is a replay, and with an earlier version a delayed retry of an old batch.
+ */
+export function reviewerBatch({ org, now, version, size = 1000, seed = 11 }) {
+  const rnd = seededRandom(seed);
+  const events = [];
+  for (let prNumber = 1; events.length < size; prNumber++) {
+    const ref = { org, repo: `repo-${prNumber % 7}`, prNumber, updatedAt: version };
+    const createdAt = now - rnd.int(2 * DAY, 30 * DAY);
+    const mergedAt = createdAt + rnd.int(10 * MIN, DAY);
+    events.push({
+      type: "pull_request",
+      ...ref,
+      author: `dev${rnd.int(1, 400)}`,
+      createdAt,
+      mergedAt,
+      linesAdded: rnd.int(1, 900),
+      linesDeleted: rnd.int(0, 400),
+    });
+    for (let r = 0; r < 3; r++) {
+      const completed = rnd.chance(0.9);
+      const at = createdAt + rnd.int(5 * MIN, DAY);
+      events.push({
+        type: "review",
+        ...ref,
+        reviewId: `${org}-r${prNumber}-${r}`,
+        status: completed ? "completed" : "failed",
+        completedAt: completed ? at : null,
+      });
+    }
+    for (let f = 0; f < 10; f++) {
+      events.push({
+        type: "finding",
+        ...ref,
+        findingId: `${org}-f${prNumber}-${f}`,
+        createdAt: createdAt + rnd.int(10 * MIN, DAY),
+        posted: rnd.chance(0.9),
+        aiAddressed: rnd.chance(0.4),
+        feedback: rnd.chance(0.75) ? null : "positive",
+      });
+    }
+    events.push({ type: "ai_authorship", ...ref, sourceId: `${org}-a${prNumber}`, lines: rnd.int(0, 600) });
+  }
+  return events.slice(0, size);
+}

@@ -72,6 +72,8 @@ export function demoWorld({ now = Date.now(), seed = 42, pullRequests = 300 } = 
       const linesAdded = unknownSize ? null : rnd.int(1, 800);
       const linesDeleted = unknownSize ? null : rnd.int(0, 300);
       const ref = { org, repo, prNumber };
+      // Versions: the source's time of the state each event reports (never in the future).
+      const prUpdatedAt = iso(mergedAt ?? createdAt);
       events.push({
         type: "pull_request",
         ...ref,
@@ -80,6 +82,7 @@ export function demoWorld({ now = Date.now(), seed = 42, pullRequests = 300 } = 
         mergedAt: mergedAt === null ? null : iso(mergedAt),
         linesAdded,
         linesDeleted,
+        updatedAt: prUpdatedAt,
       });
 
       const reviewCount = rnd.int(0, 3);
@@ -94,6 +97,7 @@ export function demoWorld({ now = Date.now(), seed = 42, pullRequests = 300 } = 
           reviewId: `${org}-${repo}-${prNumber}-r${r}`,
           status,
           completedAt: status === "completed" ? iso(completedAt) : null,
+          updatedAt: iso(Math.min(completedAt, now)),
         });
       }
       const findingCount = reviewCount === 0 ? 0 : rnd.int(0, 8);
@@ -108,12 +112,19 @@ export function demoWorld({ now = Date.now(), seed = 42, pullRequests = 300 } = 
           posted: rnd.chance(0.9),
           aiAddressed: rnd.chance(0.45),
           feedback: rnd.chance(0.7) ? null : rnd.pick(["positive", "negative"]),
+          updatedAt: iso(findingAt),
         });
       }
       if (rnd.chance(0.6)) {
         const sources = rnd.int(1, 3);
         for (let s = 0; s < sources; s++) {
-          events.push({ type: "ai_authorship", ...ref, sourceId: `${org}-${repo}-${prNumber}-ai${s}`, lines: rnd.int(0, 400) });
+          events.push({
+            type: "ai_authorship",
+            ...ref,
+            sourceId: `${org}-${repo}-${prNumber}-ai${s}`,
+            lines: rnd.int(0, 400),
+            updatedAt: prUpdatedAt,
+          });
         }
       }
     }

@@ -14,7 +14,7 @@ const ReviewBound = (edge: "start" | "end", description: string, example: string
     .string()
     .max(MAX_LENGTH, tooLong)
     .transform((value, ctx) => {
-      const parsed = parseDateOnly(value, edge) ?? parseTimestamp(value);
+      const parsed = parseDateOnly(value, edge) ?? parseTimestamp(value, "timestamp or date");
       if (parsed.kind === "ok") return parsed.ms;
       ctx.addIssue({ code: "custom", message: parsed.reason });
       return z.NEVER;

@@ -6,7 +6,7 @@ import { type ApiInterface, defineRoute } from "../http/route";
 import { callDurable, type DurableResult, unwrap } from "../lib/durable-call";
 import { badRequest, inStore } from "../lib/errors";
 import { internalDocumentRoute } from "../openapi/routes";
-import { GithubUserId, OrgLogin, RepoName } from "../schemas/common";
+import { GithubOrgName, GithubRepoName, GithubUserId } from "../schemas/common";
 import { EventBatch, EventBatchAccepted } from "../schemas/events";
 import { Member, MemberInput } from "../schemas/member";
 import { Organization, OrganizationInput } from "../schemas/organization";
@@ -18,9 +18,9 @@ import { requireAdmin } from "./admin-auth";
 /** Control-plane bodies may be large (member lists, event batches), but not unbounded. */
 export const CONTROL_PLANE_MAX_BODY = 1024 * 1024;
 
-const OrgPath = z.object({ org: OrgLogin });
-const RepoPath = z.object({ org: OrgLogin, repo: RepoName });
-const MemberPath = z.object({ org: OrgLogin, githubUserId: GithubUserId });
+const OrgPath = z.object({ org: GithubOrgName });
+const RepoPath = z.object({ org: GithubOrgName, repo: GithubRepoName });
+const MemberPath = z.object({ org: GithubOrgName, githubUserId: GithubUserId });
 const UserPath = z.object({ githubUserId: GithubUserId });
 const KeyPath = z.object({ githubUserId: GithubUserId, kind: KeyKind });
 

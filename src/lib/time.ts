@@ -9,6 +9,26 @@ const HAS_TIME_WITHOUT_ZONE = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?
 
 export type InstantParse = { kind: "ok"; ms: number } | { kind: "invalid"; reason: string };
 
+/**
+ * What the caller's field accepts, which decides how a refusal is worded: control-plane date-times
+ * take timestamps only; the analytics window also takes `YYYY-MM-DD` (parsed by `parseDateOnly`
+ * first) and keeps its own wording.
+ */
+export type Accepts = "timestamp" | "timestamp or date";
+
+const REFUSALS: Record<Accepts, { unparseable: string; dateOnly: string; tooLate: string }> = {
+  timestamp: {
+    unparseable: "must be an ISO 8601 timestamp with Z or ±HH:MM, like 2026-11-02T09:30:00Z",
+    dateOnly: "must be a timestamp with a time and Z or ±HH:MM, like 2026-11-02T00:00:00Z; a date alone is not accepted here",
+    tooLate: "must not be after 9999-12-31T23:59:59.999Z",
+  },
+  "timestamp or date": {
+    unparseable: "must be an ISO 8601 timestamp or a YYYY-MM-DD date",
+    dateOnly: "must be an ISO 8601 timestamp or a YYYY-MM-DD date",
+    tooLate: "is too far in the future",
+  },
+};
+
 const daysInMonth = (year: number, month: number): number => new Date(Date.UTC(year, month, 0)).getUTCDate();
 
 function calendarMs(y: number, mo: number, d: number, h = 0, mi = 0, s = 0, ms = 0): number | null {
@@ -21,13 +41,14 @@ function calendarMs(y: number, mo: number, d: number, h = 0, mi = 0, s = 0, ms =
 }
 
 /** Parses an RFC 3339 timestamp with `Z` or `±HH:MM`; fractions are kept to the millisecond. */
-export function parseTimestamp(input: string): InstantParse {
+export function parseTimestamp(input: string, accepts: Accepts = "timestamp"): InstantParse {
+  const refusals = REFUSALS[accepts];
   const m = TIMESTAMP.exec(input);
   if (!m) {
     if (HAS_TIME_WITHOUT_ZONE.test(input)) {
       return { kind: "invalid", reason: "timestamp must carry a time zone (Z or ±HH:MM)" };
     }
-    return { kind: "invalid", reason: "must be an ISO 8601 timestamp or a YYYY-MM-DD date" };
+    return { kind: "invalid", reason: DATE_ONLY.test(input) ? refusals.dateOnly : refusals.unparseable };
   }
   const [, y, mo, d, h, mi, s, frac, , sign, oh, om] = m;
   const millis = frac ? Number(frac.slice(0, 3).padEnd(3, "0")) : 0;
@@ -42,7 +63,7 @@ export function parseTimestamp(input: string): InstantParse {
   }
   const ms = local - offsetMinutes * 60_000;
   if (ms < 0) return { kind: "invalid", reason: "must not be before 1970-01-01T00:00:00Z" };
-  if (ms > MAX_INSTANT_MS) return { kind: "invalid", reason: "is too far in the future" };
+  if (ms > MAX_INSTANT_MS) return { kind: "invalid", reason: refusals.tooLate };
   return { kind: "ok", ms };
 }
 

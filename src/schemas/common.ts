@@ -14,6 +14,27 @@ export const RepoName = z
   .max(255, "must be 1 to 255 characters")
   .meta({ description: "Repository name under the owner.", example: "api" });
 
+/**
+ * Names on the control plane (paths and events) are GitHub's own (contract section 5, "Names"):
+ * anything else is a 400 there. The public interfaces keep `OrgLogin`/`RepoName` above, where such
+ * a name simply matches nothing.
+ */
+export const GithubOrgName = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/,
+    "must be a GitHub login: 1 to 39 letters, digits or hyphens, not starting with a hyphen",
+  )
+  .meta({ description: "GitHub organization login (case-insensitive).", example: "acme" });
+
+export const GithubRepoName = z
+  .string()
+  .regex(
+    /^(?!\.\.?$)[A-Za-z0-9._-]{1,100}$/,
+    "must be a GitHub repository name: 1 to 100 letters, digits, '.', '-' or '_', and not '.' or '..'",
+  )
+  .meta({ description: "GitHub repository name (case-insensitive).", example: "api" });
+
 export const GithubUserId = z
   .string()
   .regex(/^\d{1,20}$/, "must be a numeric GitHub user id of 1 to 20 digits")

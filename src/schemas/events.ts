@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { InstantInput, OrgLogin, RepoName } from "./common";
+import { GithubOrgName, GithubRepoName, InstantInput } from "./common";
 
 export const MAX_EVENTS_PER_BATCH = 1000;
 
@@ -8,7 +8,15 @@ const Lines = z.number().int().min(0).max(1_000_000_000);
 /** Ids issued by the reviewer; strings and integers are both accepted and compared as text. */
 const ExternalId = z.union([z.string().min(1).max(255), z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)]).transform(String);
 
-const prRef = { org: OrgLogin, repo: RepoName, prNumber: PrNumber };
+const prRef = { org: GithubOrgName, repo: GithubRepoName, prNumber: PrNumber };
+
+/** The record's version (contract section 5, "Versions"). */
+const version = {
+  updatedAt: InstantInput.meta({
+    description:
+      "When the record reached the state this event reports, at the source. For one record the event with the greatest updatedAt wins whatever the arrival order; an older or equal one changes nothing (it still counts in accepted).",
+  }),
+};
 
 export const PullRequestEvent = z
   .strictObject({
@@ -19,6 +27,7 @@ export const PullRequestEvent = z
     mergedAt: InstantInput.nullable(),
     linesAdded: Lines.nullable(),
     linesDeleted: Lines.nullable(),
+    ...version,
   })
   .meta({ id: "PullRequestEvent" });
 
@@ -29,6 +38,7 @@ export const ReviewEvent = z
     reviewId: ExternalId,
     status: z.enum(["completed", "failed", "in_progress"]),
     completedAt: InstantInput.nullable(),
+    ...version,
   })
   .refine((e) => e.status !== "completed" || e.completedAt !== null, {
     message: "is required when status is completed",
@@ -45,6 +55,7 @@ export const FindingEvent = z
     posted: z.boolean(),
     aiAddressed: z.boolean(),
     feedback: z.enum(["positive", "negative"]).nullable(),
+    ...version,
   })
   .meta({ id: "FindingEvent" });
 
@@ -54,6 +65,7 @@ export const AiAuthorshipEvent = z
     ...prRef,
     sourceId: ExternalId,
     lines: Lines,
+    ...version,
   })
   .meta({ id: "AiAuthorshipEvent" });
 

@@ -8,6 +8,11 @@ import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "driz
  * Any event naming a pull request creates its row, so reviews, findings and authorship records
  * that arrive before their pull request still point at a stable integer id. Until the
  * pull_request event arrives the row has `author` null and is never listed.
+ *
+ * `updated_at` on every event-fed table is the version of the row: the source's `updatedAt` of the
+ * event whose state the row holds (epoch ms). An event replaces a row only with a strictly greater
+ * version (contract section 5, "Versions"). NULL means "no version known": a placeholder pull
+ * request, or a row stored before versions existed; any event replaces it.
  */
 export const pullRequests = sqliteTable(
   "pull_requests",
@@ -22,6 +27,7 @@ export const pullRequests = sqliteTable(
     mergedAt: integer("merged_at"),
     linesAdded: integer("lines_added"),
     linesDeleted: integer("lines_deleted"),
+    updatedAt: integer("updated_at"),
   },
   (t) => [
     uniqueIndex("pull_requests_ref").on(t.orgKey, t.repoKey, t.prNumber),
@@ -40,6 +46,7 @@ export const reviews = sqliteTable(
     prId: integer("pr_id").notNull(),
     status: text("status", { enum: ["completed", "failed", "in_progress"] }).notNull(),
     completedAt: integer("completed_at"),
+    updatedAt: integer("updated_at"),
   },
   (t) => [
     primaryKey({ columns: [t.orgKey, t.reviewId] }),
@@ -59,6 +66,7 @@ export const findings = sqliteTable(
     posted: integer("posted", { mode: "boolean" }).notNull(),
     aiAddressed: integer("ai_addressed", { mode: "boolean" }).notNull(),
     feedback: text("feedback", { enum: ["positive", "negative"] }),
+    updatedAt: integer("updated_at"),
   },
   (t) => [
     primaryKey({ columns: [t.orgKey, t.findingId] }),
@@ -73,6 +81,7 @@ export const aiAuthorship = sqliteTable(
     sourceId: text("source_id").notNull(),
     prId: integer("pr_id").notNull(),
     lines: integer("lines").notNull(),
+    updatedAt: integer("updated_at"),
   },
   (t) => [primaryKey({ columns: [t.orgKey, t.sourceId] }), index("ai_authorship_by_pr").on(t.prId, t.lines)],
 );

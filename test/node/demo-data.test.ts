@@ -26,6 +26,13 @@ describe("demo data", () => {
     }
   });
 
+  it("every event carries a version that is not in the future", () => {
+    for (const e of world.events as { updatedAt?: string }[]) {
+      expect(typeof e.updatedAt).toBe("string");
+      expect(Date.parse(e.updatedAt as string)).toBeLessThanOrEqual(now);
+    }
+  });
+
   it("organizations, repositories and members pass validation", () => {
     for (const org of world.organizations) {
       expect(OrganizationInput.safeParse(org.body).success).toBe(true);

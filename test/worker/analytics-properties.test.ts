@@ -92,8 +92,9 @@ type GenPr = typeof prArb extends fc.Arbitrary<infer T> ? T : never;
 
 function toEvents(org: string, prs: GenPr[]) {
   const events: unknown[] = [];
+  const updatedAt = new Date(BASE + 30 * 86_400_000).toISOString();
   prs.forEach((p, i) => {
-    const ref = { org, repo: p.repo, prNumber: i + 1 };
+    const ref = { org, repo: p.repo, prNumber: i + 1, updatedAt };
     events.push({
       type: "pull_request",
       ...ref,

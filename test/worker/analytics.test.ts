@@ -247,6 +247,19 @@ describe("parameters (400, one details entry per offending parameter)", () => {
     expect(body.details).toEqual([{ path, message: expect.any(String) }]);
   });
 
+  it.each([
+    ["startDate=last%20week", "startDate", "must be an ISO 8601 timestamp or a YYYY-MM-DD date"],
+    ["endDate=2026-03-10T10:00:00", "endDate", "timestamp must carry a time zone (Z or ±HH:MM)"],
+    ["startDate=2026-02-30", "startDate", "is not a valid calendar date"],
+    ["startDate=1969-12-31", "startDate", "must not be before 1970-01-01"],
+    ["endDate=9999-12-31T23:59:59.999-01:00", "endDate", "is too far in the future"],
+  ])("date parameters keep their own wording, which offers YYYY-MM-DD: %s", async (query, path, message) => {
+    const { get } = await setup();
+    const res = await get(`org=a&${query}`);
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as ErrorBody).details).toEqual([{ path, message }]);
+  });
+
   it("names every offending parameter at once", async () => {
     const { get } = await setup();
     const res = await get("perPage=0&startDate=x&cursor=y");

@@ -3,6 +3,7 @@ import fc from "fast-check";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { generateApiKey, hashApiKey, parseApiKey, parseBearer } from "../../src/auth/api-key";
 import { isKeyRecordCached } from "../../src/auth/authenticate";
+import { kvExpiry } from "../../src/auth/user-object";
 import { admin, call, createKey, createUser, env } from "./helpers";
 
 const ANALYTICS = "/api/analytics/v1/prs?org=acme";
@@ -256,5 +257,93 @@ describe("keys at rest", () => {
     const first = await createKey(user, "analytics");
     await createKey(user, "analytics");
     expect(await env.API_KEYS.get(`apikey:${await hashApiKey(first.key)}`)).toBeNull();
+  });
+});
+
+describe("key expiry (contract section 5)", () => {
+  /** The expiry (epoch seconds) KV holds for a key's lookup entry; undefined when it has none. */
+  async function kvExpiration(key: string): Promise<number | undefined> {
+    const name = `apikey:${await hashApiKey(key)}`;
+    const listed = await env.API_KEYS.list({ prefix: name });
+    expect(listed.keys.map((k) => k.name)).toEqual([name]);
+    return listed.keys[0]?.expiration;
+  }
+
+  it.each([
+    ["one second after KV's 32-bit expiry ends", "2038-01-19T03:14:08Z", "2038-01-19T03:14:08.000Z"],
+    ["in 2100", "2100-01-01T00:00:00Z", "2100-01-01T00:00:00.000Z"],
+    ["at the last instant there is", "9999-12-31T23:59:59.999Z", "9999-12-31T23:59:59.999Z"],
+    ["at the last instant, written with an offset", "9999-12-31T23:59:59.999+00:00", "9999-12-31T23:59:59.999Z"],
+  ])("a key expiring %s is created (201), authenticates, and its KV entry has no expiry", async (_when, expiresAt, echoed) => {
+    const user = await createUser();
+    for (const kind of ["analytics", "members"] as const) {
+      const res = await admin("POST", `/internal/v1/users/${user}/api-keys`, { kind, expiresAt });
+      expect(res.status).toBe(201);
+      const created = (await res.json()) as { key: string; expiresAt: string };
+      expect(created.expiresAt).toBe(echoed);
+      await passes(withKey(kind === "analytics" ? ANALYTICS : MEMBERS, created.key));
+      // No KV expiry can express it; the UserObject refuses the key once it has expired.
+      expect(await kvExpiration(created.key)).toBeUndefined();
+    }
+  });
+
+  it("a key expiring in 30 seconds still gets a KV expiry, a minute after the key's", async () => {
+    const user = await createUser();
+    const expiresAt = Date.now() + 30_000;
+    const { key } = await createKey(user, "members", new Date(expiresAt).toISOString());
+    await passes(withKey(MEMBERS, key));
+    const expiration = await kvExpiration(key);
+    expect(expiration).toBeGreaterThanOrEqual(Math.ceil(expiresAt / 1000) + 59);
+    expect(expiration).toBeLessThanOrEqual(Math.ceil(expiresAt / 1000) + 62);
+  });
+
+  it("a key expiring in a year has its KV entry expire a minute after it", async () => {
+    const user = await createUser();
+    const expiresAt = Date.now() + 365 * 86_400_000;
+    const { key } = await createKey(user, "analytics", new Date(expiresAt).toISOString());
+    const expiration = await kvExpiration(key);
+    expect(expiration).toBeGreaterThanOrEqual(Math.ceil(expiresAt / 1000) + 59);
+    expect(expiration).toBeLessThanOrEqual(Math.ceil(expiresAt / 1000) + 62);
+  });
+
+  it("a key without expiry has no KV expiry", async () => {
+    const user = await createUser();
+    const { key } = await createKey(user, "analytics");
+    expect(await kvExpiration(key)).toBeUndefined();
+  });
+
+  it.each([
+    ["one millisecond after the last instant", "9999-12-31T23:59:59.999-00:01", "must not be after 9999-12-31T23:59:59.999Z"],
+    ["a five-digit year", "10000-01-01T00:00:00Z", expect.stringMatching(/^must be an ISO 8601 timestamp/)],
+    ["a signed year", "+010000-01-01T00:00:00Z", expect.stringMatching(/^must be an ISO 8601 timestamp/)],
+    ["the past", "2020-01-01T00:00:00Z", "must be in the future"],
+    ["a second ago", new Date(Date.now() - 1000).toISOString(), "must be in the future"],
+  ])("400 for an expiry in %s", async (_what, expiresAt, message) => {
+    const user = await createUser();
+    const res = await admin("POST", `/internal/v1/users/${user}/api-keys`, { kind: "analytics", expiresAt });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { details: unknown[] } };
+    expect(body.error.details).toEqual([{ path: "expiresAt", message }]);
+  });
+});
+
+describe("kvExpiry", () => {
+  const now = Date.parse("2026-11-22T12:00:00Z");
+  const lastKvSecond = 2_147_483_647; // 2038-01-19T03:14:07Z
+
+  it("is a TTL of the remaining seconds plus a minute, and at least KV's 60 s", () => {
+    expect(kvExpiry(now + 86_400_000, now)).toEqual({ expirationTtl: 86_400 + 60 });
+    expect(kvExpiry(now + 30_000, now)).toEqual({ expirationTtl: 90 });
+    expect(kvExpiry(now + 1, now)).toEqual({ expirationTtl: 61 });
+    expect(kvExpiry(now, now)).toEqual({ expirationTtl: 60 });
+  });
+
+  it("has none where KV's 32-bit expiry cannot reach, and none for keys without expiry", () => {
+    const nowSeconds = Math.floor(now / 1000);
+    const reachable = (lastKvSecond - 60) * 1000; // its entry expires at the last second KV can hold
+    expect(kvExpiry(reachable, now)).toEqual({ expirationTtl: lastKvSecond - nowSeconds });
+    expect(kvExpiry(reachable + 1, now)).toEqual({});
+    expect(kvExpiry(Date.parse("9999-12-31T23:59:59.999Z"), now)).toEqual({});
+    expect(kvExpiry(null, now)).toEqual({});
   });
 });

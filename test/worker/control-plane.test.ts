@@ -115,6 +115,16 @@ describe("request bodies", () => {
     expect(body.error.details.map((d) => d.path)).toEqual(["subscription.purchasedSeats"]);
   });
 
+  it("no date-time of the control plane takes a date alone, and the message says what it does take", async () => {
+    const dateAlone =
+      "must be a timestamp with a time and Z or ±HH:MM, like 2026-11-02T00:00:00Z; a date alone is not accepted here";
+    const org = await put(JSON.stringify({ ...orgBody, installedAt: "2026-01-01" }));
+    expect(((await org.json()) as ErrorBody).error.details).toEqual([{ path: "installedAt", message: dateAlone }]);
+    const user = await createUser();
+    const key = await admin("POST", `/internal/v1/users/${user}/api-keys`, { kind: "analytics", expiresAt: "2099-01-01" });
+    expect(((await key.json()) as ErrorBody).error.details).toEqual([{ path: "expiresAt", message: dateAlone }]);
+  });
+
   it("400 for a timestamp without a zone or an impossible date", async () => {
     for (const installedAt of ["2026-01-02T03:04:05", "2026-02-30T00:00:00Z", "yesterday"]) {
       const res = await put(JSON.stringify({ ...orgBody, installedAt }));
@@ -175,6 +185,51 @@ describe("repositories", () => {
     });
     expect(res.status).toBe(400);
     expect(((await res.json()) as ErrorBody).error.details[0]?.path).toBe("collaborators.0");
+  });
+});
+
+describe("names (contract section 5)", () => {
+  const memberBody = { githubLogin: "a", workEmail: "a@b.c", role: "member", seat: true, isBot: false };
+  const problem = async (res: Response) => {
+    expect(res.status).toBe(400);
+    return ((await res.json()) as ErrorBody).error.details;
+  };
+
+  it.each([
+    ["a leading hyphen", "-acme"],
+    ["40 characters", "a".repeat(40)],
+    ["an underscore", "ac_me"],
+    ["a dot", "ac.me"],
+    ["a space", "ac%20me"],
+    ["a non-ASCII letter", "acm%C3%A9"],
+  ])("an org with %s is 400 on every route that names one", async (_what, org) => {
+    const expected = [{ path: "org", message: expect.stringMatching(/^must be a GitHub login/) }];
+    expect(await problem(await admin("PUT", `/internal/v1/organizations/${org}`, orgBody))).toEqual(expected);
+    const repo = await admin("PUT", `/internal/v1/organizations/${org}/repositories/api`, { private: false });
+    expect(await problem(repo)).toEqual(expected);
+    expect(await problem(await admin("PUT", `/internal/v1/organizations/${org}/members/5`, memberBody))).toEqual(expected);
+    expect(await problem(await admin("DELETE", `/internal/v1/organizations/${org}/members/5`))).toEqual(expected);
+  });
+
+  it.each([
+    ["101 characters", "r".repeat(101)],
+    ["a space", "a%20b"],
+    ["a dollar sign", "re$po"],
+    ["a non-ASCII letter", "r%C3%A9po"],
+  ])("a repository name with %s is 400", async (_what, repo) => {
+    const org = await createOrg();
+    const res = await admin("PUT", `/internal/v1/organizations/${org}/repositories/${repo}`, { private: false });
+    expect(await problem(res)).toEqual([{ path: "repo", message: expect.stringMatching(/^must be a GitHub repository name/) }]);
+  });
+
+  it("GitHub's edge cases are fine: a 39-character login with hyphens, dotted and 100-character repository names", async () => {
+    const org = `${unique("o")}-`.padEnd(39, "x");
+    expect((await admin("PUT", `/internal/v1/organizations/${org}`, orgBody)).status).toBe(200);
+    for (const repo of ["...", ".github", "a-b_c.d", "R".repeat(100)]) {
+      const res = await admin("PUT", `/internal/v1/organizations/${org}/repositories/${repo}`, { private: false });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ name: repo });
+    }
   });
 });
 

@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Event, EventBatch } from "../../src/schemas/events";
-import { admin, env, ev, postEvents, unique } from "./helpers";
+import { storeEvents } from "../../src/storage/events";
+import { addMember, admin, call, createKey, createOrg, createUser, EVENT_VERSION, env, ev, postEvents, unique } from "./helpers";
 
 type ErrorBody = { error: { code: string; details: { path: string; message: string }[] } };
 
@@ -43,11 +44,19 @@ describe("ingestion", () => {
         merged_at: Date.parse("2026-10-02T10:00:00Z"),
         lines_added: 10,
         lines_deleted: 2,
+        updated_at: Date.parse(EVENT_VERSION),
       },
     ]);
     const prId = (s.pullRequests[0] as { id: number }).id;
     expect(s.reviews).toEqual([
-      { org_key: org, review_id: "r1", pr_id: prId, status: "completed", completed_at: Date.parse("2026-10-01T12:00:00Z") },
+      {
+        org_key: org,
+        review_id: "r1",
+        pr_id: prId,
+        status: "completed",
+        completed_at: Date.parse("2026-10-01T12:00:00Z"),
+        updated_at: Date.parse(EVENT_VERSION),
+      },
     ]);
     expect(s.findings).toEqual([
       {
@@ -58,9 +67,12 @@ describe("ingestion", () => {
         posted: 1,
         ai_addressed: 0,
         feedback: null,
+        updated_at: Date.parse(EVENT_VERSION),
       },
     ]);
-    expect(s.authorship).toEqual([{ org_key: org, source_id: "a1", pr_id: prId, lines: 7 }]);
+    expect(s.authorship).toEqual([
+      { org_key: org, source_id: "a1", pr_id: prId, lines: 7, updated_at: Date.parse(EVENT_VERSION) },
+    ]);
   });
 
   it("an empty batch is accepted", async () => {
@@ -102,10 +114,11 @@ describe("ingestion", () => {
   it("later events update by their upsert keys; organization and repository names match case-insensitively", async () => {
     const org = unique("Org");
     await postEvents([pr(org, 1), review(org, 1, "r1", { status: "in_progress", completedAt: null }), finding(org, 1, "f1")]);
+    const updatedAt = "2026-10-04T00:00:00Z";
     await postEvents([
-      pr(org.toUpperCase(), 1, { repo: "API", linesAdded: null }),
-      review(org.toLowerCase(), 1, "r1"),
-      finding(org, 1, "f1", { aiAddressed: true, feedback: "negative" }),
+      pr(org.toUpperCase(), 1, { repo: "API", linesAdded: null, updatedAt }),
+      review(org.toLowerCase(), 1, "r1", { updatedAt }),
+      finding(org, 1, "f1", { aiAddressed: true, feedback: "negative", updatedAt }),
     ]);
     const s = await snapshot(org);
     expect(s.pullRequests).toHaveLength(1);
@@ -119,7 +132,7 @@ describe("ingestion", () => {
     await postEvents([
       pr(org, 1),
       { ...review(org, 1, "x"), reviewId: 12 },
-      review(org, 1, "12", { status: "failed", completedAt: null }),
+      review(org, 1, "12", { status: "failed", completedAt: null, updatedAt: "2026-10-04T00:00:00Z" }),
     ]);
     expect((await snapshot(org)).reviews).toEqual([expect.objectContaining({ review_id: "12", status: "failed" })]);
   });
@@ -129,11 +142,190 @@ describe("ingestion", () => {
     expect((await postEvents([pr(org, 1)])).status).toBe(200);
     expect((await snapshot(org)).pullRequests).toHaveLength(1);
   });
+});
 
-  it("the last event for the same key within one batch wins", async () => {
+describe("versions: the greatest updatedAt wins (contract section 5)", () => {
+  const T1 = "2026-10-05T10:00:00Z";
+  const T2 = "2026-10-05T11:00:00Z";
+  const T3 = "2026-10-05T12:00:00Z";
+
+  it("issue 7: a delayed retry of an older batch cannot un-merge a pull request or un-complete its review", async () => {
+    const org = await createOrg(unique("org"), { installedAt: "2026-01-01T00:00:00Z" });
+    const user = await createUser();
+    await addMember(org, user, "admin");
+    const { key } = await createKey(user, "analytics");
+    const exported = async () => {
+      const res = await call(`/api/analytics/v1/prs?org=${org}&startDate=2026-10-01&endDate=2026-10-31`, {
+        headers: { Authorization: `Bearer ${key}` },
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { data: { prNumber: number; mergedAt: string }[] }).data;
+    };
+    const batchA = [
+      pr(org, 7, { mergedAt: null, updatedAt: T1 }),
+      review(org, 7, "r1", { status: "in_progress", completedAt: null, updatedAt: T1 }),
+    ];
+    const batchB = [
+      pr(org, 7, { mergedAt: "2026-10-05T10:30:00Z", updatedAt: T2 }),
+      review(org, 7, "r1", { status: "completed", completedAt: "2026-10-05T10:20:00Z", updatedAt: T2 }),
+    ];
+    expect(await (await postEvents(batchA)).json()).toEqual({ accepted: 2 });
+    expect(await (await postEvents(batchB)).json()).toEqual({ accepted: 2 });
+    const before = await snapshot(org);
+    expect(await exported()).toEqual([expect.objectContaining({ prNumber: 7, mergedAt: "2026-10-05T10:30:00.000Z" })]);
+
+    const retry = await postEvents(batchA);
+    expect(await retry.json()).toEqual({ accepted: 2 }); // older events still count as accepted
+    expect(await snapshot(org)).toEqual(before);
+    expect(await exported()).toEqual([expect.objectContaining({ prNumber: 7, mergedAt: "2026-10-05T10:30:00.000Z" })]);
+  });
+
+  /** For each event type: an old and a new version of one record, and the column that tells them apart. */
+  const cases = [
+    {
+      type: "pull_request",
+      old: (org: string) => pr(org, 1, { author: "old", updatedAt: T1 }),
+      new: (org: string) => pr(org, 1, { author: "new", updatedAt: T2 }),
+      read: (s: Awaited<ReturnType<typeof snapshot>>) => s.pullRequests.map((r) => r.author),
+    },
+    {
+      type: "review",
+      old: (org: string) => review(org, 1, "r", { status: "in_progress", completedAt: null, updatedAt: T1 }),
+      new: (org: string) => review(org, 1, "r", { status: "completed", updatedAt: T2 }),
+      read: (s: Awaited<ReturnType<typeof snapshot>>) => s.reviews.map((r) => (r.status === "completed" ? "new" : "old")),
+    },
+    {
+      type: "finding",
+      old: (org: string) => finding(org, 1, "f", { aiAddressed: false, updatedAt: T1 }),
+      new: (org: string) => finding(org, 1, "f", { aiAddressed: true, updatedAt: T2 }),
+      read: (s: Awaited<ReturnType<typeof snapshot>>) => s.findings.map((r) => (r.ai_addressed ? "new" : "old")),
+    },
+    {
+      type: "ai_authorship",
+      old: (org: string) => authorship(org, 1, "a", 10, { updatedAt: T1 }),
+      new: (org: string) => authorship(org, 1, "a", 20, { updatedAt: T2 }),
+      read: (s: Awaited<ReturnType<typeof snapshot>>) => s.authorship.map((r) => (r.lines === 20 ? "new" : "old")),
+    },
+  ];
+  it.each(cases)("$type: old then new, or new then old, in separate batches: the new version stays", async (c) => {
+    const forward = unique("org");
+    await postEvents([pr(forward, 1), c.old(forward)]);
+    expect((await postEvents([c.new(forward)])).status).toBe(200);
+    const backward = unique("org");
+    await postEvents([pr(backward, 1), c.new(backward)]);
+    const res = await postEvents([c.old(backward)]);
+    expect(await res.json()).toEqual({ accepted: 1 });
+    expect(c.read(await snapshot(forward))).toEqual(["new"]);
+    expect(c.read(await snapshot(backward))).toEqual(["new"]);
+  });
+
+  it.each(cases)("$type: inside one batch the greatest updatedAt wins wherever it stands", async (c) => {
+    const first = unique("org");
+    const last = unique("org");
+    await postEvents([pr(first, 1), c.new(first), c.old(first)]);
+    await postEvents([pr(last, 1), c.old(last), c.new(last)]);
+    expect(c.read(await snapshot(first))).toEqual(["new"]);
+    expect(c.read(await snapshot(last))).toEqual(["new"]);
+  });
+
+  it.each(cases)("$type: equal version, different content: the state stored first stays", async (c) => {
+    const stored = unique("org");
+    await postEvents([pr(stored, 1), c.old(stored)]);
+    await postEvents([{ ...c.new(stored), updatedAt: T1 }]);
+    const sameBatch = unique("org");
+    await postEvents([pr(sameBatch, 1), c.old(sameBatch), { ...c.new(sameBatch), updatedAt: T1 }]);
+    expect(c.read(await snapshot(stored))).toEqual(["old"]);
+    expect(c.read(await snapshot(sameBatch))).toEqual(["old"]);
+  });
+
+  it("a placeholder from an early child event never blocks the pull request, whatever its version", async () => {
     const org = unique("org");
-    await postEvents([pr(org, 1, { author: "first" }), pr(org, 1, { author: "second" })]);
-    expect((await snapshot(org)).pullRequests[0]).toMatchObject({ author: "second" });
+    await postEvents([review(org, 5, "r1", { updatedAt: T3 }), finding(org, 5, "f1", { updatedAt: T3 })]);
+    const placeholder = (await snapshot(org)).pullRequests;
+    expect(placeholder).toEqual([expect.objectContaining({ pr_number: 5, author: null, updated_at: null })]);
+    // Older than its children, and even the oldest possible version: the pull request still lands.
+    await postEvents([pr(org, 5, { updatedAt: "1970-01-01T00:00:00Z" })]);
+    const after = await snapshot(org);
+    expect(after.pullRequests).toEqual([
+      expect.objectContaining({ id: (placeholder[0] as { id: number }).id, author: "alice", updated_at: 0 }),
+    ]);
+  });
+
+  it("an outdated child event leaves no trace, not even a placeholder for the pull request it names", async () => {
+    const org = unique("org");
+    await postEvents([pr(org, 1), review(org, 1, "r1", { updatedAt: T2 })]);
+    const before = await snapshot(org);
+    // The old version of r1 pointed at pull request 2, which D1 has never seen.
+    const res = await postEvents([review(org, 2, "r1", { status: "failed", completedAt: null, updatedAt: T1 })]);
+    expect(await res.json()).toEqual({ accepted: 1 });
+    expect(await snapshot(org)).toEqual(before);
+    // A newer version may move it, and then the placeholder is needed and made.
+    await postEvents([review(org, 2, "r1", { status: "failed", completedAt: null, updatedAt: T3 })]);
+    const moved = await snapshot(org);
+    expect(moved.pullRequests.map((p) => p.pr_number)).toEqual([1, 2]);
+    expect(moved.reviews).toEqual([expect.objectContaining({ pr_id: moved.pullRequests[1]?.id, status: "failed" })]);
+  });
+
+  it("rows stored before versions existed (updated_at NULL) take any event", async () => {
+    const org = unique("org");
+    await postEvents([pr(org, 1), review(org, 1, "r1", { status: "in_progress", completedAt: null })]);
+    await env.DB.batch([
+      env.DB.prepare("UPDATE pull_requests SET updated_at = NULL WHERE org_key = ?1").bind(org),
+      env.DB.prepare("UPDATE reviews SET updated_at = NULL WHERE org_key = ?1").bind(org),
+    ]);
+    await postEvents([pr(org, 1, { author: "bob", updatedAt: "1970-01-01T00:00:00Z" }), review(org, 1, "r1", { updatedAt: T1 })]);
+    const s = await snapshot(org);
+    expect(s.pullRequests).toEqual([expect.objectContaining({ author: "bob", updated_at: 0 })]);
+    expect(s.reviews).toEqual([expect.objectContaining({ status: "completed", updated_at: Date.parse(T1) })]);
+  });
+
+  it("updatedAt is required on every event type and must be a timestamp", async () => {
+    const org = unique("org");
+    const events = [pr(org, 1), review(org, 1, "r"), finding(org, 1, "f"), authorship(org, 1, "a", 1)];
+    const missing = await postEvents(events.map(({ updatedAt: _v, ...rest }) => rest));
+    expect(missing.status).toBe(400);
+    const paths = ((await missing.json()) as ErrorBody).error.details.map((d) => d.path);
+    expect(paths).toEqual(["events.0.updatedAt", "events.1.updatedAt", "events.2.updatedAt", "events.3.updatedAt"]);
+    const bad = await postEvents([pr(org, 1, { updatedAt: "2026-10-05" }), review(org, 1, "r", { updatedAt: 1 })]);
+    expect(((await bad.json()) as ErrorBody).error.details.map((d) => d.path)).toEqual([
+      "events.0.updatedAt",
+      "events.1.updatedAt",
+    ]);
+    expect(await snapshot(org)).toEqual({ pullRequests: [], reviews: [], findings: [], authorship: [] });
+  });
+});
+
+describe("rows written (D1 meta.rows_written)", () => {
+  /** 1,000 events shaped like the reviewer's traffic: per pull request 3 reviews, 10 findings, 1 authorship record. */
+  function reviewerBatch(org: string, updatedAt = EVENT_VERSION) {
+    const events: unknown[] = [];
+    for (let n = 1; events.length < 1000; n++) {
+      events.push(pr(org, n, { updatedAt }));
+      for (let r = 0; r < 3; r++) events.push(review(org, n, `r${n}-${r}`, { updatedAt }));
+      for (let f = 0; f < 10; f++) events.push(finding(org, n, `f${n}-${f}`, { updatedAt }));
+      events.push(authorship(org, n, `a${n}`, 5, { updatedAt }));
+    }
+    return EventBatch.parse({ events: events.slice(0, 1000) }).events;
+  }
+
+  it("a replayed batch writes no row at all; neither does an older version of it", async () => {
+    const org = unique("org");
+    const first = await storeEvents(env.DB, reviewerBatch(org));
+    expect(first.rowsWritten).toBeGreaterThanOrEqual(1000);
+    const stored = await snapshot(org);
+    expect(await storeEvents(env.DB, reviewerBatch(org))).toEqual({ rowsWritten: 0 });
+    expect(await storeEvents(env.DB, reviewerBatch(org, "2026-10-02T00:00:00Z"))).toEqual({ rowsWritten: 0 });
+    expect(await snapshot(org)).toEqual(stored);
+    // A newer version is written again, and only then.
+    expect((await storeEvents(env.DB, reviewerBatch(org, "2026-10-04T00:00:00Z"))).rowsWritten).toBeGreaterThanOrEqual(1000);
+  });
+
+  it("children replayed without their pull request write nothing either", async () => {
+    const org = unique("org");
+    const children = [review(org, 1, "r1"), finding(org, 1, "f1"), authorship(org, 1, "a1", 3)];
+    const batch = EventBatch.parse({ events: children }).events;
+    expect((await storeEvents(env.DB, batch)).rowsWritten).toBeGreaterThan(0); // with the placeholder
+    expect(await storeEvents(env.DB, batch)).toEqual({ rowsWritten: 0 });
   });
 });
 
@@ -171,6 +363,26 @@ describe("batch validation", () => {
     expect(paths).toContain(path);
   });
 
+  it("a date alone is refused with a message that says what a timestamp field takes", async () => {
+    const res = await postEvents([
+      pr("o", 1, { createdAt: "2026-01-01" }),
+      review("o", 1, "r", { updatedAt: "2026-01-01" }),
+      finding("o", 1, "f", { createdAt: "yesterday" }),
+    ]);
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as ErrorBody).error.details).toEqual([
+      {
+        path: "events.0.createdAt",
+        message: "must be a timestamp with a time and Z or ±HH:MM, like 2026-11-02T00:00:00Z; a date alone is not accepted here",
+      },
+      {
+        path: "events.1.updatedAt",
+        message: "must be a timestamp with a time and Z or ±HH:MM, like 2026-11-02T00:00:00Z; a date alone is not accepted here",
+      },
+      { path: "events.2.createdAt", message: "must be an ISO 8601 timestamp with Z or ±HH:MM, like 2026-11-02T09:30:00Z" },
+    ]);
+  });
+
   it("400 for more than 1000 events; exactly 1000 is fine", async () => {
     const org = unique("org");
     const many = Array.from({ length: 1001 }, (_, i) => authorship(org, 1 + (i % 50), `a${i}`, i));
@@ -188,6 +400,67 @@ describe("batch validation", () => {
       expect(res.status).toBe(400);
       expect(((await res.json()) as ErrorBody).error.details[0]?.path).toBe("events");
     }
+  });
+});
+
+describe("names (contract section 5)", () => {
+  const nameProblem = async (event: unknown, path: string) => {
+    const res = await postEvents([pr(unique("org"), 1), event]);
+    expect(res.status).toBe(400);
+    const details = ((await res.json()) as ErrorBody).error.details;
+    expect(details).toEqual([{ path, message: expect.stringMatching(/^must be a GitHub (login|repository name)/) }]);
+  };
+
+  it.each([
+    ["NUL inside", "a\u0000b"],
+    ["a leading hyphen", "-acme"],
+    ["40 characters", "a".repeat(40)],
+    ["an underscore", "ac_me"],
+    ["a dot", "ac.me"],
+    ["a space", "ac me"],
+    ["a non-ASCII letter", "acmé"],
+    ["a trailing newline", "acme\n"],
+  ])("org with %s is 400", (_what, org) => nameProblem(pr(org, 1), "events.1.org"));
+
+  it.each([
+    ["NUL inside", "b\u0000c"],
+    ["only a dot", "."],
+    ["two dots", ".."],
+    ["101 characters", "r".repeat(101)],
+    ["a slash", "a/b"],
+    ["a space", "a b"],
+    ["nothing", ""],
+  ])("repo with %s is 400", (_what, repo) => nameProblem(review(unique("org"), 1, "r1", { repo }), "events.1.repo"));
+
+  it("GitHub's edge cases are accepted: 39-character login, hyphens, dotted and 100-character repository names", async () => {
+    const org = `${unique("o")}-`.padEnd(39, "x");
+    const repos = ["...", ".github", "a-b_c.d", "R".repeat(100)];
+    const res = await postEvents(repos.map((repo, i) => pr(org, i + 1, { repo })));
+    expect(res.status).toBe(200);
+    expect((await snapshot(org)).pullRequests.map((p) => (p as { repo: string }).repo).sort()).toEqual([...repos].sort());
+  });
+});
+
+describe("reference keys", () => {
+  it("names that would collide when joined with NUL stay separate records", async () => {
+    // Validation refuses such names over HTTP; the write path must not depend on that.
+    const base = unique("nul");
+    const at = Date.parse("2026-10-01T12:00:00Z");
+    const one = { type: "review", prNumber: 1, status: "completed", completedAt: at, updatedAt: at } as const;
+    await storeEvents(env.DB, [
+      { ...one, org: `${base}\u0000b`, repo: "c", reviewId: "r1" },
+      { ...one, org: base, repo: "b\u0000c", reviewId: "r2" },
+    ]);
+    const rows = await env.DB.prepare(
+      `SELECT r.review_id, p.org_key, p.repo_key FROM reviews AS r JOIN pull_requests AS p ON p.id = r.pr_id
+       WHERE r.org_key IN (?1, ?2) ORDER BY r.review_id`,
+    )
+      .bind(`${base}\u0000b`, base)
+      .all();
+    expect(rows.results).toEqual([
+      { review_id: "r1", org_key: `${base}\u0000b`, repo_key: "c" },
+      { review_id: "r2", org_key: base, repo_key: "b\u0000c" },
+    ]);
   });
 });
 
@@ -209,6 +482,10 @@ describe("validator properties", () => {
         fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
       ),
       completedAt: fc.oneof(fc.constant(null), fc.string()),
+      updatedAt: fc.oneof(
+        fc.string(),
+        fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+      ),
       linesAdded: fc.oneof(fc.constant(null), fc.integer(), fc.double()),
       linesDeleted: fc.oneof(fc.constant(null), fc.integer()),
       reviewId: fc.oneof(fc.string(), fc.integer()),

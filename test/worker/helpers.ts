@@ -106,6 +106,12 @@ export async function fetchWithEnv(request: Request, overrides: Partial<Record<k
   return response;
 }
 
+/**
+ * The version every built event carries unless a test gives one. A test that sends a change of a
+ * record it stored before must give the change a greater `updatedAt` (equal versions change nothing).
+ */
+export const EVENT_VERSION = "2026-10-03T00:00:00.000Z";
+
 /** Event builders with sensible defaults; override any field. */
 export const ev = {
   pr: (org: string, prNumber: number, extra: Record<string, unknown> = {}) => ({
@@ -118,6 +124,7 @@ export const ev = {
     mergedAt: "2026-10-02T10:00:00Z",
     linesAdded: 10,
     linesDeleted: 2,
+    updatedAt: EVENT_VERSION,
     ...extra,
   }),
   review: (org: string, prNumber: number, reviewId: string, extra: Record<string, unknown> = {}) => ({
@@ -128,6 +135,7 @@ export const ev = {
     reviewId,
     status: "completed",
     completedAt: "2026-10-01T12:00:00Z",
+    updatedAt: EVENT_VERSION,
     ...extra,
   }),
   finding: (org: string, prNumber: number, findingId: string, extra: Record<string, unknown> = {}) => ({
@@ -140,6 +148,7 @@ export const ev = {
     posted: true,
     aiAddressed: false,
     feedback: null,
+    updatedAt: EVENT_VERSION,
     ...extra,
   }),
   ai: (org: string, prNumber: number, sourceId: string, lines: number, extra: Record<string, unknown> = {}) => ({
@@ -149,6 +158,7 @@ export const ev = {
     prNumber,
     sourceId,
     lines,
+    updatedAt: EVENT_VERSION,
     ...extra,
   }),
 };

@@ -135,6 +135,15 @@ describe("order of checks", () => {
     expect((await patch("1", { seat: true, expectedSeat: false }, {}, ghost)).status).toBe(404);
   });
 
+  it("keeps its own name rules: a name the control plane refuses is simply not found here", async () => {
+    const { get } = await setup();
+    for (const org of ["o".repeat(40), "ac_me", "-acme"]) {
+      const res = await get("1", org);
+      expect(res.status).toBe(404);
+      expect((await errorOf(res)).code).toBe("org_not_found");
+    }
+  });
+
   it("404 org_not_found for an organization without installation", async () => {
     const { get } = await setup();
     const res = await get("1", unique("ghost"));

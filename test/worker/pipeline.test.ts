@@ -210,7 +210,9 @@ describe("unexpected failures", () => {
       method: "POST",
       headers: { Authorization: "Bearer test-admin-token", "Content-Type": "application/json", "X-Correlation-Id": "trace-500" },
       body: JSON.stringify({
-        events: [{ type: "ai_authorship", org: "x", repo: "y", prNumber: 1, sourceId: "s", lines: 1 }],
+        events: [
+          { type: "ai_authorship", org: "x", repo: "y", prNumber: 1, sourceId: "s", lines: 1, updatedAt: "2026-10-01T00:00:00Z" },
+        ],
       }),
     });
     const res = await fetchWithEnv(request, { DB: brokenDb });
