@@ -4,7 +4,8 @@
  * If the document changes in a way a client notices, this file stops compiling.
  *
  * Two workflows of the README: walking every page of the analytics export, and the members
- * guard workflow (read, then PATCH with what you read; a stale read answers 409).
+ * guard workflow (read, then PATCH with what you read; a stale read answers 409). Only erasable
+ * TypeScript syntax, so Node 22.18+ runs it as is, without a build step.
  */
 import createClient from "openapi-fetch";
 import type { components, paths } from "./schema";
@@ -25,12 +26,12 @@ export type Client = ReturnType<typeof connect>;
 
 /** A non-2XX answer, with the correlation id to quote to support. */
 export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly correlationId: string | null,
-  ) {
+  readonly status: number;
+  readonly correlationId: string | null;
+  constructor(status: number, message: string, correlationId: string | null) {
     super(`${status}: ${message}`);
+    this.status = status;
+    this.correlationId = correlationId;
   }
 }
 
