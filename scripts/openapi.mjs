@@ -95,14 +95,17 @@ function firstDifference(expected, actual) {
 let documents;
 try {
   const module = await loadDocumentsModule();
-  documents = OUTPUTS.map(({ exportName, file }) => {
-    if (typeof module[exportName] !== "function")
-      throw new DocumentsError(`src/openapi/documents.ts does not export ${exportName}()`);
-    const document = module[exportName]();
-    if (typeof document?.openapi !== "string" || !document.paths)
-      throw new DocumentsError(`${exportName}() did not return an OpenAPI document`);
-    return { file, text: serialise(document) };
-  });
+  // Awaited: a document function that returns a promise works too.
+  documents = await Promise.all(
+    OUTPUTS.map(async ({ exportName, file }) => {
+      if (typeof module[exportName] !== "function")
+        throw new DocumentsError(`src/openapi/documents.ts does not export ${exportName}()`);
+      const document = await module[exportName]();
+      if (typeof document?.openapi !== "string" || !document.paths)
+        throw new DocumentsError(`${exportName}() did not return an OpenAPI document`);
+      return { file, text: serialise(document) };
+    }),
+  );
 } catch (error) {
   // esbuild's errors carry file, line and text; print them the way esbuild would.
   const messages = error?.errors?.map((e) => `${e.location ? `${e.location.file}:${e.location.line}: ` : ""}${e.text}`);
