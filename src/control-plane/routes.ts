@@ -48,7 +48,20 @@ const putOrganization = defineRoute({
       subscription: { status: "active", billedThroughService: true, purchasedSeats: 10 },
     }),
   },
-  responses: { 200: { description: "The stored organization.", body: Organization } },
+  responses: {
+    200: {
+      description: "The stored organization.",
+      body: Organization,
+      example: {
+        login: "acme",
+        installationId: 41,
+        installedAt: "2025-06-01T00:00:00.000Z",
+        blocked: false,
+        plan: "pro",
+        subscription: { status: "active", billedThroughService: true, purchasedSeats: 10 },
+      },
+    },
+  },
   errors: [],
   handler: async ({ params, body }, { env }) => viaOrg(env, params.org, (stub) => stub.putOrganization(params.org, body)),
 });
@@ -61,7 +74,13 @@ const putRepository = defineRoute({
   description:
     "Public repositories are open to every member; private ones to the organization's admins and the listed collaborators.",
   request: { params: RepoPath, body: body(RepositoryInput, { private: true, collaborators: ["1002"] }) },
-  responses: { 200: { description: "The stored repository.", body: Repository } },
+  responses: {
+    200: {
+      description: "The stored repository.",
+      body: Repository,
+      example: { org: "acme", name: "infra", private: true, collaborators: ["1002"] },
+    },
+  },
   errors: [],
   handler: async ({ params, body }, { env }) =>
     viaOrg(env, params.org, (stub) => stub.putRepository(params.org, params.repo, body)),
@@ -76,7 +95,20 @@ const putMember = defineRoute({
     params: MemberPath,
     body: body(MemberInput, { githubLogin: "max", workEmail: "max@example.com", role: "member", seat: true, isBot: false }),
   },
-  responses: { 200: { description: "The stored member.", body: Member } },
+  responses: {
+    200: {
+      description: "The stored member.",
+      body: Member,
+      example: {
+        githubUserId: "1002",
+        githubLogin: "max",
+        workEmail: "max@example.com",
+        role: "member",
+        seat: true,
+        isBot: false,
+      },
+    },
+  },
   errors: [],
   handler: async ({ params, body }, { env }) => viaOrg(env, params.org, (stub) => stub.putMember(params.githubUserId, body)),
 });
@@ -101,7 +133,9 @@ const putUser = defineRoute({
   operationId: "putUser",
   summary: "Register or update a user; blocking takes effect on the next request",
   request: { params: UserPath, body: body(UserInput, { githubLogin: "max", blocked: false }) },
-  responses: { 200: { description: "The stored user.", body: User } },
+  responses: {
+    200: { description: "The stored user.", body: User, example: { githubUserId: "1002", githubLogin: "max", blocked: false } },
+  },
   errors: [],
   handler: async ({ params, body }, { env }) =>
     viaUser(env, params.githubUserId, (stub) => stub.putUser(params.githubUserId, body)),
@@ -121,7 +155,19 @@ const createApiKey = defineRoute({
       }
     },
   },
-  responses: { 201: { description: "The new key, shown once.", body: ApiKeyCreated } },
+  responses: {
+    201: {
+      description: "The new key, shown once.",
+      body: ApiKeyCreated,
+      example: {
+        key: "cak_3CjWq0y5pTqRLg0hQm1nZk2sVb8xYf4eTr6Aj5Kp",
+        keyId: "6d9f7a52-1c3e-4b1a-9f0e-2b7c8d5e4a31",
+        kind: "analytics",
+        createdAt: "2026-11-22T10:00:00.000Z",
+        expiresAt: "2027-01-01T00:00:00.000Z",
+      },
+    },
+  },
   errors: ["not_found"],
   handler: async ({ params, body }, { env }) =>
     // Not retried: a retry after a lost answer would mint a second key and revoke the first.
@@ -165,11 +211,12 @@ const ingestEvents = defineRoute({
           reviewId: "r-1",
           status: "completed",
           completedAt: "2026-11-01T11:00:00Z",
+          updatedAt: "2026-11-01T11:00:00Z",
         },
       ],
     }),
   },
-  responses: { 200: { description: "The whole batch was stored.", body: EventBatchAccepted } },
+  responses: { 200: { description: "The whole batch was stored.", body: EventBatchAccepted, example: { accepted: 1 } } },
   errors: [],
   handler: async ({ body }, { env }) => {
     await inStore("D1", () => storeEvents(env.DB, body.events));

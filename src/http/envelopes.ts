@@ -10,7 +10,10 @@ export const json = (body: unknown, status = 200, headers: HeadersInit = {}): Re
 };
 
 export const ErrorDetailSchema = z
-  .object({ path: z.string().meta({ example: "expectedSeat" }), message: z.string().meta({ example: "current value is false" }) })
+  .object({
+    path: z.string().max(200).meta({ example: "expectedSeat" }),
+    message: z.string().max(500).meta({ example: "current value is false" }),
+  })
   .meta({ id: "ErrorDetail", description: "One problem with one field or parameter." });
 
 /**
@@ -46,7 +49,7 @@ export const analyticsEnvelope: Envelope = {
 
 const AnalyticsErrorBody = z
   .object({
-    error: z.string().meta({ description: "What went wrong, as a sentence.", example: "Invalid query parameters." }),
+    error: z.string().max(500).meta({ description: "What went wrong, as a sentence.", example: "Invalid query parameters." }),
     details: z.array(ErrorDetailSchema).max(20).optional().meta({ description: "For 400: one entry per offending parameter." }),
   })
   .meta({ id: "AnalyticsError" });
@@ -64,9 +67,13 @@ export const membersEnvelope: Envelope = {
     return z.object({
       error: z.object({
         code: z.enum([first, ...rest]).meta({ description: codes.map((c) => `${c}: ${ERROR_CODES[c].when}.`).join(" ") }),
-        message: z.string().meta({ description: "What went wrong, as a sentence." }),
+        message: z.string().max(500).meta({ description: "What went wrong, as a sentence." }),
         retriable: z.literal(retriable).meta({ description: "Whether the same request may succeed later." }),
-        correlationId: z.string().meta({ description: "The X-Correlation-Id of this response." }),
+        correlationId: z
+          .string()
+          .regex(/^[A-Za-z0-9._:-]{1,128}$/)
+          .max(128)
+          .meta({ description: "The X-Correlation-Id of this response." }),
         details: z.array(ErrorDetailSchema).max(20),
       }),
     });

@@ -28,7 +28,8 @@ export interface RequestContext {
 /** A documented response header. */
 export interface HeaderSpec {
   description: string;
-  schema: { type: "string" | "integer"; format?: string; example?: string | number };
+  /** A JSON Schema of the header's value. */
+  schema: { type: "string" | "integer"; [keyword: string]: unknown };
 }
 
 export interface SuccessResponse {

@@ -8,18 +8,29 @@ import { AppError, ERROR_CODES, type ErrorCode } from "../lib/errors";
  * (control plane, webhooks). Nothing here lists a path of its own.
  */
 
+/** A non-negative count (of requests or seconds). */
+const count = { type: "integer", format: "int64", minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
+
 /** Headers of every response (contract section 1) and of particular statuses. */
 const HEADERS: Record<string, HeaderSpec> = {
   "X-Correlation-Id": {
     description: "The client's X-Correlation-Id when it matches ^[A-Za-z0-9._:-]{1,128}$, else a new UUID. Also in logs.",
-    schema: { type: "string", example: "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10" },
+    schema: {
+      type: "string",
+      pattern: "^[A-Za-z0-9._:-]{1,128}$",
+      maxLength: 128,
+      example: "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+    },
   },
-  "Cache-Control": { description: "Always no-store: the data is personal.", schema: { type: "string", example: "no-store" } },
-  "WWW-Authenticate": { description: "Bearer.", schema: { type: "string", example: "Bearer" } },
-  Allow: { description: "The methods this path answers.", schema: { type: "string", example: "GET, PATCH" } },
+  "Cache-Control": { description: "Always no-store: the data is personal.", schema: { type: "string", const: "no-store" } },
+  "WWW-Authenticate": { description: "The scheme to authenticate with.", schema: { type: "string", const: "Bearer" } },
+  Allow: {
+    description: "The methods this path answers.",
+    schema: { type: "string", pattern: "^[A-Z]+(, [A-Z]+)*$", maxLength: 40, example: "GET, PATCH" },
+  },
   "Retry-After": {
     description: "Whole seconds until a retry may succeed (at least 1).",
-    schema: { type: "integer", example: 42 },
+    schema: { ...count, minimum: 1, example: 42 },
   },
 };
 
@@ -27,21 +38,21 @@ const HEADERS: Record<string, HeaderSpec> = {
 const QUOTA_HEADERS: Record<string, HeaderSpec> = {
   "X-RateLimit-Limit": {
     description: "Requests allowed per window for this key owner and key kind.",
-    schema: { type: "integer", example: 1000 },
+    schema: { ...count, example: 1000 },
   },
-  "X-RateLimit-Remaining": { description: "Requests left in the current window.", schema: { type: "integer", example: 998 } },
+  "X-RateLimit-Remaining": { description: "Requests left in the current window.", schema: { ...count, example: 998 } },
   "X-RateLimit-Reset": {
     description: "UTC epoch seconds when the current window ends.",
-    schema: { type: "integer", example: 1795000000 },
+    schema: { ...count, example: 1795000000 },
   },
-  "X-RateLimit-Used": { description: "Requests counted in the current window.", schema: { type: "integer", example: 2 } },
+  "X-RateLimit-Used": { description: "Requests counted in the current window.", schema: { ...count, example: 2 } },
   "RateLimit-Policy": {
     description: 'IETF draft: "default";q=<limit>;w=<window seconds>.',
-    schema: { type: "string", example: '"default";q=1000;w=900' },
+    schema: { type: "string", pattern: '^"default";q=\\d+;w=\\d+$', maxLength: 60, example: '"default";q=1000;w=900' },
   },
   RateLimit: {
     description: 'IETF draft: "default";r=<remaining>;t=<seconds until reset>.',
-    schema: { type: "string", example: '"default";r=998;t=712' },
+    schema: { type: "string", pattern: '^"default";r=\\d+;t=\\d+$', maxLength: 60, example: '"default";r=998;t=712' },
   },
 };
 
@@ -206,18 +217,43 @@ export function buildDocument(interfaces: readonly ApiInterface[], which: "publi
           : "",
     ),
   );
-  return createDocument({
-    openapi: "3.1.0",
-    info: { title: DOCUMENTS[which].title, version: "1.0.0", description: DOCUMENTS[which].description },
-    servers: [{ url: "/", description: "The deployment that serves this document." }],
-    tags: mine.map((api) => ({ name: api.name, description: api.description })),
-    components: {
-      headers: Object.fromEntries([
-        ...Object.entries({ ...HEADERS, ...QUOTA_HEADERS }).map(([name, h]) => [name, { ...h, required: true }]),
-        ...Object.entries(QUOTA_HEADERS).map(([name, h]) => [`${name}-optional`, { ...h, required: false }]),
-      ]) as never,
-      securitySchemes: Object.fromEntries(Object.entries(SECURITY_SCHEMES).filter(([name]) => used.has(`"${name}"`))) as never,
-    },
-    paths: paths as never,
-  });
+  return withIntegerFormats(
+    createDocument({
+      openapi: "3.1.0",
+      info: { title: DOCUMENTS[which].title, version: "1.0.0", description: DOCUMENTS[which].description },
+      servers: [
+        {
+          url: "/",
+          description: "production (or local, under npm start): the deployment that serves this document",
+          "x-internal": which === "internal",
+        },
+      ],
+      tags: mine.map((api) => ({ name: api.name, description: api.description })),
+      components: {
+        headers: Object.fromEntries([
+          ...Object.entries({ ...HEADERS, ...QUOTA_HEADERS }).map(([name, h]) => [name, { ...h, required: true }]),
+          ...Object.entries(QUOTA_HEADERS).map(([name, h]) => [`${name}-optional`, { ...h, required: false }]),
+        ]) as never,
+        securitySchemes: Object.fromEntries(Object.entries(SECURITY_SCHEMES).filter(([name]) => used.has(name))) as never,
+      },
+      paths: paths as never,
+    }),
+  );
+}
+
+/**
+ * Every integer of this API is a JSON number within ±(2^53 − 1): int64 in OpenAPI's terms. Zod
+ * cannot say so, so the generated document states it wherever a schema has no format of its own.
+ */
+function withIntegerFormats<T>(document: T): T {
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) node.forEach(visit);
+    else if (node && typeof node === "object") {
+      const schema = node as Record<string, unknown>;
+      if (schema.type === "integer" && schema.format === undefined) schema.format = "int64";
+      Object.values(schema).forEach(visit);
+    }
+  };
+  visit(document);
+  return document;
 }

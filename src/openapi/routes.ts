@@ -13,13 +13,15 @@ const OpenApiDocument = z
   .loose()
   .meta({ description: "An OpenAPI 3.1 document." });
 
+const example = { openapi: "3.1.0", info: { title: "…", version: "1.0.0" }, paths: {} };
+
 /** `GET /openapi.json`: the public interfaces, generated from their route definitions. */
 export const publicDocumentRoute = defineRoute({
   method: "GET",
   path: "/openapi.json",
   operationId: "getOpenApiDocument",
   summary: "This document",
-  responses: { 200: { description: "The OpenAPI 3.1 document of the public interfaces.", body: OpenApiDocument } },
+  responses: { 200: { description: "The OpenAPI 3.1 document of the public interfaces.", body: OpenApiDocument, example } },
   errors: [],
   handler: async (_args, rc) => documentFor(rc, "public"),
 });
@@ -30,7 +32,9 @@ export const internalDocumentRoute = defineRoute({
   path: "/internal/v1/openapi.json",
   operationId: "getInternalOpenApiDocument",
   summary: "This document",
-  responses: { 200: { description: "The OpenAPI 3.1 document of the control plane and the webhooks.", body: OpenApiDocument } },
+  responses: {
+    200: { description: "The OpenAPI 3.1 document of the control plane and the webhooks.", body: OpenApiDocument, example },
+  },
   errors: [],
   handler: async (_args, rc) => documentFor(rc, "internal"),
 });

@@ -3,10 +3,10 @@ import { InstantOutput } from "./common";
 
 export const AnalyticsPrRow = z
   .object({
-    org: z.string().meta({ description: "The org value of the request, trimmed." }),
-    repo: z.string(),
+    org: z.string().max(255).meta({ description: "The org value of the request, trimmed." }),
+    repo: z.string().max(255),
     prNumber: z.number().int(),
-    author: z.string(),
+    author: z.string().max(255),
     createdAt: InstantOutput,
     mergedAt: InstantOutput,
     linesAdded: z.number().int().nullable(),
@@ -25,8 +25,8 @@ export type AnalyticsPrRow = z.infer<typeof AnalyticsPrRow>;
 
 export const AnalyticsPrPage = z
   .object({
-    data: z.array(AnalyticsPrRow),
-    nextCursor: z.string().nullable().meta({ description: "`<mergedAt>|<id>` of the last row; null on the last page." }),
+    data: z.array(AnalyticsPrRow).max(100),
+    nextCursor: z.string().max(255).nullable().meta({ description: "`<mergedAt>|<id>` of the last row; null on the last page." }),
   })
   .meta({ id: "AnalyticsPrPage" });
 export type AnalyticsPrPage = z.infer<typeof AnalyticsPrPage>;

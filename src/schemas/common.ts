@@ -25,7 +25,7 @@ export const GithubOrgName = z
     /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/,
     "must be a GitHub login: 1 to 39 letters, digits or hyphens, not starting with a hyphen",
   )
-  .meta({ description: "GitHub organization login (case-insensitive).", example: "acme" });
+  .meta({ description: "GitHub organization login (case-insensitive).", example: "acme", override: { maxLength: 39 } });
 
 export const GithubRepoName = z
   .string()
@@ -33,12 +33,12 @@ export const GithubRepoName = z
     /^(?!\.\.?$)[A-Za-z0-9._-]{1,100}$/,
     "must be a GitHub repository name: 1 to 100 letters, digits, '.', '-' or '_', and not '.' or '..'",
   )
-  .meta({ description: "GitHub repository name (case-insensitive).", example: "api" });
+  .meta({ description: "GitHub repository name (case-insensitive).", example: "api", override: { maxLength: 100 } });
 
 export const GithubUserId = z
   .string()
   .regex(/^\d{1,20}$/, "must be a numeric GitHub user id of 1 to 20 digits")
-  .meta({ description: "Numeric GitHub user id.", example: "583231" });
+  .meta({ description: "Numeric GitHub user id.", example: "583231", override: { maxLength: 20 } });
 
 export const GithubLogin = z.string().min(1).max(255).meta({ example: "octocat" });
 
@@ -57,31 +57,12 @@ export const InstantInput = z
   .meta({ override: { type: "string", format: "date-time" }, example: "2026-11-02T09:30:00.000Z" });
 
 /** Response date-times: UTC, millisecond precision. */
-export const InstantOutput = z
-  .string()
-  .meta({ format: "date-time", example: "2026-11-02T09:30:00.000Z", description: "UTC, YYYY-MM-DDTHH:mm:ss.sssZ" });
+export const InstantOutput = z.string().meta({
+  format: "date-time",
+  example: "2026-11-02T09:30:00.000Z",
+  description: "UTC, YYYY-MM-DDTHH:mm:ss.sssZ",
+  override: { maxLength: 24 },
+});
 
 export const Role = z.enum(["member", "admin", "viewer"]).meta({ id: "Role" });
 export type Role = z.infer<typeof Role>;
-
-export const ErrorDetail = z
-  .object({ path: z.string(), message: z.string() })
-  .meta({ id: "ErrorDetail", description: "One problem with one field or parameter." });
-
-/** Error body of the members interface and of the control plane. */
-export const MembersErrorBody = z
-  .object({
-    error: z.object({
-      code: z.string().meta({ example: "expected_value_mismatch" }),
-      message: z.string(),
-      retriable: z.boolean(),
-      correlationId: z.string(),
-      details: z.array(ErrorDetail),
-    }),
-  })
-  .meta({ id: "MembersError" });
-
-/** Error body of the analytics interface. */
-export const AnalyticsErrorBody = z
-  .object({ error: z.string(), details: z.array(ErrorDetail).optional() })
-  .meta({ id: "AnalyticsError" });

@@ -21,7 +21,7 @@ export const Member = z
   .object({
     githubUserId: GithubUserId,
     githubLogin: GithubLogin,
-    workEmail: z.string(),
+    workEmail: z.string().max(320).meta({ format: "email" }),
     role: Role,
     seat: z.boolean(),
     isBot: z.boolean(),

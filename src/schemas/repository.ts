@@ -11,6 +11,6 @@ export const RepositoryInput = z
 export type RepositoryInput = z.output<typeof RepositoryInput>;
 
 export const Repository = z
-  .object({ org: OrgLogin, name: RepoName, private: z.boolean(), collaborators: z.array(GithubUserId) })
+  .object({ org: OrgLogin, name: RepoName, private: z.boolean(), collaborators: z.array(GithubUserId).max(10_000) })
   .meta({ id: "Repository" });
 export type Repository = z.infer<typeof Repository>;

@@ -22,8 +22,8 @@ export type ApiKeyCreateInput = z.output<typeof ApiKeyCreateInput>;
 
 export const ApiKeyCreated = z
   .object({
-    key: z.string().meta({ description: "The plaintext key. Shown once; only its SHA-256 hash is stored." }),
-    keyId: z.string(),
+    key: z.string().max(44).meta({ description: "The plaintext key. Shown once; only its SHA-256 hash is stored." }),
+    keyId: z.string().max(36).meta({ format: "uuid" }),
     kind: KeyKind,
     createdAt: InstantOutput,
     expiresAt: InstantOutput.nullable(),
