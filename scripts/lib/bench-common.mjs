@@ -136,3 +136,39 @@ export function writeSection(file, name, content) {
   const next = i >= 0 && j > i ? text.slice(0, i) + block + text.slice(j + end.length) : `${text.trimEnd()}\n\n${block}\n`;
   writeFileSync(file, next);
 }
+
+/**
+ * The cost of the exact quota (contract section 7, issue 8): one endpoint's p50 at c=1 with quotas
+ * off and on, in the same run, on the same persisted data, alternating servers twice to spread
+ * drift. Returns the table row cells and the ratio (target: under 1.1x, since counting happens in
+ * the call that already judges the key, with no extra round trip).
+ */
+export async function measureQuotaCost({ persistTo, port, adminToken, label, path, headers, seconds, log = console.log }) {
+  const runs = { off: [], on: [] };
+  for (const mode of ["off", "on", "off", "on"]) {
+    const server = await startWrangler({ persistTo, port, adminToken, vars: mode === "on" ? QUOTAS_ON : QUOTAS_OFF });
+    try {
+      await load({ url: server.url, path, headers, connections: 1, seconds: 1 }); // warm-up
+      const r = await load({ url: server.url, path, headers, connections: 1, seconds });
+      if (r.unexpected > 0)
+        throw new Error(`quota cost (${mode}): ${r.unexpected} unexpected responses ${JSON.stringify(r.statusCodes)}`);
+      runs[mode].push(r.p50);
+      log(`  quotas ${mode}: p50 ${fmt(r.p50)} ms`);
+    } finally {
+      await server.stop();
+    }
+  }
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const off = Math.min(...runs.off);
+  const on = Math.min(...runs.on);
+  const ratio = on / off;
+  return { label, off, on, ratio, median: { off: median(runs.off), on: median(runs.on) } };
+}
+
+/** The Markdown table of quota-cost measurements. */
+export function quotaCostTable(results) {
+  return table(
+    ["endpoint (c=1)", "p50 quotas off (ms)", "p50 quotas on (ms)", "on / off", "target"],
+    results.map((r) => [r.label, fmt(r.off), fmt(r.on), `${fmt(r.ratio)}x`, r.ratio < 1.1 ? "met (< 1.1x)" : "missed (≥ 1.1x)"]),
+  );
+}
