@@ -74,7 +74,7 @@ describe("what the documents say", () => {
     };
     const codes = (status: string) =>
       (
-        patch.responses[status]?.content["application/json"]?.schema as {
+        (patch.responses[status]?.content["application/json"]?.schema ?? {}) as {
           properties: { error: { properties: { code: { enum: string[] } } } };
         }
       ).properties.error.properties.code.enum;
