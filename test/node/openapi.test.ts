@@ -95,11 +95,10 @@ describe("what the documents say", () => {
   });
 
   it("the analytics 200 is JSON or text/csv, with Link and X-Next-Cursor documented but not required (the last page has neither)", () => {
-    const ok = (
-      pub.paths?.["/api/analytics/v1/prs"]?.get as unknown as {
-        responses: Record<string, { headers: Record<string, { required?: boolean }>; content: Record<string, unknown> }>;
-      }
-    ).responses["200"];
+    const get = pub.paths?.["/api/analytics/v1/prs"]?.get as unknown as {
+      responses: Record<string, { headers: Record<string, { required?: boolean }>; content: Record<string, unknown> }>;
+    };
+    const ok = get.responses["200"];
     expect(Object.keys(ok?.content ?? {})).toEqual(["application/json", "text/csv"]);
     expect(ok?.headers.Link?.required).toBe(false);
     expect(ok?.headers["X-Next-Cursor"]?.required).toBe(false);
