@@ -1,5 +1,6 @@
 import { parse } from "csv-parse/sync";
 import { describe, expect, it } from "vitest";
+import { exportAnalytics } from "../../scripts/lib/export.mjs";
 import { chooseFormat } from "../../src/analytics/format";
 import { addMember, call, createKey, createOrg, createUser, ev, postEventsOk, unique } from "./helpers";
 
@@ -285,5 +286,39 @@ describe("Link and X-Next-Cursor on every non-last page", () => {
     }
     expect(walked).toEqual(whole.slice(1));
     expect(new Set(walked.map((r) => r[2])).size).toBe(AUTHORS.length);
+  });
+});
+
+describe("npm run export against the Worker (scripts/lib/export.mjs)", () => {
+  it("walks every page through Link: the CSV file equals the one-page CSV byte for byte, the JSON file the one-page rows", async () => {
+    const authors = ["a1", "Smith, Ada", "=1+1", "a4", 'q"uote', "a6", "a7"];
+    const { org, key, get } = await setup(authors);
+    const fetch = (url: string, init: RequestInit) => {
+      const u = new URL(url);
+      return call(`${u.pathname}${u.search}`, { headers: init.headers });
+    };
+    const run = async (format: "csv" | "json") => {
+      let out = "";
+      const result = await exportAnalytics({
+        url: "https://service.test",
+        key,
+        org,
+        start: "2026-10-01",
+        end: "2026-10-31",
+        format,
+        perPage: 2,
+        fetch,
+        write: async (chunk: string) => {
+          out += chunk;
+        },
+      });
+      return { out, result };
+    };
+    const csv = await run("csv");
+    expect(csv.result).toEqual({ pages: 4, rows: authors.length });
+    expect(csv.out).toBe(await (await get(`org=${org}&${WINDOW}&format=csv`)).text());
+    const json = await run("json");
+    expect(json.result).toEqual({ pages: 4, rows: authors.length });
+    expect(JSON.parse(json.out)).toEqual(((await (await get(`org=${org}&${WINDOW}`)).json()) as Page).data);
   });
 });
