@@ -48,9 +48,18 @@ export interface Window {
 export async function* allPullRequests(client: Client, org: string, window: Window, perPage = 100): AsyncGenerator<AnalyticsRow> {
   let cursor: string | undefined;
   do {
-    const query = { org, startDate: window.startDate, endDate: window.endDate, perPage, ...(cursor ? { cursor } : {}) };
+    const query = {
+      org,
+      startDate: window.startDate,
+      endDate: window.endDate,
+      perPage,
+      format: "json" as const,
+      ...(cursor ? { cursor } : {}),
+    };
     const { data, error, response } = await client.GET("/api/analytics/v1/prs", { params: { query } });
     if (error !== undefined) throw new ApiError(response.status, error.error, response.headers.get("X-Correlation-Id"));
+    // The document describes both representations of a page (JSON and text/csv); format=json asked for JSON.
+    if (typeof data === "string") throw new ApiError(response.status, "expected JSON, got CSV", null);
     yield* data.data;
     cursor = data.nextCursor ?? undefined;
   } while (cursor !== undefined);

@@ -86,6 +86,21 @@ export const AnalyticsQuery = z.object({
         examples: ["2026-11-20T16:44:17.054Z|137"],
       },
     }),
+  format: z
+    .enum(["json", "csv"], { error: "must be json or csv" })
+    .optional()
+    .meta({
+      override: {
+        type: "string",
+        enum: ["json", "csv"],
+        default: "json",
+        description:
+          "json (default) or csv (text/csv; charset=utf-8, RFC 4180). Without format, an Accept header that names text/csv " +
+          "with a higher q-value than it gives JSON (application/json, application/* or */*) answers CSV; anything else answers JSON. " +
+          "Errors are JSON either way.",
+        examples: ["csv"],
+      },
+    }),
 });
 export type AnalyticsQuery = z.output<typeof AnalyticsQuery>;
 

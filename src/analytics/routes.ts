@@ -1,5 +1,5 @@
 import { organizationStub, orgKey } from "../durable/stubs";
-import { analyticsEnvelope } from "../http/envelopes";
+import { analyticsEnvelope, json } from "../http/envelopes";
 import { type ApiInterface, defineRoute } from "../http/route";
 import { callDurable, type DurableResult, unwrap } from "../lib/durable-call";
 import { AppError, inStore } from "../lib/errors";
@@ -7,14 +7,18 @@ import { AnalyticsPrPage } from "../schemas/analytics";
 import { listMergedPullRequests } from "../storage/analytics";
 import { repositoryHasEvents } from "../storage/repositories";
 import { type AnalyticsAccess, REPO_DENIED } from "./access";
+import { AnalyticsPrCsv, CSV_CONTENT_TYPE, toCsv } from "./csv";
+import { chooseFormat } from "./format";
+import { paginationHeaders } from "./links";
 import { toPage } from "./present";
 import { AnalyticsQuery, checkDateRange, DEFAULT_PER_PAGE, invalidQueryMessage } from "./query";
 import { resolveWindow } from "./window";
 
 /**
- * `GET /api/analytics/v1/prs` (contract section 3). Answers in the contract's order: 401 key,
- * 400 parameters, 404 organization, 403 access, then the page. The access check runs alongside
- * the key verdict; the rows come from D1 (a read replica through the Sessions API).
+ * `GET /api/analytics/v1/prs` (contract sections 3 and 10). Answers in the contract's order: 401
+ * key, 400 parameters, 404 organization, 403 access, then the page, as JSON or CSV, with `Link`
+ * and `X-Next-Cursor` on every page but the last. The access check runs alongside the key verdict;
+ * the rows come from D1 (a read replica through the Sessions API).
  */
 const listPullRequestAnalytics = defineRoute({
   method: "GET",
@@ -24,6 +28,8 @@ const listPullRequestAnalytics = defineRoute({
   description:
     "Merged pull requests with at least one completed review in the window, newest merge first (ties: a stable internal id, descending), " +
     "with review metrics. Cursor-paginated: pass nextCursor back as cursor with the same org, repo and window; null on the last page. " +
+    'Every page but the last carries Link: <next page URL>; rel="next" (the same parameters with the new cursor) and X-Next-Cursor. ' +
+    "format=csv, or Accept naming text/csv above JSON, answers the same page as CSV; errors stay JSON. " +
     "Rows are read from a read replica and may lag recent events by a short time.",
   request: {
     query: AnalyticsQuery,
@@ -58,10 +64,44 @@ const listPullRequestAnalytics = defineRoute({
         ],
         nextCursor: "2026-11-20T16:44:17.054Z|137",
       },
+      media: {
+        "text/csv": {
+          schema: AnalyticsPrCsv,
+          example:
+            "org,repo,prNumber,author,createdAt,mergedAt,linesAdded,linesDeleted,numberOfServiceIssuesFlagged," +
+            "numberOfServiceIssuesFixed,serviceFirstReviewedAt,totalAiLinesAuthored\r\n" +
+            "acme,api,37,ada-admin,2026-11-19T10:01:07.768Z,2026-11-20T16:44:17.054Z,679,164,7,4,2026-11-19T17:43:20.752Z,212\r\n",
+        },
+      },
+      headers: {
+        Link: {
+          description:
+            'RFC 8288: <absolute URL of the next page>; rel="next". The request\'s own parameters with cursor set to the new one. ' +
+            "Absent on the last page.",
+          schema: {
+            type: "string",
+            maxLength: 16_384,
+            pattern: '^<[^>]+>; rel="next"$',
+            example:
+              '<https://api.example.com/api/analytics/v1/prs?org=acme&cursor=2026-11-20T16%3A44%3A17.054Z%7C137>; rel="next"',
+          },
+          required: false,
+        },
+        "X-Next-Cursor": {
+          description: "The nextCursor of this page (the cursor of the next one). Absent on the last page.",
+          schema: { type: "string", maxLength: 255, pattern: "^[^|]+\\|[1-9][0-9]*$", example: "2026-11-20T16:44:17.054Z|137" },
+          required: false,
+        },
+        Vary: {
+          description: "Accept: without format, the Accept header chooses between JSON and CSV.",
+          schema: { type: "string", const: "Accept" },
+          required: true,
+        },
+      },
     },
   },
   errors: ["org_not_found", "installation_blocked", "plan_required", "org_access_denied", "repo_access_denied"],
-  handler: async ({ query, read }, { env }) => {
+  handler: async ({ query, read }, { env, url, request }) => {
     const access = unwrap(read);
     const perPage = query.perPage ?? DEFAULT_PER_PAGE;
     const window = resolveWindow(query.startDate ?? null, query.endDate ?? null, access.installedAt, Date.now());
@@ -84,7 +124,10 @@ const listPullRequestAnalytics = defineRoute({
         throw new AppError("repo_access_denied", REPO_DENIED);
       }
     }
-    return toPage(query.org, rows, perPage);
+    const page = toPage(query.org, rows, perPage);
+    const headers = { ...paginationHeaders(url, page.nextCursor), Vary: "Accept" };
+    if (chooseFormat(query.format, request.headers.get("Accept")) === "json") return json(page, 200, headers);
+    return new Response(toCsv(page.data), { status: 200, headers: { ...headers, "Content-Type": CSV_CONTENT_TYPE } });
   },
 });
 

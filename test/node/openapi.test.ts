@@ -92,4 +92,15 @@ describe("what the documents say", () => {
     expect(Object.keys(revoke.responses)).not.toContain("413");
     expect(Object.keys(revoke.responses)).not.toContain("415");
   });
+
+  it("the analytics 200 is JSON or text/csv, with Link and X-Next-Cursor documented but not required (the last page has neither)", () => {
+    const get = pub.paths?.["/api/analytics/v1/prs"]?.get as unknown as {
+      responses: Record<string, { headers: Record<string, { required?: boolean }>; content: Record<string, unknown> }>;
+    };
+    const ok = get.responses["200"];
+    expect(Object.keys(ok?.content ?? {})).toEqual(["application/json", "text/csv"]);
+    expect(ok?.headers.Link?.required).toBe(false);
+    expect(ok?.headers["X-Next-Cursor"]?.required).toBe(false);
+    expect(params(pub, "/api/analytics/v1/prs", "get").format).toMatchObject({ enum: ["json", "csv"], default: "json" });
+  });
 });
