@@ -1,3 +1,4 @@
+import { foldName } from "../lib/names";
 import type { InstallationFacts, MemberState, Refusal } from "../members/rules";
 
 /** What the analytics export may read of an organization. */
@@ -39,7 +40,7 @@ export function decideAnalyticsAccess(
   if (installation.plan !== "pro")
     return refuse("plan_required", "The analytics export requires the organization to be on the Pro plan.");
   if (!caller) return refuse("org_access_denied", "You do not have access to this organization.");
-  const repoKey = repoName?.toLowerCase() ?? null;
+  const repoKey = repoName === null ? null : foldName(repoName);
   const accessible = caller.role === "admin" ? null : facts.visibleRepoKeys();
   if (repoKey !== null && accessible !== null && !accessible.includes(repoKey)) {
     return refuse("repo_access_denied", REPO_DENIED);

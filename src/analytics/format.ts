@@ -24,13 +24,15 @@ export function chooseFormat(format: ExportFormat | undefined, accept: string | 
   return csv > 0 && csv > q("application/json", "application/*", "*/*") ? "csv" : "json";
 }
 
-/** `type/subtype;param;q=0.5, ...` → lower-cased media ranges with their q (1 when absent or malformed). */
+/** `type/subtype;param;q=0.5, ...` → lower-cased media ranges with their q (1 when absent; a malformed q drops the range). */
 function parseAccept(header: string): { type: string; q: number }[] {
   return header.split(",").flatMap((part) => {
     const [type, ...params] = part.split(";").map((s) => s.trim().toLowerCase());
     if (!type) return [];
     const qParam = params.find((p) => /^q\s*=/.test(p));
     const value = qParam === undefined ? 1 : Number(qParam.replace(/^q\s*=\s*/, ""));
-    return [{ type, q: Number.isFinite(value) && value >= 0 && value <= 1 ? value : 1 }];
+    // RFC 9110 qvalue: 0 to 1 with up to three decimals; anything else is not a preference at all.
+    const valid = qParam === undefined || /^q\s*=\s*(0(\.\d{0,3})?|1(\.0{0,3})?)$/.test(qParam);
+    return valid && Number.isFinite(value) ? [{ type, q: value }] : [];
   });
 }

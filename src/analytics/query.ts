@@ -51,6 +51,7 @@ export const AnalyticsQuery = z.object({
   ).optional(),
   perPage: z
     .string()
+    .max(MAX_LENGTH, tooLong)
     .transform((value, ctx) => {
       // Decimal digits only: not 10.5, 1e1, -1 or 0x10.
       const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;

@@ -3,6 +3,7 @@ import { analyticsEnvelope, json } from "../http/envelopes";
 import { type ApiInterface, defineRoute } from "../http/route";
 import { callDurable, type DurableResult, unwrap } from "../lib/durable-call";
 import { AppError, inStore } from "../lib/errors";
+import { foldName } from "../lib/names";
 import { AnalyticsPrPage } from "../schemas/analytics";
 import { listMergedPullRequests } from "../storage/analytics";
 import { repositoryHasEvents } from "../storage/repositories";
@@ -106,7 +107,7 @@ const listPullRequestAnalytics = defineRoute({
     const perPage = query.perPage ?? DEFAULT_PER_PAGE;
     const window = resolveWindow(query.startDate ?? null, query.endDate ?? null, access.installedAt, Date.now());
     const db = env.DB.withSession("first-unconstrained");
-    const scope = { orgKey: orgKey(query.org), repoKey: query.repo?.toLowerCase() ?? null };
+    const scope = { orgKey: orgKey(query.org), repoKey: query.repo === undefined ? null : foldName(query.repo) };
     const rows = await inStore("D1", () =>
       listMergedPullRequests(db, {
         ...scope,

@@ -5,6 +5,7 @@ import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import migrations from "../../migrations/organization/migrations.js";
 import { type AnalyticsAccess, decideAnalyticsAccess } from "../analytics/access";
 import { type DurableResult, ok } from "../lib/durable-call";
+import { foldName } from "../lib/names";
 import { formatInstant } from "../lib/time";
 import { decideMemberChanges, isChange, type MemberChange, type MemberUpdate, memberAccess } from "../members/rules";
 import type { Member, MemberInput, MemberUpdateResult } from "../schemas/member";
@@ -93,7 +94,7 @@ export class OrganizationObject extends DurableObject<Env> {
 
   /** Control plane: registers a repository and replaces its collaborator list. */
   putRepository(orgLogin: string, name: string, input: RepositoryInput): Repository {
-    const repoKey = name.toLowerCase();
+    const repoKey = foldName(name);
     const collaborators = [...new Set(input.collaborators)].sort();
     this.ctx.storage.transactionSync(() => {
       const row = { repoKey, name, private: input.private };

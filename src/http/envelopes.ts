@@ -37,7 +37,11 @@ export const analyticsEnvelope: Envelope = {
     e.details.length > 0 || e.status === 400 || e.status === 429
       ? { error: e.message, details: e.details }
       : { error: e.message },
-  schema: () => AnalyticsErrorBody,
+  // 400 and 429 always carry details (an empty list for 429); other statuses never do.
+  schema: (codes) =>
+    codes.some((c) => ERROR_CODES[c].status === 400 || ERROR_CODES[c].status === 429)
+      ? AnalyticsErrorWithDetails
+      : AnalyticsErrorBody,
   // The analytics error table has no 503: a store that failed is its 500, with one message.
   translate: (e) =>
     e.code === "unavailable"
@@ -47,12 +51,22 @@ export const analyticsEnvelope: Envelope = {
       : e,
 };
 
-const AnalyticsErrorBody = z
+const analyticsMessage = z
+  .string()
+  .max(500)
+  .meta({ description: "What went wrong, as a sentence.", example: "Invalid query parameters." });
+
+const AnalyticsErrorBody = z.object({ error: analyticsMessage }).meta({ id: "AnalyticsError" });
+
+const AnalyticsErrorWithDetails = z
   .object({
-    error: z.string().max(500).meta({ description: "What went wrong, as a sentence.", example: "Invalid query parameters." }),
-    details: z.array(ErrorDetailSchema).max(20).optional().meta({ description: "For 400: one entry per offending parameter." }),
+    error: analyticsMessage,
+    details: z
+      .array(ErrorDetailSchema)
+      .max(20)
+      .meta({ description: "For 400: one entry per offending parameter; for 429: empty." }),
   })
-  .meta({ id: "AnalyticsError" });
+  .meta({ id: "AnalyticsErrorWithDetails" });
 
 /** `{"error": {code, message, retriable, correlationId, details}}`; `details` always present. */
 export const membersEnvelope: Envelope = {

@@ -58,12 +58,14 @@ const QUOTA_HEADERS: Record<string, HeaderSpec> = {
 
 /**
  * Which documented headers a response of an API-key route carries: every answer after the key was
- * verified is counted (quota headers required); 401, 405 and 5xx are not; a 429 may come from the
- * per-address flood limit, which has no quota to report (so there they are optional).
+ * verified is counted, so its quota headers are required. They are absent on 401 and 405 (answered
+ * before the key is judged), and optional where a status can come from before or after the count:
+ * 429 (the per-address flood limit has no quota to report), 404 on a path whose segment is not
+ * valid percent-encoding (answered before the key), and 5xx (a store may fail before or after).
  */
 function quotaHeadersFor(api: ApiInterface, status: number): Record<string, unknown> {
-  if (api.auth.kind !== "apiKey" || status === 401 || status === 405 || status >= 500) return {};
-  const required = status !== 429;
+  if (api.auth.kind !== "apiKey" || status === 401 || status === 405) return {};
+  const required = status !== 429 && status !== 404 && status < 500;
   return Object.fromEntries(Object.keys(QUOTA_HEADERS).map((name) => [name, required ? ref(name) : ref(`${name}-optional`)]));
 }
 
@@ -72,6 +74,17 @@ const SECURITY_SCHEMES = {
   membersKey: { type: "http", scheme: "bearer", description: "Personal Members API key (cbk_...)." },
   adminToken: { type: "http", scheme: "bearer", description: "The Worker's ADMIN_TOKEN secret." },
 } as const;
+
+const EXAMPLE_ID = "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10";
+
+/** Real sentences the service answers, where the generic description would read oddly. */
+const EXAMPLE_MESSAGES: Partial<Record<ErrorCode, string>> = {
+  invalid_request: "Invalid query parameters.",
+  unauthenticated: "Invalid, expired or revoked API key.",
+  rate_limited: "Rate limit exceeded: 1000 requests per 900 seconds. Retry after the Retry-After seconds.",
+  internal_error: "An unexpected error occurred.",
+  unavailable: "The service is temporarily unavailable. Retry with the same request.",
+};
 
 const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
 const always = { "X-Correlation-Id": ref("X-Correlation-Id"), "Cache-Control": ref("Cache-Control") };
@@ -85,6 +98,8 @@ export function errorCodesOf(api: ApiInterface, route: Route): ErrorCode[] {
   }
   if (api.auth.kind === "guard") for (const code of api.auth.errors) codes.add(code);
   if (route.request?.params || route.request?.query || route.request?.body) codes.add("invalid_request");
+  // A path segment that is not valid percent-encoding matches no resource.
+  if (route.request?.params) codes.add("not_found");
   if (route.request?.body) {
     codes.add("payload_too_large");
     codes.add("unsupported_media_type");
@@ -109,18 +124,11 @@ function errorResponses(api: ApiInterface, route: Route): ZodOpenApiResponsesObj
     if (status === 405) headers.Allow = ref("Allow");
     if (status === 429) headers["Retry-After"] = ref("Retry-After");
     const [first] = codes as [ErrorCode];
-    const example =
-      api.envelope.name === "members"
-        ? {
-            error: {
-              code: first,
-              message: `${ERROR_CODES[first].when}.`,
-              retriable: ERROR_CODES[first].retriable,
-              correlationId: "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
-              details: [],
-            },
-          }
-        : { error: `${ERROR_CODES[first].when}.` };
+    // The body exactly as the envelope renders it, for the first code of this status.
+    const example = api.envelope.render(
+      new AppError(first, EXAMPLE_MESSAGES[first] ?? `${ERROR_CODES[first].when}.`),
+      EXAMPLE_ID,
+    );
     responses[`${status}` as `4${string}`] = {
       description: codes.map((c) => `${c}: ${ERROR_CODES[c].when}.`).join(" "),
       headers: headers as never,

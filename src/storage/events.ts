@@ -1,3 +1,4 @@
+import { foldName } from "../lib/names";
 import type { Event } from "../schemas/events";
 
 /** What one `storeEvents` call did to D1. */
@@ -32,8 +33,8 @@ export async function storeEvents(db: D1Database, events: readonly Event[]): Pro
   const authorship = new Latest();
 
   for (const e of events) {
-    const orgKey = e.org.toLowerCase();
-    const repoKey = e.repo.toLowerCase();
+    const orgKey = foldName(e.org);
+    const repoKey = foldName(e.repo);
     const ref = [orgKey, repoKey, e.prNumber, e.repo] as const;
     switch (e.type) {
       case "pull_request":

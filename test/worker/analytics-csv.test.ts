@@ -163,6 +163,15 @@ describe("spreadsheet formula injection: text fields starting with =, +, -, @, t
 });
 
 describe("format and Accept", () => {
+  it("a malformed q-value is no preference at all: JSON", async () => {
+    const { org, get } = await setup(["ada"]);
+    for (const accept of ["text/csv;q=abc", "text/csv;q=1.5", "text/csv;q=-1"]) {
+      const res = await get(`org=${org}`, { Accept: accept });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("Content-Type")).toBe("application/json; charset=utf-8");
+    }
+  });
+
   it("format takes json or csv, trimmed, once; anything else is 400 in JSON, also when CSV was asked for", async () => {
     const { org, get } = await setup(["alice"]);
     expect((await get(`org=${org}&format=json`)).headers.get("Content-Type")).toBe("application/json; charset=utf-8");
@@ -215,7 +224,10 @@ describe("format and Accept", () => {
     expect(chooseFormat(undefined, "text/csv;q=0.9, application/*;q=0.8")).toBe("csv");
     expect(chooseFormat(undefined, "text/csv;q=0.8, application/*;q=0.9")).toBe("json");
     expect(chooseFormat(undefined, "application/json;q=0, text/csv;q=0.1")).toBe("csv");
-    expect(chooseFormat(undefined, "text/csv;q=banana")).toBe("csv");
+    // A malformed q-value is no preference at all (RFC 9110 qvalue: 0 to 1, three decimals at most).
+    expect(chooseFormat(undefined, "text/csv;q=banana")).toBe("json");
+    expect(chooseFormat(undefined, "text/csv;q=1.5")).toBe("json");
+    expect(chooseFormat(undefined, "text/csv;q=0.500")).toBe("csv");
     expect(chooseFormat("json", "text/csv")).toBe("json");
   });
 });

@@ -215,6 +215,7 @@ describe("parameters (400, one details entry per offending parameter)", () => {
     ["org=a&perPage=-1", "perPage", "Invalid query parameters."],
     ["org=a&perPage=0x10", "perPage", "Invalid query parameters."],
     ["org=a&perPage=ten", "perPage", "Invalid query parameters."],
+    [`org=a&perPage=${"0".repeat(255)}5`, "perPage", "Invalid query parameters."],
     ["org=a&startDate=2026-03-10T10:00:00", "startDate", "Invalid query parameters."],
     ["org=a&startDate=2026-02-30", "startDate", "Invalid query parameters."],
     ["org=a&endDate=2026-13-01", "endDate", "Invalid query parameters."],

@@ -65,6 +65,28 @@ async function setup(options: OrgOptions & { callerRole?: "admin" | "member" | "
 
 const errorOf = async (res: Response) => ((await res.json()) as MemberError).error;
 
+describe("names GitHub could never issue", () => {
+  it("a look-alike of a real login (the Kelvin sign folds to k under toLowerCase) matches nothing: 404, nothing changes", async () => {
+    const org = await createOrg(unique("kelvin"), { plan: "team", subscription: subscription(10) });
+    const caller = await createUser();
+    await addMember(org, caller, "admin", { seat: false });
+    const target = uniqueUserId();
+    await addMember(org, target, "member", { seat: false });
+    const { key } = await createKey(caller, "members");
+    const lookAlike = encodeURIComponent(org.replace("k", "\u212a"));
+    const auth = { Authorization: `Bearer ${key}` };
+    const res = await call(`/api/v1/organizations/${lookAlike}/members/${target}`, {
+      method: "PATCH",
+      headers: { ...auth, "Content-Type": "application/json" },
+      body: JSON.stringify({ seat: true, expectedSeat: false }),
+    });
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as MemberError).error.code).toBe("org_not_found");
+    const read = await call(`/api/v1/organizations/${org}/members/${target}`, { headers: auth });
+    expect(((await read.json()) as Member).seat).toBe(false);
+  });
+});
+
 describe("authentication (401)", () => {
   it("no key, another scheme, an analytics key: 401 unauthenticated in the members envelope", async () => {
     const { org, caller } = await setup();
