@@ -72,12 +72,11 @@ describe("what the documents say", () => {
     const patch = pub.paths?.["/api/v1/organizations/{org}/members/{githubUserId}"]?.patch as unknown as {
       responses: Record<string, { headers: Record<string, unknown>; content: Record<string, { schema: unknown }> }>;
     };
-    const codes = (status: string) =>
-      (
-        patch.responses[status]?.content["application/json"]?.schema as {
-          properties: { error: { properties: { code: { enum: string[] } } } };
-        }
-      ).properties.error.properties.code.enum;
+    type ErrorSchema = { properties: { error: { properties: { code: { enum: string[] } } } } };
+    const codes = (status: string) => {
+      const schema = patch.responses[status]?.content["application/json"]?.schema as ErrorSchema | undefined;
+      return schema?.properties.error.properties.code.enum;
+    };
     expect(codes("409")).toEqual(["expected_value_mismatch", "no_seat_available", "last_admin"]);
     expect(codes("403")).toEqual(["installation_blocked", "org_access_denied", "not_org_admin", "subscription_required"]);
     expect(Object.keys(patch.responses)).toEqual(
