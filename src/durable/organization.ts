@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { and, count, desc, eq, getTableColumns, isNotNull, lt, or, type SQL, sql } from "drizzle-orm";
+import { and, count, desc, eq, isNotNull, lt, or, type SQL, sql } from "drizzle-orm";
 import { type DrizzleSqliteDODatabase, drizzle } from "drizzle-orm/durable-sqlite";
 import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import migrations from "../../migrations/organization/migrations.js";
@@ -21,6 +21,7 @@ import type { Role } from "../schemas/common";
 import type { Member, MemberInput, MemberUpdateResult, SeatSummary } from "../schemas/member";
 import type { Organization, OrganizationEntry, OrganizationInput } from "../schemas/organization";
 import type { Repository, RepositoryInput } from "../schemas/repository";
+import { type MemberFilters, memberPageQuery } from "./member-queries";
 import * as schema from "./organization-schema";
 import { orgKey } from "./stubs";
 
@@ -46,14 +47,6 @@ export interface MemberRows {
   data: Member[];
   next: MemberCursor | null;
   seats: SeatSummary;
-}
-
-export interface MemberFilters {
-  role?: Role;
-  seat?: boolean;
-  search?: string;
-  after?: MemberCursor;
-  limit: number;
 }
 
 export interface AuditRows {
@@ -266,30 +259,10 @@ export class OrganizationObject extends DurableObject<Env> {
     const installation = this.#installation();
     const refused = memberAccess(installation, this.#member(callerUserId), "read");
     if (refused || !installation) return refused ?? fail();
-    const m = schema.members;
-    // Spelled exactly as in the index, so SQLite walks members_by_login.
-    const loginKey = sql<string>`lower(${m.githubLogin})`;
-    const where: (SQL | undefined)[] = [];
-    if (filters.role !== undefined) where.push(eq(m.role, filters.role));
-    if (filters.seat !== undefined) where.push(eq(m.seat, filters.seat));
-    if (filters.search !== undefined) {
-      // instr, not LIKE: % and _ in a search are plain characters.
-      where.push(
-        sql`(instr(lower(${m.githubLogin}), lower(${filters.search})) > 0 or instr(lower(${m.workEmail}), lower(${filters.search})) > 0)`,
-      );
-    }
-    if (filters.after)
-      where.push(sql`(${loginKey}, ${m.githubUserId}) > (${filters.after.loginKey}, ${filters.after.githubUserId})`);
-    const rows = this.#db
-      .select({ ...getTableColumns(m), loginKey })
-      .from(m)
-      .where(and(...where))
-      .orderBy(loginKey, m.githubUserId)
-      .limit(filters.limit + 1)
-      .all();
+    const rows = memberPageQuery(this.#db, filters).all();
     const page = rows.slice(0, filters.limit);
     const last = page.at(-1);
-    const used = this.#count(eq(m.seat, true));
+    const used = this.#count(eq(schema.members.seat, true));
     return ok({
       data: page.map(toMember),
       next: rows.length > filters.limit && last ? { loginKey: last.loginKey, githubUserId: last.githubUserId } : null,
