@@ -113,6 +113,19 @@ describe("PATCH and batch PATCH: one member.updated per member that changed, by 
   });
 });
 
+describe("a retried PATCH (same operation) records its change once", () => {
+  it("the retry that finds its own earlier write answers changed false and writes no second entry", async () => {
+    const s = await setup();
+    const id = await s.member();
+    const stub = env.ORGANIZATIONS.getByName(s.org.toLowerCase());
+    const changes = [{ githubUserId: id, seat: true, expectedSeat: false }];
+    await stub.updateMembers(s.caller.id, changes, "op-retry", "changes", "c-first");
+    await stub.updateMembers(s.caller.id, changes, "op-retry", "changes", "c-retry");
+    const entries = (await s.auditOk(`githubUserId=${id}`)).data.filter((e) => e.action === "member.updated");
+    expect(entries.map((e) => e.correlationId)).toEqual(["c-first"]);
+  });
+});
+
 describe("control-plane sync: source sync, no actor", () => {
   it("member.added, member.updated only when seat or role changed, member.removed; repeats write nothing", async () => {
     const s = await setup();

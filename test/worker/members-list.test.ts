@@ -61,6 +61,14 @@ describe("who may list (401, 400, 404, 403 in the read's order)", () => {
     expect((await errorOf(res)).code).toBe("org_access_denied");
   });
 
+  it("counts against the members quota like the member endpoints (quota headers on the answer)", async () => {
+    const { list } = await setup();
+    const first = await list();
+    const second = await list("", unique("ghost"));
+    expect(second.status).toBe(404);
+    expect(Number(second.headers.get("X-RateLimit-Used"))).toBe(Number(first.headers.get("X-RateLimit-Used")) + 1);
+  });
+
   it("any member may list: admin, member and viewer; also without a subscription", async () => {
     for (const callerRole of ["admin", "member", "viewer"] as const) {
       const { list } = await setup({ callerRole, plan: "free", subscription: subscription(0, { status: "none" }) });
