@@ -9,12 +9,17 @@
  * member's seat with the guard it expects, so every answer must be 200; afterwards each member's
  * seat must equal its start value flipped once per successful PATCH. A last case has ten clients
  * contend for one member: stale guards get 409 (expected) and the clients continue with the
- * current value from the answer, as a client would after re-reading. Prints one table and writes
- * it to docs/performance.md (not with --smoke).
+ * current value from the answer, as a client would after re-reading.
+ *
+ * The admin surface (contract section 8): GET the member list of a 5,000-member organization
+ * (pages of 100: the first, one from the middle by cursor, and a search that matches few), and a
+ * batch PATCH of 100 changes against the same 100 changes as single PATCHes, sent one after the
+ * other by one client as a script would (wall time of each, median of several rounds).
+ * Prints the tables and writes them to docs/performance.md (not with --smoke).
  */
 import { rmSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { fmt, load, startWrangler, table, writeSection } from "./lib/bench-common.mjs";
+import { fmt, load, QUOTAS_ON, startWrangler, table, writeSection } from "./lib/bench-common.mjs";
 import { controlPlaneClient } from "./lib/control-plane-client.mjs";
 
 const { values: opts } = parseArgs({
@@ -22,19 +27,26 @@ const { values: opts } = parseArgs({
     smoke: { type: "boolean", default: false },
     seconds: { type: "string" },
     port: { type: "string", default: "8912" },
+    "big-members": { type: "string" },
     "no-write": { type: "boolean", default: false },
   },
 });
 const seconds = Number(opts.seconds ?? (opts.smoke ? 1 : 5));
 const perClient = opts.smoke ? 20 : 300;
 const ORGS = opts.smoke ? 5 : 50;
+/** Members of the large organization whose list is measured. */
+const BIG = Number(opts["big-members"] ?? (opts.smoke ? 300 : 5000));
+/** Changes per batch, and rounds of "batch vs singles". */
+const BATCH = opts.smoke ? 20 : 100;
+const ROUNDS = opts.smoke ? 1 : 5;
 const persistTo = opts.smoke ? ".bench/members-smoke" : ".bench/members";
 const adminToken = `bench-${Date.now()}`;
 const log = (...args) => console.log(...args);
 
 rmSync(persistTo, { recursive: true, force: true });
 log(`Starting wrangler dev on ${persistTo}...`);
-const server = await startWrangler({ persistTo, port: Number(opts.port), adminToken });
+// The runs send far more than the default quota of 1,000 requests per key and window.
+const server = await startWrangler({ persistTo, port: Number(opts.port), adminToken, vars: QUOTAS_ON });
 try {
   const client = controlPlaneClient(server.url, adminToken);
   const caller = "9101";
@@ -67,6 +79,21 @@ try {
     await client.putMember(login, caller, { ...member("bench-admin"), role: "admin" });
     await client.putMember(login, id, member(`m${id}`));
   }
+  log(`Registering a ${BIG}-member organization and a batch organization...`);
+  await client.putOrganization("bench-big", org("team"));
+  await client.putMember("bench-big", caller, { ...member("bench-admin"), role: "admin" });
+  const bigIds = Array.from({ length: BIG - 1 }, (_, i) => String(100000 + i));
+  for (let i = 0; i < bigIds.length; i += 8) {
+    // Logins in a random-looking order, mixed case, so the list order is not the insertion order.
+    await Promise.all(
+      bigIds.slice(i, i + 8).map((id) => client.putMember("bench-big", id, member(`${(Number(id) * 7919) % 10007}-M${id}`))),
+    );
+  }
+  await client.putOrganization("bench-batch", org("team"));
+  await client.putMember("bench-batch", caller, { ...member("bench-admin"), role: "admin" });
+  const batchIds = Array.from({ length: BATCH }, (_, i) => String(200000 + i));
+  for (const id of batchIds) await client.putMember("bench-batch", id, member(`b${id}`));
+
   const { key } = await client.createKey(caller, "members");
   const auth = { Authorization: `Bearer ${key}` };
 
@@ -174,6 +201,61 @@ try {
   const contended = targetOf("bench-one", oneOrgMembers[11]);
   const contention = await contentionRun(contended, 10);
 
+  log(`Measuring the member list of ${BIG} members (pages of 100)...`);
+  const listPath = "/api/v1/organizations/bench-big/members?limit=100";
+  const firstPage = await (await fetch(`${server.url}${listPath}`, { headers: auth })).json();
+  // A page from the middle: walk to it once, then measure that cursor.
+  let middleCursor = firstPage.nextCursor;
+  for (let i = 1; i < Math.floor(BIG / 200) && middleCursor; i++) {
+    middleCursor = (await (await fetch(`${server.url}${listPath}&cursor=${middleCursor}`, { headers: auth })).json()).nextCursor;
+  }
+  const list1 = await measure(listPath, 1);
+  const listMiddle = await measure(`${listPath}&cursor=${middleCursor}`, 1);
+  const listSearch = await measure(`${listPath}&search=M10001`, 1);
+  const list10 = await measure(listPath, 10);
+  const listOk = firstPage.data?.length === 100 && firstPage.seats?.used === 0;
+
+  log(`Measuring a batch of ${BATCH} changes against ${BATCH} single PATCHes (${ROUNDS} rounds)...`);
+  const send = async (path, body) => {
+    const res = await fetch(`${server.url}${path}`, {
+      method: "PATCH",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    await res.arrayBuffer();
+    return res.status;
+  };
+  const singlesMs = [];
+  const batchMs = [];
+  let batchUnexpected = 0;
+  let seat = false;
+  for (let round = 0; round < ROUNDS; round++) {
+    // Singles turn every seat on, the batch turns them all off again (same changes, same guards).
+    let started = performance.now();
+    for (const id of batchIds) {
+      if ((await send(`/api/v1/organizations/bench-batch/members/${id}`, { seat: !seat, expectedSeat: seat })) !== 200) {
+        batchUnexpected++;
+      }
+    }
+    singlesMs.push(performance.now() - started);
+    seat = !seat;
+    started = performance.now();
+    const changes = batchIds.map((id) => ({ githubUserId: id, seat: !seat, expectedSeat: seat }));
+    if ((await send("/api/v1/organizations/bench-batch/members", { changes })) !== 200) batchUnexpected++;
+    batchMs.push(performance.now() - started);
+    seat = !seat;
+  }
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const singles = median(singlesMs);
+  const batched = median(batchMs);
+  const batchReport = table(
+    ["case", "changes", "wall ms (median)", "per change ms", "singles ÷ batch"],
+    [
+      [`${BATCH} single PATCHes, one after the other`, String(BATCH), fmt(singles), fmt(singles / BATCH), "1.00x"],
+      ["one batch PATCH", String(BATCH), fmt(batched), fmt(batched / BATCH), `${fmt(singles / batched, 1)}x`],
+    ],
+  );
+
   // Final state: every member's seat flipped once per successful PATCH.
   let wrongState = 0;
   for (const t of [...soloTargets, ...tenTargets, ...manyTargets, contended]) {
@@ -207,13 +289,36 @@ try {
       ...row("PATCH seat toggle, 10 clients contending for one member", 10, contention, base10).slice(0, 6),
       `${contention.unexpected} (${contention.conflicts} expected 409s)`,
     ],
+    row(`GET member list of ${BIG}, first page of 100`, 1, list1, base1),
+    row(`GET member list of ${BIG}, page of 100 from the middle (cursor)`, 1, listMiddle, base1),
+    row(`GET member list of ${BIG}, search matching few`, 1, listSearch, base1),
+    row(`GET member list of ${BIG}, first page of 100`, 10, list10, base10),
   ];
   const report = table(
     ["case", "connections", "p50 ms", "p99 ms", "req/s", "p50 vs /healthz at same concurrency", "non-200"],
     rows,
   );
-  const unexpected = [get1, get10, patch1, patch10, patch50, contention].reduce((n, r) => n + r.unexpected, 0);
+  const unexpected =
+    [get1, get10, patch1, patch10, patch50, contention, list1, listMiddle, listSearch, list10].reduce(
+      (n, r) => n + r.unexpected,
+      0,
+    ) + batchUnexpected;
   log(`\n${report}\n`);
+  for (const [name, r] of Object.entries({
+    get1,
+    get10,
+    patch1,
+    patch10,
+    patch50,
+    contention,
+    list1,
+    listMiddle,
+    listSearch,
+    list10,
+  })) {
+    if (r.unexpected > 0) log(`${name}: status codes ${JSON.stringify(r.statusCodes)}`);
+  }
+  log(`${batchReport}\n`);
   log(`Successful PATCHes: ${successes}; members whose final seat differs from the sum of their changes: ${wrongState}`);
 
   const targets = [
@@ -221,6 +326,15 @@ try {
     [`PATCH p50 at c=1 within 3x the baseline (${fmt(patch1.p50)} vs ${fmt(base1.p50)} ms)`, patch1.p50 <= 3 * base1.p50],
     [`no responses other than 200 and the contention case's expected 409s (${contention.conflicts})`, unexpected === 0],
     ["final state equals the sum of the successful changes", wrongState === 0],
+    [
+      `member list page of 100 (${BIG} members) p50 at c=1 within 3x the baseline (${fmt(list1.p50)} vs ${fmt(base1.p50)} ms), middle page too (${fmt(listMiddle.p50)} ms)`,
+      list1.p50 <= 3 * base1.p50 && listMiddle.p50 <= 3 * base1.p50,
+    ],
+    ["the first list page holds 100 members and the seat summary", listOk],
+    [
+      `one batch of ${BATCH} at least 10x faster than ${BATCH} single PATCHes (${fmt(singles / batched, 1)}x)`,
+      singles >= 10 * batched,
+    ],
   ];
   const targetLines = targets.map(([t, ok]) => `- ${ok ? "met" : "MISSED"}: ${t}`).join("\n");
   log(`Targets:\n${targetLines}`);
@@ -234,8 +348,13 @@ try {
         `GET cases: autocannon for ${seconds} s after a 1 s warm-up. PATCH cases: ${perClient} requests per client, each client toggling its own`,
         "member's seat with the guard it expects (so every answer should be 200), every PATCH a full transaction in the organization's Durable Object.",
         "In the contention case ten clients toggle one member; a client with a stale guard gets 409 and continues with the current value from its details.",
+        `List cases: a ${BIG}-member organization, limit=100 (the middle page by its cursor; the search matches a handful of logins, so it reads every row).`,
+        `Batch case: ${BATCH} seat changes as ${BATCH} single PATCHes sent one after the other by one Node fetch client (keep-alive),`,
+        `then the same ${BATCH} changes back as one batch PATCH; wall time, median of ${ROUNDS} rounds.`,
         "",
         report,
+        "",
+        batchReport,
         "",
         `Successful PATCHes: ${successes}. Members whose final seat differs from their start value flipped once per successful PATCH: ${wrongState}.`,
         "",
@@ -245,7 +364,7 @@ try {
     );
     log("\nWritten to docs/performance.md");
   }
-  process.exitCode = unexpected === 0 && wrongState === 0 ? 0 : 1;
+  process.exitCode = unexpected === 0 && wrongState === 0 && listOk ? 0 : 1;
 } finally {
   await server.stop();
 }

@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { eq } from "drizzle-orm";
+import { and, asc, eq, gt, lt } from "drizzle-orm";
 import { type DrizzleSqliteDODatabase, drizzle } from "drizzle-orm/durable-sqlite";
 import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import migrations from "../../migrations/user/migrations.js";
@@ -111,6 +111,34 @@ export class UserObject extends DurableObject<Env> {
       }
       return { valid: true, user, quota: verdict };
     });
+  }
+
+  /**
+   * The organizations index (contract section 8): an organization's object reports a membership
+   * of this user after each membership write, with its membership clock as version. Only a newer
+   * version than the stored one changes anything, so reports that arrive out of order cannot undo
+   * a later one. Idempotent.
+   */
+  recordMembership(orgKey: string, member: boolean, version: number): void {
+    const m = schema.memberships;
+    this.#db
+      .insert(m)
+      .values({ orgKey, member, version })
+      .onConflictDoUpdate({ target: m.orgKey, set: { member, version }, setWhere: lt(m.version, version) })
+      .run();
+  }
+
+  /** Organizations this user is (as last reported) a member of, by lower-cased login, after `afterOrgKey`. */
+  listMemberships(afterOrgKey: string | null, limit: number): string[] {
+    const m = schema.memberships;
+    return this.#db
+      .select({ orgKey: m.orgKey })
+      .from(m)
+      .where(and(eq(m.member, true), afterOrgKey === null ? undefined : gt(m.orgKey, afterOrgKey)))
+      .orderBy(asc(m.orgKey))
+      .limit(limit)
+      .all()
+      .map((r) => r.orgKey);
   }
 
   /** KV cleanup is housekeeping: the verdict above already refuses the old key. */

@@ -29,3 +29,16 @@ export const quotas = sqliteTable("quotas", {
   windowStart: integer("window_start").notNull(),
   used: integer("used").notNull(),
 });
+
+/**
+ * The organizations this user is a member of, as the organizations' own objects last reported
+ * (contract section 8, `GET /api/v1/organizations`). Keyed and ordered by the lower-cased login.
+ * `member` false is a tombstone kept for its version: an update carrying an older version than the
+ * stored one is ignored, so a late "added" cannot resurrect a removed membership. The index is a
+ * hint, never the authority: every listed entry is confirmed by the organization's object.
+ */
+export const memberships = sqliteTable("memberships", {
+  orgKey: text("org_key").primaryKey(),
+  member: integer("member", { mode: "boolean" }).notNull(),
+  version: integer("version").notNull(),
+});

@@ -110,7 +110,8 @@ const putMember = defineRoute({
     },
   },
   errors: [],
-  handler: async ({ params, body }, { env }) => viaOrg(env, params.org, (stub) => stub.putMember(params.githubUserId, body)),
+  handler: async ({ params, body }, { env, correlationId }) =>
+    viaOrg(env, params.org, (stub) => stub.putMember(params.org, params.githubUserId, body, { source: "sync", correlationId })),
 });
 
 const deleteMember = defineRoute({
@@ -121,8 +122,10 @@ const deleteMember = defineRoute({
   request: { params: MemberPath },
   responses: { 204: { description: "Removed (or was not there)." } },
   errors: [],
-  handler: async ({ params }, { env }) => {
-    await viaOrg(env, params.org, (stub) => stub.deleteMember(params.githubUserId));
+  handler: async ({ params }, { env, correlationId }) => {
+    await viaOrg(env, params.org, (stub) =>
+      stub.deleteMember(params.org, params.githubUserId, { source: "sync", correlationId }),
+    );
     return null;
   },
 });

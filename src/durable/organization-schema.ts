@@ -1,4 +1,5 @@
-import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 /** Tables inside each organization's Durable Object (one object per organization). */
 
@@ -15,14 +16,22 @@ export const installation = sqliteTable("installation", {
   purchasedSeats: integer("purchased_seats").notNull(),
 });
 
-export const members = sqliteTable("members", {
-  githubUserId: text("github_user_id").primaryKey(),
-  githubLogin: text("github_login").notNull(),
-  workEmail: text("work_email").notNull(),
-  role: text("role", { enum: ["member", "admin", "viewer"] }).notNull(),
-  seat: integer("seat", { mode: "boolean" }).notNull(),
-  isBot: integer("is_bot", { mode: "boolean" }).notNull(),
-});
+/**
+ * `members_by_login` is the order of the member list and its keyset cursor: lower(login), then id.
+ * Queries must spell the expression exactly as `lower(github_login)` for SQLite to use it.
+ */
+export const members = sqliteTable(
+  "members",
+  {
+    githubUserId: text("github_user_id").primaryKey(),
+    githubLogin: text("github_login").notNull(),
+    workEmail: text("work_email").notNull(),
+    role: text("role", { enum: ["member", "admin", "viewer"] }).notNull(),
+    seat: integer("seat", { mode: "boolean" }).notNull(),
+    isBot: integer("is_bot", { mode: "boolean" }).notNull(),
+  },
+  (t) => [index("members_by_login").on(sql`lower(${t.githubLogin})`, t.githubUserId)],
+);
 
 /** Keyed by the lower-cased name: GitHub repository names are case-insensitive. */
 export const repositories = sqliteTable("repositories", {
@@ -48,4 +57,41 @@ export const collaborators = sqliteTable(
 export const appliedOperations = sqliteTable("applied_operations", {
   operationId: text("operation_id").primaryKey(),
   appliedAt: integer("applied_at").notNull(),
+});
+
+const ROLES = ["member", "admin", "viewer"] as const;
+
+/**
+ * Every change of a member's seat or role and every member added or removed, written in the same
+ * transaction as the change (contract section 8). `id` grows with every entry (AUTOINCREMENT never
+ * reuses one, also after pruning), so newest first is `id` descending and the cursor is an id.
+ * Entries older than the retention (`AUDIT_RETENTION_MS`) are deleted on write.
+ */
+export const auditLog = sqliteTable(
+  "audit_log",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    at: integer("at").notNull(),
+    action: text("action", { enum: ["member.added", "member.updated", "member.removed"] }).notNull(),
+    actorUserId: text("actor_user_id"),
+    actorLogin: text("actor_login"),
+    source: text("source", { enum: ["api", "sync", "github"] }).notNull(),
+    githubUserId: text("github_user_id").notNull(),
+    beforeSeat: integer("before_seat", { mode: "boolean" }),
+    beforeRole: text("before_role", { enum: ROLES }),
+    afterSeat: integer("after_seat", { mode: "boolean" }),
+    afterRole: text("after_role", { enum: ROLES }),
+    correlationId: text("correlation_id").notNull(),
+  },
+  (t) => [index("audit_log_by_member").on(t.githubUserId, t.id), index("audit_log_by_time").on(t.at)],
+);
+
+/**
+ * One row (id = 1): a counter raised by every membership write (member put or deleted). Each write
+ * tells the member's `UserObject` index its new value, and the index keeps only the highest it has
+ * seen, so index updates that arrive out of order cannot undo a later one.
+ */
+export const membershipClock = sqliteTable("membership_clock", {
+  id: integer("id").primaryKey(),
+  value: integer("value").notNull(),
 });

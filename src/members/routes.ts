@@ -1,16 +1,70 @@
 import { z } from "zod";
-import type { MemberChangesResult } from "../durable/organization";
+import type { AuditRows, MemberChangesResult, MemberRows } from "../durable/organization";
 import { organizationStub } from "../durable/stubs";
 import { membersEnvelope } from "../http/envelopes";
-import { type ApiInterface, defineRoute, signedIn } from "../http/route";
+import { type ApiInterface, defineRoute, type RequestContext, signedIn } from "../http/route";
 import { callDurable, type DurableResult, unwrap } from "../lib/durable-call";
+import type { ErrorCode } from "../lib/errors";
+import { AuditPage } from "../schemas/audit";
 import { GithubUserId, OrgLogin } from "../schemas/common";
-import { Member, MemberPatch, MemberUpdateResult } from "../schemas/member";
+import { Member, MemberBatchPatch, MemberBatchResult, MemberPage, MemberPatch, MemberUpdateResult } from "../schemas/member";
+import { OrganizationPage } from "../schemas/organization";
+import { listOrganizations } from "./organizations";
+import {
+  AuditLogQuery,
+  DEFAULT_LIMIT,
+  encodeAuditCursor,
+  encodeMemberCursor,
+  invalidListQueryMessage,
+  MemberListQuery,
+  OrganizationListQuery,
+} from "./query";
+import type { MemberChange } from "./rules";
 
 const MemberPath = z.object({ org: OrgLogin, githubUserId: GithubUserId });
+const OrgPath = z.object({ org: OrgLogin });
 
 /** A PATCH body is a handful of fields. */
 export const MEMBER_PATCH_MAX_BODY = 8 * 1024;
+
+/**
+ * A batch PATCH body: 100 changes of at most about 130 bytes each (ids of 20 digits, both pairs)
+ * is 13 KiB; 64 KiB leaves room for pretty-printed JSON and still refuses anything absurd unread.
+ */
+export const MEMBER_BATCH_MAX_BODY = 64 * 1024;
+
+/** The state rules a change can break, in the order they are judged (members/rules.ts). */
+const CHANGE_ERRORS: readonly ErrorCode[] = [
+  "org_not_found",
+  "installation_blocked",
+  "org_access_denied",
+  "not_org_admin",
+  "subscription_required",
+  "member_not_found",
+  "expected_value_mismatch",
+  "no_seat_available",
+  "last_admin",
+  "bot_cannot_be_admin",
+];
+
+/**
+ * Applies guarded changes in the organization's object, in one transaction. One operation id per
+ * HTTP request, shared by its retries, makes the call safe to repeat; the correlation id goes into
+ * the audit entries.
+ */
+function applyChanges(
+  org: string,
+  callerId: string,
+  changes: MemberChange[],
+  pathPrefix: string | null,
+  { env, correlationId }: RequestContext,
+) {
+  const operationId = crypto.randomUUID();
+  return callDurable<DurableResult<MemberChangesResult>>(
+    () => organizationStub(env, org).updateMembers(callerId, changes, operationId, pathPrefix, correlationId),
+    { idempotent: true },
+  );
+}
 
 const exampleMember = {
   githubUserId: "1002",
@@ -85,25 +139,224 @@ const updateOrganizationMember = defineRoute({
     "last_admin",
     "bot_cannot_be_admin",
   ],
-  handler: async ({ params, body, caller }, { env }) => {
-    // One id per HTTP request, shared by its retries, makes the call safe to repeat.
-    const operationId = crypto.randomUUID();
+  handler: async ({ params, body, caller }, rc) => {
     const change = { githubUserId: params.githubUserId, ...body };
-    const result = await callDurable<DurableResult<MemberChangesResult>>(
-      () => organizationStub(env, params.org).updateMembers(signedIn(caller).githubUserId, [change], operationId, null),
-      { idempotent: true },
-    );
+    const result = await applyChanges(params.org, signedIn(caller).githubUserId, [change], null, rc);
     return unwrap(result).results[0];
+  },
+});
+
+/**
+ * `GET /api/v1/organizations` (contract section 8): the caller's organizations from their index,
+ * each confirmed by the organization's object (members/organizations.ts), alongside the key verdict.
+ */
+const listCallerOrganizations = defineRoute({
+  method: "GET",
+  path: "/api/v1/organizations",
+  operationId: "listOrganizations",
+  summary: "List the installed organizations you are a member of",
+  description:
+    "Ordered by login, case-insensitively. Each entry carries your role and seat and what you may do there: " +
+    "canManageSeats and canManageRoles (an admin of an unblocked organization with an active Team or Pro subscription " +
+    "billed through the service) and canExportAnalytics (a member of an unblocked Pro organization). Blocked " +
+    "installations are listed with all three false. Cursor-paginated: pass nextCursor back as cursor.",
+  request: { query: OrganizationListQuery, invalidMessage: invalidListQueryMessage },
+  alongside: ({ query }, callerId, { env, ctx }) =>
+    listOrganizations(env, ctx, callerId, query.cursor ?? null, query.limit ?? DEFAULT_LIMIT),
+  responses: {
+    200: {
+      description: "A page of organizations.",
+      body: OrganizationPage,
+      example: {
+        data: [
+          {
+            org: "acme",
+            plan: "pro",
+            role: "admin",
+            seat: true,
+            canManageSeats: true,
+            canManageRoles: true,
+            canExportAnalytics: true,
+          },
+        ],
+        nextCursor: null,
+      },
+    },
+  },
+  errors: [],
+  handler: async ({ read }) => read,
+});
+
+/**
+ * `GET /api/v1/organizations/{org}/members` (contract section 8): any member may list; a keyset
+ * page from the organization's object, alongside the key verdict.
+ */
+const listOrganizationMembers = defineRoute({
+  method: "GET",
+  path: "/api/v1/organizations/{org}/members",
+  operationId: "listOrganizationMembers",
+  summary: "List members, with filters and the seat summary",
+  description:
+    "Any member of the organization may list. Ordered by githubLogin case-insensitively, then githubUserId. Filters: role, " +
+    "seat, and search (a case-insensitive substring of githubLogin or workEmail). Walking every page with nextCursor " +
+    "returns each matching member exactly once, also while members are added or removed. seats counts the whole " +
+    "organization, not the filtered page.",
+  request: { params: OrgPath, query: MemberListQuery, invalidMessage: invalidListQueryMessage },
+  alongside: ({ params, query }, callerId, { env }) =>
+    callDurable<DurableResult<MemberRows>>(
+      () =>
+        organizationStub(env, params.org).listMembers(callerId, {
+          role: query.role,
+          seat: query.seat,
+          search: query.search,
+          after: query.cursor,
+          limit: query.limit ?? DEFAULT_LIMIT,
+        }),
+      { idempotent: true },
+    ),
+  responses: {
+    200: {
+      description: "A page of members and the organization's seats.",
+      body: MemberPage,
+      example: {
+        data: [exampleMember],
+        nextCursor: "bTo1ODMyMzE6bWF4LW1lbWJlcg",
+        seats: { purchased: 10, used: 7, available: 3 },
+      },
+    },
+  },
+  errors: ["org_not_found", "installation_blocked", "org_access_denied"],
+  handler: async ({ read }) => {
+    const rows = unwrap(read);
+    return { data: rows.data, nextCursor: rows.next && encodeMemberCursor(rows.next), seats: rows.seats };
+  },
+});
+
+/**
+ * `PATCH /api/v1/organizations/{org}/members` (contract section 8): the single PATCH's rules for a
+ * list of changes, judged as a whole and applied all or nothing in one transaction.
+ */
+const updateOrganizationMembers = defineRoute({
+  method: "PATCH",
+  path: "/api/v1/organizations/{org}/members",
+  operationId: "updateOrganizationMembers",
+  summary: "Change seats and roles of up to 100 members at once, all or nothing",
+  description:
+    "1 to 100 changes, each the single PATCH body plus githubUserId, no member twice. Every guard must hold and every " +
+    "state rule must hold for the batch as a whole (seat capacity counts the net seats of the batch; the last-admin rule " +
+    "looks at the state after the batch), or nothing changes and the answer is the first failing rule's status and code " +
+    "with details paths such as changes.3.expectedSeat. Same preconditions as the single PATCH. Body at most 64 KiB.",
+  request: {
+    params: OrgPath,
+    body: {
+      schema: MemberBatchPatch,
+      maxBytes: MEMBER_BATCH_MAX_BODY,
+      example: {
+        changes: [
+          { githubUserId: "1002", seat: false, expectedSeat: true },
+          { githubUserId: "1003", seat: true, expectedSeat: false, role: "admin", expectedRole: "member" },
+        ],
+      },
+    },
+  },
+  responses: {
+    200: {
+      description: "One result per change in request order, also for changes that changed nothing.",
+      body: MemberBatchResult,
+      example: {
+        results: [
+          {
+            githubUserId: "1002",
+            before: { seat: true, role: "member" },
+            after: { seat: false, role: "member" },
+            changed: true,
+            availableSeats: 3,
+            purchasedQuantityChanged: false,
+          },
+          {
+            githubUserId: "1003",
+            before: { seat: false, role: "member" },
+            after: { seat: true, role: "admin" },
+            changed: true,
+            availableSeats: 3,
+            purchasedQuantityChanged: false,
+          },
+        ],
+        availableSeats: 3,
+      },
+    },
+  },
+  errors: CHANGE_ERRORS,
+  handler: async ({ params, body, caller }, rc) =>
+    unwrap(await applyChanges(params.org, signedIn(caller).githubUserId, body.changes, "changes", rc)),
+});
+
+/** `GET /api/v1/organizations/{org}/audit-log` (contract section 8): admins only, newest first. */
+const listOrganizationAuditLog = defineRoute({
+  method: "GET",
+  path: "/api/v1/organizations/{org}/audit-log",
+  operationId: "listOrganizationAuditLog",
+  summary: "Read the audit log of member changes (admins only)",
+  description:
+    "Every member added or removed and every seat or role change, whoever made it (source api: a PATCH; sync: the " +
+    "control plane; github: a GitHub webhook), newest first, written in the same transaction as the change. Requests " +
+    "that changed nothing write nothing. Entries are kept 400 days. Cursor-paginated; githubUserId filters to one member.",
+  request: { params: OrgPath, query: AuditLogQuery, invalidMessage: invalidListQueryMessage },
+  alongside: ({ params, query }, callerId, { env }) =>
+    callDurable<DurableResult<AuditRows>>(
+      () =>
+        organizationStub(env, params.org).readAuditLog(callerId, {
+          githubUserId: query.githubUserId,
+          before: query.cursor,
+          limit: query.limit ?? DEFAULT_LIMIT,
+        }),
+      { idempotent: true },
+    ),
+  responses: {
+    200: {
+      description: "A page of entries, newest first.",
+      body: AuditPage,
+      example: {
+        data: [
+          {
+            id: "42",
+            at: "2026-11-20T16:44:17.054Z",
+            action: "member.updated",
+            actor: { githubUserId: "1001", githubLogin: "ada-admin" },
+            source: "api",
+            githubUserId: "1002",
+            before: { seat: true, role: "member" },
+            after: { seat: false, role: "member" },
+            correlationId: "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+          },
+        ],
+        nextCursor: null,
+      },
+    },
+  },
+  errors: ["org_not_found", "installation_blocked", "org_access_denied", "not_org_admin"],
+  handler: async ({ read }) => {
+    const rows = unwrap(read);
+    return { data: rows.data, nextCursor: rows.next === null ? null : encodeAuditCursor(rows.next) };
   },
 });
 
 export const membersInterface: ApiInterface = {
   name: "members",
-  description: "Read a member; change its seat or role with expected-value guards (personal cbk_ keys).",
+  description:
+    "Your organizations; list, read and change members (seats and roles, guarded by expected values, one or up to 100 " +
+    "at once); the audit log (personal cbk_ keys).",
   basePath: "/api/v1",
   document: "public",
   envelope: membersEnvelope,
   auth: { kind: "apiKey", keyKind: "members" },
   errors: ["internal_error", "unavailable"],
-  routes: [getOrganizationMember, updateOrganizationMember],
+  routes: [
+    listCallerOrganizations,
+    listOrganizationMembers,
+    updateOrganizationMembers,
+    getOrganizationMember,
+    updateOrganizationMember,
+    listOrganizationAuditLog,
+  ],
 };

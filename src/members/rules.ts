@@ -166,3 +166,25 @@ export function decideMemberChanges(
 const admin = (s: MemberState): number => (s.role === "admin" ? 1 : 0);
 
 export const isChange = (u: MemberUpdate): boolean => u.before.seat !== u.after.seat || u.before.role !== u.after.role;
+
+/** The three capability flags of an organization entry (contract section 8, `GET /api/v1/organizations`). */
+export interface Capabilities {
+  canManageSeats: boolean;
+  canManageRoles: boolean;
+  canExportAnalytics: boolean;
+}
+
+/**
+ * What a member may do in an organization: seats and roles need an admin of an unblocked
+ * organization with an active Team or Pro subscription billed through the service (what PATCH
+ * needs); the analytics export needs any member of an unblocked Pro organization (what the export
+ * needs). A blocked installation gets all three false.
+ */
+export function capabilities(installation: InstallationFacts, member: MemberState): Capabilities {
+  const manage = member.role === "admin" && canManageMembers(installation);
+  return {
+    canManageSeats: manage,
+    canManageRoles: manage,
+    canExportAnalytics: !installation.blocked && installation.plan === "pro",
+  };
+}

@@ -29,46 +29,47 @@ export const Member = z
   .meta({ id: "Member" });
 export type Member = z.infer<typeof Member>;
 
+const patchShape = {
+  seat: z.boolean().optional(),
+  expectedSeat: z.boolean().optional().meta({ description: "The seat value of your latest read." }),
+  role: Role.optional(),
+  expectedRole: Role.optional().meta({ description: "The role value of your latest read." }),
+};
+
+type PatchFields = { seat?: boolean; expectedSeat?: boolean; role?: Role; expectedRole?: Role };
+
+/** Section 4's body rules: each pair complete, at least one pair. Paths are relative to the checked object. */
+function checkPairs(body: PatchFields, ctx: z.RefinementCtx): void {
+  const pair = (field: "seat" | "role", guard: "expectedSeat" | "expectedRole") => {
+    if (body[field] !== undefined && body[guard] === undefined) {
+      ctx.addIssue({ code: "custom", path: [guard], message: `is required with ${field}` });
+    }
+    if (body[guard] !== undefined && body[field] === undefined) {
+      ctx.addIssue({ code: "custom", path: [field], message: `is required with ${guard}` });
+    }
+  };
+  pair("seat", "expectedSeat");
+  pair("role", "expectedRole");
+  if (body.seat === undefined && body.expectedSeat === undefined && body.role === undefined && body.expectedRole === undefined) {
+    ctx.addIssue({ code: "custom", path: [], message: "send seat with expectedSeat, role with expectedRole, or both pairs" });
+  }
+}
+
+/** The pairing rules above, for the documents: each pair complete, at least one pair. */
+const pairsOverride = {
+  dependentRequired: { seat: ["expectedSeat"], expectedSeat: ["seat"], role: ["expectedRole"], expectedRole: ["role"] },
+  anyOf: [{ required: ["seat", "expectedSeat"] }, { required: ["role", "expectedRole"] }],
+};
+
 /**
  * `PATCH /api/v1/organizations/{org}/members/{githubUserId}`: one or both guarded pairs.
  * Both pairs in one request are applied atomically.
  */
-export const MemberPatch = z
-  .strictObject({
-    seat: z.boolean().optional(),
-    expectedSeat: z.boolean().optional().meta({ description: "The seat value of your latest read." }),
-    role: Role.optional(),
-    expectedRole: Role.optional().meta({ description: "The role value of your latest read." }),
-  })
-  .superRefine((body, ctx) => {
-    const pair = (field: "seat" | "role", guard: "expectedSeat" | "expectedRole") => {
-      if (body[field] !== undefined && body[guard] === undefined) {
-        ctx.addIssue({ code: "custom", path: [guard], message: `is required with ${field}` });
-      }
-      if (body[guard] !== undefined && body[field] === undefined) {
-        ctx.addIssue({ code: "custom", path: [field], message: `is required with ${guard}` });
-      }
-    };
-    pair("seat", "expectedSeat");
-    pair("role", "expectedRole");
-    if (
-      body.seat === undefined &&
-      body.expectedSeat === undefined &&
-      body.role === undefined &&
-      body.expectedRole === undefined
-    ) {
-      ctx.addIssue({ code: "custom", path: [], message: "send seat with expectedSeat, role with expectedRole, or both pairs" });
-    }
-  })
-  .meta({
-    id: "MemberPatch",
-    description: "seat with expectedSeat, role with expectedRole, or both pairs (applied atomically). No other fields.",
-    // The pairing rules above, for the document: each pair complete, at least one pair.
-    override: {
-      dependentRequired: { seat: ["expectedSeat"], expectedSeat: ["seat"], role: ["expectedRole"], expectedRole: ["role"] },
-      anyOf: [{ required: ["seat", "expectedSeat"] }, { required: ["role", "expectedRole"] }],
-    },
-  });
+export const MemberPatch = z.strictObject(patchShape).superRefine(checkPairs).meta({
+  id: "MemberPatch",
+  description: "seat with expectedSeat, role with expectedRole, or both pairs (applied atomically). No other fields.",
+  override: pairsOverride,
+});
 export type MemberPatch = z.output<typeof MemberPatch>;
 
 const MemberState = z.object({ seat: z.boolean(), role: Role });
@@ -87,3 +88,69 @@ export const MemberUpdateResult = z
   })
   .meta({ id: "MemberUpdateResult" });
 export type MemberUpdateResult = z.infer<typeof MemberUpdateResult>;
+
+/** The most changes one batch PATCH may carry (contract section 8). */
+export const MAX_BATCH_CHANGES = 100;
+
+/** One change of a batch: the single PATCH body plus the member it is for. */
+export const BatchChange = z
+  .strictObject({ githubUserId: GithubUserId, ...patchShape })
+  .superRefine(checkPairs)
+  .meta({
+    id: "MemberChange",
+    description: "githubUserId, and seat with expectedSeat, role with expectedRole, or both pairs. No other fields.",
+    override: { ...pairsOverride, required: ["githubUserId"] },
+  });
+
+/** `PATCH /api/v1/organizations/{org}/members`: 1 to 100 changes, no member twice, all or nothing. */
+export const MemberBatchPatch = z
+  .strictObject({
+    changes: z
+      .array(BatchChange)
+      .min(1, "must hold 1 to 100 changes")
+      .max(MAX_BATCH_CHANGES, "must hold 1 to 100 changes")
+      .meta({ description: "Applied all or nothing, in one transaction; no member twice." }),
+  })
+  .superRefine((body, ctx) => {
+    const seen = new Map<string, number>();
+    body.changes.forEach((change, i) => {
+      const first = seen.get(change.githubUserId);
+      if (first === undefined) seen.set(change.githubUserId, i);
+      else
+        ctx.addIssue({ code: "custom", path: ["changes", i, "githubUserId"], message: `repeats changes.${first}.githubUserId` });
+    });
+  })
+  .meta({ id: "MemberBatchPatch" });
+export type MemberBatchPatch = z.output<typeof MemberBatchPatch>;
+
+export const MemberBatchResult = z
+  .object({
+    results: z.array(MemberUpdateResult).max(MAX_BATCH_CHANGES).meta({ description: "One result per change, in request order." }),
+    availableSeats: z
+      .number()
+      .int()
+      .meta({ description: "Purchased seats minus members holding one, after the batch; never below 0." }),
+  })
+  .meta({ id: "MemberBatchResult" });
+
+export const SeatSummary = z
+  .object({
+    purchased: z.number().int().min(0),
+    used: z.number().int().min(0).meta({ description: "Members holding a seat (may exceed purchased after a sync)." }),
+    available: z.number().int().min(0).meta({ description: "purchased minus used, never below 0." }),
+  })
+  .meta({ id: "SeatSummary" });
+export type SeatSummary = z.infer<typeof SeatSummary>;
+
+export const MemberPage = z
+  .object({
+    data: z.array(Member).max(100),
+    nextCursor: z
+      .string()
+      .max(2048)
+      .nullable()
+      .meta({ description: "Pass back as cursor with the same filters; null on the last page." }),
+    seats: SeatSummary,
+  })
+  .meta({ id: "MemberPage" });
+export type MemberPage = z.infer<typeof MemberPage>;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { InstantInput, InstantOutput, OrgLogin } from "./common";
+import { InstantInput, InstantOutput, OrgLogin, Role } from "./common";
 
 export const Plan = z.enum(["free", "team", "pro"]);
 export const SubscriptionStatus = z.enum(["active", "past_due", "canceled", "none"]);
@@ -37,3 +37,27 @@ export const Organization = z
   })
   .meta({ id: "Organization" });
 export type Organization = z.infer<typeof Organization>;
+
+/** One entry of `GET /api/v1/organizations` (contract section 8). */
+export const OrganizationEntry = z
+  .object({
+    org: OrgLogin.meta({ description: "The organization's login as registered." }),
+    plan: Plan,
+    role: Role,
+    seat: z.boolean(),
+    canManageSeats: z.boolean().meta({
+      description: "An admin of an unblocked organization with an active Team or Pro subscription billed through the service.",
+    }),
+    canManageRoles: z.boolean().meta({ description: "Same condition as canManageSeats." }),
+    canExportAnalytics: z.boolean().meta({ description: "A member of an unblocked Pro organization." }),
+  })
+  .meta({ id: "OrganizationEntry" });
+export type OrganizationEntry = z.infer<typeof OrganizationEntry>;
+
+export const OrganizationPage = z
+  .object({
+    data: z.array(OrganizationEntry).max(100),
+    nextCursor: z.string().max(255).nullable().meta({ description: "Pass back as cursor; null on the last page." }),
+  })
+  .meta({ id: "OrganizationPage" });
+export type OrganizationPage = z.infer<typeof OrganizationPage>;

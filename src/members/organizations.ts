@@ -1,0 +1,55 @@
+import { userStub } from "../auth/user-stub";
+import type { MembershipAnswer } from "../durable/organization";
+import { organizationStub } from "../durable/stubs";
+import { callDurable } from "../lib/durable-call";
+import type { OrganizationEntry, OrganizationPage } from "../schemas/organization";
+import { encodeOrgCursor } from "./query";
+
+/**
+ * `GET /api/v1/organizations` (contract section 8). The caller's `UserObject` holds an index of
+ * the organizations they belong to, written by each organization's object after a membership
+ * write; the index may claim too much (a report that failed after a removal) but each
+ * organization's object is the authority: every candidate is confirmed there, in parallel, and
+ * only confirmed entries are listed. A candidate the organization denies is dropped from the page
+ * and the index is repaired with the organization's version (after the answer, in `waitUntil`).
+ * Candidates are fetched in rounds until the page is full, so a denied entry never shortens a page
+ * that has a successor, and `nextCursor` is null exactly on the last page.
+ */
+export async function listOrganizations(
+  env: Env,
+  ctx: ExecutionContext,
+  userId: string,
+  after: string | null,
+  limit: number,
+): Promise<OrganizationPage> {
+  const found: { key: string; entry: OrganizationEntry }[] = [];
+  let position = after;
+  for (;;) {
+    const wanted = limit + 1 - found.length;
+    const keys = await callDurable(() => userStub(env, userId).listMemberships(position, wanted), { idempotent: true });
+    const answers = await Promise.all(
+      keys.map((key) =>
+        callDurable<MembershipAnswer>(() => organizationStub(env, key).membershipOf(userId), { idempotent: true }),
+      ),
+    );
+    keys.forEach((key, i) => {
+      const answer = answers[i] as MembershipAnswer;
+      if (answer.entry) found.push({ key, entry: answer.entry });
+      else if (!answer.member) ctx.waitUntil(repair(env, userId, key, answer.version));
+    });
+    if (found.length > limit || keys.length < wanted) break;
+    position = keys.at(-1) ?? position;
+  }
+  const page = found.slice(0, limit);
+  const last = page.at(-1);
+  return { data: page.map((f) => f.entry), nextCursor: found.length > limit && last ? encodeOrgCursor(last.key) : null };
+}
+
+/** Housekeeping: the listing is already right without it. */
+async function repair(env: Env, userId: string, key: string, version: number): Promise<void> {
+  try {
+    await userStub(env, userId).recordMembership(key, false, version);
+  } catch (error) {
+    console.error(JSON.stringify({ level: "warn", msg: "organizations index not repaired", error: String(error) }));
+  }
+}

@@ -1,0 +1,208 @@
+import { describe, expect, it } from "vitest";
+import { bearer, errorOf, keyedUser, type Role, walk } from "./admin-helpers";
+import { addMember, admin, adminOk, call, createOrg, env, unique } from "./helpers";
+
+/** `GET /api/v1/organizations` (contract section 8). */
+
+type Entry = {
+  org: string;
+  plan: string;
+  role: Role;
+  seat: boolean;
+  canManageSeats: boolean;
+  canManageRoles: boolean;
+  canExportAnalytics: boolean;
+};
+type Page = { data: Entry[]; nextCursor: string | null };
+
+const list = (auth: Record<string, string>, query = "") =>
+  call(`/api/v1/organizations${query ? `?${query}` : ""}`, { headers: auth });
+const listOk = async (auth: Record<string, string>, query = "") => {
+  const res = await list(auth, query);
+  expect(res.status).toBe(200);
+  return (await res.json()) as Page;
+};
+const all = async (auth: Record<string, string>, limit = 100) =>
+  (await walk<Entry>(async (cursor) => listOk(auth, `limit=${limit}${cursor ? `&cursor=${cursor}` : ""}`))).items;
+
+/** A short organization login that sorts where the test wants it (GitHub logins: 39 characters at most). */
+const orgName = (prefix: string) => `${prefix}-${unique("o").slice(2)}`.slice(0, 39);
+
+describe("authentication and parameters", () => {
+  it("401 without a members key; 400 for limit outside 1..100 or not digits, and for a foreign cursor", async () => {
+    expect((await call("/api/v1/organizations")).status).toBe(401);
+    const { auth } = await keyedUser();
+    for (const query of [
+      "limit=0",
+      "limit=101",
+      "limit=2.0",
+      "limit=%2B5",
+      "limit=1&limit=1",
+      "cursor=abc",
+      `cursor=${"A".repeat(256)}`,
+    ]) {
+      const res = await list(auth, query);
+      expect(res.status, query).toBe(400);
+      expect((await errorOf(res)).code).toBe("invalid_request");
+    }
+    expect((await listOk(auth, "limit=%2020%20&cursor=")).data).toEqual([]);
+  });
+});
+
+describe("the flags for every plan, subscription and blocked combination", () => {
+  it("canManageSeats and canManageRoles: an admin of an unblocked organization with an active Team or Pro subscription billed through the service; canExportAnalytics: any member of an unblocked Pro organization", async () => {
+    const user = await keyedUser();
+    const expected = new Map<string, Entry>();
+    const plans = ["free", "team", "pro"] as const;
+    const statuses = ["active", "past_due", "canceled", "none"] as const;
+    const roles = ["admin", "member", "viewer"] as const;
+    let n = 0;
+    for (const plan of plans)
+      for (const status of statuses)
+        for (const billed of [true, false])
+          for (const blocked of [false, true])
+            for (const role of roles) {
+              const seat = n++ % 2 === 0;
+              const login = await createOrg(orgName("flags"), {
+                plan,
+                blocked,
+                subscription: { status, billedThroughService: billed, purchasedSeats: 3 },
+              });
+              await addMember(login, user.id, role, { seat });
+              // An independent statement of section 8, not the service's own function.
+              const manage = role === "admin" && !blocked && status === "active" && billed && plan !== "free";
+              expected.set(login, {
+                org: login,
+                plan,
+                role,
+                seat,
+                canManageSeats: manage,
+                canManageRoles: manage,
+                canExportAnalytics: !blocked && plan === "pro",
+              });
+            }
+    const listed = await all(user.auth);
+    expect(listed).toHaveLength(expected.size);
+    for (const entry of listed) expect(entry).toEqual(expected.get(entry.org));
+    expect(listed).toHaveLength(3 * 4 * 2 * 2 * 3);
+    expect(listed.filter((e) => e.canManageSeats)).toHaveLength(2); // team and pro, active, billed, unblocked, admin
+    expect(listed.filter((e) => e.canExportAnalytics)).toHaveLength(4 * 2 * 3); // pro, unblocked, any role
+  });
+});
+
+describe("order and pages", () => {
+  it("ordered by login case-insensitively; a walk with each limit 1..5 returns every organization once", async () => {
+    const user = await keyedUser();
+    const logins = ["Zulu", "alpha", "Bravo", "charlie", "DELTA", "echo", "Foxtrot"].map((p) => orgName(p));
+    for (const login of logins) {
+      await createOrg(login);
+      await addMember(login, user.id, "member");
+    }
+    const sorted = [...logins].sort((a, b) => (a.toLowerCase() < b.toLowerCase() ? -1 : 1));
+    expect((await all(user.auth)).map((e) => e.org)).toEqual(sorted);
+    for (const limit of [1, 2, 3, 4, 5]) {
+      const { items, pages } = await walk<Entry>(async (cursor) =>
+        listOk(user.auth, `limit=${limit}${cursor ? `&cursor=${cursor}` : ""}`),
+      );
+      expect(items.map((e) => e.org)).toEqual(sorted);
+      expect(pages).toBe(Math.ceil(sorted.length / limit));
+    }
+    const first = await listOk(user.auth);
+    expect(first.data).toHaveLength(7);
+    expect(first.nextCursor).toBeNull();
+  });
+
+  it("lists only installed organizations the caller is a member of", async () => {
+    const user = await keyedUser();
+    const mine = await createOrg(orgName("mine"));
+    await addMember(mine, user.id, "viewer", { seat: false });
+    await createOrg(orgName("theirs"));
+    const notInstalled = orgName("pending");
+    await adminOk("PUT", `/internal/v1/organizations/${notInstalled}/members/${user.id}`, {
+      githubLogin: `user${user.id}`,
+      workEmail: "x@example.com",
+      role: "admin",
+      seat: true,
+      isBot: false,
+    });
+    expect((await all(user.auth)).map((e) => e.org)).toEqual([mine]);
+    // Installing it later lists it: the index kept the membership.
+    await createOrg(notInstalled);
+    expect((await all(user.auth)).map((e) => e.org).sort()).toEqual([mine, notInstalled].sort());
+  });
+});
+
+describe("the index follows membership writes", () => {
+  it("a member added or removed shows up in the next request; role and seat are the organization's current ones", async () => {
+    const user = await keyedUser();
+    const org = await createOrg(orgName("follow"));
+    expect(await all(user.auth)).toEqual([]);
+    await addMember(org, user.id, "member", { seat: false });
+    expect((await all(user.auth)).map((e) => [e.org, e.role, e.seat])).toEqual([[org, "member", false]]);
+    await addMember(org, user.id, "admin", { seat: true });
+    expect((await all(user.auth)).map((e) => [e.org, e.role, e.seat])).toEqual([[org, "admin", true]]);
+    expect((await admin("DELETE", `/internal/v1/organizations/${org}/members/${user.id}`)).status).toBe(204);
+    expect(await all(user.auth)).toEqual([]);
+    await addMember(org, user.id, "viewer");
+    expect((await all(user.auth)).map((e) => e.org)).toEqual([org]);
+  });
+
+  it("never claims an organization after the member was removed, also while removals race the listing", async () => {
+    const user = await keyedUser();
+    const orgs: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const org = await createOrg(orgName(`race${i}`));
+      await addMember(org, user.id, "member");
+      orgs.push(org);
+    }
+    for (const org of orgs) {
+      const removal = admin("DELETE", `/internal/v1/organizations/${org}/members/${user.id}`);
+      const during = list(user.auth, "limit=2");
+      expect((await removal).status).toBe(204);
+      expect((await during).status).toBe(200);
+      const after = (await all(user.auth, 2)).map((e) => e.org);
+      expect(after).not.toContain(org);
+    }
+    expect(await all(user.auth)).toEqual([]);
+  });
+
+  it("an index entry the organization denies (a report lost after a removal) is never listed, and pages stay full", async () => {
+    const user = await keyedUser();
+    const real = [orgName("b-real"), orgName("d-real"), orgName("f-real")];
+    for (const org of real) {
+      await createOrg(org);
+      await addMember(org, user.id, "member");
+    }
+    // Stale claims, as if the organization's report of a removal had never arrived.
+    const ghosts = [orgName("a-gone"), orgName("c-gone"), orgName("e-gone")];
+    for (const org of ghosts) {
+      await createOrg(org);
+      await env.USERS.getByName(user.id).recordMembership(org.toLowerCase(), true, 1);
+    }
+    const first = await listOk(user.auth, "limit=2");
+    expect(first.data.map((e) => e.org)).toEqual(real.slice(0, 2));
+    expect(first.nextCursor).not.toBeNull();
+    const second = await listOk(user.auth, `limit=2&cursor=${first.nextCursor}`);
+    expect(second.data.map((e) => e.org)).toEqual(real.slice(2));
+    expect(second.nextCursor).toBeNull();
+  });
+
+  it("reports that arrive out of order cannot undo a later one (versions)", async () => {
+    const user = await keyedUser();
+    const org = await createOrg(orgName("order"));
+    await addMember(org, user.id, "member");
+    const index = env.USERS.getByName(user.id);
+    // A late "removed" with an old version changes nothing.
+    await index.recordMembership(org.toLowerCase(), false, 0);
+    expect((await all(user.auth)).map((e) => e.org)).toEqual([org]);
+  });
+
+  it("one user's listing never shows another user's organizations", async () => {
+    const a = await keyedUser();
+    const b = await keyedUser();
+    const org = await createOrg(orgName("private"));
+    await addMember(org, a.id, "admin");
+    expect(await all(b.auth)).toEqual([]);
+    expect((await call("/api/v1/organizations", { headers: bearer(a.key) })).status).toBe(200);
+  });
+});
