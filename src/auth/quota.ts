@@ -51,20 +51,26 @@ export function countRequest(
 
 const DEFAULTS = { analytics: 1000, members: 1000, windowSeconds: 900 };
 
-const positive = (value: unknown, fallback: number): number => {
+/** A var of decimal digits, else the default (a misconfigured var must not switch limiting off). */
+const count = (value: unknown, fallback: number): number => {
   const n =
     typeof value === "number" ? value : typeof value === "string" && /^\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
-  return Number.isSafeInteger(n) && n > 0 ? n : fallback;
+  return Number.isSafeInteger(n) && n >= 0 ? n : fallback;
 };
 
-/** The quota of a key kind from the Worker vars (`RATE_LIMIT_ANALYTICS`, `RATE_LIMIT_MEMBERS`, `RATE_LIMIT_WINDOW_SECONDS`). */
-export function quotaPolicy(env: Env, kind: "analytics" | "members"): QuotaPolicy {
+/**
+ * The quota of a key kind from the Worker vars (`RATE_LIMIT_ANALYTICS`, `RATE_LIMIT_MEMBERS`,
+ * `RATE_LIMIT_WINDOW_SECONDS`); null when the operator set the limit to 0 (no quota: nothing is
+ * counted and no quota headers are sent).
+ */
+export function quotaPolicy(env: Env, kind: "analytics" | "members"): QuotaPolicy | null {
   const vars = env as unknown as Record<string, unknown>;
   const limit =
     kind === "analytics"
-      ? positive(vars.RATE_LIMIT_ANALYTICS, DEFAULTS.analytics)
-      : positive(vars.RATE_LIMIT_MEMBERS, DEFAULTS.members);
-  return { limit, windowMs: positive(vars.RATE_LIMIT_WINDOW_SECONDS, DEFAULTS.windowSeconds) * 1000 };
+      ? count(vars.RATE_LIMIT_ANALYTICS, DEFAULTS.analytics)
+      : count(vars.RATE_LIMIT_MEMBERS, DEFAULTS.members);
+  const windowSeconds = count(vars.RATE_LIMIT_WINDOW_SECONDS, DEFAULTS.windowSeconds) || DEFAULTS.windowSeconds;
+  return limit === 0 ? null : { limit, windowMs: windowSeconds * 1000 };
 }
 
 /** The headers of every counted response: GitHub's X-RateLimit-* and the IETF draft's RateLimit-Policy / RateLimit. */

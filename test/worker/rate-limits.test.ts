@@ -180,6 +180,47 @@ describe("whose quota", () => {
   });
 });
 
+describe("configuration", () => {
+  it("a limit of 0 switches that kind's quota off: nothing counted, no quota headers; the other kind still counts", async () => {
+    const o = await owner();
+    const off = { RATE_LIMIT_MEMBERS: "0", RATE_LIMIT_ANALYTICS: "5", RATE_LIMIT_WINDOW_SECONDS: "60" };
+    const member = () =>
+      fetchWithEnv(
+        new Request(`https://service.test/api/v1/organizations/${o.org}/members/${o.user}`, {
+          headers: { Authorization: `Bearer ${o.members}` },
+        }),
+        off,
+        { documented: false },
+      );
+    for (let i = 0; i < 3; i++) {
+      const res = await member();
+      expect(res.status).toBe(200);
+      expect(header(res, "X-RateLimit-Limit")).toBeNull();
+    }
+    const analytics = await fetchWithEnv(
+      new Request(`https://service.test/api/analytics/v1/prs?org=${o.org}`, {
+        headers: { Authorization: `Bearer ${o.analytics}` },
+      }),
+      off,
+    );
+    expect(header(analytics, "X-RateLimit-Limit")).toBe("5");
+    // Switching it on again finds nothing counted while it was off.
+    expect(header(await memberGet(o, o.members, 5), "X-RateLimit-Used")).toBe("1");
+  });
+
+  it("a misconfigured var falls back to the default rather than switching limiting off", async () => {
+    const o = await owner();
+    const res = await fetchWithEnv(
+      new Request(`https://service.test/api/v1/organizations/${o.org}/members/${o.user}`, {
+        headers: { Authorization: `Bearer ${o.members}` },
+      }),
+      { RATE_LIMIT_MEMBERS: "ten", RATE_LIMIT_WINDOW_SECONDS: "-5" },
+    );
+    expect(header(res, "X-RateLimit-Limit")).toBe("1000");
+    expect(header(res, "RateLimit-Policy")).toBe('"default";q=1000;w=900');
+  });
+});
+
 describe("never limited", () => {
   it("health, readiness, the documents and the control plane carry no quota headers and are never 429", async () => {
     const o = await owner();
