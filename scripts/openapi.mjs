@@ -98,8 +98,7 @@ try {
   // Awaited: a document function that returns a promise works too.
   documents = await Promise.all(
     OUTPUTS.map(async ({ exportName, file }) => {
-      if (typeof module[exportName] !== "function")
-        throw new DocumentsError(`src/interfaces.ts does not export ${exportName}()`);
+      if (typeof module[exportName] !== "function") throw new DocumentsError(`src/interfaces.ts does not export ${exportName}()`);
       const document = await module[exportName]();
       if (typeof document?.openapi !== "string" || !document.paths)
         throw new DocumentsError(`${exportName}() did not return an OpenAPI document`);
