@@ -72,12 +72,11 @@ describe("what the documents say", () => {
     const patch = pub.paths?.["/api/v1/organizations/{org}/members/{githubUserId}"]?.patch as unknown as {
       responses: Record<string, { headers: Record<string, unknown>; content: Record<string, { schema: unknown }> }>;
     };
-    const codes = (status: string) =>
-      (
-        patch.responses[status]?.content["application/json"]?.schema as {
-          properties: { error: { properties: { code: { enum: string[] } } } };
-        }
-      ).properties.error.properties.code.enum;
+    type ErrorSchema = { properties: { error: { properties: { code: { enum: string[] } } } } };
+    const codes = (status: string) => {
+      const schema = patch.responses[status]?.content["application/json"]?.schema as ErrorSchema | undefined;
+      return schema?.properties.error.properties.code.enum;
+    };
     expect(codes("409")).toEqual(["expected_value_mismatch", "no_seat_available", "last_admin"]);
     expect(codes("403")).toEqual(["installation_blocked", "org_access_denied", "not_org_admin", "subscription_required"]);
     expect(Object.keys(patch.responses)).toEqual(
@@ -92,5 +91,19 @@ describe("what the documents say", () => {
     };
     expect(Object.keys(revoke.responses)).not.toContain("413");
     expect(Object.keys(revoke.responses)).not.toContain("415");
+  });
+
+  it("the webhook endpoint is internal, signed (no bearer challenge on its 401), and answers 200 pong or 202", () => {
+    expect(Object.keys(pub.paths ?? {})).not.toContain("/webhooks/github");
+    const post = internal.paths?.["/webhooks/github"]?.post as unknown as {
+      security: object[];
+      responses: Record<string, { headers?: Record<string, unknown> }>;
+    };
+    expect(post.security).toEqual([{ githubSignature: [] }]);
+    expect(Object.keys(post.responses)).toEqual(
+      expect.arrayContaining(["200", "202", "400", "401", "404", "413", "415", "500", "503"]),
+    );
+    expect(Object.keys(post.responses)).not.toContain("429");
+    expect(post.responses["401"]?.headers).not.toHaveProperty("WWW-Authenticate");
   });
 });
