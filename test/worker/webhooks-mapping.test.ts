@@ -1,0 +1,387 @@
+import { describe, expect, it } from "vitest";
+import { adminOk, call, createKey, createUser, type MemberErrorBody, postEventsOk, unique } from "./helpers";
+import { deliverQueued, eventually, example } from "./webhook-helpers";
+
+/**
+ * Contract section 9, the mapping: every rule observed through the public interfaces (member read,
+ * analytics export) after a delivery went through the real queue and its consumer. Payloads are
+ * GitHub's documented examples (@octokit/webhooks-examples), pointed at each test's own organization.
+ */
+
+let repoIds = 700_000_000 + Math.floor(Math.random() * 100_000_000);
+const repoId = () => repoIds++;
+
+interface Person {
+  id: string;
+  membersKey: string;
+  analyticsKey: string;
+}
+
+async function person(): Promise<Person> {
+  const id = await createUser();
+  const [m, a] = await Promise.all([createKey(id, "members"), createKey(id, "analytics")]);
+  return { id, membersKey: m.key, analyticsKey: a.key };
+}
+
+const readMember = (org: string, who: Person, githubUserId: string) =>
+  call(`/api/v1/organizations/${org}/members/${githubUserId}`, { headers: { Authorization: `Bearer ${who.membersKey}` } });
+
+const exportPage = (org: string, who: Person, extra = "") =>
+  call(`/api/analytics/v1/prs?org=${org}&startDate=2026-09-01${extra}`, {
+    headers: { Authorization: `Bearer ${who.analyticsKey}` },
+  });
+
+async function exported(org: string, who: Person, extra = ""): Promise<{ repo: string; prNumber: number }[]> {
+  const res = await exportPage(org, who, extra);
+  if (res.status !== 200) throw new Error(`export → ${res.status}`);
+  return ((await res.json()) as { data: { repo: string; prNumber: number }[] }).data;
+}
+
+const errorCode = async (res: Response) => ((await res.json()) as MemberErrorBody | { error: string }).error;
+
+/** An installation with these repositories, from the `installation.created` example. */
+async function install(org: string, repositories: { id: number; name: string; private: boolean }[] = [], installationId = 1) {
+  const payload = example("installation", "created", org);
+  (payload.installation as Record<string, unknown>).id = installationId;
+  payload.repositories = repositories.map((r) => ({ ...r, node_id: "x", full_name: `${org}/${r.name}` }));
+  await deliverQueued("installation", payload);
+}
+
+/** `organization.member_added` for a person, with GitHub's membership role and account type. */
+async function joins(org: string, who: { id: string }, role: "admin" | "member" = "member", type = "User") {
+  const payload = example("organization", "member_added", org);
+  const membership = payload.membership as { role: string; user: Record<string, unknown> };
+  membership.role = role;
+  membership.user = { ...membership.user, id: Number(who.id), login: `gh${who.id}`, type };
+  await deliverQueued("organization", payload);
+}
+
+async function billing(org: string, plan: "free" | "team" | "pro" = "pro") {
+  await adminOk("PUT", `/internal/v1/organizations/${org}`, {
+    installationId: 1,
+    installedAt: "2025-01-01T00:00:00Z",
+    plan,
+    subscription: { status: "active", billedThroughService: true, purchasedSeats: 5 },
+  });
+}
+
+/** A merged pull request built from the `pull_request.closed` example (every example is unmerged). */
+function mergedPr(
+  org: string,
+  repo: { id: number; name: string; private?: boolean },
+  prNumber: number,
+  extra: Record<string, unknown> = {},
+) {
+  const payload = example("pull_request", "closed", org);
+  Object.assign(payload.repository as object, { id: repo.id, name: repo.name, private: repo.private ?? false });
+  Object.assign(payload.pull_request as object, {
+    number: prNumber,
+    merged: true,
+    created_at: "2026-10-01T10:00:00Z",
+    merged_at: "2026-10-02T10:00:00Z",
+    updated_at: "2026-10-02T10:00:01Z",
+    additions: 12,
+    deletions: 3,
+    ...extra,
+  });
+  payload.number = prNumber;
+  return payload;
+}
+
+const review = (org: string, repo: string, prNumber: number) => ({
+  type: "review",
+  org,
+  repo,
+  prNumber,
+  reviewId: `r-${org}-${repo}-${prNumber}`,
+  status: "completed",
+  completedAt: "2026-10-01T12:00:00Z",
+  updatedAt: "2026-10-01T12:00:00Z",
+});
+
+/** An installed Pro organization with an admin and a plain member, both announced by GitHub. */
+async function world(repositories: { id: number; name: string; private: boolean }[]) {
+  const org = unique("gh");
+  const admin = await person();
+  const member = await person();
+  await billing(org);
+  await install(org, repositories);
+  await joins(org, admin, "admin");
+  await joins(org, member, "member");
+  await eventually(async () => expect((await readMember(org, admin, member.id)).status).toBe(200));
+  return { org, admin, member };
+}
+
+/** Merged pull requests in these repositories, each with a completed review, all visible to the admin. */
+async function prs(org: string, admin: Person, list: [{ id: number; name: string; private?: boolean }, number][]) {
+  for (const [repo, n] of list) await deliverQueued("pull_request", mergedPr(org, repo, n));
+  await postEventsOk(list.map(([repo, n]) => review(org, repo.name, n)));
+  await eventually(async () => expect(await exported(org, admin)).toHaveLength(list.length));
+}
+
+describe("installation", () => {
+  it("created: the organization exists, free with no subscription, until billing says otherwise", async () => {
+    const org = unique("gh");
+    const admin = await person();
+    await install(org, [{ id: repoId(), name: "api", private: false }]);
+    await joins(org, admin, "admin");
+    await eventually(async () => expect((await readMember(org, admin, admin.id)).status).toBe(200));
+    const free = await exportPage(org, admin);
+    expect(free.status).toBe(403);
+    expect(await errorCode(free)).toBe("The analytics export requires the organization to be on the Pro plan.");
+    await billing(org, "pro");
+    expect((await exportPage(org, admin)).status).toBe(200);
+  });
+
+  it("created after billing set a plan: the plan and subscription stay", async () => {
+    const org = unique("gh");
+    const admin = await person();
+    await billing(org, "pro");
+    await install(org, [], 77);
+    await joins(org, admin, "admin");
+    await eventually(async () => expect((await readMember(org, admin, admin.id)).status).toBe(200));
+    // The same installation event again (redelivered by hand under a new id): the plan still stays.
+    await install(org, [], 77);
+    await eventually(async () => expect((await exportPage(org, admin)).status).toBe(200));
+  });
+
+  it("deleted: 404 on both interfaces with the data kept; a new installation brings it back", async () => {
+    const repo = { id: repoId(), name: "api", private: false };
+    const { org, admin, member } = await world([repo]);
+    await prs(org, admin, [[repo, 1]]);
+    const payload = example("installation", "deleted", org);
+    (payload.installation as Record<string, unknown>).id = 1;
+    await deliverQueued("installation", payload);
+    await eventually(async () => expect((await readMember(org, admin, member.id)).status).toBe(404));
+    expect((await (await readMember(org, admin, member.id)).json()) as MemberErrorBody).toMatchObject({
+      error: { code: "org_not_found" },
+    });
+    expect((await exportPage(org, admin)).status).toBe(404);
+
+    await install(org, [repo]);
+    await eventually(async () => expect((await readMember(org, admin, member.id)).status).toBe(200));
+    expect(await exported(org, admin)).toHaveLength(1);
+  });
+
+  it("suspend / unsuspend: blocked true / false", async () => {
+    const { org, admin, member } = await world([]);
+    await deliverQueued("installation", example("installation", "suspend", org));
+    await eventually(async () => expect((await readMember(org, admin, member.id)).status).toBe(403));
+    expect((await (await exportPage(org, admin)).json()) as { error: string }).toEqual({
+      error: "The installation of this organization is blocked.",
+    });
+    await deliverQueued("installation", example("installation", "unsuspend", org));
+    await eventually(async () => expect((await readMember(org, admin, member.id)).status).toBe(200));
+  });
+});
+
+describe("organization members", () => {
+  it("member_added: role from GitHub's membership role, seat false, isBot from the account type, no workEmail", async () => {
+    const { org, admin, member } = await world([]);
+    const adminRead = (await (await readMember(org, member, admin.id)).json()) as Record<string, unknown>;
+    expect(adminRead).toEqual({ githubUserId: admin.id, githubLogin: `gh${admin.id}`, role: "admin", seat: false, isBot: false });
+    expect(adminRead).not.toHaveProperty("workEmail");
+    const bot = { id: await createUser() };
+    await joins(org, bot, "member", "Bot");
+    await eventually(async () =>
+      expect(await (await readMember(org, admin, bot.id)).json()).toMatchObject({ role: "member", isBot: true, seat: false }),
+    );
+  });
+
+  it("a sync provides workEmail; a later member_added keeps the service's role, seat and e-mail", async () => {
+    const { org, admin, member } = await world([]);
+    await adminOk("PUT", `/internal/v1/organizations/${org}/members/${member.id}`, {
+      githubLogin: `gh${member.id}`,
+      workEmail: "m@example.com",
+      role: "viewer",
+      seat: true,
+      isBot: false,
+    });
+    await joins(org, member, "admin");
+    // Delivered after the redelivery: once it shows, the queue has applied the redelivery too.
+    const later = { id: await createUser() };
+    await joins(org, later, "member");
+    await eventually(async () => expect((await readMember(org, admin, later.id)).status).toBe(200));
+    expect(await (await readMember(org, admin, member.id)).json()).toMatchObject({
+      workEmail: "m@example.com",
+      role: "viewer",
+      seat: true,
+    });
+  });
+
+  it("member_removed: the member is gone", async () => {
+    const { org, admin, member } = await world([]);
+    const payload = example("organization", "member_added", org);
+    payload.action = "member_removed";
+    (payload.membership as { user: Record<string, unknown> }).user.id = Number(member.id);
+    await deliverQueued("organization", payload);
+    await eventually(async () => expect((await readMember(org, admin, member.id)).status).toBe(404));
+    expect((await (await readMember(org, admin, member.id)).json()) as MemberErrorBody).toMatchObject({
+      error: { code: "member_not_found" },
+    });
+  });
+});
+
+describe("repositories", () => {
+  it("installation_repositories removed: rows no longer exported, repo= is 403; added: back", async () => {
+    const api = { id: repoId(), name: "api", private: false };
+    const web = { id: repoId(), name: "web", private: false };
+    const { org, admin } = await world([api, web]);
+    await prs(org, admin, [
+      [api, 1],
+      [web, 2],
+    ]);
+    const removed = example("installation_repositories", "removed", org);
+    removed.repositories_removed = [{ ...web, full_name: `${org}/web`, node_id: "x" }];
+    await deliverQueued("installation_repositories", removed);
+    await eventually(async () => expect((await exported(org, admin)).map((r) => r.repo)).toEqual(["api"]));
+    expect((await exportPage(org, admin, "&repo=web")).status).toBe(403);
+
+    const added = example("installation_repositories", "added", org);
+    added.repositories_added = [{ ...web, full_name: `${org}/web`, node_id: "x" }];
+    await deliverQueued("installation_repositories", added);
+    await eventually(async () => expect(await exported(org, admin)).toHaveLength(2));
+  });
+
+  it("repository privatized / publicized: a plain member loses / regains the rows", async () => {
+    const repo = { id: repoId(), name: "lib", private: false };
+    const { org, admin, member } = await world([repo]);
+    await prs(org, admin, [[repo, 1]]);
+    expect(await exported(org, member)).toHaveLength(1);
+    const privatized = example("repository", "privatized", org);
+    Object.assign(privatized.repository as object, { id: repo.id, name: "lib", private: true });
+    await deliverQueued("repository", privatized);
+    await eventually(async () => expect(await exported(org, member)).toHaveLength(0));
+    expect((await exportPage(org, member, "&repo=lib")).status).toBe(403);
+    expect(await exported(org, admin)).toHaveLength(1);
+
+    const publicized = example("repository", "publicized", org);
+    Object.assign(publicized.repository as object, { id: repo.id, name: "lib", private: false });
+    await deliverQueued("repository", publicized);
+    await eventually(async () => expect(await exported(org, member)).toHaveLength(1));
+  });
+
+  it("member added / removed: a collaborator of a private repository sees its rows, then does not", async () => {
+    const secret = { id: repoId(), name: "secret", private: true };
+    const { org, admin, member } = await world([secret]);
+    await prs(org, admin, [[secret, 1]]);
+    expect(await exported(org, member)).toHaveLength(0);
+    const added = example("member", "added", org);
+    Object.assign(added.repository as object, { id: secret.id, name: "secret", private: true });
+    (added.member as Record<string, unknown>).id = Number(member.id);
+    await deliverQueued("member", added);
+    await eventually(async () => expect(await exported(org, member, "&repo=secret")).toHaveLength(1));
+
+    const removed = structuredClone(added);
+    removed.action = "removed";
+    await deliverQueued("member", removed);
+    await eventually(async () => expect((await exportPage(org, member, "&repo=secret")).status).toBe(403));
+  });
+
+  it("renamed: rows, access and collaborators follow to the new name; the old name matches nothing", async () => {
+    const repo = { id: repoId(), name: "old-name", private: true };
+    const { org, admin, member } = await world([repo]);
+    await prs(org, admin, [[repo, 1]]);
+    const collaborator = example("member", "added", org);
+    Object.assign(collaborator.repository as object, { id: repo.id, name: "old-name", private: true });
+    (collaborator.member as Record<string, unknown>).id = Number(member.id);
+    await deliverQueued("member", collaborator);
+    await eventually(async () => expect(await exported(org, member)).toHaveLength(1));
+
+    const renamed = example("repository", "renamed", org);
+    Object.assign(renamed.repository as object, { id: repo.id, name: "New-Name", private: true });
+    renamed.changes = { repository: { name: { from: "old-name" } } };
+    await deliverQueued("repository", renamed);
+    await eventually(async () => expect((await exported(org, admin)).map((r) => r.repo)).toEqual(["New-Name"]));
+    expect(await exported(org, member, "&repo=new-name")).toHaveLength(1);
+    expect((await exportPage(org, admin, "&repo=old-name")).status).toBe(403);
+    expect((await exportPage(org, member, "&repo=old-name")).status).toBe(403);
+
+    // A pull request delivery that still carries the old name lands under the current one.
+    await deliverQueued("pull_request", mergedPr(org, { ...repo, name: "old-name" }, 2));
+    await postEventsOk([review(org, "New-Name", 2)]);
+    await eventually(async () =>
+      expect((await exported(org, admin)).map((r) => `${r.repo}#${r.prNumber}`)).toEqual(["New-Name#2", "New-Name#1"]),
+    );
+  });
+
+  it("deleted, or transferred away: as removed", async () => {
+    const gone = { id: repoId(), name: "gone", private: false };
+    const moved = { id: repoId(), name: "moved", private: false };
+    const kept = { id: repoId(), name: "kept", private: false };
+    const { org, admin } = await world([gone, moved, kept]);
+    await prs(org, admin, [
+      [gone, 1],
+      [moved, 2],
+      [kept, 3],
+    ]);
+    // No documented example of repository.deleted: the publicized one with the action changed.
+    const deleted = example("repository", "publicized", org);
+    deleted.action = "deleted";
+    Object.assign(deleted.repository as object, { id: gone.id, name: "gone" });
+    await deliverQueued("repository", deleted);
+    const transferred = example("repository", "transferred", unique("elsewhere"));
+    Object.assign(transferred.repository as object, { id: moved.id, name: "moved" });
+    transferred.changes = { owner: { from: { organization: { login: org } } } };
+    await deliverQueued("repository", transferred);
+    await eventually(async () => expect((await exported(org, admin)).map((r) => r.repo)).toEqual(["kept"]));
+    expect((await exportPage(org, admin, "&repo=gone")).status).toBe(403);
+    expect((await exportPage(org, admin, "&repo=moved")).status).toBe(403);
+  });
+});
+
+describe("pull requests", () => {
+  it("author, createdAt, mergedAt and lines from additions/deletions", async () => {
+    const repo = { id: repoId(), name: "api", private: false };
+    const { org, admin } = await world([repo]);
+    await prs(org, admin, [[repo, 9]]);
+    const [row] = (await (await exportPage(org, admin)).json()).data as Record<string, unknown>[];
+    expect(row).toMatchObject({
+      org,
+      repo: "api",
+      prNumber: 9,
+      author: "Codertocat",
+      createdAt: "2026-10-01T10:00:00.000Z",
+      mergedAt: "2026-10-02T10:00:00.000Z",
+      linesAdded: 12,
+      linesDeleted: 3,
+    });
+  });
+
+  it.each(["opened", "synchronize", "reopened", "ready_for_review", "labeled", "assigned"])(
+    "%s carries the pull request: an unmerged one is stored but not exported",
+    async (action) => {
+      const repo = { id: repoId(), name: "api", private: false };
+      const { org, admin } = await world([repo]);
+      const payload = example("pull_request", action, org);
+      Object.assign(payload.repository as object, { id: repo.id, name: "api" });
+      Object.assign(payload.pull_request as object, { number: 5, updated_at: "2026-10-01T11:00:00Z" });
+      await deliverQueued("pull_request", payload);
+      await postEventsOk([review(org, "api", 5)]);
+      // Stored: the merged delivery with an older version cannot overwrite it.
+      await deliverQueued("pull_request", mergedPr(org, repo, 5, { updated_at: "2026-10-01T10:30:00Z" }));
+      await deliverQueued("pull_request", mergedPr(org, repo, 6));
+      await postEventsOk([review(org, "api", 6)]);
+      await eventually(async () => expect((await exported(org, admin)).map((r) => r.prNumber)).toEqual([6]));
+    },
+  );
+
+  it("out of order: the newest updated_at wins whatever the arrival order; a redelivery changes nothing", async () => {
+    const repo = { id: repoId(), name: "api", private: false };
+    const { org, admin } = await world([repo]);
+    const merged = mergedPr(org, repo, 3, { updated_at: "2026-10-02T10:00:01Z", additions: 40 });
+    const older = example("pull_request", "opened", org);
+    Object.assign(older.repository as object, { id: repo.id, name: "api" });
+    Object.assign(older.pull_request as object, { number: 3, updated_at: "2026-10-01T09:00:00Z", additions: 1 });
+    await deliverQueued("pull_request", merged);
+    await postEventsOk([review(org, "api", 3)]);
+    await eventually(async () => expect(await exported(org, admin)).toHaveLength(1));
+    await deliverQueued("pull_request", older);
+    await deliverQueued("pull_request", merged); // a redelivery under a new id (by hand)
+    await deliverQueued("pull_request", mergedPr(org, repo, 4));
+    await postEventsOk([review(org, "api", 4)]);
+    await eventually(async () => expect(await exported(org, admin)).toHaveLength(2));
+    const rows = (await (await exportPage(org, admin, "&repo=api")).json()).data as Record<string, unknown>[];
+    expect(rows.find((r) => r.prNumber === 3)).toMatchObject({ linesAdded: 40, mergedAt: "2026-10-02T10:00:00.000Z" });
+  });
+});
