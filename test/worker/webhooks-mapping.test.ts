@@ -1,123 +1,29 @@
 import { describe, expect, it } from "vitest";
-import { adminOk, call, createKey, createUser, type MemberErrorBody, postEventsOk, unique } from "./helpers";
-import { deliverQueued, eventually, example } from "./webhook-helpers";
+import { adminOk, createUser, type MemberErrorBody, postEventsOk, unique } from "./helpers";
+import {
+  billing,
+  deliverQueued,
+  errorCode,
+  eventually,
+  example,
+  exported,
+  exportPage,
+  install,
+  joins,
+  mergedPr,
+  person,
+  prs,
+  readMember,
+  repoId,
+  review,
+  world,
+} from "./webhook-helpers";
 
 /**
  * Contract section 9, the mapping: every rule observed through the public interfaces (member read,
  * analytics export) after a delivery went through the real queue and its consumer. Payloads are
  * GitHub's documented examples (@octokit/webhooks-examples), pointed at each test's own organization.
  */
-
-let repoIds = 700_000_000 + Math.floor(Math.random() * 100_000_000);
-const repoId = () => repoIds++;
-
-interface Person {
-  id: string;
-  membersKey: string;
-  analyticsKey: string;
-}
-
-async function person(): Promise<Person> {
-  const id = await createUser();
-  const [m, a] = await Promise.all([createKey(id, "members"), createKey(id, "analytics")]);
-  return { id, membersKey: m.key, analyticsKey: a.key };
-}
-
-const readMember = (org: string, who: Person, githubUserId: string) =>
-  call(`/api/v1/organizations/${org}/members/${githubUserId}`, { headers: { Authorization: `Bearer ${who.membersKey}` } });
-
-const exportPage = (org: string, who: Person, extra = "") =>
-  call(`/api/analytics/v1/prs?org=${org}&startDate=2026-09-01${extra}`, {
-    headers: { Authorization: `Bearer ${who.analyticsKey}` },
-  });
-
-async function exported(org: string, who: Person, extra = ""): Promise<{ repo: string; prNumber: number }[]> {
-  const res = await exportPage(org, who, extra);
-  if (res.status !== 200) throw new Error(`export → ${res.status}`);
-  return ((await res.json()) as { data: { repo: string; prNumber: number }[] }).data;
-}
-
-const errorCode = async (res: Response) => ((await res.json()) as MemberErrorBody | { error: string }).error;
-
-/** An installation with these repositories, from the `installation.created` example. */
-async function install(org: string, repositories: { id: number; name: string; private: boolean }[] = [], installationId = 1) {
-  const payload = example("installation", "created", org);
-  (payload.installation as Record<string, unknown>).id = installationId;
-  payload.repositories = repositories.map((r) => ({ ...r, node_id: "x", full_name: `${org}/${r.name}` }));
-  await deliverQueued("installation", payload);
-}
-
-/** `organization.member_added` for a person, with GitHub's membership role and account type. */
-async function joins(org: string, who: { id: string }, role: "admin" | "member" = "member", type = "User") {
-  const payload = example("organization", "member_added", org);
-  const membership = payload.membership as { role: string; user: Record<string, unknown> };
-  membership.role = role;
-  membership.user = { ...membership.user, id: Number(who.id), login: `gh${who.id}`, type };
-  await deliverQueued("organization", payload);
-}
-
-async function billing(org: string, plan: "free" | "team" | "pro" = "pro") {
-  await adminOk("PUT", `/internal/v1/organizations/${org}`, {
-    installationId: 1,
-    installedAt: "2025-01-01T00:00:00Z",
-    plan,
-    subscription: { status: "active", billedThroughService: true, purchasedSeats: 5 },
-  });
-}
-
-/** A merged pull request built from the `pull_request.closed` example (every example is unmerged). */
-function mergedPr(
-  org: string,
-  repo: { id: number; name: string; private?: boolean },
-  prNumber: number,
-  extra: Record<string, unknown> = {},
-) {
-  const payload = example("pull_request", "closed", org);
-  Object.assign(payload.repository as object, { id: repo.id, name: repo.name, private: repo.private ?? false });
-  Object.assign(payload.pull_request as object, {
-    number: prNumber,
-    merged: true,
-    created_at: "2026-10-01T10:00:00Z",
-    merged_at: "2026-10-02T10:00:00Z",
-    updated_at: "2026-10-02T10:00:01Z",
-    additions: 12,
-    deletions: 3,
-    ...extra,
-  });
-  payload.number = prNumber;
-  return payload;
-}
-
-const review = (org: string, repo: string, prNumber: number) => ({
-  type: "review",
-  org,
-  repo,
-  prNumber,
-  reviewId: `r-${org}-${repo}-${prNumber}`,
-  status: "completed",
-  completedAt: "2026-10-01T12:00:00Z",
-  updatedAt: "2026-10-01T12:00:00Z",
-});
-
-/** An installed Pro organization with an admin and a plain member, both announced by GitHub. */
-async function world(repositories: { id: number; name: string; private: boolean }[]) {
-  const org = unique("gh");
-  const admin = await person();
-  const member = await person();
-  await billing(org);
-  await install(org, repositories);
-  await joins(org, admin, "admin");
-  await joins(org, member, "member");
-  await eventually(async () => expect((await readMember(org, admin, member.id)).status).toBe(200));
-  return { org, admin, member };
-}
-
-/** Merged pull requests in these repositories, each with a completed review, all visible to the admin. */
-async function prs(org: string, admin: Person, list: [{ id: number; name: string; private?: boolean }, number][]) {
-  for (const [repo, n] of list) await deliverQueued("pull_request", mergedPr(org, repo, n));
-  await postEventsOk(list.map(([repo, n]) => review(org, repo.name, n)));
-  await eventually(async () => expect(await exported(org, admin)).toHaveLength(list.length));
-}
 
 describe("installation", () => {
   it("created: the organization exists, free with no subscription, until billing says otherwise", async () => {
@@ -335,7 +241,7 @@ describe("pull requests", () => {
     const repo = { id: repoId(), name: "api", private: false };
     const { org, admin } = await world([repo]);
     await prs(org, admin, [[repo, 9]]);
-    const [row] = (await (await exportPage(org, admin)).json()).data as Record<string, unknown>[];
+    const [row] = ((await (await exportPage(org, admin)).json()) as { data: Record<string, unknown>[] }).data;
     expect(row).toMatchObject({
       org,
       repo: "api",
@@ -381,7 +287,7 @@ describe("pull requests", () => {
     await deliverQueued("pull_request", mergedPr(org, repo, 4));
     await postEventsOk([review(org, "api", 4)]);
     await eventually(async () => expect(await exported(org, admin)).toHaveLength(2));
-    const rows = (await (await exportPage(org, admin, "&repo=api")).json()).data as Record<string, unknown>[];
+    const rows = ((await (await exportPage(org, admin, "&repo=api")).json()) as { data: Record<string, unknown>[] }).data;
     expect(rows.find((r) => r.prNumber === 3)).toMatchObject({ linesAdded: 40, mergedAt: "2026-10-02T10:00:00.000Z" });
   });
 });
