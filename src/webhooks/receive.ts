@@ -28,7 +28,12 @@ export const deliveryMarker = (delivery: string): string => `delivery:${delivery
  * duplicate). Two identical deliveries racing past the marker both enqueue; the consumer's ledger
  * (one per organization, written with the change) applies the second as nothing.
  */
-export async function receiveDelivery(request: Request, env: Env, log: (msg: string, extra: object) => void): Promise<Receipt> {
+export async function receiveDelivery(
+  request: Request,
+  env: Env,
+  log: (msg: string, extra: object) => void,
+  afterAnswer: (work: Promise<unknown>) => void,
+): Promise<Receipt> {
   if (!env.GITHUB_WEBHOOK_SECRET) throw notFound();
   const secrets = [env.GITHUB_WEBHOOK_SECRET, env.GITHUB_WEBHOOK_SECRET_PREVIOUS].filter(
     (s): s is string => typeof s === "string" && s !== "",
@@ -62,9 +67,12 @@ export async function receiveDelivery(request: Request, env: Env, log: (msg: str
   if (seen !== null) return { kind: "accepted", delivery, status: "duplicate" };
 
   await enqueue(env, reduced.messages);
-  // Best effort: a lost marker only lets a redelivery through to the consumer's ledger.
-  await env.WEBHOOK_DELIVERIES.put(deliveryMarker(delivery), "1", { expirationTtl: DEDUPE_TTL_SECONDS }).catch((error) =>
-    log("webhook dedupe marker not written", { delivery, error: String(error) }),
+  // After the answer (the delivery is already safe in the queue), and best effort: a lost marker
+  // only lets a redelivery through to the consumer's ledger.
+  afterAnswer(
+    env.WEBHOOK_DELIVERIES.put(deliveryMarker(delivery), "1", { expirationTtl: DEDUPE_TTL_SECONDS }).catch((error) =>
+      log("webhook dedupe marker not written", { delivery, error: String(error) }),
+    ),
   );
   return { kind: "accepted", delivery, status: "queued" };
 }

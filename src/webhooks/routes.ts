@@ -50,8 +50,11 @@ const receiveGithubWebhook = defineRoute({
   },
   errors: ["not_found"],
   handler: async (_args, rc) => {
-    const receipt = await receiveDelivery(rc.request, rc.env, (msg, extra) =>
-      console.log(JSON.stringify({ level: "info", msg, correlationId: rc.correlationId, ...extra })),
+    const receipt = await receiveDelivery(
+      rc.request,
+      rc.env,
+      (msg, extra) => console.log(JSON.stringify({ level: "info", msg, correlationId: rc.correlationId, ...extra })),
+      (work) => rc.ctx.waitUntil(work),
     );
     if (receipt.kind === "pong") return json({ status: "pong" }, 200);
     return json({ delivery: receipt.delivery, status: receipt.status }, 202);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { signatureHeader } from "../../src/webhooks/signature";
 import { env, fetchWithEnv, type MemberErrorBody, unique } from "./helpers";
-import { deliver, example, newDelivery, PREVIOUS_SECRET } from "./webhook-helpers";
+import { deliver, eventually, example, newDelivery, PREVIOUS_SECRET } from "./webhook-helpers";
 
 /** Contract section 9: receiving. Every response is checked against the internal document by `call`. */
 
@@ -112,6 +112,8 @@ describe("answers", () => {
     const delivery = newDelivery();
     const payload = example("pull_request", "opened", unique("dup"));
     expect(await (await deliver("pull_request", payload, { delivery })).json()).toEqual({ delivery, status: "queued" });
+    // The marker is written right after the answer (the delivery is safe in the queue by then).
+    await eventually(async () => expect(await env.WEBHOOK_DELIVERIES.get(`delivery:${delivery}`)).not.toBeNull());
     expect(await (await deliver("pull_request", payload, { delivery })).json()).toEqual({ delivery, status: "duplicate" });
     const { metadata, value } = await env.WEBHOOK_DELIVERIES.getWithMetadata(`delivery:${delivery}`);
     expect(value).not.toBeNull();
