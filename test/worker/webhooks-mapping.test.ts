@@ -211,6 +211,35 @@ describe("repositories", () => {
     );
   });
 
+  it("renamed after the reviewer already used the new name: the two rows of a pull request become one", async () => {
+    const repo = { id: repoId(), name: "before", private: false };
+    const { org, admin } = await world([repo]);
+    await prs(org, admin, [[repo, 1]]);
+    // The reviewer follows the rename before the webhook is applied: a review under the new name.
+    await postEventsOk([
+      {
+        ...review(org, "after", 1),
+        reviewId: "late-review",
+        completedAt: "2026-09-30T08:00:00Z",
+        updatedAt: "2026-09-30T08:00:00Z",
+      },
+    ]);
+    const renamed = example("repository", "renamed", org);
+    Object.assign(renamed.repository as object, { id: repo.id, name: "after", private: false });
+    renamed.changes = { repository: { name: { from: "before" } } };
+    await deliverQueued("repository", renamed);
+    await eventually(async () => expect((await exported(org, admin)).map((r) => r.repo)).toEqual(["after"]));
+    const [row] = ((await (await exportPage(org, admin)).json()) as { data: Record<string, unknown>[] }).data;
+    // One row, with the pull request's data and both reviews (the earlier one is the first review).
+    expect(row).toMatchObject({
+      repo: "after",
+      prNumber: 1,
+      author: "Codertocat",
+      serviceFirstReviewedAt: "2026-09-30T08:00:00.000Z",
+    });
+    expect((await exportPage(org, admin, "&repo=before")).status).toBe(403);
+  });
+
   it("deleted, or transferred away: as removed", async () => {
     const gone = { id: repoId(), name: "gone", private: false };
     const moved = { id: repoId(), name: "moved", private: false };
