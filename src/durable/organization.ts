@@ -342,10 +342,12 @@ export class OrganizationObject extends DurableObject<Env> {
   }
 
   /**
-   * The audit-log hook (contract section 8): every member added, removed or synchronised passes
-   * here inside the transaction that made the change, with its source. The audit log (another
-   * branch) writes its entry here: `member.added` (before undefined), `member.removed` (after
-   * undefined), `member.updated` when seat or role differ; nothing when nothing changed.
+   * The audit-log hook (contract section 8): every member the control plane's sync (`sync`) or
+   * GitHub (`github`) adds, removes or changes passes here, inside the transaction that made the
+   * change. The audit log (another branch) writes its entry here: `member.added` (before
+   * undefined), `member.removed` (after undefined), `member.updated` when seat or role differ;
+   * nothing when nothing changed. Guarded PATCHes (`api`) change members in `updateMembers`,
+   * which records its own entries (with the caller as actor) or calls this with `api`.
    */
   #memberChanged(_source: MemberSource, _before: MemberRow | undefined, _after: MemberRow | undefined): void {}
 
