@@ -20,7 +20,14 @@ export default defineConfig(async () => {
           plugins: [
             cloudflareTest({
               wrangler: { configPath: "./wrangler.toml" },
-              miniflare: { bindings: { ADMIN_TOKEN: "test-admin-token", TEST_MIGRATIONS: migrations } },
+              miniflare: {
+                bindings: {
+                  ADMIN_TOKEN: "test-admin-token",
+                  GITHUB_WEBHOOK_SECRET: "test-webhook-secret",
+                  GITHUB_WEBHOOK_SECRET_PREVIOUS: "test-webhook-secret-previous",
+                  TEST_MIGRATIONS: migrations,
+                },
+              },
             }),
           ],
           test: {

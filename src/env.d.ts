@@ -3,8 +3,14 @@ declare namespace Cloudflare {
   interface Env {
     /** Bearer token of the `/internal/` control plane. Unset: the control plane answers 404. */
     ADMIN_TOKEN?: string;
+    /** The GitHub App's webhook secret. Unset: `POST /webhooks/github` answers 404. */
+    GITHUB_WEBHOOK_SECRET?: string;
+    /** The previous webhook secret, accepted too while a rotation is under way. */
+    GITHUB_WEBHOOK_SECRET_PREVIOUS?: string;
   }
 }
 interface Env {
   ADMIN_TOKEN?: string;
+  GITHUB_WEBHOOK_SECRET?: string;
+  GITHUB_WEBHOOK_SECRET_PREVIOUS?: string;
 }

@@ -2,6 +2,7 @@ import { membersEnvelope } from "./http/envelopes";
 import { dispatch } from "./http/pipeline";
 import { Registry } from "./http/registry";
 import { INTERFACES } from "./interfaces";
+import { handleQueue } from "./webhooks/consumer";
 
 export { UserObject } from "./auth/user-object";
 export { OrganizationObject } from "./durable/organization";
@@ -11,4 +12,6 @@ const registry = new Registry(INTERFACES);
 export default {
   // Paths outside every interface answer in the members envelope (contract section 1).
   fetch: (request, env, ctx) => dispatch(registry, membersEnvelope, request, env, ctx),
+  // GitHub webhook deliveries (and the dead-letter queue): see webhooks/consumer.ts.
+  queue: (batch, env) => handleQueue(batch, env),
 } satisfies ExportedHandler<Env>;

@@ -4,6 +4,7 @@ import type { ApiInterface } from "./http/route";
 import { membersInterface } from "./members/routes";
 import { buildDocument } from "./openapi/documents";
 import { operationsInterface } from "./operations/routes";
+import { webhooksInterface } from "./webhooks/routes";
 
 /** Every interface the Worker serves: the router and both OpenAPI documents come from this list. */
 export const INTERFACES: readonly ApiInterface[] = [
@@ -11,6 +12,7 @@ export const INTERFACES: readonly ApiInterface[] = [
   analyticsInterface,
   membersInterface,
   controlPlaneInterface,
+  webhooksInterface,
 ];
 
 /** `GET /openapi.json`: analytics, members, health. */

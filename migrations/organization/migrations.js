@@ -2,13 +2,15 @@ import journal from './meta/_journal.json';
 import m0000 from './0000_init.sql';
 import m0001 from './0001_applied_operations.sql';
 import m0002 from './0002_audit_log_and_member_order.sql';
+import m0003 from './0003_github_webhooks.sql';
 
   export default {
     journal,
     migrations: {
       m0000,
 m0001,
-m0002
+m0002,
+m0003
     }
   }
   

@@ -12,7 +12,10 @@ import { waitForHealthy } from "./control-plane-client.mjs";
 export const QUOTAS_ON = { RATE_LIMIT_ANALYTICS: "1000000000", RATE_LIMIT_MEMBERS: "1000000000" };
 export const QUOTAS_OFF = { RATE_LIMIT_ANALYTICS: "0", RATE_LIMIT_MEMBERS: "0" };
 
-/** Starts `wrangler dev` on a persisted state folder, with request tracing off (it halves latency). */
+/**
+ * Starts `wrangler dev` on a persisted state folder, with request tracing off (it halves latency).
+ * `vars` are `--var NAME:value` pairs (quotas by default; add e.g. the webhook secret).
+ */
 export async function startWrangler({ persistTo, port, adminToken, vars = QUOTAS_ON }) {
   const child = spawn(
     "wrangler",

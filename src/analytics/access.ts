@@ -11,15 +11,19 @@ export interface AnalyticsAccess {
    * reviewer events know it, which the export checks in D1 (403 otherwise).
    */
   repoMustHaveEvents: boolean;
+  /** Lower-cased names of repositories that left the installation: never exported, whoever asks. */
+  excludedRepoKeys: string[];
 }
 
 export interface AnalyticsFacts {
   installation: (InstallationFacts & { installedAt: number }) | undefined;
   caller: MemberState | undefined;
-  /** Whether a repository (lower-cased name) is registered. */
-  isRegistered: (repoKey: string) => boolean;
+  /** A registered repository (lower-cased name), with whether it left the installation. */
+  repository: (repoKey: string) => { removed: boolean } | undefined;
   /** Lower-cased names of the repositories a non-admin caller may read. */
   visibleRepoKeys: () => string[];
+  /** Lower-cased names of the repositories that left the installation (GitHub). */
+  removedRepoKeys: () => string[];
 }
 
 /**
@@ -27,7 +31,8 @@ export interface AnalyticsFacts {
  * (404), not blocked, Pro plan, caller is a member, caller can access the requested repository
  * (403s). Admins see every repository; other members public ones and private ones that list them
  * as collaborators. A repository the organization does not have is 403 for every caller; one
- * known only from reviewer events counts as private until it is registered.
+ * known only from reviewer events counts as private until it is registered. A repository that
+ * left the installation (contract section 9) is 403 and its rows are never exported.
  */
 export function decideAnalyticsAccess(
   facts: AnalyticsFacts,
@@ -41,6 +46,8 @@ export function decideAnalyticsAccess(
     return refuse("plan_required", "The analytics export requires the organization to be on the Pro plan.");
   if (!caller) return refuse("org_access_denied", "You do not have access to this organization.");
   const repoKey = repoName === null ? null : foldName(repoName);
+  const registered = repoKey === null ? undefined : facts.repository(repoKey);
+  if (registered?.removed) return refuse("repo_access_denied", REPO_DENIED);
   const accessible = caller.role === "admin" ? null : facts.visibleRepoKeys();
   if (repoKey !== null && accessible !== null && !accessible.includes(repoKey)) {
     return refuse("repo_access_denied", REPO_DENIED);
@@ -50,7 +57,8 @@ export function decideAnalyticsAccess(
     value: {
       installedAt: installation.installedAt,
       accessibleRepoKeys: accessible,
-      repoMustHaveEvents: repoKey !== null && accessible === null && !facts.isRegistered(repoKey),
+      repoMustHaveEvents: repoKey !== null && accessible === null && registered === undefined,
+      excludedRepoKeys: accessible === null ? facts.removedRepoKeys() : [],
     },
   };
 }

@@ -112,6 +112,7 @@ const listPullRequestAnalytics = defineRoute({
       listMergedPullRequests(db, {
         ...scope,
         accessibleRepoKeys: access.accessibleRepoKeys,
+        excludedRepoKeys: access.excludedRepoKeys,
         start: window.start,
         end: window.end,
         after: query.cursor ?? null,

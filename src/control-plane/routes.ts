@@ -4,15 +4,17 @@ import { organizationStub } from "../durable/stubs";
 import { membersEnvelope } from "../http/envelopes";
 import { type ApiInterface, defineRoute } from "../http/route";
 import { callDurable, type DurableResult, unwrap } from "../lib/durable-call";
-import { badRequest, inStore } from "../lib/errors";
+import { badRequest, inStore, notFound, storageFailure } from "../lib/errors";
+import { formatInstant } from "../lib/time";
 import { internalDocumentRoute } from "../openapi/routes";
-import { GithubOrgName, GithubRepoName, GithubUserId } from "../schemas/common";
+import { GithubOrgName, GithubRepoName, GithubUserId, InstantOutput } from "../schemas/common";
 import { EventBatch, EventBatchAccepted } from "../schemas/events";
 import { Member, MemberInput } from "../schemas/member";
 import { Organization, OrganizationInput } from "../schemas/organization";
 import { Repository, RepositoryInput } from "../schemas/repository";
 import { ApiKeyCreated, ApiKeyCreateInput, KeyKind, User, UserInput } from "../schemas/user";
 import { storeEvents } from "../storage/events";
+import { deleteParked, listParked, readParked } from "../storage/parked";
 import { requireAdmin } from "./admin-auth";
 
 /** Control-plane bodies may be large (member lists, event batches), but not unbounded. */
@@ -227,6 +229,71 @@ const ingestEvents = defineRoute({
   },
 });
 
+const ParkedDelivery = z
+  .object({
+    id: z.string().max(140).meta({ description: "The delivery id and the part of the delivery (`<delivery>:<part>`)." }),
+    delivery: z.string().max(140).meta({ description: "X-GitHub-Delivery." }),
+    event: z.string().max(100).meta({ description: "Event and action, e.g. pull_request.closed." }),
+    attempts: z.number().int().meta({ description: "Attempts the queue made before parking it." }),
+    parkedAt: InstantOutput,
+    message: z.unknown().meta({ description: "The queue message as it was sent (the reduced delivery)." }),
+  })
+  .meta({ id: "ParkedDelivery" });
+
+const ParkedPage = z.object({ data: z.array(ParkedDelivery).max(100) }).meta({ id: "ParkedDeliveries" });
+const ParkedPath = z.object({
+  id: z
+    .string()
+    .regex(/^[A-Za-z0-9._:-]{1,140}$/, "must be the id of a parked delivery")
+    .meta({ example: "72d3162e-cc78-11e3-81ab-4c9367dc0958:0", override: { maxLength: 140 } }),
+});
+
+const PARKED_EXAMPLE = {
+  id: "72d3162e-cc78-11e3-81ab-4c9367dc0958:0",
+  delivery: "72d3162e-cc78-11e3-81ab-4c9367dc0958",
+  event: "organization.member_added",
+  attempts: 6,
+  parkedAt: "2026-11-22T10:00:00.000Z",
+  message: { v: 1, delivery: "72d3162e-cc78-11e3-81ab-4c9367dc0958", part: 0, event: "organization.member_added", org: "acme" },
+};
+
+const present = (p: Awaited<ReturnType<typeof listParked>>[number]) => ({ ...p, parkedAt: formatInstant(p.parkedAt) });
+
+const listParkedDeliveries = defineRoute({
+  method: "GET",
+  path: "/internal/v1/webhooks/parked",
+  operationId: "listParkedWebhookDeliveries",
+  summary: "List webhook deliveries the queue gave up on (the dead-letter queue), oldest first",
+  request: { query: z.object({ limit: z.coerce.number().int().min(1).max(100).default(100) }) },
+  responses: {
+    200: { description: "The oldest parked deliveries.", body: ParkedPage, example: { data: [PARKED_EXAMPLE] } },
+  },
+  errors: [],
+  handler: async ({ query }, { env }) => ({
+    data: (await inStore("D1", () => listParked(env.DB, query.limit))).map(present),
+  }),
+});
+
+const replayParkedDelivery = defineRoute({
+  method: "POST",
+  path: "/internal/v1/webhooks/parked/{id}/replay",
+  operationId: "replayParkedWebhookDelivery",
+  summary: "Send a parked delivery to the queue again (applied idempotently) and drop the parked copy",
+  request: { params: ParkedPath },
+  responses: { 200: { description: "Queued again.", body: ParkedDelivery, example: PARKED_EXAMPLE } },
+  errors: ["not_found"],
+  handler: async ({ params }, { env }) => {
+    const parked = await inStore("D1", () => readParked(env.DB, params.id));
+    if (parked === null) throw notFound("No parked delivery with this id.");
+    // Queued first, deleted after: a failure in between leaves the copy to replay again (harmless).
+    await env.WEBHOOKS.send(parked.message, { contentType: "json" }).catch((error) => {
+      throw storageFailure("Queue", error);
+    });
+    await inStore("D1", () => deleteParked(env.DB, params.id));
+    return present(parked);
+  },
+});
+
 /** `/internal/v1/...`: the entry point that feeds the service its data (contract section 5). */
 export const controlPlaneInterface: ApiInterface = {
   name: "control plane",
@@ -245,6 +312,8 @@ export const controlPlaneInterface: ApiInterface = {
     createApiKey,
     revokeApiKey,
     ingestEvents,
+    listParkedDeliveries,
+    replayParkedDelivery,
     internalDocumentRoute,
   ],
 };

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /** Tables inside each organization's Durable Object (one object per organization). */
 
@@ -14,6 +14,8 @@ export const installation = sqliteTable("installation", {
   subscriptionStatus: text("subscription_status", { enum: ["active", "past_due", "canceled", "none"] }).notNull(),
   billedThroughService: integer("billed_through_service", { mode: "boolean" }).notNull(),
   purchasedSeats: integer("purchased_seats").notNull(),
+  /** False after GitHub's `installation` deleted: the organization answers 404, its data is kept. */
+  installed: integer("installed", { mode: "boolean" }).notNull().default(true),
 });
 
 /**
@@ -25,7 +27,8 @@ export const members = sqliteTable(
   {
     githubUserId: text("github_user_id").primaryKey(),
     githubLogin: text("github_login").notNull(),
-    workEmail: text("work_email").notNull(),
+    /** Null for a member GitHub announced (webhook) until a sync provides the address. */
+    workEmail: text("work_email"),
     role: text("role", { enum: ["member", "admin", "viewer"] }).notNull(),
     seat: integer("seat", { mode: "boolean" }).notNull(),
     isBot: integer("is_bot", { mode: "boolean" }).notNull(),
@@ -33,12 +36,24 @@ export const members = sqliteTable(
   (t) => [index("members_by_login").on(sql`lower(${t.githubLogin})`, t.githubUserId)],
 );
 
-/** Keyed by the lower-cased name: GitHub repository names are case-insensitive. */
-export const repositories = sqliteTable("repositories", {
-  repoKey: text("repo_key").primaryKey(),
-  name: text("name").notNull(),
-  private: integer("private", { mode: "boolean" }).notNull(),
-});
+/**
+ * Keyed by the lower-cased name (GitHub repository names are case-insensitive; analytics rows in
+ * D1 and reviewer events use names). `github_id` is GitHub's numeric repository id, the identity
+ * that survives a rename; null for a repository only the control plane registered. A repository
+ * removed from the installation (or deleted, or transferred away) stays as a tombstone
+ * (`removed` true): its rows are no longer exported and `repo=` on it is 403.
+ */
+export const repositories = sqliteTable(
+  "repositories",
+  {
+    repoKey: text("repo_key").primaryKey(),
+    name: text("name").notNull(),
+    private: integer("private", { mode: "boolean" }).notNull(),
+    githubId: integer("github_id"),
+    removed: integer("removed", { mode: "boolean" }).notNull().default(false),
+  },
+  (t) => [uniqueIndex("repositories_github_id").on(t.githubId)],
+);
 
 export const collaborators = sqliteTable(
   "collaborators",
@@ -94,4 +109,25 @@ export const auditLog = sqliteTable(
 export const membershipClock = sqliteTable("membership_clock", {
   id: integer("id").primaryKey(),
   value: integer("value").notNull(),
+});
+
+/**
+ * GitHub webhook deliveries (parts) this organization has applied, written in the same transaction
+ * as their change: a delivery enqueued twice (two identical deliveries racing past the dedupe
+ * marker, or a queue redelivery) changes nothing the second time. Pruned after 8 days, past the
+ * 7-day dedupe marker.
+ */
+export const appliedDeliveries = sqliteTable("applied_deliveries", {
+  deliveryKey: text("delivery_key").primaryKey(),
+  appliedAt: integer("applied_at").notNull(),
+});
+
+/**
+ * Repository renames whose analytics rows (D1, keyed by name) still have to follow: written in the
+ * transaction that renames the repository here, removed by the webhook consumer once D1 has moved
+ * the rows (an outbox: a failure between the two is finished by the retry).
+ */
+export const pendingRenames = sqliteTable("pending_renames", {
+  fromKey: text("from_key").primaryKey(),
+  toName: text("to_name").notNull(),
 });

@@ -22,6 +22,7 @@ import type { Role } from "../schemas/common";
 import type { Member, MemberInput, MemberUpdateResult, SeatSummary } from "../schemas/member";
 import type { Organization, OrganizationEntry, OrganizationInput } from "../schemas/organization";
 import type { Repository, RepositoryInput } from "../schemas/repository";
+import type { GithubRepository, OrganizationChange } from "../webhooks/changes";
 import { type MemberFilters, memberPageQuery } from "./member-queries";
 import * as schema from "./organization-schema";
 import { orgKey } from "./stubs";
@@ -65,6 +66,15 @@ export interface MembershipAnswer {
   member: boolean;
   version: number;
   entry: OrganizationEntry | null;
+}
+
+/** How long an applied webhook delivery is remembered: past the receiver's 7-day dedupe marker. */
+const DELIVERY_MEMORY_MS = 8 * 24 * 3_600_000;
+
+/** A repository rename whose D1 rows still have to follow (see `pendingRenames`). */
+export interface PendingRename {
+  fromKey: string;
+  toName: string;
 }
 
 /** The answer to a list of member changes: one result per change, in order, and the seats left after all of them. */
@@ -117,10 +127,11 @@ export const toAuditEntry = (row: AuditRow): AuditEntry => ({
   correlationId: row.correlationId,
 });
 
+/** `workEmail` is omitted while unknown (a member GitHub announced, before a sync provides it). */
 export const toMember = (row: MemberRow): Member => ({
   githubUserId: row.githubUserId,
   githubLogin: row.githubLogin,
-  workEmail: row.workEmail,
+  ...(row.workEmail === null ? {} : { workEmail: row.workEmail }),
   role: row.role,
   seat: row.seat,
   isBot: row.isBot,
@@ -157,6 +168,7 @@ export class OrganizationObject extends DurableObject<Env> {
       subscriptionStatus: input.subscription.status,
       billedThroughService: input.subscription.billedThroughService,
       purchasedSeats: input.subscription.purchasedSeats,
+      installed: true,
     };
     this.#db.insert(schema.installation).values(row).onConflictDoUpdate({ target: schema.installation.id, set: row }).run();
     return toOrganization(row);
@@ -167,12 +179,7 @@ export class OrganizationObject extends DurableObject<Env> {
     const repoKey = foldName(name);
     const collaborators = [...new Set(input.collaborators)].sort();
     this.ctx.storage.transactionSync(() => {
-      const row = { repoKey, name, private: input.private };
-      this.#db
-        .insert(schema.repositories)
-        .values(row)
-        .onConflictDoUpdate({ target: schema.repositories.repoKey, set: row })
-        .run();
+      this.#writeRepository({ name, private: input.private, githubId: null });
       this.#db.delete(schema.collaborators).where(eq(schema.collaborators.repoKey, repoKey)).run();
       for (const githubUserId of collaborators) {
         this.#db.insert(schema.collaborators).values({ repoKey, githubUserId }).run();
@@ -189,22 +196,7 @@ export class OrganizationObject extends DurableObject<Env> {
    * fails the call fails, and a retry (the write is idempotent) tells it again.
    */
   async putMember(org: string, githubUserId: string, input: MemberInput, origin: ChangeOrigin): Promise<Member> {
-    const row: MemberRow = { githubUserId, ...input };
-    const version = this.ctx.storage.transactionSync(() => {
-      const before = this.#member(githubUserId);
-      this.#db.insert(schema.members).values(row).onConflictDoUpdate({ target: schema.members.githubUserId, set: row }).run();
-      const action: AuditAction | null = !before
-        ? "member.added"
-        : before.seat !== row.seat || before.role !== row.role
-          ? "member.updated"
-          : null;
-      if (action) {
-        this.#audit(Date.now(), { ...origin, actor: origin.actor ?? null }, [
-          { action, githubUserId, before: before ? stateOf(before) : null, after: stateOf(row) },
-        ]);
-      }
-      return this.#tickMembershipClock();
-    });
+    const { row, version } = this.ctx.storage.transactionSync(() => this.#writeMember(githubUserId, input, origin));
     await this.#tellIndex(org, githubUserId, true, version);
     return toMember(row);
   }
@@ -214,16 +206,7 @@ export class OrganizationObject extends DurableObject<Env> {
    * `member.removed`; removing nobody writes nothing. The member's index is told after the commit.
    */
   async deleteMember(org: string, githubUserId: string, origin: ChangeOrigin): Promise<void> {
-    const version = this.ctx.storage.transactionSync(() => {
-      const before = this.#member(githubUserId);
-      if (before) {
-        this.#db.delete(schema.members).where(eq(schema.members.githubUserId, githubUserId)).run();
-        this.#audit(Date.now(), { ...origin, actor: origin.actor ?? null }, [
-          { action: "member.removed", githubUserId, before: stateOf(before), after: null },
-        ]);
-      }
-      return this.#tickMembershipClock();
-    });
+    const version = this.ctx.storage.transactionSync(() => this.#removeMember(githubUserId, origin));
     await this.#tellIndex(org, githubUserId, false, version);
   }
 
@@ -295,15 +278,258 @@ export class OrganizationObject extends DurableObject<Env> {
     return ok({ data: page.map(toAuditEntry), next: rows.length > query.limit && last ? last.id : null });
   }
 
+  /**
+   * GitHub webhook consumer: applies one change (contract section 9) through the same write paths
+   * as the control plane, in one transaction with the delivery's ledger entry, so a delivery
+   * applied twice changes nothing the second time. Returns whether it was applied now, and the
+   * repository renames whose D1 rows still have to follow (also those of an earlier attempt).
+   */
+  async applyGithubChange(
+    deliveryKey: string,
+    login: string,
+    change: OrganizationChange,
+  ): Promise<{ applied: boolean; renames: PendingRename[] }> {
+    const origin: ChangeOrigin = { source: "github", correlationId: deliveryKey, actor: null };
+    const applied = this.ctx.storage.transactionSync(() => {
+      const now = Date.now();
+      const seen = this.#db
+        .select()
+        .from(schema.appliedDeliveries)
+        .where(eq(schema.appliedDeliveries.deliveryKey, deliveryKey))
+        .get();
+      if (seen) return false;
+      this.#applyChange(login, change, origin);
+      this.#db.insert(schema.appliedDeliveries).values({ deliveryKey, appliedAt: now }).run();
+      this.#db
+        .delete(schema.appliedDeliveries)
+        .where(lt(schema.appliedDeliveries.appliedAt, now - DELIVERY_MEMORY_MS))
+        .run();
+      return true;
+    });
+    // The member's organizations index learns the current membership after the commit, also when
+    // a retry finds the delivery already applied (the first attempt may have failed right here).
+    if (change.kind === "member_added" || change.kind === "member_removed") {
+      const member = this.#member(change.githubUserId) !== undefined;
+      await this.#tellIndex(login, change.githubUserId, member, this.#membershipClock());
+    }
+    return { applied, renames: this.#db.select().from(schema.pendingRenames).all() };
+  }
+
+  /** The current name of a repository known by GitHub id (a pull request follows its repository's renames). */
+  repositoryName(githubId: number): string | null {
+    return this.#db.select().from(schema.repositories).where(eq(schema.repositories.githubId, githubId)).get()?.name ?? null;
+  }
+
+  /** The webhook consumer moved a rename's D1 rows. */
+  renameFollowed(fromKey: string): void {
+    this.#db.delete(schema.pendingRenames).where(eq(schema.pendingRenames.fromKey, fromKey)).run();
+  }
+
+  #applyChange(login: string, change: OrganizationChange, origin: ChangeOrigin): void {
+    switch (change.kind) {
+      case "installation_created": {
+        const row = this.#installationRow();
+        if (row) {
+          // A plan or subscription billing has set stays; a new installation after a deletion is not suspended.
+          const set = { login, installationId: change.installationId, installedAt: change.installedAt, installed: true };
+          this.#db
+            .update(schema.installation)
+            .set(row.installed ? set : { ...set, blocked: false })
+            .where(eq(schema.installation.id, 1))
+            .run();
+        } else {
+          this.#db
+            .insert(schema.installation)
+            .values({
+              id: 1,
+              login,
+              installationId: change.installationId,
+              installedAt: change.installedAt,
+              blocked: false,
+              plan: "free",
+              subscriptionStatus: "none",
+              billedThroughService: false,
+              purchasedSeats: 0,
+              installed: true,
+            })
+            .run();
+        }
+        return;
+      }
+      case "installation_deleted":
+        this.#db
+          .update(schema.installation)
+          .set({ installed: false })
+          .where(and(eq(schema.installation.id, 1), eq(schema.installation.installationId, change.installationId)))
+          .run();
+        return;
+      case "installation_suspended":
+        this.#db.update(schema.installation).set({ blocked: change.blocked }).where(eq(schema.installation.id, 1)).run();
+        return;
+      case "repositories_added":
+        for (const repository of change.repositories) this.#writeGithubRepository(repository);
+        return;
+      case "repository_visibility":
+        this.#writeGithubRepository(change.repository);
+        return;
+      case "repositories_removed":
+        for (const repository of change.repositories) {
+          const row = this.#repository(repository);
+          if (row)
+            this.#db.update(schema.repositories).set({ removed: true }).where(eq(schema.repositories.repoKey, row.repoKey)).run();
+          else this.#writeRepository({ name: repository.name, private: true, githubId: repository.id, removed: true });
+        }
+        return;
+      case "repository_renamed":
+        this.#renameRepository(change.from, change.repository);
+        return;
+      case "collaborator": {
+        const repoKey = (this.#repository(change.repository)?.name ?? change.repository.name).toLowerCase();
+        if (change.added) {
+          this.#db
+            .insert(schema.collaborators)
+            .values({ repoKey, githubUserId: change.githubUserId })
+            .onConflictDoNothing()
+            .run();
+        } else {
+          this.#db
+            .delete(schema.collaborators)
+            .where(and(eq(schema.collaborators.repoKey, repoKey), eq(schema.collaborators.githubUserId, change.githubUserId)))
+            .run();
+        }
+        return;
+      }
+      case "member_added": {
+        const existing = this.#member(change.githubUserId);
+        // Role, seat and e-mail of a known member are the service's (PATCH, sync): a redelivered
+        // or late member_added must not reset them. GitHub's login and account type are kept current.
+        this.#writeMember(
+          change.githubUserId,
+          existing
+            ? { ...existing, githubLogin: change.githubLogin, isBot: change.isBot }
+            : { githubLogin: change.githubLogin, workEmail: null, role: change.role, seat: false, isBot: change.isBot },
+          origin,
+        );
+        return;
+      }
+      case "member_removed":
+        this.#removeMember(change.githubUserId, origin);
+        return;
+    }
+  }
+
+  /** The one write of a repository (control plane and GitHub): upsert by name, back in the installation. */
+  #writeRepository(r: { name: string; private: boolean; githubId: number | null; removed?: boolean }): void {
+    const row = { repoKey: r.name.toLowerCase(), name: r.name, private: r.private, removed: r.removed ?? false };
+    const set = r.githubId === null ? row : { ...row, githubId: r.githubId };
+    this.#db.insert(schema.repositories).values(set).onConflictDoUpdate({ target: schema.repositories.repoKey, set }).run();
+  }
+
+  /**
+   * A repository as GitHub describes it. GitHub's numeric id is the identity: a repository known
+   * by id keeps its stored name (only a `renamed` event changes names, so a late delivery carrying
+   * an old name cannot undo a rename).
+   */
+  #writeGithubRepository(repository: GithubRepository): void {
+    const known = this.#repository(repository);
+    this.#writeRepository({ name: known?.name ?? repository.name, private: repository.private, githubId: repository.id });
+  }
+
+  /**
+   * Renames a repository: its row, its collaborators and (through `pendingRenames`) its D1 rows
+   * follow it to the new name; the old name then matches nothing. A rename whose `from` is not the
+   * repository's current name is stale (a later rename was applied first) and changes nothing.
+   */
+  #renameRepository(from: string, repository: GithubRepository): void {
+    const fromKey = from.toLowerCase();
+    const toKey = repository.name.toLowerCase();
+    const byId = this.#db.select().from(schema.repositories).where(eq(schema.repositories.githubId, repository.id)).get();
+    const current = byId ?? this.#db.select().from(schema.repositories).where(eq(schema.repositories.repoKey, fromKey)).get();
+    if (byId && byId.repoKey !== fromKey) return;
+    if (current && fromKey !== toKey) {
+      // Whatever stood under the new name is replaced by the renamed repository.
+      this.#db.delete(schema.repositories).where(eq(schema.repositories.repoKey, toKey)).run();
+      this.#db.update(schema.repositories).set({ repoKey: toKey }).where(eq(schema.repositories.repoKey, fromKey)).run();
+      this.#db.delete(schema.collaborators).where(eq(schema.collaborators.repoKey, toKey)).run();
+      this.#db.update(schema.collaborators).set({ repoKey: toKey }).where(eq(schema.collaborators.repoKey, fromKey)).run();
+    }
+    this.#writeRepository({
+      name: repository.name,
+      private: repository.private,
+      githubId: repository.id,
+      removed: current?.removed,
+    });
+    if (fromKey !== toKey || current?.name !== repository.name) {
+      this.#db
+        .insert(schema.pendingRenames)
+        .values({ fromKey, toName: repository.name })
+        .onConflictDoUpdate({ target: schema.pendingRenames.fromKey, set: { toName: repository.name } })
+        .run();
+    }
+  }
+
+  /** A repository by GitHub id, else by name. */
+  #repository(r: { id: number; name: string }): typeof schema.repositories.$inferSelect | undefined {
+    return (
+      this.#db.select().from(schema.repositories).where(eq(schema.repositories.githubId, r.id)).get() ??
+      this.#db.select().from(schema.repositories).where(eq(schema.repositories.repoKey, r.name.toLowerCase())).get()
+    );
+  }
+
+  /**
+   * The one write of a member's synchronised state (control plane and GitHub), inside the caller's
+   * transaction: the member, its audit entry (`member.added`, or `member.updated` when seat or
+   * role changed; none when neither did) and the membership clock. Returns the row and the clock.
+   */
+  #writeMember(
+    githubUserId: string,
+    input: Omit<MemberRow, "githubUserId">,
+    origin: ChangeOrigin,
+  ): { row: MemberRow; version: number } {
+    const before = this.#member(githubUserId);
+    const row: MemberRow = { githubUserId, ...input };
+    this.#db.insert(schema.members).values(row).onConflictDoUpdate({ target: schema.members.githubUserId, set: row }).run();
+    const action: AuditAction | null = !before
+      ? "member.added"
+      : before.seat !== row.seat || before.role !== row.role
+        ? "member.updated"
+        : null;
+    if (action) {
+      this.#audit(Date.now(), { ...origin, actor: origin.actor ?? null }, [
+        { action, githubUserId, before: before ? stateOf(before) : null, after: stateOf(row) },
+      ]);
+    }
+    return { row, version: this.#tickMembershipClock() };
+  }
+
+  /** The one removal of a member (control plane and GitHub), inside the caller's transaction; idempotent. */
+  #removeMember(githubUserId: string, origin: ChangeOrigin): number {
+    const before = this.#member(githubUserId);
+    if (before) {
+      this.#db.delete(schema.members).where(eq(schema.members.githubUserId, githubUserId)).run();
+      this.#audit(Date.now(), { ...origin, actor: origin.actor ?? null }, [
+        { action: "member.removed", githubUserId, before: stateOf(before), after: null },
+      ]);
+    }
+    return this.#tickMembershipClock();
+  }
+
   /** Whether and what the caller may export (`analytics/access.ts`). */
   analyticsAccess(callerUserId: string, repoName: string | null): DurableResult<AnalyticsAccess> {
     return decideAnalyticsAccess(
       {
         installation: this.#installation(),
         caller: this.#member(callerUserId),
-        isRegistered: (repoKey) =>
-          this.#db.select().from(schema.repositories).where(eq(schema.repositories.repoKey, repoKey)).get() !== undefined,
+        repository: (repoKey) =>
+          this.#db.select().from(schema.repositories).where(eq(schema.repositories.repoKey, repoKey)).get(),
         visibleRepoKeys: () => this.#reposVisibleTo(callerUserId),
+        removedRepoKeys: () =>
+          this.#db
+            .select({ repoKey: schema.repositories.repoKey })
+            .from(schema.repositories)
+            .where(eq(schema.repositories.removed, true))
+            .all()
+            .map((r) => r.repoKey),
       },
       repoName,
     );
@@ -459,7 +685,13 @@ export class OrganizationObject extends DurableObject<Env> {
     return this.#db.select({ n: count() }).from(schema.members).where(where).get()?.n ?? 0;
   }
 
+  /** The installation, unless GitHub said it was deleted (the organization then answers 404). */
   #installation(): InstallationRow | undefined {
+    const row = this.#installationRow();
+    return row?.installed ? row : undefined;
+  }
+
+  #installationRow(): InstallationRow | undefined {
     return this.#db.select().from(schema.installation).where(eq(schema.installation.id, 1)).get();
   }
 
@@ -467,7 +699,7 @@ export class OrganizationObject extends DurableObject<Env> {
     return this.#db.select().from(schema.members).where(eq(schema.members.githubUserId, githubUserId)).get();
   }
 
-  /** Repository keys a non-admin member may read: public ones, and private ones naming them. */
+  /** Repository keys a non-admin member may read: public ones, and private ones naming them (never removed ones). */
   #reposVisibleTo(githubUserId: string): string[] {
     return this.#db
       .select({ repoKey: schema.repositories.repoKey })
@@ -476,7 +708,12 @@ export class OrganizationObject extends DurableObject<Env> {
         schema.collaborators,
         and(eq(schema.collaborators.repoKey, schema.repositories.repoKey), eq(schema.collaborators.githubUserId, githubUserId)),
       )
-      .where(or(eq(schema.repositories.private, false), isNotNull(schema.collaborators.githubUserId)))
+      .where(
+        and(
+          eq(schema.repositories.removed, false),
+          or(eq(schema.repositories.private, false), isNotNull(schema.collaborators.githubUserId)),
+        ),
+      )
       .all()
       .map((r) => r.repoKey);
   }

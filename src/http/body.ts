@@ -14,14 +14,25 @@ export async function readJsonObject(
   maxBytes: number,
   deadlineMs = BODY_READ_DEADLINE_MS,
 ): Promise<Record<string, unknown>> {
+  return parseJsonObject(await readJsonBytes(request, maxBytes, deadlineMs));
+}
+
+/**
+ * The raw bytes of an `application/json` body (415 otherwise, 413 past `maxBytes`), for a caller
+ * that must see them exactly as sent (a signature over the body) before parsing them.
+ */
+export async function readJsonBytes(request: Request, maxBytes: number, deadlineMs = BODY_READ_DEADLINE_MS): Promise<Uint8Array> {
   const mediaType = (request.headers.get("Content-Type") ?? "").split(";")[0]?.trim().toLowerCase();
   if (mediaType !== "application/json") {
     throw new AppError("unsupported_media_type", "Content-Type must be application/json.");
   }
   const declared = Number(request.headers.get("Content-Length"));
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
+  return request.body ? await readAll(request.body, maxBytes, deadlineMs) : new Uint8Array(0);
+}
 
-  const bytes = request.body ? await readAll(request.body, maxBytes, deadlineMs) : new Uint8Array(0);
+/** 400 unless the bytes are UTF-8 text of a JSON object. */
+export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> {
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);

@@ -111,7 +111,7 @@ async function runRoute(api: ApiInterface, route: Route, request: IRequest, rc: 
   if (!parsed.ok) throw parsed.error;
 
   let body: unknown;
-  if (route.request?.body) {
+  if (route.request?.body && !route.request.body.raw) {
     const spec = route.request.body;
     body = parseOrThrow(spec.schema as z.ZodType, await readJsonObject(request, spec.maxBytes), "Invalid request body.");
     route.request.check?.({ ...parsed.value, body });

@@ -46,6 +46,11 @@ export interface BodySpec<B extends z.ZodType> {
   schema: B;
   maxBytes: number;
   example?: unknown;
+  /**
+   * The handler reads the body itself from `rc.request` (a signature over the exact bytes must be
+   * checked before parsing); `schema` then only describes it in the document.
+   */
+  raw?: boolean;
 }
 
 export interface RouteInput<P, Q, B> {
@@ -113,7 +118,9 @@ export type InterfaceAuth =
   /** A personal API key of this kind, judged by the owner's Durable Object; counted against a quota. */
   | { kind: "apiKey"; keyKind: KeyKind }
   /** A check of its own, run for every path under the interface's base path, routed or not (the admin token). */
-  | { kind: "guard"; securityScheme: string; check: (request: Request, env: Env) => Promise<void>; errors: readonly ErrorCode[] };
+  | { kind: "guard"; securityScheme: string; check: (request: Request, env: Env) => Promise<void>; errors: readonly ErrorCode[] }
+  /** A signature over the request body, which the route's handler verifies itself (GitHub webhooks); not rate limited. */
+  | { kind: "signature"; securityScheme: string; errors: readonly ErrorCode[] };
 
 /**
  * An interface: a group of routes sharing a base path, an error envelope, an authentication and a

@@ -73,6 +73,13 @@ const SECURITY_SCHEMES = {
   analyticsKey: { type: "http", scheme: "bearer", description: "Personal Analytics API key (cak_...)." },
   membersKey: { type: "http", scheme: "bearer", description: "Personal Members API key (cbk_...)." },
   adminToken: { type: "http", scheme: "bearer", description: "The Worker's ADMIN_TOKEN secret." },
+  githubSignature: {
+    type: "apiKey",
+    in: "header",
+    name: "X-Hub-Signature-256",
+    description:
+      "sha256=<hex HMAC-SHA256 of the raw body> with the GitHub App's webhook secret (GITHUB_WEBHOOK_SECRET, or GITHUB_WEBHOOK_SECRET_PREVIOUS during a rotation).",
+  },
 } as const;
 
 const EXAMPLE_ID = "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10";
@@ -96,7 +103,7 @@ export function errorCodesOf(api: ApiInterface, route: Route): ErrorCode[] {
     codes.add("unauthenticated");
     codes.add("rate_limited");
   }
-  if (api.auth.kind === "guard") for (const code of api.auth.errors) codes.add(code);
+  if (api.auth.kind === "guard" || api.auth.kind === "signature") for (const code of api.auth.errors) codes.add(code);
   if (route.request?.params || route.request?.query || route.request?.body) codes.add("invalid_request");
   // A path segment that is not valid percent-encoding matches no resource.
   if (route.request?.params) codes.add("not_found");
@@ -120,7 +127,7 @@ function errorResponses(api: ApiInterface, route: Route): ZodOpenApiResponsesObj
   const responses: ZodOpenApiResponsesObject = {};
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
     const headers: Record<string, unknown> = { ...always, ...quotaHeadersFor(api, status) };
-    if (status === 401) headers["WWW-Authenticate"] = ref("WWW-Authenticate");
+    if (status === 401 && api.auth.kind !== "signature") headers["WWW-Authenticate"] = ref("WWW-Authenticate");
     if (status === 405) headers.Allow = ref("Allow");
     if (status === 429) headers["Retry-After"] = ref("Retry-After");
     const [first] = codes as [ErrorCode];
@@ -142,7 +149,7 @@ function operation(api: ApiInterface, route: Route): ZodOpenApiOperationObject {
   const security =
     api.auth.kind === "apiKey"
       ? [{ [api.auth.keyKind === "analytics" ? "analyticsKey" : "membersKey"]: [] }]
-      : api.auth.kind === "guard"
+      : api.auth.kind === "guard" || api.auth.kind === "signature"
         ? [{ [api.auth.securityScheme]: [] }]
         : [];
   const responses: ZodOpenApiResponsesObject = {};
@@ -200,7 +207,7 @@ const DOCUMENTS = {
   internal: {
     title: "Pull request analytics service: internal control plane",
     description:
-      "Synchronisation, event ingestion and key management (ADMIN_TOKEN). Not for end users; served only with the admin token.",
+      "Synchronisation, event ingestion, key management and parked webhook deliveries (ADMIN_TOKEN), and the GitHub App webhook endpoint (signed deliveries). Not for end users; served only with the admin token.",
   },
 } as const;
 
@@ -220,7 +227,7 @@ export function buildDocument(interfaces: readonly ApiInterface[], which: "publi
         ? api.auth.keyKind === "analytics"
           ? "analyticsKey"
           : "membersKey"
-        : api.auth.kind === "guard"
+        : api.auth.kind === "guard" || api.auth.kind === "signature"
           ? api.auth.securityScheme
           : "",
     ),

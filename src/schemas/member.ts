@@ -21,7 +21,11 @@ export const Member = z
   .object({
     githubUserId: GithubUserId,
     githubLogin: GithubLogin,
-    workEmail: z.string().max(320).meta({ format: "email" }),
+    workEmail: z.string().max(320).optional().meta({
+      format: "email",
+      description:
+        "Work e-mail address of the member. Omitted while unknown: a member GitHub announced (webhook) has none until a sync provides it.",
+    }),
     role: Role,
     seat: z.boolean(),
     isBot: z.boolean(),

@@ -8,6 +8,8 @@ export interface MergedPullRequestQuery {
   repoKey: string | null;
   /** Only these repositories (lower-cased), or no access restriction (an organization admin). */
   accessibleRepoKeys: string[] | null;
+  /** Never these repositories (lower-cased; they left the installation). Usually empty. */
+  excludedRepoKeys?: string[];
   /** Review window, inclusive, epoch ms. */
   start: number;
   end: number;
@@ -81,6 +83,9 @@ export function mergedPullRequestsSql(q: MergedPullRequestQuery): SQL {
   if (q.repoKey !== null) filters.push(sql`p.repo_key = ${q.repoKey}`);
   if (q.accessibleRepoKeys !== null) {
     filters.push(sql`p.repo_key IN (SELECT value FROM json_each(${JSON.stringify(q.accessibleRepoKeys)}))`);
+  }
+  if (q.excludedRepoKeys && q.excludedRepoKeys.length > 0) {
+    filters.push(sql`p.repo_key NOT IN (SELECT value FROM json_each(${JSON.stringify(q.excludedRepoKeys)}))`);
   }
   filters.push(sql`EXISTS (
     SELECT 1 FROM reviews AS r

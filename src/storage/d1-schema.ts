@@ -98,3 +98,17 @@ export const orgReviewLag = sqliteTable("org_review_lag", {
   maxBeforeMerge: integer("max_before_merge").notNull(),
   maxAfterMerge: integer("max_after_merge").notNull(),
 });
+
+/**
+ * GitHub webhook messages the queue gave up on (the dead-letter queue's consumer copies each one
+ * here), for an operator to list and replay through the control plane. `message` is the queue
+ * message as it was sent (JSON); `id` is its delivery id and part.
+ */
+export const parkedDeliveries = sqliteTable("parked_deliveries", {
+  id: text("id").primaryKey(),
+  delivery: text("delivery").notNull(),
+  event: text("event").notNull(),
+  message: text("message").notNull(),
+  attempts: integer("attempts").notNull(),
+  parkedAt: integer("parked_at").notNull(),
+});

@@ -103,4 +103,18 @@ describe("what the documents say", () => {
     expect(ok?.headers["X-Next-Cursor"]?.required).toBe(false);
     expect(params(pub, "/api/analytics/v1/prs", "get").format).toMatchObject({ enum: ["json", "csv"], default: "json" });
   });
+
+  it("the webhook endpoint is internal, signed (no bearer challenge on its 401), and answers 200 pong or 202", () => {
+    expect(Object.keys(pub.paths ?? {})).not.toContain("/webhooks/github");
+    const post = internal.paths?.["/webhooks/github"]?.post as unknown as {
+      security: object[];
+      responses: Record<string, { headers?: Record<string, unknown> }>;
+    };
+    expect(post.security).toEqual([{ githubSignature: [] }]);
+    expect(Object.keys(post.responses)).toEqual(
+      expect.arrayContaining(["200", "202", "400", "401", "404", "413", "415", "500", "503"]),
+    );
+    expect(Object.keys(post.responses)).not.toContain("429");
+    expect(post.responses["401"]?.headers).not.toHaveProperty("WWW-Authenticate");
+  });
 });

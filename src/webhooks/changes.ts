@@ -1,0 +1,77 @@
+import { z } from "zod";
+import { GithubOrgName, GithubRepoName, GithubUserId } from "../schemas/common";
+import { PullRequestEvent } from "../schemas/events";
+
+/**
+ * What the service keeps of a verified GitHub delivery: one or more changes, each sent as one
+ * queue message (at most 128 KB; a long repository list is split into parts). The consumer parses
+ * every message with these schemas before applying it, so a message from an older or newer
+ * Worker version that does not fit is parked, never half applied.
+ */
+
+export const GithubRepository = z.object({ id: z.number().int().min(1), name: GithubRepoName, private: z.boolean() });
+export type GithubRepository = z.output<typeof GithubRepository>;
+
+/** A change of an organization's state, applied by its Durable Object. */
+export const OrganizationChange = z.discriminatedUnion("kind", [
+  z.object({
+    kind: z.literal("installation_created"),
+    installationId: z.number().int().min(1),
+    /** The installation's creation time at GitHub, epoch ms. */
+    installedAt: z.number().int(),
+  }),
+  z.object({ kind: z.literal("installation_deleted"), installationId: z.number().int().min(1) }),
+  z.object({ kind: z.literal("installation_suspended"), blocked: z.boolean() }),
+  /** Repositories join (or stay in) the installation with their visibility. */
+  z.object({ kind: z.literal("repositories_added"), repositories: z.array(GithubRepository) }),
+  /** Repositories leave the installation (removed, deleted, transferred away). */
+  z.object({ kind: z.literal("repositories_removed"), repositories: z.array(GithubRepository.pick({ id: true, name: true })) }),
+  z.object({ kind: z.literal("repository_visibility"), repository: GithubRepository }),
+  z.object({ kind: z.literal("repository_renamed"), from: GithubRepoName, repository: GithubRepository }),
+  z.object({
+    kind: z.literal("collaborator"),
+    added: z.boolean(),
+    repository: GithubRepository.pick({ id: true, name: true }),
+    githubUserId: GithubUserId,
+  }),
+  z.object({
+    kind: z.literal("member_added"),
+    githubUserId: GithubUserId,
+    githubLogin: z.string().min(1).max(255),
+    role: z.enum(["admin", "member"]),
+    isBot: z.boolean(),
+  }),
+  z.object({ kind: z.literal("member_removed"), githubUserId: GithubUserId }),
+]);
+export type OrganizationChange = z.output<typeof OrganizationChange>;
+
+export const Change = z.union([
+  OrganizationChange,
+  /** A pull request's state, stored through the same versioned write path as reviewer events. */
+  z.object({
+    kind: z.literal("pull_request"),
+    /** GitHub's repository id: the consumer stores the pull request under the repository's current name. */
+    repositoryId: z.number().int().min(1),
+    event: PullRequestEvent,
+  }),
+]);
+export type Change = z.output<typeof Change>;
+/** A change as it travels (dates of a pull request still as text). */
+export type ChangeInput = z.input<typeof Change>;
+
+export const QueueMessage = z.object({
+  v: z.literal(1),
+  /** `X-GitHub-Delivery`. */
+  delivery: z.string().min(1).max(128),
+  /** Which part of the delivery (0 for most; a long repository list is split). */
+  part: z.number().int().min(0),
+  /** `X-GitHub-Event` and the payload's action, for logs and the parked list. */
+  event: z.string().max(100),
+  org: GithubOrgName,
+  change: Change,
+});
+export type QueueMessage = z.output<typeof QueueMessage>;
+export type QueueMessageInput = z.input<typeof QueueMessage>;
+
+/** The key of one message in the consumer's ledger and the parked list. */
+export const messageKey = (m: { delivery: string; part: number }): string => `${m.delivery}:${m.part}`;

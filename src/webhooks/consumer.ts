@@ -1,0 +1,96 @@
+import { organizationStub, orgKey } from "../durable/stubs";
+import { callDurable } from "../lib/durable-call";
+import { storeEvents } from "../storage/events";
+import { parkDelivery } from "../storage/parked";
+import { renameRepositoryRows } from "../storage/renames";
+import { messageKey, QueueMessage } from "./changes";
+
+/** Queue names as in wrangler.toml. */
+export const WEBHOOK_QUEUE = "pr-review-webhooks";
+export const DEAD_LETTER_QUEUE = "pr-review-webhooks-dlq";
+
+/** Retry delay after the n-th failed attempt: 10 s, 20 s, 40 s, ... at most 10 minutes. */
+export const backoffSeconds = (attempts: number): number => Math.min(600, 10 * 2 ** Math.max(0, attempts - 1));
+
+const log = (level: "info" | "error", msg: string, extra: object) => console.log(JSON.stringify({ level, msg, ...extra }));
+
+/**
+ * The Worker's `queue()` handler. Webhook messages are applied one by one and acknowledged each;
+ * a failure retries that message alone with backoff (after `max_retries` the queue parks it in the
+ * dead-letter queue). Messages of the dead-letter queue are copied to D1 for the control plane.
+ */
+export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  if (batch.queue === DEAD_LETTER_QUEUE) return parkBatch(batch, env);
+  for (const message of batch.messages) {
+    const parsed = QueueMessage.safeParse(message.body);
+    try {
+      if (!parsed.success) {
+        // Retrying cannot make it fit: park it at once.
+        log("error", "webhook message does not fit the schema; parked", {
+          id: message.id,
+          issues: parsed.error.issues.slice(0, 5),
+        });
+        await park(env, message);
+      } else {
+        await applyMessage(env, parsed.data);
+      }
+      message.ack();
+    } catch (error) {
+      const delaySeconds = backoffSeconds(message.attempts);
+      log("error", "webhook message failed; retried", {
+        id: parsed.success ? messageKey(parsed.data) : message.id,
+        attempts: message.attempts,
+        delaySeconds,
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      });
+      message.retry({ delaySeconds });
+    }
+  }
+}
+
+/**
+ * Applies one message, idempotently: organization changes through the organization's object (its
+ * ledger makes a second application a no-op), pull requests through the versioned event upsert
+ * (an older or equal `updated_at` writes nothing). Throws when a store failed: the message is retried.
+ */
+export async function applyMessage(env: Env, m: QueueMessage): Promise<void> {
+  const stub = () => organizationStub(env, m.org);
+  if (m.change.kind === "pull_request") {
+    const change = m.change;
+    const current = await callDurable(() => stub().repositoryName(change.repositoryId), { idempotent: true });
+    await storeEvents(env.DB, [current === null ? change.event : { ...change.event, repo: current }]);
+    return;
+  }
+  const change = m.change;
+  const { renames } = await callDurable(() => stub().applyGithubChange(messageKey(m), m.org, change), { idempotent: true });
+  for (const rename of renames) {
+    await renameRepositoryRows(env.DB, orgKey(m.org), rename.fromKey, rename.toName);
+    await callDurable(() => stub().renameFollowed(rename.fromKey), { idempotent: true });
+  }
+}
+
+async function parkBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  for (const message of batch.messages) {
+    try {
+      await park(env, message);
+      log("error", "webhook message parked in the dead-letter queue", { id: message.id });
+      message.ack();
+    } catch (error) {
+      log("error", "parking a webhook message failed; retried", { id: message.id, error: String(error) });
+      message.retry({ delaySeconds: backoffSeconds(message.attempts) });
+    }
+  }
+}
+
+function park(env: Env, message: Message<unknown>): Promise<void> {
+  const body = message.body as { delivery?: unknown; part?: unknown; event?: unknown };
+  const known = typeof body?.delivery === "string" && typeof body.part === "number";
+  return parkDelivery(env.DB, {
+    id: known ? messageKey({ delivery: body.delivery as string, part: body.part as number }) : message.id,
+    delivery: typeof body?.delivery === "string" ? body.delivery : message.id,
+    event: typeof body?.event === "string" ? body.event : "unknown",
+    message: message.body,
+    attempts: message.attempts,
+    parkedAt: Date.now(),
+  });
+}

@@ -1,0 +1,92 @@
+import { parseJsonObject, readJsonBytes } from "../http/body";
+import { AppError, badRequest, notFound, storageFailure } from "../lib/errors";
+import type { QueueMessageInput } from "./changes";
+import { reduceDelivery } from "./reduce";
+import { parseSignatureHeader, verifySignature } from "./signature";
+
+/** GitHub sends payloads up to 25 MB; the route takes up to 25 MiB. */
+export const WEBHOOK_MAX_BODY = 25 * 1024 * 1024;
+
+/** A delivery id is remembered for 7 days and an hour (contract: at least 7 days). */
+export const DEDUPE_TTL_SECONDS = 7 * 24 * 3600 + 3600;
+
+const DELIVERY_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const EVENT_NAME = /^[a-z_]{1,64}$/;
+
+export type Receipt = { kind: "pong" } | { kind: "accepted"; delivery: string; status: "queued" | "duplicate" | "ignored" };
+
+/** KV key of a delivery's dedupe marker. */
+export const deliveryMarker = (delivery: string): string => `delivery:${delivery}`;
+
+/**
+ * `POST /webhooks/github` (contract section 9), in this order: 404 without a secret, 401 without a
+ * well-formed signature, 415/413 body, 401 wrong signature (current or previous secret), 400
+ * headers or not a JSON object; then `ping` → pong, or the delivery is reduced and queued.
+ *
+ * Nothing accepted is lost: the dedupe marker is written only after the queue took every message
+ * (a failed enqueue is a 503 that GitHub shows as failed, and a redelivery is not mistaken for a
+ * duplicate). Two identical deliveries racing past the marker both enqueue; the consumer's ledger
+ * (one per organization, written with the change) applies the second as nothing.
+ */
+export async function receiveDelivery(
+  request: Request,
+  env: Env,
+  log: (msg: string, extra: object) => void,
+  afterAnswer: (work: Promise<unknown>) => void,
+): Promise<Receipt> {
+  if (!env.GITHUB_WEBHOOK_SECRET) throw notFound();
+  const secrets = [env.GITHUB_WEBHOOK_SECRET, env.GITHUB_WEBHOOK_SECRET_PREVIOUS].filter(
+    (s): s is string => typeof s === "string" && s !== "",
+  );
+
+  const header = parseSignatureHeader(request.headers.get("X-Hub-Signature-256"));
+  if (header.kind !== "signature") throw unsigned(header.kind === "missing" ? "is required" : "must be sha256=<64 hex digits>");
+  const body = await readJsonBytes(request, WEBHOOK_MAX_BODY);
+  if (!(await verifySignature(secrets, body, header.bytes))) throw unsigned("does not match the body");
+
+  const event = request.headers.get("X-GitHub-Event");
+  const delivery = request.headers.get("X-GitHub-Delivery");
+  const missing = [
+    ...(event === null || !EVENT_NAME.test(event)
+      ? [{ path: "X-GitHub-Event", message: "is required: a GitHub event name" }]
+      : []),
+    ...(delivery === null || !DELIVERY_ID.test(delivery)
+      ? [{ path: "X-GitHub-Delivery", message: "is required: the delivery's GUID" }]
+      : []),
+  ];
+  if (event === null || delivery === null || missing.length > 0) throw badRequest("Invalid webhook headers.", missing);
+  const payload = parseJsonObject(body);
+  if (event === "ping") return { kind: "pong" };
+
+  const reduced = reduceDelivery(event, delivery, payload);
+  if (reduced.status === "ignored") {
+    log("webhook ignored", { delivery, event, reason: reduced.reason });
+    return { kind: "accepted", delivery, status: "ignored" };
+  }
+  const seen = await env.WEBHOOK_DELIVERIES.get(deliveryMarker(delivery)).catch(() => null);
+  if (seen !== null) return { kind: "accepted", delivery, status: "duplicate" };
+
+  await enqueue(env, reduced.messages);
+  // After the answer (the delivery is already safe in the queue), and best effort: a lost marker
+  // only lets a redelivery through to the consumer's ledger.
+  afterAnswer(
+    env.WEBHOOK_DELIVERIES.put(deliveryMarker(delivery), "1", { expirationTtl: DEDUPE_TTL_SECONDS }).catch((error) =>
+      log("webhook dedupe marker not written", { delivery, error: String(error) }),
+    ),
+  );
+  return { kind: "accepted", delivery, status: "queued" };
+}
+
+/** `sendBatch` takes up to 100 messages and 256 KB: messages go in small groups. */
+async function enqueue(env: Env, messages: QueueMessageInput[]): Promise<void> {
+  try {
+    for (let i = 0; i < messages.length; i += 2) {
+      await env.WEBHOOKS.sendBatch(messages.slice(i, i + 2).map((body) => ({ body, contentType: "json" as const })));
+    }
+  } catch (error) {
+    throw storageFailure("Queue", error);
+  }
+}
+
+const unsigned = (what: string) =>
+  new AppError("unauthenticated", `X-Hub-Signature-256 ${what}: sign the raw body with the webhook secret.`);

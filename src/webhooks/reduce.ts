@@ -1,0 +1,224 @@
+import { z } from "zod";
+import { GithubOrgName } from "../schemas/common";
+import type { ChangeInput, QueueMessageInput } from "./changes";
+
+/**
+ * Contract section 9, first half: which deliveries the service uses, reduced to the changes it
+ * applies. Pure (payload in, messages out) so every rule is testable without a queue. What the
+ * service does not use is `ignored`; so is a payload whose fields do not have the shape GitHub
+ * documents (logged by the caller).
+ */
+
+export type Reduced = { status: "ignored"; reason: string } | { status: "queued"; messages: QueueMessageInput[] };
+
+/** Repositories per message: names are at most 100 characters, so 500 stay far below 128 KB. */
+export const REPOSITORIES_PER_MESSAGE = 500;
+
+const Login = z.object({ login: z.string() });
+const Repo = z.object({ id: z.number().int(), name: z.string(), private: z.boolean() });
+const RepoWithOwner = Repo.extend({ owner: Login });
+/** GitHub sends `created_at` of an installation as epoch seconds or as an ISO 8601 string. */
+const GithubTime = z.union([z.number().transform((s) => s * 1000), z.string().transform((s) => Date.parse(s))]);
+
+const InstallationPayload = z.object({
+  action: z.string(),
+  installation: z.object({ id: z.number().int(), account: Login, created_at: GithubTime }),
+  repositories: z.array(Repo).optional(),
+});
+const InstallationRepositoriesPayload = z.object({
+  action: z.string(),
+  installation: z.object({ account: Login }),
+  repositories_added: z.array(Repo).default([]),
+  repositories_removed: z.array(Repo.partial({ private: true })).default([]),
+});
+const RepositoryPayload = z.object({
+  action: z.string(),
+  repository: RepoWithOwner,
+  changes: z
+    .object({
+      repository: z.object({ name: z.object({ from: z.string() }) }).optional(),
+      owner: z.object({ from: z.object({ organization: Login.optional(), user: Login.optional() }) }).optional(),
+    })
+    .optional(),
+});
+const MemberPayload = z.object({
+  action: z.string(),
+  repository: RepoWithOwner,
+  member: z.object({ id: z.number().int() }),
+});
+const OrganizationPayload = z.object({
+  action: z.string(),
+  organization: Login,
+  membership: z
+    .object({ role: z.string(), user: z.object({ id: z.number().int(), login: z.string(), type: z.string() }) })
+    .optional(),
+});
+const PullRequestPayload = z.object({
+  action: z.string(),
+  repository: RepoWithOwner,
+  pull_request: z.object({
+    number: z.number().int(),
+    user: Login,
+    created_at: z.string(),
+    updated_at: z.string(),
+    merged_at: z.string().nullable().optional(),
+    additions: z.number().int().optional(),
+    deletions: z.number().int().optional(),
+  }),
+});
+
+const ignored = (reason: string): Reduced => ({ status: "ignored", reason });
+
+/** The messages to enqueue for one verified delivery, or why it is ignored. */
+export function reduceDelivery(event: string, delivery: string, payload: unknown): Reduced {
+  const reducer = REDUCERS[event];
+  if (!reducer) return ignored(`event ${event} is not used`);
+  const result = reducer(payload);
+  if (result === null) return ignored(`${event} action is not used`);
+  if ("invalid" in result) return ignored(`${event} payload does not have the expected shape: ${result.invalid}`);
+  if (!GithubOrgName.safeParse(result.org).success) return ignored(`${event}: the owner login is not a GitHub login`);
+  const action = (payload as { action?: unknown }).action;
+  const name = typeof action === "string" ? `${event}.${action}` : event;
+  return {
+    status: "queued",
+    messages: result.changes.map((change, part) => ({ v: 1, delivery, part, event: name, org: result.org, change })),
+  };
+}
+
+type Result = { org: string; changes: ChangeInput[] } | { invalid: string } | null;
+
+/** Parses with `schema`, then maps; a payload that does not fit is `invalid`. */
+const using =
+  <S extends z.ZodType>(schema: S, map: (p: z.output<S>) => { org: string; changes: ChangeInput[] } | null) =>
+  (payload: unknown): Result => {
+    const parsed = schema.safeParse(payload);
+    if (!parsed.success) return { invalid: parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ") };
+    return map(parsed.data);
+  };
+
+const chunks = <T>(list: readonly T[], size: number): T[][] => {
+  const out: T[][] = [];
+  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
+  return out;
+};
+
+const added = (repositories: z.output<typeof Repo>[]): ChangeInput[] =>
+  chunks(repositories, REPOSITORIES_PER_MESSAGE).map((part) => ({
+    kind: "repositories_added" as const,
+    repositories: part.map(({ id, name, private: p }) => ({ id, name, private: p })),
+  }));
+
+const removed = (repositories: { id: number; name: string }[]): ChangeInput[] =>
+  chunks(repositories, REPOSITORIES_PER_MESSAGE).map((part) => ({
+    kind: "repositories_removed" as const,
+    repositories: part.map(({ id, name }) => ({ id, name })),
+  }));
+
+const REDUCERS: Record<string, (payload: unknown) => Result> = {
+  installation: using(InstallationPayload, (p) => {
+    const org = p.installation.account.login;
+    const installationId = p.installation.id;
+    switch (p.action) {
+      case "created":
+        if (!Number.isFinite(p.installation.created_at)) return null;
+        return {
+          org,
+          changes: [
+            { kind: "installation_created", installationId, installedAt: p.installation.created_at },
+            ...added(p.repositories ?? []),
+          ],
+        };
+      case "deleted":
+        return { org, changes: [{ kind: "installation_deleted", installationId }] };
+      case "suspend":
+      case "unsuspend":
+        return { org, changes: [{ kind: "installation_suspended", blocked: p.action === "suspend" }] };
+      default:
+        return null;
+    }
+  }),
+  installation_repositories: using(InstallationRepositoriesPayload, (p) => {
+    const org = p.installation.account.login;
+    if (p.action === "added") return { org, changes: added(p.repositories_added) };
+    if (p.action === "removed") return { org, changes: removed(p.repositories_removed) };
+    return null;
+  }),
+  repository: using(RepositoryPayload, (p) => {
+    const { id, name, private: isPrivate, owner } = p.repository;
+    const repository = { id, name, private: isPrivate };
+    switch (p.action) {
+      case "privatized":
+      case "publicized":
+        return { org: owner.login, changes: [{ kind: "repository_visibility", repository }] };
+      case "renamed": {
+        const from = p.changes?.repository?.name.from;
+        return from === undefined ? null : { org: owner.login, changes: [{ kind: "repository_renamed", from, repository }] };
+      }
+      case "deleted":
+        return { org: owner.login, changes: removed([{ id, name }]) };
+      case "transferred": {
+        // The payload names the new owner; the repository leaves the previous one.
+        const previous = p.changes?.owner?.from.organization?.login ?? p.changes?.owner?.from.user?.login;
+        return previous === undefined ? null : { org: previous, changes: removed([{ id, name }]) };
+      }
+      default:
+        return null;
+    }
+  }),
+  member: using(MemberPayload, (p) => {
+    if (p.action !== "added" && p.action !== "removed") return null;
+    const { id, name, owner } = p.repository;
+    return {
+      org: owner.login,
+      changes: [
+        { kind: "collaborator", added: p.action === "added", repository: { id, name }, githubUserId: String(p.member.id) },
+      ],
+    };
+  }),
+  organization: using(OrganizationPayload, (p) => {
+    const user = p.membership?.user;
+    if (p.action === "member_added" && user) {
+      return {
+        org: p.organization.login,
+        changes: [
+          {
+            kind: "member_added",
+            githubUserId: String(user.id),
+            githubLogin: user.login,
+            role: p.membership?.role === "admin" ? "admin" : "member",
+            isBot: user.type === "Bot",
+          },
+        ],
+      };
+    }
+    if (p.action === "member_removed" && user) {
+      return { org: p.organization.login, changes: [{ kind: "member_removed", githubUserId: String(user.id) }] };
+    }
+    // `renamed` is not applied yet: see docs/architecture.md, "Identity and renames".
+    return null;
+  }),
+  pull_request: using(PullRequestPayload, (p) => {
+    const pr = p.pull_request;
+    return {
+      org: p.repository.owner.login,
+      changes: [
+        {
+          kind: "pull_request",
+          repositoryId: p.repository.id,
+          event: {
+            type: "pull_request",
+            org: p.repository.owner.login,
+            repo: p.repository.name,
+            prNumber: pr.number,
+            author: pr.user.login,
+            createdAt: pr.created_at,
+            mergedAt: pr.merged_at ?? null,
+            linesAdded: pr.additions ?? null,
+            linesDeleted: pr.deletions ?? null,
+            updatedAt: pr.updated_at,
+          },
+        },
+      ],
+    };
+  }),
+};

@@ -1,0 +1,204 @@
+import examples from "@octokit/webhooks-examples";
+import { expect } from "vitest";
+import { signatureHeader } from "../../src/webhooks/signature";
+import { adminOk, call, createKey, createUser, type MemberErrorBody, postEventsOk, unique } from "./helpers";
+
+export const WEBHOOK_SECRET = "test-webhook-secret";
+export const PREVIOUS_SECRET = "test-webhook-secret-previous";
+
+type Payload = Record<string, unknown> & { action?: string };
+
+/**
+ * A payload of GitHub's documented examples (@octokit/webhooks-examples) for `event.action`,
+ * deep-copied, with every owner, account and organization login set to `org` so that each test
+ * has its own organization.
+ */
+export function example(event: string, action: string | null, org: string, index = 0): Payload {
+  const entry = (examples as unknown as { name: string; examples: Payload[] }[]).find((e) => e.name === event);
+  const found = (entry?.examples ?? []).filter((p) => action === null || p.action === action)[index];
+  if (!found) throw new Error(`no example for ${event}.${action}`);
+  const copy = structuredClone(found);
+  setLogins(copy, org);
+  return copy;
+}
+
+/** Rewrites `login` of every account-like object that names the owner (owner, account, organization). */
+function setLogins(node: unknown, org: string): void {
+  if (Array.isArray(node)) {
+    for (const item of node) setLogins(item, org);
+    return;
+  }
+  if (node === null || typeof node !== "object") return;
+  const object = node as Record<string, unknown>;
+  for (const [key, value] of Object.entries(object)) {
+    if ((key === "owner" || key === "account" || key === "organization") && value && typeof value === "object") {
+      const account = value as Record<string, unknown>;
+      if (typeof account.login === "string") account.login = org;
+    }
+    setLogins(value, org);
+  }
+}
+
+let deliveries = 0;
+export const newDelivery = (): string => `${crypto.randomUUID().slice(0, 24)}-${(deliveries++).toString(16)}`;
+
+export interface DeliverOptions {
+  delivery?: string;
+  secret?: string | null;
+  headers?: Record<string, string | null>;
+  body?: string;
+}
+
+/** POSTs a signed delivery to the Worker (through `call`, so the response is checked against the documents). */
+export async function deliver(event: string, payload: unknown, options: DeliverOptions = {}): Promise<Response> {
+  const body = options.body ?? JSON.stringify(payload);
+  const headers: Record<string, string> = {
+    "Content-Type": "application/json",
+    "X-GitHub-Event": event,
+    "X-GitHub-Delivery": options.delivery ?? newDelivery(),
+    "User-Agent": "GitHub-Hookshot/test",
+  };
+  const secret = options.secret === undefined ? WEBHOOK_SECRET : options.secret;
+  if (secret !== null) headers["X-Hub-Signature-256"] = await signatureHeader(secret, body);
+  for (const [name, value] of Object.entries(options.headers ?? {})) {
+    if (value === null) delete headers[name];
+    else headers[name] = value;
+  }
+  return call("/webhooks/github", { method: "POST", headers, body });
+}
+
+/** Delivers and expects `202 queued`. */
+export async function deliverQueued(event: string, payload: unknown, options: DeliverOptions = {}): Promise<string> {
+  const res = await deliver(event, payload, options);
+  const body = (await res.json()) as { delivery: string; status: string };
+  if (res.status !== 202 || body.status !== "queued") throw new Error(`${event} → ${res.status} ${JSON.stringify(body)}`);
+  return body.delivery;
+}
+
+/** Retries `check` until it passes: deliveries are applied by the queue consumer, a moment later. */
+export async function eventually<T>(check: () => Promise<T>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
+let repoIds = 700_000_000 + Math.floor(Math.random() * 100_000_000);
+export const repoId = () => repoIds++;
+
+export interface Person {
+  id: string;
+  membersKey: string;
+  analyticsKey: string;
+}
+
+export async function person(): Promise<Person> {
+  const id = await createUser();
+  const [m, a] = await Promise.all([createKey(id, "members"), createKey(id, "analytics")]);
+  return { id, membersKey: m.key, analyticsKey: a.key };
+}
+
+export const readMember = (org: string, who: Person, githubUserId: string) =>
+  call(`/api/v1/organizations/${org}/members/${githubUserId}`, { headers: { Authorization: `Bearer ${who.membersKey}` } });
+
+export const exportPage = (org: string, who: Person, extra = "") =>
+  call(`/api/analytics/v1/prs?org=${org}&startDate=2026-09-01${extra}`, {
+    headers: { Authorization: `Bearer ${who.analyticsKey}` },
+  });
+
+export async function exported(org: string, who: Person, extra = ""): Promise<{ repo: string; prNumber: number }[]> {
+  const res = await exportPage(org, who, extra);
+  if (res.status !== 200) throw new Error(`export → ${res.status}`);
+  return ((await res.json()) as { data: { repo: string; prNumber: number }[] }).data;
+}
+
+export const errorCode = async (res: Response) => ((await res.json()) as MemberErrorBody | { error: string }).error;
+
+/** An installation with these repositories, from the `installation.created` example. */
+export async function install(
+  org: string,
+  repositories: { id: number; name: string; private: boolean }[] = [],
+  installationId = 1,
+) {
+  const payload = example("installation", "created", org);
+  (payload.installation as Record<string, unknown>).id = installationId;
+  payload.repositories = repositories.map((r) => ({ ...r, node_id: "x", full_name: `${org}/${r.name}` }));
+  await deliverQueued("installation", payload);
+}
+
+/** `organization.member_added` for a person, with GitHub's membership role and account type. */
+export async function joins(org: string, who: { id: string }, role: "admin" | "member" = "member", type = "User") {
+  const payload = example("organization", "member_added", org);
+  const membership = payload.membership as { role: string; user: Record<string, unknown> };
+  membership.role = role;
+  membership.user = { ...membership.user, id: Number(who.id), login: `gh${who.id}`, type };
+  await deliverQueued("organization", payload);
+}
+
+export async function billing(org: string, plan: "free" | "team" | "pro" = "pro") {
+  await adminOk("PUT", `/internal/v1/organizations/${org}`, {
+    installationId: 1,
+    installedAt: "2025-01-01T00:00:00Z",
+    plan,
+    subscription: { status: "active", billedThroughService: true, purchasedSeats: 5 },
+  });
+}
+
+/** A merged pull request built from the `pull_request.closed` example (every example is unmerged). */
+export function mergedPr(
+  org: string,
+  repo: { id: number; name: string; private?: boolean },
+  prNumber: number,
+  extra: Record<string, unknown> = {},
+) {
+  const payload = example("pull_request", "closed", org);
+  Object.assign(payload.repository as object, { id: repo.id, name: repo.name, private: repo.private ?? false });
+  Object.assign(payload.pull_request as object, {
+    number: prNumber,
+    merged: true,
+    created_at: "2026-10-01T10:00:00Z",
+    merged_at: "2026-10-02T10:00:00Z",
+    updated_at: "2026-10-02T10:00:01Z",
+    additions: 12,
+    deletions: 3,
+    ...extra,
+  });
+  payload.number = prNumber;
+  return payload;
+}
+
+export const review = (org: string, repo: string, prNumber: number) => ({
+  type: "review",
+  org,
+  repo,
+  prNumber,
+  reviewId: `r-${org}-${repo}-${prNumber}`,
+  status: "completed",
+  completedAt: "2026-10-01T12:00:00Z",
+  updatedAt: "2026-10-01T12:00:00Z",
+});
+
+/** An installed Pro organization with an admin and a plain member, both announced by GitHub. */
+export async function world(repositories: { id: number; name: string; private: boolean }[]) {
+  const org = unique("gh");
+  const admin = await person();
+  const member = await person();
+  await billing(org);
+  await install(org, repositories);
+  await joins(org, admin, "admin");
+  await joins(org, member, "member");
+  await eventually(async () => expect((await readMember(org, admin, member.id)).status).toBe(200));
+  return { org, admin, member };
+}
+
+/** Merged pull requests in these repositories, each with a completed review, all visible to the admin. */
+export async function prs(org: string, admin: Person, list: [{ id: number; name: string; private?: boolean }, number][]) {
+  for (const [repo, n] of list) await deliverQueued("pull_request", mergedPr(org, repo, n));
+  await postEventsOk(list.map(([repo, n]) => review(org, repo.name, n)));
+  await eventually(async () => expect(await exported(org, admin)).toHaveLength(list.length));
+}

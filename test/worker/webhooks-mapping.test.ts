@@ -1,0 +1,373 @@
+import { describe, expect, it } from "vitest";
+import { adminOk, call, createUser, type MemberErrorBody, postEventsOk, unique } from "./helpers";
+import {
+  billing,
+  deliverQueued,
+  errorCode,
+  eventually,
+  example,
+  exported,
+  exportPage,
+  install,
+  joins,
+  mergedPr,
+  person,
+  prs,
+  readMember,
+  repoId,
+  review,
+  world,
+} from "./webhook-helpers";
+
+/**
+ * Contract section 9, the mapping: every rule observed through the public interfaces (member read,
+ * analytics export) after a delivery went through the real queue and its consumer. Payloads are
+ * GitHub's documented examples (@octokit/webhooks-examples), pointed at each test's own organization.
+ */
+
+describe("installation", () => {
+  it("created: the organization exists, free with no subscription, until billing says otherwise", async () => {
+    const org = unique("gh");
+    const admin = await person();
+    await install(org, [{ id: repoId(), name: "api", private: false }]);
+    await joins(org, admin, "admin");
+    await eventually(async () => expect((await readMember(org, admin, admin.id)).status).toBe(200));
+    const free = await exportPage(org, admin);
+    expect(free.status).toBe(403);
+    expect(await errorCode(free)).toBe("The analytics export requires the organization to be on the Pro plan.");
+    await billing(org, "pro");
+    expect((await exportPage(org, admin)).status).toBe(200);
+  });
+
+  it("created after billing set a plan: the plan and subscription stay", async () => {
+    const org = unique("gh");
+    const admin = await person();
+    await billing(org, "pro");
+    await install(org, [], 77);
+    await joins(org, admin, "admin");
+    await eventually(async () => expect((await readMember(org, admin, admin.id)).status).toBe(200));
+    // The same installation event again (redelivered by hand under a new id): the plan still stays.
+    await install(org, [], 77);
+    await eventually(async () => expect((await exportPage(org, admin)).status).toBe(200));
+  });
+
+  it("deleted: 404 on both interfaces with the data kept; a new installation brings it back", async () => {
+    const repo = { id: repoId(), name: "api", private: false };
+    const { org, admin, member } = await world([repo]);
+    await prs(org, admin, [[repo, 1]]);
+    const payload = example("installation", "deleted", org);
+    (payload.installation as Record<string, unknown>).id = 1;
+    await deliverQueued("installation", payload);
+    await eventually(async () => expect((await readMember(org, admin, member.id)).status).toBe(404));
+    expect((await (await readMember(org, admin, member.id)).json()) as MemberErrorBody).toMatchObject({
+      error: { code: "org_not_found" },
+    });
+    expect((await exportPage(org, admin)).status).toBe(404);
+
+    await install(org, [repo]);
+    await eventually(async () => expect((await readMember(org, admin, member.id)).status).toBe(200));
+    expect(await exported(org, admin)).toHaveLength(1);
+  });
+
+  it("suspend / unsuspend: blocked true / false", async () => {
+    const { org, admin, member } = await world([]);
+    await deliverQueued("installation", example("installation", "suspend", org));
+    await eventually(async () => expect((await readMember(org, admin, member.id)).status).toBe(403));
+    expect((await (await exportPage(org, admin)).json()) as { error: string }).toEqual({
+      error: "The installation of this organization is blocked.",
+    });
+    await deliverQueued("installation", example("installation", "unsuspend", org));
+    await eventually(async () => expect((await readMember(org, admin, member.id)).status).toBe(200));
+  });
+});
+
+describe("organization members", () => {
+  it("member_added: role from GitHub's membership role, seat false, isBot from the account type, no workEmail", async () => {
+    const { org, admin, member } = await world([]);
+    const adminRead = (await (await readMember(org, member, admin.id)).json()) as Record<string, unknown>;
+    expect(adminRead).toEqual({ githubUserId: admin.id, githubLogin: `gh${admin.id}`, role: "admin", seat: false, isBot: false });
+    expect(adminRead).not.toHaveProperty("workEmail");
+    const bot = { id: await createUser() };
+    await joins(org, bot, "member", "Bot");
+    await eventually(async () =>
+      expect(await (await readMember(org, admin, bot.id)).json()).toMatchObject({ role: "member", isBot: true, seat: false }),
+    );
+  });
+
+  it("a sync provides workEmail; a later member_added keeps the service's role, seat and e-mail", async () => {
+    const { org, admin, member } = await world([]);
+    await adminOk("PUT", `/internal/v1/organizations/${org}/members/${member.id}`, {
+      githubLogin: `gh${member.id}`,
+      workEmail: "m@example.com",
+      role: "viewer",
+      seat: true,
+      isBot: false,
+    });
+    await joins(org, member, "admin");
+    // Delivered after the redelivery: once it shows, the queue has applied the redelivery too.
+    const later = { id: await createUser() };
+    await joins(org, later, "member");
+    await eventually(async () => expect((await readMember(org, admin, later.id)).status).toBe(200));
+    expect(await (await readMember(org, admin, member.id)).json()).toMatchObject({
+      workEmail: "m@example.com",
+      role: "viewer",
+      seat: true,
+    });
+  });
+
+  it("member_removed: the member is gone", async () => {
+    const { org, admin, member } = await world([]);
+    const payload = example("organization", "member_added", org);
+    payload.action = "member_removed";
+    (payload.membership as { user: Record<string, unknown> }).user.id = Number(member.id);
+    await deliverQueued("organization", payload);
+    await eventually(async () => expect((await readMember(org, admin, member.id)).status).toBe(404));
+    expect((await (await readMember(org, admin, member.id)).json()) as MemberErrorBody).toMatchObject({
+      error: { code: "member_not_found" },
+    });
+  });
+});
+
+describe("repositories", () => {
+  it("installation_repositories removed: rows no longer exported, repo= is 403; added: back", async () => {
+    const api = { id: repoId(), name: "api", private: false };
+    const web = { id: repoId(), name: "web", private: false };
+    const { org, admin } = await world([api, web]);
+    await prs(org, admin, [
+      [api, 1],
+      [web, 2],
+    ]);
+    const removed = example("installation_repositories", "removed", org);
+    removed.repositories_removed = [{ ...web, full_name: `${org}/web`, node_id: "x" }];
+    await deliverQueued("installation_repositories", removed);
+    await eventually(async () => expect((await exported(org, admin)).map((r) => r.repo)).toEqual(["api"]));
+    expect((await exportPage(org, admin, "&repo=web")).status).toBe(403);
+
+    const added = example("installation_repositories", "added", org);
+    added.repositories_added = [{ ...web, full_name: `${org}/web`, node_id: "x" }];
+    await deliverQueued("installation_repositories", added);
+    await eventually(async () => expect(await exported(org, admin)).toHaveLength(2));
+  });
+
+  it("repository privatized / publicized: a plain member loses / regains the rows", async () => {
+    const repo = { id: repoId(), name: "lib", private: false };
+    const { org, admin, member } = await world([repo]);
+    await prs(org, admin, [[repo, 1]]);
+    expect(await exported(org, member)).toHaveLength(1);
+    const privatized = example("repository", "privatized", org);
+    Object.assign(privatized.repository as object, { id: repo.id, name: "lib", private: true });
+    await deliverQueued("repository", privatized);
+    await eventually(async () => expect(await exported(org, member)).toHaveLength(0));
+    expect((await exportPage(org, member, "&repo=lib")).status).toBe(403);
+    expect(await exported(org, admin)).toHaveLength(1);
+
+    const publicized = example("repository", "publicized", org);
+    Object.assign(publicized.repository as object, { id: repo.id, name: "lib", private: false });
+    await deliverQueued("repository", publicized);
+    await eventually(async () => expect(await exported(org, member)).toHaveLength(1));
+  });
+
+  it("member added / removed: a collaborator of a private repository sees its rows, then does not", async () => {
+    const secret = { id: repoId(), name: "secret", private: true };
+    const { org, admin, member } = await world([secret]);
+    await prs(org, admin, [[secret, 1]]);
+    expect(await exported(org, member)).toHaveLength(0);
+    const added = example("member", "added", org);
+    Object.assign(added.repository as object, { id: secret.id, name: "secret", private: true });
+    (added.member as Record<string, unknown>).id = Number(member.id);
+    await deliverQueued("member", added);
+    await eventually(async () => expect(await exported(org, member, "&repo=secret")).toHaveLength(1));
+
+    const removed = structuredClone(added);
+    removed.action = "removed";
+    await deliverQueued("member", removed);
+    await eventually(async () => expect((await exportPage(org, member, "&repo=secret")).status).toBe(403));
+  });
+
+  it("renamed: rows, access and collaborators follow to the new name; the old name matches nothing", async () => {
+    const repo = { id: repoId(), name: "old-name", private: true };
+    const { org, admin, member } = await world([repo]);
+    await prs(org, admin, [[repo, 1]]);
+    const collaborator = example("member", "added", org);
+    Object.assign(collaborator.repository as object, { id: repo.id, name: "old-name", private: true });
+    (collaborator.member as Record<string, unknown>).id = Number(member.id);
+    await deliverQueued("member", collaborator);
+    await eventually(async () => expect(await exported(org, member)).toHaveLength(1));
+
+    const renamed = example("repository", "renamed", org);
+    Object.assign(renamed.repository as object, { id: repo.id, name: "New-Name", private: true });
+    renamed.changes = { repository: { name: { from: "old-name" } } };
+    await deliverQueued("repository", renamed);
+    await eventually(async () => expect((await exported(org, admin)).map((r) => r.repo)).toEqual(["New-Name"]));
+    expect(await exported(org, member, "&repo=new-name")).toHaveLength(1);
+    expect((await exportPage(org, admin, "&repo=old-name")).status).toBe(403);
+    expect((await exportPage(org, member, "&repo=old-name")).status).toBe(403);
+
+    // A pull request delivery that still carries the old name lands under the current one.
+    await deliverQueued("pull_request", mergedPr(org, { ...repo, name: "old-name" }, 2));
+    await postEventsOk([review(org, "New-Name", 2)]);
+    await eventually(async () =>
+      expect((await exported(org, admin)).map((r) => `${r.repo}#${r.prNumber}`)).toEqual(["New-Name#2", "New-Name#1"]),
+    );
+  });
+
+  it("renamed after the reviewer already used the new name: the two rows of a pull request become one", async () => {
+    const repo = { id: repoId(), name: "before", private: false };
+    const { org, admin } = await world([repo]);
+    await prs(org, admin, [[repo, 1]]);
+    // The reviewer follows the rename before the webhook is applied: a review under the new name.
+    await postEventsOk([
+      {
+        ...review(org, "after", 1),
+        reviewId: "late-review",
+        completedAt: "2026-09-30T08:00:00Z",
+        updatedAt: "2026-09-30T08:00:00Z",
+      },
+    ]);
+    const renamed = example("repository", "renamed", org);
+    Object.assign(renamed.repository as object, { id: repo.id, name: "after", private: false });
+    renamed.changes = { repository: { name: { from: "before" } } };
+    await deliverQueued("repository", renamed);
+    await eventually(async () => expect((await exported(org, admin)).map((r) => r.repo)).toEqual(["after"]));
+    const [row] = ((await (await exportPage(org, admin)).json()) as { data: Record<string, unknown>[] }).data;
+    // One row, with the pull request's data and both reviews (the earlier one is the first review).
+    expect(row).toMatchObject({
+      repo: "after",
+      prNumber: 1,
+      author: "Codertocat",
+      serviceFirstReviewedAt: "2026-09-30T08:00:00.000Z",
+    });
+    expect((await exportPage(org, admin, "&repo=before")).status).toBe(403);
+  });
+
+  it("deleted, or transferred away: as removed", async () => {
+    const gone = { id: repoId(), name: "gone", private: false };
+    const moved = { id: repoId(), name: "moved", private: false };
+    const kept = { id: repoId(), name: "kept", private: false };
+    const { org, admin } = await world([gone, moved, kept]);
+    await prs(org, admin, [
+      [gone, 1],
+      [moved, 2],
+      [kept, 3],
+    ]);
+    // No documented example of repository.deleted: the publicized one with the action changed.
+    const deleted = example("repository", "publicized", org);
+    deleted.action = "deleted";
+    Object.assign(deleted.repository as object, { id: gone.id, name: "gone" });
+    await deliverQueued("repository", deleted);
+    const transferred = example("repository", "transferred", unique("elsewhere"));
+    Object.assign(transferred.repository as object, { id: moved.id, name: "moved" });
+    transferred.changes = { owner: { from: { organization: { login: org } } } };
+    await deliverQueued("repository", transferred);
+    await eventually(async () => expect((await exported(org, admin)).map((r) => r.repo)).toEqual(["kept"]));
+    expect((await exportPage(org, admin, "&repo=gone")).status).toBe(403);
+    expect((await exportPage(org, admin, "&repo=moved")).status).toBe(403);
+  });
+});
+
+describe("pull requests", () => {
+  it("author, createdAt, mergedAt and lines from additions/deletions", async () => {
+    const repo = { id: repoId(), name: "api", private: false };
+    const { org, admin } = await world([repo]);
+    await prs(org, admin, [[repo, 9]]);
+    const [row] = ((await (await exportPage(org, admin)).json()) as { data: Record<string, unknown>[] }).data;
+    expect(row).toMatchObject({
+      org,
+      repo: "api",
+      prNumber: 9,
+      author: "Codertocat",
+      createdAt: "2026-10-01T10:00:00.000Z",
+      mergedAt: "2026-10-02T10:00:00.000Z",
+      linesAdded: 12,
+      linesDeleted: 3,
+    });
+  });
+
+  it.each(["opened", "synchronize", "reopened", "ready_for_review", "labeled", "assigned"])(
+    "%s carries the pull request: an unmerged one is stored but not exported",
+    async (action) => {
+      const repo = { id: repoId(), name: "api", private: false };
+      const { org, admin } = await world([repo]);
+      const payload = example("pull_request", action, org);
+      Object.assign(payload.repository as object, { id: repo.id, name: "api" });
+      Object.assign(payload.pull_request as object, { number: 5, updated_at: "2026-10-01T11:00:00Z" });
+      await deliverQueued("pull_request", payload);
+      await postEventsOk([review(org, "api", 5)]);
+      // Stored: the merged delivery with an older version cannot overwrite it.
+      await deliverQueued("pull_request", mergedPr(org, repo, 5, { updated_at: "2026-10-01T10:30:00Z" }));
+      await deliverQueued("pull_request", mergedPr(org, repo, 6));
+      await postEventsOk([review(org, "api", 6)]);
+      await eventually(async () => expect((await exported(org, admin)).map((r) => r.prNumber)).toEqual([6]));
+    },
+  );
+
+  it("out of order: the newest updated_at wins whatever the arrival order; a redelivery changes nothing", async () => {
+    const repo = { id: repoId(), name: "api", private: false };
+    const { org, admin } = await world([repo]);
+    const merged = mergedPr(org, repo, 3, { updated_at: "2026-10-02T10:00:01Z", additions: 40 });
+    const older = example("pull_request", "opened", org);
+    Object.assign(older.repository as object, { id: repo.id, name: "api" });
+    Object.assign(older.pull_request as object, { number: 3, updated_at: "2026-10-01T09:00:00Z", additions: 1 });
+    await deliverQueued("pull_request", merged);
+    await postEventsOk([review(org, "api", 3)]);
+    await eventually(async () => expect(await exported(org, admin)).toHaveLength(1));
+    await deliverQueued("pull_request", older);
+    await deliverQueued("pull_request", merged); // a redelivery under a new id (by hand)
+    await deliverQueued("pull_request", mergedPr(org, repo, 4));
+    await postEventsOk([review(org, "api", 4)]);
+    await eventually(async () => expect(await exported(org, admin)).toHaveLength(2));
+    const rows = ((await (await exportPage(org, admin, "&repo=api")).json()) as { data: Record<string, unknown>[] }).data;
+    expect(rows.find((r) => r.prNumber === 3)).toMatchObject({ linesAdded: 40, mergedAt: "2026-10-02T10:00:00.000Z" });
+  });
+});
+
+describe("GitHub's member changes reach the audit log and the members' organizations lists", () => {
+  const auditLog = async (org: string, who: { membersKey: string }, githubUserId: string) => {
+    const res = await call(`/api/v1/organizations/${org}/audit-log?githubUserId=${githubUserId}`, {
+      headers: { Authorization: `Bearer ${who.membersKey}` },
+    });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { data: Record<string, unknown>[] }).data;
+  };
+  const organizations = async (who: { membersKey: string }) => {
+    const res = await call("/api/v1/organizations?limit=100", { headers: { Authorization: `Bearer ${who.membersKey}` } });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { data: { org: string }[] }).data.map((o) => o.org.toLowerCase());
+  };
+
+  it("member_added and member_removed write entries with source github and no actor; the member's list follows", async () => {
+    const { org, admin, member } = await world([]);
+    const added = await auditLog(org, admin, member.id);
+    expect(added).toEqual([
+      expect.objectContaining({
+        action: "member.added",
+        source: "github",
+        actor: null,
+        before: null,
+        after: { seat: false, role: "member" },
+      }),
+    ]);
+    expect(await organizations(member)).toContain(org.toLowerCase());
+
+    const payload = example("organization", "member_added", org);
+    payload.action = "member_removed";
+    (payload.membership as { user: Record<string, unknown> }).user.id = Number(member.id);
+    await deliverQueued("organization", payload);
+    await eventually(async () => expect((await readMember(org, admin, member.id)).status).toBe(404));
+    const log = await auditLog(org, admin, member.id);
+    expect(log.map((e) => [e.action, e.source])).toEqual([
+      ["member.removed", "github"],
+      ["member.added", "github"],
+    ]);
+    expect(await organizations(member)).not.toContain(org.toLowerCase());
+  });
+
+  it("a redelivered member_added changes nothing and writes no second entry", async () => {
+    const { org, admin, member } = await world([]);
+    await joins(org, member, "member");
+    const later = await person();
+    await joins(org, later, "member");
+    await eventually(async () => expect((await readMember(org, admin, later.id)).status).toBe(200));
+    expect((await auditLog(org, admin, member.id)).map((e) => e.action)).toEqual(["member.added"]);
+  });
+});

@@ -1,0 +1,109 @@
+import { describe, expect, it } from "vitest";
+import { reduceDelivery } from "../../src/webhooks/reduce";
+import { example } from "./webhook-helpers";
+
+/**
+ * The reduction of a verified delivery to the changes the service applies (pure: payload in,
+ * messages out), on GitHub's documented example payloads. The mapping tests observe the effects;
+ * these pin what travels through the queue.
+ */
+
+const changes = (event: string, payload: unknown) => {
+  const reduced = reduceDelivery(event, "d-1", payload);
+  return reduced.status === "queued" ? reduced.messages.map((m) => ({ org: m.org, event: m.event, change: m.change })) : reduced;
+};
+
+describe("what each delivery becomes", () => {
+  it("installation created: the installation (created_at as epoch seconds or ISO 8601) and its repositories", () => {
+    const seconds = example("installation", "created", "acme");
+    expect(changes("installation", seconds)).toEqual([
+      {
+        org: "acme",
+        event: "installation.created",
+        change: { kind: "installation_created", installationId: 957387, installedAt: 1557933591000 },
+      },
+      {
+        org: "acme",
+        event: "installation.created",
+        change: { kind: "repositories_added", repositories: [{ id: 186853002, name: "Hello-World", private: false }] },
+      },
+    ]);
+    const iso = example("installation", "suspend", "acme");
+    iso.action = "created";
+    expect(changes("installation", iso)).toMatchObject([
+      { change: { kind: "installation_created", installedAt: Date.parse("2021-04-28T22:32:21.000-04:00") } },
+    ]);
+  });
+
+  it("installation deleted, suspend, unsuspend; new_permissions_accepted is ignored", () => {
+    expect(changes("installation", example("installation", "deleted", "acme"))).toMatchObject([
+      { change: { kind: "installation_deleted", installationId: 2 } },
+    ]);
+    expect(changes("installation", example("installation", "suspend", "acme"))).toMatchObject([
+      { change: { kind: "installation_suspended", blocked: true } },
+    ]);
+    expect(changes("installation", example("installation", "unsuspend", "acme"))).toMatchObject([
+      { change: { kind: "installation_suspended", blocked: false } },
+    ]);
+    expect(changes("installation", example("installation", "new_permissions_accepted", "acme"))).toMatchObject({
+      status: "ignored",
+    });
+  });
+
+  it("repository transferred: removed from the previous owner named in changes.owner.from", () => {
+    const transferred = example("repository", "transferred", "new-owner");
+    expect(changes("repository", transferred)).toEqual([
+      {
+        org: "octocat",
+        event: "repository.transferred",
+        change: { kind: "repositories_removed", repositories: [{ id: 186853261, name: "Hello-World" }] },
+      },
+    ]);
+  });
+
+  it("organization member_added: GitHub's role admin or member, isBot from the account type", () => {
+    const payload = example("organization", "member_added", "acme");
+    expect(changes("organization", payload)).toEqual([
+      {
+        org: "acme",
+        event: "organization.member_added",
+        change: { kind: "member_added", githubUserId: "39652351", githubLogin: "hacktocat", role: "member", isBot: false },
+      },
+    ]);
+    expect(changes("organization", example("organization", "member_invited", "acme"))).toMatchObject({ status: "ignored" });
+    expect(changes("organization", example("organization", "renamed", "acme"))).toMatchObject({ status: "ignored" });
+  });
+
+  it("pull_request: the fields the export needs, versioned by updated_at, with the repository's id", () => {
+    expect(changes("pull_request", example("pull_request", "opened", "acme"))).toEqual([
+      {
+        org: "acme",
+        event: "pull_request.opened",
+        change: {
+          kind: "pull_request",
+          repositoryId: 186853002,
+          event: {
+            type: "pull_request",
+            org: "acme",
+            repo: "Hello-World",
+            prNumber: 2,
+            author: "Codertocat",
+            createdAt: "2019-05-15T15:20:33Z",
+            mergedAt: null,
+            linesAdded: 1,
+            linesDeleted: 1,
+            updatedAt: "2019-05-15T15:20:33Z",
+          },
+        },
+      },
+    ]);
+  });
+
+  it("a payload without the documented shape, or an owner that is not a GitHub login, is ignored", () => {
+    expect(changes("pull_request", { action: "opened", pull_request: {} })).toMatchObject({
+      status: "ignored",
+      reason: expect.stringContaining("expected shape"),
+    });
+    expect(changes("pull_request", example("pull_request", "opened", "not a login"))).toMatchObject({ status: "ignored" });
+  });
+});
