@@ -19,7 +19,16 @@
  */
 import { rmSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { fmt, load, QUOTAS_ON, startWrangler, table, writeSection } from "./lib/bench-common.mjs";
+import {
+  fmt,
+  load,
+  measureQuotaCost,
+  QUOTAS_ON,
+  quotaCostTable,
+  startWrangler,
+  table,
+  writeSection,
+} from "./lib/bench-common.mjs";
 import { controlPlaneClient } from "./lib/control-plane-client.mjs";
 
 const { values: opts } = parseArgs({
@@ -47,6 +56,8 @@ rmSync(persistTo, { recursive: true, force: true });
 log(`Starting wrangler dev on ${persistTo}...`);
 // The runs send far more than the default quota of 1,000 requests per key and window.
 const server = await startWrangler({ persistTo, port: Number(opts.port), adminToken, vars: QUOTAS_ON });
+/** The GET member request whose cost of quota counting is measured once the main server is stopped. */
+let quotaProbe = null;
 try {
   const client = controlPlaneClient(server.url, adminToken);
   const caller = "9101";
@@ -186,6 +197,7 @@ try {
   const base50 = await measure("/healthz", ORGS);
   log("Measuring GET member...");
   const get1 = await measure(`/api/v1/organizations/bench-one/members/${oneOrgMembers[0]}`, 1);
+  quotaProbe = { path: `/api/v1/organizations/bench-one/members/${oneOrgMembers[0]}`, headers: auth };
   const get10 = await measure(`/api/v1/organizations/bench-one/members/${oneOrgMembers[0]}`, 10);
   log("Measuring PATCH: one client...");
   const soloTargets = [targetOf("bench-one", oneOrgMembers[0])];
@@ -367,4 +379,33 @@ try {
   process.exitCode = unexpected === 0 && wrongState === 0 && listOk ? 0 : 1;
 } finally {
   await server.stop();
+}
+
+// Issue 8: what the exact quota costs. Same data, servers with quotas off and on, alternating.
+if (quotaProbe && process.exitCode !== 1) {
+  log("\nMeasuring the cost of quota counting (GET member, c=1, quotas off / on, alternating)...");
+  const cost = await measureQuotaCost({
+    persistTo,
+    port: Number(opts.port),
+    adminToken,
+    label: "GET member",
+    ...quotaProbe,
+    seconds,
+    log,
+  });
+  const costTable = quotaCostTable([cost]);
+  console.log(`\n${costTable}`);
+  if (!opts.smoke && !opts["no-write"]) {
+    writeSection(
+      "docs/performance.md",
+      "bench:members-quota",
+      [
+        `Measured ${new Date().toISOString().slice(0, 10)} by \`npm run bench:members\`: the cost of exact quotas (contract section 7).`,
+        `GET member at c=1 for ${seconds} s per run on the same data, with RATE_LIMIT_MEMBERS=0 (off) and 10^9 (counted, never refused),`,
+        "two runs each, alternating servers; the better run of each. Counting happens in the UserObject call that already judges the key.",
+        "",
+        costTable,
+      ].join("\n"),
+    );
+  }
 }

@@ -1,4 +1,3 @@
-import { foldName } from "../lib/names";
 import type { Event } from "../schemas/events";
 
 /** What one `storeEvents` call did to D1. */
@@ -33,8 +32,9 @@ export async function storeEvents(db: D1Database, events: readonly Event[]): Pro
   const authorship = new Latest();
 
   for (const e of events) {
-    const orgKey = foldName(e.org);
-    const repoKey = foldName(e.repo);
+    // Event names are validated GitHub names (ASCII), where toLowerCase is the ASCII fold of lib/names.
+    const orgKey = e.org.toLowerCase();
+    const repoKey = e.repo.toLowerCase();
     const ref = [orgKey, repoKey, e.prNumber, e.repo] as const;
     switch (e.type) {
       case "pull_request":
