@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { badRequest, type ErrorDetail } from "../lib/errors";
 import { parseDateOnly, parseTimestamp } from "../lib/time";
+import { PageSize } from "../schemas/common";
 import { decodeCursor } from "./cursor";
 
 export const DEFAULT_PER_PAGE = 100;
@@ -49,26 +50,7 @@ export const AnalyticsQuery = z.object({
     "End of the review window, inclusive: YYYY-MM-DD (through 23:59:59.999Z UTC) or an ISO 8601 timestamp with Z or ±HH:MM.",
     "2026-11-30T23:59:59Z",
   ).optional(),
-  perPage: z
-    .string()
-    .max(MAX_LENGTH, tooLong)
-    .transform((value, ctx) => {
-      // Decimal digits only: not 10.5, 1e1, -1 or 0x10.
-      const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
-      if (n >= 1 && n <= MAX_PER_PAGE) return n;
-      ctx.addIssue({ code: "custom", message: `must be an integer from 1 to ${MAX_PER_PAGE}` });
-      return z.NEVER;
-    })
-    .optional()
-    .meta({
-      override: {
-        type: "integer",
-        minimum: 1,
-        maximum: MAX_PER_PAGE,
-        default: DEFAULT_PER_PAGE,
-        description: "Page size (decimal digits).",
-      },
-    }),
+  perPage: PageSize(MAX_PER_PAGE, DEFAULT_PER_PAGE),
   cursor: z
     .string()
     .max(MAX_LENGTH, tooLong)

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { GithubUserId, Role } from "../schemas/common";
+import { GithubUserId, PageSize, Role } from "../schemas/common";
 
 /**
  * Query parameters of the section 8 lists. The registry has already trimmed them, dropped blank
@@ -19,25 +19,7 @@ export const MAX_CURSOR = 255;
  */
 export const MAX_MEMBER_CURSOR = 2048;
 
-export const Limit = z
-  .string()
-  .transform((value, ctx) => {
-    // Decimal digits only: not 10.5, 1e1, -1 or 0x10.
-    const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
-    if (n >= 1 && n <= MAX_LIMIT) return n;
-    ctx.addIssue({ code: "custom", message: `must be an integer from 1 to ${MAX_LIMIT}` });
-    return z.NEVER;
-  })
-  .optional()
-  .meta({
-    override: {
-      type: "integer",
-      minimum: 1,
-      maximum: MAX_LIMIT,
-      default: DEFAULT_LIMIT,
-      description: "Page size (decimal digits).",
-    },
-  });
+export const Limit = PageSize(MAX_LIMIT, DEFAULT_LIMIT);
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });

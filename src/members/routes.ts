@@ -127,18 +127,7 @@ const updateOrganizationMember = defineRoute({
       },
     },
   },
-  errors: [
-    "org_not_found",
-    "installation_blocked",
-    "org_access_denied",
-    "not_org_admin",
-    "subscription_required",
-    "member_not_found",
-    "expected_value_mismatch",
-    "no_seat_available",
-    "last_admin",
-    "bot_cannot_be_admin",
-  ],
+  errors: CHANGE_ERRORS,
   handler: async ({ params, body, caller }, rc) => {
     const change = { githubUserId: params.githubUserId, ...body };
     const result = await applyChanges(params.org, signedIn(caller).githubUserId, [change], null, rc);

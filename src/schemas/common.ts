@@ -66,3 +66,32 @@ export const InstantOutput = z.string().meta({
 
 export const Role = z.enum(["member", "admin", "viewer"]).meta({ id: "Role" });
 export type Role = z.infer<typeof Role>;
+
+/**
+ * A page-size query parameter: decimal digits only (not 10.5, 1e1, -1 or 0x10), 1 to `max`, at most
+ * 255 characters like every parameter; documented as the integer it stands for, with its default.
+ */
+export const PageSize = (max: number, fallback: number) =>
+  z
+    .string()
+    .max(255, "must be at most 255 characters")
+    .transform((value, ctx) => {
+      const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+      if (n >= 1 && n <= max) return n;
+      ctx.addIssue({ code: "custom", message: `must be an integer from 1 to ${max}` });
+      return z.NEVER;
+    })
+    .optional()
+    .meta({
+      // Documented as the integer it stands for (the string's maxLength does not apply to that).
+      override: ({ jsonSchema }) => {
+        delete jsonSchema.maxLength;
+        Object.assign(jsonSchema, {
+          type: "integer",
+          minimum: 1,
+          maximum: max,
+          default: fallback,
+          description: "Page size (decimal digits).",
+        });
+      },
+    });
