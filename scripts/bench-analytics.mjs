@@ -145,7 +145,7 @@ if (opts["writes-only"]) process.exit(0);
 
 async function measureEventWrites() {
   // A configuration with the D1 binding only: the Durable Objects of the real one cannot run here.
-  const { rawConfig } = experimental_readRawConfig({ config: "wrangler.jsonc" });
+  const { rawConfig } = experimental_readRawConfig({ config: "wrangler.toml" });
   const configPath = join(persistTo, "wrangler.d1-only.json");
   writeFileSync(
     configPath,

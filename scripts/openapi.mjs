@@ -62,7 +62,7 @@ async function loadDocumentsModule() {
       format: "esm",
       target: "node22",
       sourcemap: "inline",
-      // Same text rules as wrangler's defaults and wrangler.jsonc (Durable Object migrations import .sql).
+      // Same text rules as wrangler's defaults and wrangler.toml (Durable Object migrations import .sql).
       loader: { ".sql": "text", ".txt": "text", ".html": "text", ".bin": "binary" },
       // Bundled CommonJS dependencies may call require() for Node built-ins.
       banner: {
