@@ -148,8 +148,15 @@ export function writeSection(file, name, content) {
  */
 export async function measureQuotaCost({ persistTo, port, adminToken, label, path, headers, seconds, log = console.log }) {
   const runs = { off: [], on: [] };
-  for (const mode of ["off", "on", "off", "on"]) {
-    const server = await startWrangler({ persistTo, port, adminToken, vars: mode === "on" ? QUOTAS_ON : QUOTAS_OFF });
+  const modes = ["off", "on", "off", "on"];
+  for (const [i, mode] of modes.entries()) {
+    // A fresh port per server: a stopped wrangler's runtime can hold its socket for a moment.
+    const server = await startWrangler({
+      persistTo,
+      port: port + 1 + i,
+      adminToken,
+      vars: mode === "on" ? QUOTAS_ON : QUOTAS_OFF,
+    });
     try {
       await load({ url: server.url, path, headers, connections: 1, seconds: 1 }); // warm-up
       const r = await load({ url: server.url, path, headers, connections: 1, seconds });
