@@ -4,8 +4,11 @@ import { join } from "node:path";
 import autocannon from "autocannon";
 import { waitForHealthy } from "./control-plane-client.mjs";
 
-/** Starts `wrangler dev` on a persisted state folder, with request tracing off (it halves latency). */
-export async function startWrangler({ persistTo, port, adminToken }) {
+/**
+ * Starts `wrangler dev` on a persisted state folder, with request tracing off (it halves latency).
+ * `vars` become `--var NAME:value` (this run only).
+ */
+export async function startWrangler({ persistTo, port, adminToken, vars = {} }) {
   const child = spawn(
     "wrangler",
     [
@@ -18,6 +21,7 @@ export async function startWrangler({ persistTo, port, adminToken }) {
       persistTo,
       "--var",
       `ADMIN_TOKEN:${adminToken}`,
+      ...Object.entries(vars).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
       "--log-level",
       "error",
     ],

@@ -35,7 +35,7 @@ export function registerAnalytics(router: RouterType<Request, [RequestContext]>)
 
     const window = resolveWindow(query.start, query.end, allowed.installedAt, now);
     // Analytics may lag: reads go to the nearest replica (documented in the README).
-    const rows = await listMergedPullRequests(env.DB.withSession("first-unconstrained"), {
+    const { rows, rowsRead } = await listMergedPullRequests(env.DB.withSession("first-unconstrained"), {
       orgKey: orgKey(query.org),
       repoKey: query.repo?.toLowerCase() ?? null,
       accessibleRepoKeys: allowed.accessibleRepoKeys,
@@ -43,7 +43,10 @@ export function registerAnalytics(router: RouterType<Request, [RequestContext]>)
       end: window.end,
       after: query.cursor,
       limit: query.perPage + 1,
+      now,
     });
-    return json(toPage(query.org, rows, query.perPage));
+    // Benchmarks only (`--var DEBUG_ROWS_READ:true`): how many rows D1 read for the page.
+    const debug = env.DEBUG_ROWS_READ === "true" ? { "X-Debug-Rows-Read": String(rowsRead) } : undefined;
+    return json(toPage(query.org, rows, query.perPage), 200, debug);
   });
 }

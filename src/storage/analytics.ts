@@ -1,5 +1,5 @@
-import { type SQL, sql } from "drizzle-orm";
-import { drizzle } from "drizzle-orm/d1";
+import { DAY_MS, MAX_INSTANT_MS } from "../lib/time";
+import { GAP_TIER_BOUNDS_MS, LAST_GAP_TIER } from "./review-span";
 
 /** What the analytics page needs, in storage terms. */
 export interface MergedPullRequestQuery {
@@ -14,6 +14,8 @@ export interface MergedPullRequestQuery {
   /** Strictly after this (merged_at, id) position in (merged_at DESC, id DESC) order. */
   after: { mergedAt: number; id: number } | null;
   limit: number;
+  /** The time of the request: a window ending at or after it has (almost) no merges after it. */
+  now: number;
 }
 
 export interface MergedPullRequest {
@@ -31,83 +33,183 @@ export interface MergedPullRequest {
   aiLines: number | null;
 }
 
+export interface MergedPullRequestPage {
+  rows: MergedPullRequest[];
+  /** D1's count of rows the statement read (`meta.rows_read`). */
+  rowsRead: number;
+}
+
+/**
+ * When the statement walks from the review side instead (see `mergedPullRequestsQuery`): windows of
+ * at most `maxSpanMs` holding at most `maxReviews` completed reviews of the organization. Counting
+ * stops at `maxReviews + 1`, so deciding costs at most that many index entries.
+ */
+export interface ReviewPlanLimits {
+  maxSpanMs: number;
+  maxReviews: number;
+}
+
+export const REVIEW_PLAN_LIMITS: ReviewPlanLimits = { maxSpanMs: 7 * DAY_MS, maxReviews: 500 };
+
 /**
  * Merged pull requests with at least one review completed inside the window, newest merge first,
- * with their metrics. One statement; the plan (docs/performance.md) walks the organization's (or
- * repository's) merged pull requests backwards in index order from the cursor and computes the
- * metrics only for the page rows, each from a covering index.
- *
- * The walk is bounded by merge time: a qualifying pull request was merged within
- * [start - maxAfterMerge, end + maxBeforeMerge] (see `orgReviewLag`). SQLite uses one upper bound
- * to limit an index range, so the window's and the cursor's upper bounds are one MIN(...).
- * `merged_at IS NOT NULL` rows always come from a pull_request event (placeholders have none).
+ * with their metrics. One statement; see `mergedPullRequestsQuery` for how it finds the rows.
  */
 export async function listMergedPullRequests(
   db: D1Database | D1DatabaseSession,
   q: MergedPullRequestQuery,
-): Promise<MergedPullRequest[]> {
-  // Rows as arrays (D1 raw()): a page is 101 rows, and arrays cross the binding cheaper than objects.
-  const rows = await drizzle(db as D1Database).values(mergedPullRequestsSql(q));
-  return rows.map((row) => Object.fromEntries(PAGE_COLUMNS.map((name, i) => [name, row[i]])) as unknown as MergedPullRequest);
+  limits: ReviewPlanLimits = REVIEW_PLAN_LIMITS,
+): Promise<MergedPullRequestPage> {
+  const { sql, params } = mergedPullRequestsQuery(q, limits);
+  const result = await db
+    .prepare(sql)
+    .bind(...params)
+    .all<PageRow>();
+  return {
+    rows: result.results.map(({ findingsUnaddressed, ...row }) => ({
+      ...row,
+      findingsFlagged: findingsUnaddressed + row.findingsFixed,
+    })),
+    rowsRead: result.meta.rows_read,
+  };
 }
 
-/** The select list of `mergedPullRequestsSql`, in order. */
-const PAGE_COLUMNS = [
-  "id",
-  "repo",
-  "prNumber",
-  "author",
-  "createdAt",
-  "mergedAt",
-  "linesAdded",
-  "linesDeleted",
-  "firstReviewedAt",
-  "findingsFlagged",
-  "findingsFixed",
-  "aiLines",
-] as const satisfies readonly (keyof MergedPullRequest)[];
+type PageRow = Omit<MergedPullRequest, "findingsFlagged"> & { findingsUnaddressed: number };
 
-/** The statement itself, shared with the benchmark and the query-plan test so they run the same SQL. */
-export function mergedPullRequestsSql(q: MergedPullRequestQuery): SQL {
-  const upper = q.after
-    ? sql`MIN(${q.end} + (SELECT before FROM lag), ${q.after.mergedAt})`
-    : sql`${q.end} + (SELECT before FROM lag)`;
-  const filters: SQL[] = [
-    sql`p.org_key = ${q.orgKey}`,
-    sql`p.merged_at >= ${q.start} - (SELECT after FROM lag)`,
-    sql`p.merged_at <= ${upper}`,
-  ];
-  if (q.after) filters.push(sql`(p.merged_at < ${q.after.mergedAt} OR p.id < ${q.after.id})`);
-  if (q.repoKey !== null) filters.push(sql`p.repo_key = ${q.repoKey}`);
-  if (q.accessibleRepoKeys !== null) {
-    filters.push(sql`p.repo_key IN (SELECT value FROM json_each(${JSON.stringify(q.accessibleRepoKeys)}))`);
-  }
-  filters.push(sql`EXISTS (
-    SELECT 1 FROM reviews AS r
-    WHERE r.pr_id = p.id AND r.status = 'completed' AND r.completed_at BETWEEN ${q.start} AND ${q.end})`);
+/** "No upper limit" as a number: later than any time the service stores. */
+const NO_LIMIT = MAX_INSTANT_MS + 1;
 
-  return sql`
-    WITH lag AS (
-      SELECT COALESCE(MAX(max_before_merge), 0) AS before, COALESCE(MAX(max_after_merge), 0) AS after
-      FROM org_review_lag WHERE org_key = ${q.orgKey}
+/**
+ * The statement and its parameters, shared with the benchmark and the query-plan test so they run
+ * the same SQL. How it finds a page, exactly and without a walk that grows with the data:
+ *
+ * A pull request qualifies when some completed review lies in [start, end]. One that was merged in
+ * the window is found by walking the organization's merges in the window backwards
+ * (`pull_requests_merged_walk`, or the repository's). One merged before the window qualifies only
+ * through a review after its merge, so its `after_merge_tier` (review-span.ts) says how far before
+ * the window it can lie: one range per tier over `pull_requests_after_merge_walk`. Merged after the
+ * window: the mirror image, with `before_merge_tier`; unless the window ends now, when the first
+ * range simply goes on past its end (only merges dated in the future lie there). The ranges are
+ * disjoint (the tiers partition the pull requests), each is already in (merged_at DESC, id DESC)
+ * order, and SQLite merges them lazily: the walk stops after `limit` rows, reading only as far into
+ * each range as the page needs.
+ * Every candidate is first checked against its review span from the index entry; only one with
+ * reviews on both sides of the window needs a look at its reviews.
+ *
+ * For a narrow window the tier ranges around it dwarf the window itself, so the statement counts
+ * the organization's completed reviews in the window first (`reviews_completed_by_time`, at most
+ * `limits.maxReviews + 1` entries); when there are few, it takes their pull requests directly and
+ * sorts them. The CTE `plan` holds the verdict as two caps, one of which is NULL: a NULL bound makes
+ * an index range empty, so the plan not taken costs one seek per range.
+ *
+ * D1's limits shape the text: at most 5 terms per compound SELECT (longer unions are nested, which
+ * SQLite flattens into one merge), parameters numbered ?1.. and reused, the access list bound once
+ * as JSON and filtered outside the union (SQLite pushes it into every range and builds the list
+ * once), and a literal LIMIT (a bound LIMIT made SQLite's merge several times slower).
+ */
+export function mergedPullRequestsQuery(
+  q: MergedPullRequestQuery,
+  limits: ReviewPlanLimits = REVIEW_PLAN_LIMITS,
+): { sql: string; params: (string | number)[] } {
+  if (!Number.isSafeInteger(q.limit) || q.limit < 1) throw new RangeError(`limit must be a positive integer, got ${q.limit}`);
+  const params: (string | number)[] = [q.orgKey, q.start, q.end]; // ?1 ?2 ?3
+  const bind = (value: string | number): string => `?${params.push(value)}`;
+  const cursor = q.after ? { mergedAt: bind(q.after.mergedAt), id: bind(q.after.id) } : null;
+  const repo = q.repoKey === null ? null : bind(q.repoKey);
+  const access = q.accessibleRepoKeys === null ? null : bind(JSON.stringify(q.accessibleRepoKeys));
+  const byReviews = q.end - q.start <= limits.maxSpanMs;
+  const endsNow = q.end >= q.now;
+
+  // Upper bounds of a range: SQLite limits an index range by one upper bound only, so every cap
+  // (the cursor, the plan) goes into one MIN().
+  const caps = [...(cursor ? [cursor.mergedAt] : []), ...(byReviews ? ["(SELECT merge_cap FROM plan)"] : [])];
+  const upTo = (bound: string): string => (caps.length > 0 ? `MIN(${[bound, ...caps].join(", ")})` : bound);
+  const afterCursor = cursor ? [`(p.merged_at < ${cursor.mergedAt} OR p.id < ${cursor.id})`] : [];
+  const inRepo = repo ? [`p.repo_key = ${repo}`] : [];
+  const range = (conditions: string[]): string =>
+    `SELECT p.merged_at AS m, p.id AS id, p.repo_key AS rk FROM pull_requests AS p WHERE ${[
+      "p.org_key = ?1",
+      ...conditions,
+      ...afterCursor,
+      ...inRepo,
+      "p.first_reviewed_at <= ?3",
+      "p.last_reviewed_at >= ?2",
+      "(p.first_reviewed_at >= ?2 OR p.last_reviewed_at <= ?3 OR EXISTS (SELECT 1 FROM reviews AS r " +
+        "WHERE r.pr_id = p.id AND r.status = 'completed' AND r.completed_at BETWEEN ?2 AND ?3))",
+    ].join(" AND ")}`;
+
+  const tiers = Array.from({ length: LAST_GAP_TIER + 1 }, (_, tier) => ({ tier, bound: GAP_TIER_BOUNDS_MS[tier] }));
+  const terms = [
+    range(["p.merged_at >= ?2", `p.merged_at <= ${upTo(endsNow ? String(NO_LIMIT) : "?3")}`]),
+    ...tiers.map(({ tier, bound }) =>
+      range([
+        `p.after_merge_tier = ${tier}`,
+        ...(bound === undefined ? [] : [`p.merged_at >= ?2 - ${bound}`]),
+        `p.merged_at <= ${upTo("?2 - 1")}`,
+      ]),
     ),
-    page AS (
-      SELECT p.id, p.repo, p.pr_number, p.author, p.created_at, p.merged_at, p.lines_added, p.lines_deleted
-      FROM pull_requests AS p
-      WHERE ${sql.join(filters, sql` AND `)}
-      ORDER BY p.merged_at DESC, p.id DESC
-      LIMIT ${q.limit}
-    )
-    SELECT
-      page.id AS id, page.repo AS repo, page.pr_number AS prNumber, page.author AS author,
-      page.created_at AS createdAt, page.merged_at AS mergedAt,
-      page.lines_added AS linesAdded, page.lines_deleted AS linesDeleted,
-      (SELECT MIN(r.completed_at) FROM reviews AS r WHERE r.pr_id = page.id AND r.status = 'completed') AS firstReviewedAt,
-      (SELECT COUNT(*) FROM findings AS f
-        WHERE f.pr_id = page.id AND f.posted = 1 AND f.created_at BETWEEN ${q.start} AND ${q.end}) AS findingsFlagged,
-      (SELECT COUNT(*) FROM findings AS f
-        WHERE f.pr_id = page.id AND f.posted = 1 AND f.created_at BETWEEN ${q.start} AND ${q.end} AND f.ai_addressed = 1) AS findingsFixed,
-      (SELECT SUM(a.lines) FROM ai_authorship AS a WHERE a.pr_id = page.id) AS aiLines
-    FROM page
-    ORDER BY page.merged_at DESC, page.id DESC`;
+    ...(endsNow ? [] : tiers).map(({ tier, bound }) =>
+      range([
+        `p.before_merge_tier = ${tier}`,
+        "p.merged_at > ?3",
+        `p.merged_at <= ${upTo(bound === undefined ? String(NO_LIMIT) : `?3 + ${bound}`)}`,
+      ]),
+    ),
+  ];
+  if (byReviews) {
+    terms.push(
+      `SELECT DISTINCT p.merged_at AS m, p.id AS id, p.repo_key AS rk FROM reviews AS r JOIN pull_requests AS p ON p.id = r.pr_id WHERE ${[
+        "r.org_key = ?1",
+        "r.status = 'completed'",
+        "r.completed_at >= ?2",
+        "r.completed_at <= MIN(?3, (SELECT review_cap FROM plan))",
+        "p.merged_at IS NOT NULL",
+        ...(cursor ? [`p.merged_at <= ${cursor.mergedAt}`] : []),
+        ...afterCursor,
+        ...inRepo,
+      ].join(" AND ")}`,
+    );
+  }
+
+  const ctes: string[] = [];
+  if (byReviews) {
+    ctes.push(`plan AS MATERIALIZED (
+  SELECT CASE WHEN n > ${limits.maxReviews} THEN ${NO_LIMIT} END AS merge_cap,
+         CASE WHEN n <= ${limits.maxReviews} THEN ${NO_LIMIT} END AS review_cap
+  FROM (SELECT COUNT(*) AS n FROM (
+    SELECT 1 FROM reviews AS r WHERE r.org_key = ?1 AND r.status = 'completed' AND r.completed_at BETWEEN ?2 AND ?3
+    LIMIT ${limits.maxReviews + 1})))`);
+  }
+  ctes.push(`page AS (
+  SELECT m, id FROM (${unionAll(terms)})
+  ${access ? `WHERE rk IN (SELECT value FROM json_each(${access}))` : ""}
+  ORDER BY m DESC, id DESC
+  LIMIT ${q.limit})`);
+
+  const sql = `WITH ${ctes.join(",\n")}
+SELECT
+  p.id AS id, p.repo AS repo, p.pr_number AS prNumber, p.author AS author,
+  p.created_at AS createdAt, p.merged_at AS mergedAt,
+  p.lines_added AS linesAdded, p.lines_deleted AS linesDeleted,
+  p.first_reviewed_at AS firstReviewedAt,
+  (SELECT COUNT(*) FROM findings AS f
+    WHERE f.pr_id = p.id AND f.posted = 1 AND f.ai_addressed = 0 AND f.created_at BETWEEN ?2 AND ?3) AS findingsUnaddressed,
+  (SELECT COUNT(*) FROM findings AS f
+    WHERE f.pr_id = p.id AND f.posted = 1 AND f.ai_addressed = 1 AND f.created_at BETWEEN ?2 AND ?3) AS findingsFixed,
+  (SELECT SUM(a.lines) FROM ai_authorship AS a WHERE a.pr_id = p.id) AS aiLines
+FROM page JOIN pull_requests AS p ON p.id = page.id
+ORDER BY page.m DESC, page.id DESC`;
+  return { sql, params };
+}
+
+/** D1 allows at most 5 terms per compound SELECT; longer unions are nested in groups of at most 5. */
+function unionAll(terms: string[]): string {
+  if (terms.length <= 5) return terms.join("\nUNION ALL\n");
+  const size = Math.ceil(terms.length / 5);
+  const groups: string[] = [];
+  for (let i = 0; i < terms.length; i += size) {
+    const group = terms.slice(i, i + size);
+    groups.push(group.length === 1 ? (group[0] as string) : `SELECT m, id, rk FROM (${unionAll(group)})`);
+  }
+  return groups.join("\nUNION ALL\n");
 }

@@ -45,6 +45,11 @@ describe("ingestion", () => {
         lines_added: 10,
         lines_deleted: 2,
         updated_at: Date.parse(EVENT_VERSION),
+        // The review span: one completed review, 22 hours before the merge (tier 0, under a day).
+        first_reviewed_at: Date.parse("2026-10-01T12:00:00Z"),
+        last_reviewed_at: Date.parse("2026-10-01T12:00:00Z"),
+        after_merge_tier: null,
+        before_merge_tier: 0,
       },
     ]);
     const prId = (s.pullRequests[0] as { id: number }).id;
