@@ -94,7 +94,7 @@ const NO_LIMIT = MAX_INSTANT_MS + 1;
  * order, and SQLite merges them lazily: the walk stops after `limit` rows, reading only as far into
  * each range as the page needs.
  * Every candidate is first checked against its review span from the index entry; only one with
- * reviews on both sides of the window needs a look at its reviews.
+ * reviews on both sides of the window needs a look at its reviews, in one check after the merge.
  *
  * For a narrow window the tier ranges around it dwarf the window itself, so the statement counts
  * the organization's completed reviews in the window first (`reviews_completed_by_time`, at most
@@ -104,8 +104,8 @@ const NO_LIMIT = MAX_INSTANT_MS + 1;
  *
  * D1's limits shape the text: at most 5 terms per compound SELECT (longer unions are nested, which
  * SQLite flattens into one merge), parameters numbered ?1.. and reused, the access list bound once
- * as JSON and filtered outside the union (SQLite pushes it into every range and builds the list
- * once), and a literal LIMIT (a bound LIMIT made SQLite's merge several times slower).
+ * as JSON, and a literal LIMIT (a bound LIMIT made SQLite's merge several times slower). Local D1
+ * compiles the statement for every request, so it is kept as small as the ranges allow.
  */
 export function mergedPullRequestsQuery(
   q: MergedPullRequestQuery,
@@ -126,16 +126,17 @@ export function mergedPullRequestsQuery(
   const upTo = (bound: string): string => (caps.length > 0 ? `MIN(${[bound, ...caps].join(", ")})` : bound);
   const afterCursor = cursor ? [`(p.merged_at < ${cursor.mergedAt} OR p.id < ${cursor.id})`] : [];
   const inRepo = repo ? [`p.repo_key = ${repo}`] : [];
+  // Every term yields candidates with their review span: (m, id) to order by, the repository for
+  // access, and the span for the exact check outside the union.
+  const COLUMNS = "p.merged_at AS m, p.id AS id, p.repo_key AS rk, p.first_reviewed_at AS f, p.last_reviewed_at AS l";
   const range = (conditions: string[]): string =>
-    `SELECT p.merged_at AS m, p.id AS id, p.repo_key AS rk FROM pull_requests AS p WHERE ${[
+    `SELECT ${COLUMNS} FROM pull_requests AS p WHERE ${[
       "p.org_key = ?1",
       ...conditions,
       ...afterCursor,
       ...inRepo,
       "p.first_reviewed_at <= ?3",
       "p.last_reviewed_at >= ?2",
-      "(p.first_reviewed_at >= ?2 OR p.last_reviewed_at <= ?3 OR EXISTS (SELECT 1 FROM reviews AS r " +
-        "WHERE r.pr_id = p.id AND r.status = 'completed' AND r.completed_at BETWEEN ?2 AND ?3))",
     ].join(" AND ")}`;
 
   const tiers = Array.from({ length: LAST_GAP_TIER + 1 }, (_, tier) => ({ tier, bound: GAP_TIER_BOUNDS_MS[tier] }));
@@ -158,7 +159,7 @@ export function mergedPullRequestsQuery(
   ];
   if (byReviews) {
     terms.push(
-      `SELECT DISTINCT p.merged_at AS m, p.id AS id, p.repo_key AS rk FROM reviews AS r JOIN pull_requests AS p ON p.id = r.pr_id WHERE ${[
+      `SELECT DISTINCT ${COLUMNS} FROM reviews AS r JOIN pull_requests AS p ON p.id = r.pr_id WHERE ${[
         "r.org_key = ?1",
         "r.status = 'completed'",
         "r.completed_at >= ?2",
@@ -180,10 +181,15 @@ export function mergedPullRequestsQuery(
     SELECT 1 FROM reviews AS r WHERE r.org_key = ?1 AND r.status = 'completed' AND r.completed_at BETWEEN ?2 AND ?3
     LIMIT ${limits.maxReviews + 1})))`);
   }
+  // The candidates stream in order from the merged ranges; LIMIT -1 keeps SQLite from pushing the
+  // filters below into every range (it would compile them once per range), and SQLite still reads
+  // the stream's order instead of sorting. Sure when the span's first or last review lies in the
+  // window; only a pull request reviewed on both sides of it, not inside, needs its reviews read.
   ctes.push(`page AS (
-  SELECT m, id FROM (${unionAll(terms)})
-  ${access ? `WHERE rk IN (SELECT value FROM json_each(${access}))` : ""}
-  ORDER BY m DESC, id DESC
+  SELECT c.m AS m, c.id AS id FROM (SELECT * FROM (${unionAll(terms)}) ORDER BY m DESC, id DESC LIMIT -1) AS c
+  WHERE ${access ? `c.rk IN (SELECT value FROM json_each(${access})) AND ` : ""}(c.f >= ?2 OR c.l <= ?3 OR EXISTS (
+    SELECT 1 FROM reviews AS r WHERE r.pr_id = c.id AND r.status = 'completed' AND r.completed_at BETWEEN ?2 AND ?3))
+  ORDER BY c.m DESC, c.id DESC
   LIMIT ${q.limit})`);
 
   const sql = `WITH ${ctes.join(",\n")}
@@ -209,7 +215,7 @@ function unionAll(terms: string[]): string {
   const groups: string[] = [];
   for (let i = 0; i < terms.length; i += size) {
     const group = terms.slice(i, i + size);
-    groups.push(group.length === 1 ? (group[0] as string) : `SELECT m, id, rk FROM (${unionAll(group)})`);
+    groups.push(group.length === 1 ? (group[0] as string) : `SELECT * FROM (${unionAll(group)})`);
   }
   return groups.join("\nUNION ALL\n");
 }
