@@ -100,8 +100,8 @@ const RECENT_END_MS = DAY_MS;
  * For a narrow window the tier ranges around it dwarf the window itself, so the statement counts
  * the organization's completed reviews in the window first (`reviews_completed_by_time`, at most
  * `limits.maxReviews + 1` entries); when there are few, it takes their pull requests directly and
- * sorts them. The CTE `plan` holds the verdict as two caps, one of which is NULL: a NULL bound makes
- * an index range empty, so the plan not taken costs one seek per range.
+ * sorts them. The CTE `plan` holds the verdict as the LIMIT of each plan's page, one of them 0:
+ * SQLite does not start a subquery whose LIMIT is 0, so the plan not taken reads nothing.
  *
  * D1's limits shape the text: at most 5 terms per compound SELECT (longer unions are nested, which
  * SQLite flattens into one merge), parameters numbered ?1.. and reused, the access list bound once
@@ -123,10 +123,9 @@ export function mergedPullRequestsQuery(
   // one dated in the future): the walk over the window simply goes on past its end.
   const endsRecently = q.end >= q.now - RECENT_END_MS;
 
-  // Upper bounds of a range: SQLite limits an index range by one upper bound only, so every cap
-  // (the cursor, the plan) goes into one MIN().
-  const caps = [...(cursor ? [cursor.mergedAt] : []), ...(byReviews ? ["(SELECT merge_cap FROM plan)"] : [])];
-  const upTo = (bound: string): string => (caps.length > 0 ? `MIN(${[bound, ...caps].join(", ")})` : bound);
+  // Upper bounds of a range: SQLite limits an index range by one upper bound only, so the cursor
+  // and the range's own bound go into one MIN().
+  const upTo = (bound: string): string => (cursor ? `MIN(${bound}, ${cursor.mergedAt})` : bound);
   const afterCursor = cursor ? [`(p.merged_at < ${cursor.mergedAt} OR p.id < ${cursor.id})`] : [];
   const inRepo = repo ? [`p.repo_key = ${repo}`] : [];
   // Every term yields candidates with their review span: (m, id) to order by, the repository for
@@ -145,7 +144,7 @@ export function mergedPullRequestsQuery(
     ].join(" AND ")}`;
 
   const tiers = Array.from({ length: LAST_GAP_TIER + 1 }, (_, tier) => ({ tier, bound: GAP_TIER_BOUNDS_MS[tier] }));
-  const terms = [
+  const walk = [
     range(repo ? "pull_requests_repo_merged_walk" : "pull_requests_merged_walk", [
       "p.merged_at >= ?2",
       `p.merged_at <= ${upTo(endsRecently ? String(NO_LIMIT) : "?3")}`,
@@ -165,40 +164,54 @@ export function mergedPullRequestsQuery(
       ]),
     ),
   ];
-  if (byReviews) {
-    terms.push(
-      `SELECT DISTINCT ${COLUMNS} FROM reviews AS r JOIN pull_requests AS p ON p.id = r.pr_id WHERE ${[
-        "r.org_key = ?1",
-        "r.status = 'completed'",
-        "r.completed_at >= ?2",
-        "r.completed_at <= MIN(?3, (SELECT review_cap FROM plan))",
-        "p.merged_at IS NOT NULL",
-        ...(cursor ? [`p.merged_at <= ${cursor.mergedAt}`] : []),
-        ...afterCursor,
-        ...inRepo,
-      ].join(" AND ")}`,
-    );
-  }
+  const accessible = access ? [`c.rk IN (SELECT value FROM json_each(${access}))`] : [];
+
+  // The walk: the ranges merged in order, newest first (LIMIT -1 keeps SQLite from flattening the
+  // subquery and pushing the page's filters into every range, where it would compile them once per
+  // range; SQLite still reads the merge's order instead of sorting), then the exact check, once:
+  // sure when the span's first or last review lies in the window; only a pull request reviewed on
+  // both sides of it, not inside, needs its reviews read. `limit` rows at most.
+  const walkPage = (limit: string) => `SELECT c.m AS m, c.id AS id
+  FROM (SELECT * FROM (${unionAll(walk)}) ORDER BY m DESC, id DESC LIMIT -1) AS c
+  WHERE ${[
+    ...accessible,
+    "(c.f >= ?2 OR c.l <= ?3 OR EXISTS (SELECT 1 FROM reviews AS r " +
+      "WHERE r.pr_id = c.id AND r.status = 'completed' AND r.completed_at BETWEEN ?2 AND ?3))",
+  ].join(" AND ")}
+  ORDER BY c.m DESC, c.id DESC
+  LIMIT ${limit}`;
 
   const ctes: string[] = [];
-  if (byReviews) {
+  if (!byReviews) {
+    ctes.push(`page AS (${walkPage(String(q.limit))})`);
+  } else {
+    // Both plans; the count gives one of them a LIMIT of 0, and SQLite does not start that one.
+    // Each yields at most a page, so sorting the two together costs nothing.
+    const fromReviews = `SELECT c.m AS m, c.id AS id FROM (
+    SELECT DISTINCT ${COLUMNS} FROM reviews AS r JOIN pull_requests AS p ON p.id = r.pr_id WHERE ${[
+      "r.org_key = ?1",
+      "r.status = 'completed'",
+      "r.completed_at BETWEEN ?2 AND ?3",
+      "p.merged_at IS NOT NULL",
+      ...(cursor ? [`p.merged_at <= ${cursor.mergedAt}`] : []),
+      ...afterCursor,
+      ...inRepo,
+    ].join(" AND ")}) AS c
+  ${accessible.length > 0 ? `WHERE ${accessible.join(" AND ")}` : ""}
+  ORDER BY c.m DESC, c.id DESC
+  LIMIT (SELECT reviews_limit FROM plan)`;
     ctes.push(`plan AS MATERIALIZED (
-  SELECT CASE WHEN n > ${limits.maxReviews} THEN ${NO_LIMIT} END AS merge_cap,
-         CASE WHEN n <= ${limits.maxReviews} THEN ${NO_LIMIT} END AS review_cap
+  SELECT CASE WHEN n > ${limits.maxReviews} THEN ${q.limit} ELSE 0 END AS walk_limit,
+         CASE WHEN n > ${limits.maxReviews} THEN 0 ELSE ${q.limit} END AS reviews_limit
   FROM (SELECT COUNT(*) AS n FROM (
     SELECT 1 FROM reviews AS r WHERE r.org_key = ?1 AND r.status = 'completed' AND r.completed_at BETWEEN ?2 AND ?3
     LIMIT ${limits.maxReviews + 1})))`);
+    ctes.push(`page AS (
+  SELECT * FROM (${walkPage("(SELECT walk_limit FROM plan)")})
+  UNION ALL
+  SELECT * FROM (${fromReviews})
+  ORDER BY m DESC, id DESC)`);
   }
-  // The candidates stream in order from the merged ranges; LIMIT -1 keeps SQLite from pushing the
-  // filters below into every range (it would compile them once per range), and SQLite still reads
-  // the stream's order instead of sorting. Sure when the span's first or last review lies in the
-  // window; only a pull request reviewed on both sides of it, not inside, needs its reviews read.
-  ctes.push(`page AS (
-  SELECT c.m AS m, c.id AS id FROM (SELECT * FROM (${unionAll(terms)}) ORDER BY m DESC, id DESC LIMIT -1) AS c
-  WHERE ${access ? `c.rk IN (SELECT value FROM json_each(${access})) AND ` : ""}(c.f >= ?2 OR c.l <= ?3 OR EXISTS (
-    SELECT 1 FROM reviews AS r WHERE r.pr_id = c.id AND r.status = 'completed' AND r.completed_at BETWEEN ?2 AND ?3))
-  ORDER BY c.m DESC, c.id DESC
-  LIMIT ${q.limit})`);
 
   const sql = `WITH ${ctes.join(",\n")}
 SELECT
