@@ -115,17 +115,18 @@ const deepLast = deepRows[deepRows.length - 1];
 if (!deepLast || deepRows.length < depth) throw new Error(`the one-year window has only ${deepRows.length} rows; need ${depth}`);
 const deepCursor = cursorAfter(deepLast);
 
-// The last page of the 30-day window ends with the pull request merged two years ago and
-// re-reviewed an hour ago: its walk has to reach two years back, but only in the last gap tier.
+// A last page of the 30-day window: the cursor before its last 100 rows (the page must prove there
+// is no further row). Its last row is the pull request merged two years ago and re-reviewed an
+// hour ago: the walk has to reach two years back, but only in the last gap tier.
 const [lateReview, earlyReview] = poisonPullRequests(now);
 const month = { ...explicit, start: now - 30 * DAY, end: now };
 const monthRows = allRows(month);
-const lastPageSize = monthRows.length % 100 || 100;
-const lastCursor = cursorAfter(monthRows[monthRows.length - lastPageSize - 1]);
+const lastCursor = cursorAfter(monthRows[monthRows.length - 101]);
 // Sparse: a window in which fewer than a page of rows qualify, so the page must prove there is none.
 const sparse = { ...explicit, start: now - 200 * DAY, end: now - 200 * DAY + 20 * 60_000 };
-// Two years ago, the day of the review that preceded its merge (two days ago) by two years.
-const earlyDay = { ...explicit, start: earlyReview.reviewedAt - DAY / 2, end: earlyReview.reviewedAt + DAY / 2 };
+// The first 30 days of bigco's history, two years ago: its first row is the pull request merged
+// two days ago, whose review lies in the window; it is found in the last gap tier after the window.
+const firstMonth = { ...explicit, start: earlyReview.reviewedAt - 15 * DAY, end: earlyReview.reviewedAt + 15 * DAY };
 
 const cases = [
   { name: "first page, default window (30 days)", q: base, query: "org=bigco" },
@@ -140,10 +141,10 @@ const cases = [
     query: `org=bigco&startDate=${iso(yearStart)}&endDate=${iso(now)}${cursorParam(deepCursor)}`,
   },
   {
-    name: `last page, 30-day window (${lastPageSize} rows, the last merged two years ago)`,
+    name: "last page (100 rows), 30-day window, its last row merged two years ago",
     q: { ...month, after: lastCursor },
     query: `org=bigco&${windowParams(month)}${cursorParam(lastCursor)}`,
-    expect: (data) => data.at(-1)?.prNumber === lateReview.prNumber,
+    expect: (data, nextCursor) => data.length === 100 && nextCursor === null && data.at(-1)?.prNumber === lateReview.prNumber,
   },
   {
     name: "sparse window: 20 minutes 200 days ago",
@@ -152,9 +153,9 @@ const cases = [
     expect: (data) => data.length < 100,
   },
   {
-    name: "a day two years ago, with a review two years before its merge",
-    q: earlyDay,
-    query: `org=bigco&${windowParams(earlyDay)}`,
+    name: "first page, 30 days two years ago (first row merged two days ago)",
+    q: firstMonth,
+    query: `org=bigco&${windowParams(firstMonth)}`,
     expect: (data) => data[0]?.prNumber === earlyReview.prNumber,
   },
   {
@@ -291,8 +292,8 @@ try {
     const res = await fetch(`${server.url}/api/analytics/v1/prs?${c.query}`, { headers: headersOf(c) });
     const body = await res.text();
     if (res.status !== 200) throw new Error(`${c.name} answered ${res.status}: ${body}`);
-    const { data } = JSON.parse(body);
-    if (c.expect && !c.expect(data)) throw new Error(`${c.name}: unexpected rows ${body.slice(0, 500)}`);
+    const { data, nextCursor } = JSON.parse(body);
+    if (c.expect && !c.expect(data, nextCursor)) throw new Error(`${c.name}: unexpected rows ${body.slice(0, 500)}`);
     c.rowsRead = Number(res.headers.get("X-Debug-Rows-Read"));
     if (!Number.isFinite(c.rowsRead) || c.rowsRead <= 0) throw new Error(`${c.name}: no X-Debug-Rows-Read header`);
   }
