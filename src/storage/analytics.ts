@@ -79,6 +79,8 @@ type PageRow = Omit<MergedPullRequest, "findingsFlagged"> & { findingsUnaddresse
 /** "No upper limit" as a number: later than any time the service stores. */
 const NO_LIMIT = MAX_INSTANT_MS + 1;
 const RECENT_END_MS = DAY_MS;
+/** What every range yields: (m, id) to order by, the repository for access, the review span for the check. */
+const CANDIDATE = "p.merged_at AS m, p.id AS id, p.repo_key AS rk, p.first_reviewed_at AS f, p.last_reviewed_at AS l";
 
 /**
  * The statement and its parameters, shared with the benchmark and the query-plan test so they run
@@ -128,13 +130,10 @@ export function mergedPullRequestsQuery(
   const upTo = (bound: string): string => (cursor ? `MIN(${bound}, ${cursor.mergedAt})` : bound);
   const afterCursor = cursor ? [`(p.merged_at < ${cursor.mergedAt} OR p.id < ${cursor.id})`] : [];
   const inRepo = repo ? [`p.repo_key = ${repo}`] : [];
-  // Every term yields candidates with their review span: (m, id) to order by, the repository for
-  // access, and the span for the exact check outside the union.
-  const COLUMNS = "p.merged_at AS m, p.id AS id, p.repo_key AS rk, p.first_reviewed_at AS f, p.last_reviewed_at AS l";
   // INDEXED BY: each range names its index, which spares SQLite weighing all six for each range
   // (compile time) and makes a statement that could not use it fail instead of scanning.
   const range = (index: string, conditions: string[]): string =>
-    `SELECT ${COLUMNS} FROM pull_requests AS p INDEXED BY ${index} WHERE ${[
+    `SELECT ${CANDIDATE} FROM pull_requests AS p INDEXED BY ${index} WHERE ${[
       "p.org_key = ?1",
       ...conditions,
       ...afterCursor,
@@ -188,7 +187,7 @@ export function mergedPullRequestsQuery(
     // Both plans; the count gives one of them a LIMIT of 0, and SQLite does not start that one.
     // Each yields at most a page, so sorting the two together costs nothing.
     const fromReviews = `SELECT c.m AS m, c.id AS id FROM (
-    SELECT DISTINCT ${COLUMNS} FROM reviews AS r JOIN pull_requests AS p ON p.id = r.pr_id WHERE ${[
+    SELECT DISTINCT ${CANDIDATE} FROM reviews AS r JOIN pull_requests AS p ON p.id = r.pr_id WHERE ${[
       "r.org_key = ?1",
       "r.status = 'completed'",
       "r.completed_at BETWEEN ?2 AND ?3",

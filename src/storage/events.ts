@@ -10,7 +10,7 @@ export interface StoredEvents {
 /**
  * Stores a validated event batch in one D1 transaction (`batch()`): all of it or nothing.
  * Each event type becomes one set-based upsert over a JSON array (`json_each`), so a batch of
- * 1,000 events is at most nine statements with at most one bound parameter each.
+ * 1,000 events is at most eight statements with at most one bound parameter each.
  *
  * Versions (contract section 5): every row keeps the `updatedAt` of the event it holds in
  * `updated_at`, and an event replaces a row only when its `updatedAt` is strictly greater. So for
