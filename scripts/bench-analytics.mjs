@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 /**
- * npm run bench:analytics [-- --smoke] [--reuse] [--seconds N] [--no-write] [--writes-only]
+ * npm run bench:analytics [-- --smoke] [--size N] [--reuse] [--seconds N] [--no-write] [--writes-only]
  *
- * Builds an analytics data set at scale in a local D1 file (see lib/bench-data.mjs), starts
- * `wrangler dev` on it, and measures GET /api/analytics/v1/prs with autocannon at concurrency 1 and
- * 10 for each case, next to GET /readyz (one SELECT 1 on D1) as the baseline of the same run. It
- * also times the same page queries directly on the SQLite file (the floor) and records their
- * query plans. Before that it stores 1,000-event batches with the Worker's own write path on the
+ * Builds an analytics data set at scale in a local D1 file (see lib/bench-data.mjs; --size sets the
+ * big organization's pull requests, 300,000 by default), starts `wrangler dev` on it, and measures
+ * GET /api/analytics/v1/prs with autocannon at concurrency 1 and 10 for each case, next to
+ * GET /readyz (one SELECT 1 on D1) as the baseline of the same run, with D1's rows_read of each
+ * case's page (the Worker reports it in X-Debug-Rows-Read, enabled by `--var DEBUG_ROWS_READ:true`
+ * for this run only). It also times the same page queries directly on the SQLite file (the floor)
+ * and records their query plans. Before that it stores 1,000-event batches with the Worker's own write path on the
  * same D1 file and reports the rows D1 writes per event (first delivery, replay, older retry,
  * newer versions). Prints the tables and writes them to docs/performance.md (not with --smoke).
  * --writes-only stops after the event writes (row counts, which do not depend on the machine's load).
@@ -15,17 +17,17 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { parseArgs } from "node:util";
-import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
 import { experimental_readRawConfig, getPlatformProxy } from "wrangler";
-import { mergedPullRequestsSql } from "../src/storage/analytics.ts";
+import { mergedPullRequestsQuery } from "../src/storage/analytics.ts";
 import { storeEvents } from "../src/storage/events.ts";
-import { fmt, load, migrateLocalD1, percentiles, startWrangler, table, writeSection } from "./lib/bench-common.mjs";
-import { FULL, generate, reviewerBatch, SMOKE, smallOrg } from "./lib/bench-data.mjs";
+import { fmt, load, migrateLocalD1, percentiles, QUOTAS_ON, startWrangler, table, writeSection } from "./lib/bench-common.mjs";
+import { FULL, generate, poisonPullRequests, reviewerBatch, SMOKE, smallOrg } from "./lib/bench-data.mjs";
 import { controlPlaneClient } from "./lib/control-plane-client.mjs";
 
 const { values: opts } = parseArgs({
   options: {
     smoke: { type: "boolean", default: false },
+    size: { type: "string" },
     reuse: { type: "boolean", default: false },
     seconds: { type: "string" },
     port: { type: "string", default: "8911" },
@@ -33,9 +35,13 @@ const { values: opts } = parseArgs({
     "writes-only": { type: "boolean", default: false },
   },
 });
-const spec = opts.smoke ? SMOKE : FULL;
+const spec = opts.smoke ? SMOKE : { ...FULL, pullRequests: Number(opts.size ?? FULL.pullRequests) };
+if (!Number.isSafeInteger(spec.pullRequests) || spec.pullRequests < 1000)
+  throw new Error("--size takes a whole number of at least 1000");
 const seconds = Number(opts.seconds ?? (opts.smoke ? 1 : 5));
-const persistTo = opts.smoke ? ".bench/analytics-smoke" : ".bench/analytics";
+const sizeLabel =
+  spec.pullRequests % 1_000_000 === 0 ? `${spec.pullRequests / 1_000_000}m` : `${Math.round(spec.pullRequests / 1000)}k`;
+const persistTo = opts.smoke ? ".bench/analytics-smoke" : `.bench/analytics-${sizeLabel}`;
 const DAY = 86_400_000;
 const BATCH_SHAPE = "per pull request 1 pull_request, 3 reviews, 10 findings, 1 AI-authorship event";
 const now = Date.now();
@@ -60,11 +66,23 @@ const base = {
   end: now,
   after: null,
   limit: 101,
+  now,
 };
+// Requests with explicit dates reach the Worker after the script's `now`: their windows lie in the
+// past (so the statement has ranges after the window too), as in the HTTP cases.
+const explicit = { ...base, now: now + 1 };
+// The member's view: public repositories, and private ones that list the member as collaborator.
+const repoName = (i) => `repo-${String(i).padStart(3, "0")}`;
+const repositories = Array.from({ length: spec.repos }, (_, i) => ({
+  name: repoName(i),
+  private: i % 4 === 3,
+  collaborators: i % 8 === 3 ? ["9002"] : [],
+}));
+const memberRepoKeys = repositories.filter((r) => !r.private || r.collaborators.length > 0).map((r) => r.name);
+
 const sqlite = new DatabaseSync(file, { readOnly: true });
-const dialect = new SQLiteSyncDialect();
 const prepared = (q) => {
-  const { sql, params } = dialect.sqlToQuery(mergedPullRequestsSql(q));
+  const { sql, params } = mergedPullRequestsQuery(q);
   const statement = sqlite.prepare(sql);
   return {
     run: () => statement.all(...params),
@@ -75,29 +93,81 @@ const prepared = (q) => {
         .map((r) => r.detail),
   };
 };
+/** Every row of a window, in page order (pages of 5,000 rows). */
+const allRows = (q) => {
+  const rows = [];
+  for (let after = null; ; ) {
+    const page = prepared({ ...q, after, limit: 5000 }).run();
+    rows.push(...page);
+    if (page.length < 5000) return rows;
+    const last = page[page.length - 1];
+    after = { mergedAt: last.mergedAt, id: last.id };
+  }
+};
+const cursorAfter = (row) => ({ mergedAt: row.mergedAt, id: row.id });
+const cursorParam = (c) => `&cursor=${encodeURIComponent(`${iso(c.mergedAt)}|${c.id}`)}`;
+const windowParams = (q) => `startDate=${iso(q.start)}&endDate=${iso(q.end)}`;
+
 const depth = opts.smoke ? 500 : 50_000;
-const oneRepo = `repo-${String(Math.min(42, spec.repos - 1)).padStart(3, "0")}`;
-const deepRows = prepared({ ...base, start: yearStart, limit: depth }).run();
+const oneRepo = repoName(Math.min(42, spec.repos - 1));
+const deepRows = prepared({ ...explicit, start: yearStart, limit: depth }).run();
 const deepLast = deepRows[deepRows.length - 1];
 if (!deepLast || deepRows.length < depth) throw new Error(`the one-year window has only ${deepRows.length} rows; need ${depth}`);
-const deepCursor = { mergedAt: deepLast.mergedAt, id: deepLast.id };
+const deepCursor = cursorAfter(deepLast);
+
+// A last page of the 30-day window: the cursor before its last 100 rows (the page must prove there
+// is no further row). Its last row is the pull request merged two years ago and re-reviewed an
+// hour ago: the walk has to reach two years back, but only in the last gap tier.
+const [lateReview, earlyReview] = poisonPullRequests(now);
+const month = { ...explicit, start: now - 30 * DAY, end: now };
+const monthRows = allRows(month);
+const lastCursor = cursorAfter(monthRows[monthRows.length - 101]);
+// Sparse: a window in which fewer than a page of rows qualify, so the page must prove there is none.
+const sparse = { ...explicit, start: now - 200 * DAY, end: now - 200 * DAY + 20 * 60_000 };
+// The first 30 days of bigco's history, two years ago: its first row is the pull request merged
+// two days ago, whose review lies in the window; it is found in the last gap tier after the window.
+const firstMonth = { ...explicit, start: earlyReview.reviewedAt - 15 * DAY, end: earlyReview.reviewedAt + 15 * DAY };
 
 const cases = [
   { name: "first page, default window (30 days)", q: base, query: "org=bigco" },
   {
     name: "first page, one-year window",
-    q: { ...base, start: yearStart },
+    q: { ...explicit, start: yearStart },
     query: `org=bigco&startDate=${iso(yearStart)}&endDate=${iso(now)}`,
   },
   {
     name: `page ${depth.toLocaleString("en")} rows deep, one-year window`,
-    q: { ...base, start: yearStart, after: deepCursor },
-    query: `org=bigco&startDate=${iso(yearStart)}&endDate=${iso(now)}&cursor=${encodeURIComponent(`${iso(deepCursor.mergedAt)}|${deepCursor.id}`)}`,
+    q: { ...explicit, start: yearStart, after: deepCursor },
+    query: `org=bigco&startDate=${iso(yearStart)}&endDate=${iso(now)}${cursorParam(deepCursor)}`,
+  },
+  {
+    name: "last page (100 rows), 30-day window, its last row merged two years ago",
+    q: { ...month, after: lastCursor },
+    query: `org=bigco&${windowParams(month)}${cursorParam(lastCursor)}`,
+    expect: (data, nextCursor) => data.length === 100 && nextCursor === null && data.at(-1)?.prNumber === lateReview.prNumber,
+  },
+  {
+    name: "sparse window: 20 minutes 200 days ago",
+    q: sparse,
+    query: `org=bigco&${windowParams(sparse)}`,
+    expect: (data) => data.length < 100,
+  },
+  {
+    name: "first page, 30 days two years ago (first row merged two days ago)",
+    q: firstMonth,
+    query: `org=bigco&${windowParams(firstMonth)}`,
+    expect: (data) => data[0]?.prNumber === earlyReview.prNumber,
   },
   {
     name: "one repository, one-year window",
-    q: { ...base, start: yearStart, repoKey: oneRepo },
+    q: { ...explicit, start: yearStart, repoKey: oneRepo },
     query: `org=bigco&repo=${oneRepo}&startDate=${iso(yearStart)}&endDate=${iso(now)}`,
+  },
+  {
+    name: `member (not admin, ${memberRepoKeys.length} of ${spec.repos} repositories), one-year window`,
+    q: { ...explicit, start: yearStart, accessibleRepoKeys: memberRepoKeys },
+    query: `org=bigco&startDate=${iso(yearStart)}&endDate=${iso(now)}`,
+    as: "member",
   },
   { name: "small organization, default window", q: { ...base, orgKey: smallOrg(1) }, query: `org=${smallOrg(1)}` },
 ];
@@ -179,7 +249,12 @@ async function measureEventWrites() {
 
 // 4. The Worker under wrangler dev.
 log(`Starting wrangler dev on ${persistTo}...`);
-const server = await startWrangler({ persistTo, port: Number(opts.port), adminToken });
+const server = await startWrangler({
+  persistTo,
+  port: Number(opts.port),
+  adminToken,
+  vars: { ...QUOTAS_ON, DEBUG_ROWS_READ: "true" },
+});
 try {
   const client = controlPlaneClient(server.url, adminToken);
   const installedAt = iso(now - 730 * DAY);
@@ -200,11 +275,33 @@ try {
     });
   }
   await client.putUser("9001", { githubLogin: "bench" });
-  const { key } = await client.createKey("9001", "analytics");
-  const headers = { Authorization: `Bearer ${key}` };
+  await client.putMember("bigco", "9002", {
+    githubLogin: "bench-member",
+    workEmail: "member@example.com",
+    role: "member",
+    seat: true,
+    isBot: false,
+  });
+  await client.putUser("9002", { githubLogin: "bench-member" });
+  for (const r of repositories)
+    await client.putRepository("bigco", r.name, { private: r.private, collaborators: r.collaborators });
+  const keys = {
+    admin: (await client.createKey("9001", "analytics")).key,
+    member: (await client.createKey("9002", "analytics")).key,
+  };
+  const headersOf = (c) => ({ Authorization: `Bearer ${keys[c.as ?? "admin"]}` });
 
-  const check = await fetch(`${server.url}/api/analytics/v1/prs?${cases[2].query}`, { headers });
-  if (check.status !== 200) throw new Error(`deep page answered ${check.status}: ${await check.text()}`);
+  // Each case once: the answer must be right (the smoke run in CI fails on a wrong one), and the
+  // Worker reports D1's rows_read for the page.
+  for (const c of cases) {
+    const res = await fetch(`${server.url}/api/analytics/v1/prs?${c.query}`, { headers: headersOf(c) });
+    const body = await res.text();
+    if (res.status !== 200) throw new Error(`${c.name} answered ${res.status}: ${body}`);
+    const { data, nextCursor } = JSON.parse(body);
+    if (c.expect && !c.expect(data, nextCursor)) throw new Error(`${c.name}: unexpected rows ${body.slice(0, 500)}`);
+    c.rowsRead = Number(res.headers.get("X-Debug-Rows-Read"));
+    if (!Number.isFinite(c.rowsRead) || c.rowsRead <= 0) throw new Error(`${c.name}: no X-Debug-Rows-Read header`);
+  }
 
   const measure = async (path, h = {}) => {
     await load({ url: server.url, path, connections: 1, seconds: 1, headers: h }); // warm-up
@@ -217,7 +314,7 @@ try {
   const baseline = await measure("/readyz");
   for (const c of cases) {
     log(`Measuring ${c.name}...`);
-    c.http = await measure(`/api/analytics/v1/prs?${c.query}`, headers);
+    c.http = await measure(`/api/analytics/v1/prs?${c.query}`, headersOf(c));
   }
 
   // 5. Report.
@@ -225,6 +322,7 @@ try {
   const rows = [
     [
       "GET /readyz (baseline)",
+      "–",
       "–",
       "–",
       "–",
@@ -240,6 +338,7 @@ try {
     ...cases.map((c) => [
       c.name,
       String(c.rows),
+      String(c.rowsRead),
       fmt(c.floor.p50, 3),
       fmt(c.floor.p99, 3),
       fmt(c.http.c1.p50),
@@ -255,6 +354,7 @@ try {
   const header = [
     "case",
     "rows",
+    "rows read",
     "SQLite p50 ms",
     "SQLite p99 ms",
     "c=1 p50 ms",
@@ -274,6 +374,10 @@ try {
   const deep = cases[2].http.c1.p50;
   const targets = [
     [`every case's SQLite p50 under 5 ms`, cases.every((c) => c.floor.p50 < 5)],
+    [
+      `every case's page reads under 3,000 rows (most: ${Math.max(...cases.map((c) => c.rowsRead)).toLocaleString("en")})`,
+      cases.every((c) => c.rowsRead < 3000),
+    ],
     [`every case's endpoint p50 at c=1 within 2x the /readyz baseline`, cases.every((c) => c.http.c1.p50 <= 2 * baseline.c1.p50)],
     [`deep page within 1.5x the first page (c=1 p50: ${fmt(deep)} vs ${fmt(first)} ms)`, deep <= 1.5 * first],
     ["no response other than 200", unexpected === 0],
@@ -282,16 +386,19 @@ try {
   log(`\nTargets:\n${targetLines}`);
 
   if (!opts.smoke && !opts["no-write"]) {
-    const plans = cases.map((c) => `**${c.name}**\n\n\`\`\`\n${c.plan.join("\n")}\n\`\`\``).join("\n\n");
+    // Two plans show both shapes of the statement: walking merges, and starting from the reviews.
+    const plans = [cases[0], cases[4]].map((c) => `**${c.name}**\n\n\`\`\`\n${c.plan.join("\n")}\n\`\`\``).join("\n\n");
     writeSection(
       "docs/performance.md",
-      "bench:analytics",
+      `bench:analytics:${sizeLabel}`,
       [
-        `Measured ${new Date(now).toISOString().slice(0, 10)} by \`npm run bench:analytics\` on this machine (2 cores), wrangler dev with`,
+        `Measured ${new Date(now).toISOString().slice(0, 10)} by \`npm run bench:analytics -- --size ${spec.pullRequests}\` on this machine (2 cores), wrangler dev with`,
         `X_LOCAL_OBSERVABILITY=false, autocannon for ${seconds} s per cell after a 1 s warm-up. Data: ${spec.pullRequests.toLocaleString("en")} pull requests`,
         `in ${spec.repos} repositories over two years (bigco), ${spec.reviewsPerPr} reviews and ${spec.findingsPerPr} findings per pull request, AI authorship for`,
-        `half of them, plus ${spec.smallOrgs} small organizations of ${spec.smallOrgPrs} pull requests. "SQLite" times the Worker's own statement`,
-        `on the D1 file with node:sqlite (${floorRuns} runs). Page size 100 (101 rows fetched).`,
+        `half of them, plus ${spec.smallOrgs} small organizations of ${spec.smallOrgPrs} pull requests. bigco is poisoned: one pull request merged two`,
+        'years ago was re-reviewed an hour ago, another was reviewed two years before its merge two days ago. "rows read" is D1\'s',
+        "`meta.rows_read` for the case's page, as the Worker reports it (`X-Debug-Rows-Read`). \"SQLite\" times the Worker's own",
+        `statement on the D1 file with node:sqlite (${floorRuns} runs). Page size 100 (101 rows fetched).`,
         "",
         report,
         "",
@@ -300,7 +407,7 @@ try {
         "Targets:",
         targetLines,
         "",
-        "Query plans on this data set (EXPLAIN QUERY PLAN of the Worker's statement):",
+        "Query plans on this data set (EXPLAIN QUERY PLAN of the Worker's statement) of a merge walk and a narrow window:",
         "",
         plans,
       ].join("\n"),

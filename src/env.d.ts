@@ -1,4 +1,4 @@
-// Secrets are not in wrangler.toml, so `wrangler types` cannot see them.
+// Secrets and benchmark-only variables are not in wrangler.toml, so `wrangler types` cannot see them.
 declare namespace Cloudflare {
   interface Env {
     /** Bearer token of the `/internal/` control plane. Unset: the control plane answers 404. */
@@ -7,10 +7,13 @@ declare namespace Cloudflare {
     GITHUB_WEBHOOK_SECRET?: string;
     /** The previous webhook secret, accepted too while a rotation is under way. */
     GITHUB_WEBHOOK_SECRET_PREVIOUS?: string;
+    /** "true" adds `X-Debug-Rows-Read` to analytics pages; set only by `npm run bench:analytics`. */
+    DEBUG_ROWS_READ?: string;
   }
 }
 interface Env {
   ADMIN_TOKEN?: string;
   GITHUB_WEBHOOK_SECRET?: string;
   GITHUB_WEBHOOK_SECRET_PREVIOUS?: string;
+  DEBUG_ROWS_READ?: string;
 }

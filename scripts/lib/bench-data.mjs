@@ -1,8 +1,10 @@
 import { DatabaseSync } from "node:sqlite";
+import { refreshReviewSpansSql } from "../../src/storage/review-span.ts";
 import { seededRandom } from "./random.mjs";
 
 const DAY = 86_400_000;
 const MIN = 60_000;
+const HOUR = 3_600_000;
 
 export const FULL = { repos: 200, pullRequests: 300_000, reviewsPerPr: 3, findingsPerPr: 10, smallOrgs: 50, smallOrgPrs: 200 };
 export const SMOKE = { repos: 5, pullRequests: 3_000, reviewsPerPr: 3, findingsPerPr: 10, smallOrgs: 3, smallOrgPrs: 50 };
@@ -11,9 +13,10 @@ export const SMOKE = { repos: 5, pullRequests: 3_000, reviewsPerPr: 3, findingsP
  * Fills a migrated local D1 file with an analytics data set at scale, through the same schema the
  * Worker uses: one big organization (`bigco`) and `smallOrgs` small ones (`small-00`...), two years
  * of pull requests ending at `now`, 3 reviews and 10 findings per pull request on average,
- * AI authorship for half of them, and the organizations' merge/review lag bound. Every row carries
- * its version (`updated_at`) as the event write path would store it. Indexes are dropped during the
- * load and rebuilt after it (much faster than maintaining them row by row).
+ * AI authorship for half of them. Every row carries its version (`updated_at`) as the event write
+ * path would store it, and every pull request its review span (the write path's own statement).
+ * bigco also holds the two outliers of `poisonPullRequests`. Indexes are dropped during the load and
+ * rebuilt after it (much faster than maintaining them row by row).
  */
 export function generate(file, { spec, now, seed = 7, log = console.log }) {
   const db = new DatabaseSync(file);
@@ -21,11 +24,11 @@ export function generate(file, { spec, now, seed = 7, log = console.log }) {
   db.exec("PRAGMA synchronous = OFF");
   const indexes = db
     .prepare(
-      "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN ('pull_requests', 'reviews', 'findings', 'ai_authorship')",
+      "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN ('pull_requests', 'reviews', 'findings', 'ai_authorship')",
     )
     .all();
   for (const { name } of indexes) db.exec(`DROP INDEX "${name}"`);
-  for (const t of ["pull_requests", "reviews", "findings", "ai_authorship", "org_review_lag"]) db.exec(`DELETE FROM ${t}`);
+  for (const t of ["pull_requests", "reviews", "findings", "ai_authorship"]) db.exec(`DELETE FROM ${t}`);
 
   const insertPr = db.prepare(
     "INSERT INTO pull_requests (id, org_key, repo_key, pr_number, repo, author, created_at, merged_at, lines_added, lines_deleted, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -113,17 +116,26 @@ export function generate(file, { spec, now, seed = 7, log = console.log }) {
   const bigRepos = Array.from({ length: spec.repos }, (_, i) => `repo-${String(i).padStart(3, "0")}`);
   log(`Generating bigco: ${spec.pullRequests.toLocaleString("en")} pull requests in ${spec.repos} repositories...`);
   org("bigco", bigRepos, spec.pullRequests);
+  for (const poison of poisonPullRequests(now)) {
+    id++;
+    const { prNumber, createdAt, mergedAt, reviewedAt } = poison;
+    insertPr.run(id, "bigco", "repo-000", prNumber, "repo-000", "dev1", createdAt, mergedAt, 10, 2, mergedAt);
+    insertReview.run("bigco", `r${id}-0`, id, "completed", reviewedAt, reviewedAt);
+    counts.pullRequests++;
+    counts.reviews++;
+  }
   log(`Generating ${spec.smallOrgs} small organizations...`);
   for (let s = 0; s < spec.smallOrgs; s++) org(smallOrg(s), ["app", "lib", "docs"], spec.smallOrgPrs);
 
-  log(`Rebuilding ${indexes.length} indexes...`);
-  for (const { sql } of indexes) db.exec(sql);
-  db.exec(`
-    INSERT INTO org_review_lag (org_key, max_before_merge, max_after_merge)
-    SELECT p.org_key, MAX(MAX(p.merged_at - r.completed_at, 0)), MAX(MAX(r.completed_at - p.merged_at, 0))
-    FROM pull_requests AS p JOIN reviews AS r ON r.pr_id = p.id AND r.status = 'completed'
-    WHERE p.merged_at IS NOT NULL AND r.completed_at IS NOT NULL
-    GROUP BY p.org_key`);
+  // The review spans need the reviews' indexes; the pull requests' indexes are cheaper built after.
+  log(`Rebuilding ${indexes.length} indexes and computing review spans...`);
+  const [prIndexes, otherIndexes] = [
+    indexes.filter((i) => i.tbl_name === "pull_requests"),
+    indexes.filter((i) => i.tbl_name !== "pull_requests"),
+  ];
+  for (const { sql } of otherIndexes) db.exec(sql);
+  db.exec(refreshReviewSpansSql("SELECT id FROM pull_requests"));
+  for (const { sql } of prIndexes) db.exec(sql);
   db.exec("PRAGMA synchronous = FULL");
   db.close();
   log(
@@ -134,6 +146,18 @@ export function generate(file, { spec, now, seed = 7, log = console.log }) {
 }
 
 export const smallOrg = (i) => `small-${String(i).padStart(2, "0")}`;
+
+/**
+ * Two pull requests of bigco (repository repo-000) whose one completed review lies two years from
+ * the merge: one merged two years ago and re-reviewed an hour ago, one reviewed two years before
+ * its merge two days ago. Before the gap tiers, either one made every query of bigco walk two years.
+ */
+export function poisonPullRequests(now) {
+  return [
+    { prNumber: 900_001, createdAt: now - 731 * DAY, mergedAt: now - 730 * DAY, reviewedAt: now - HOUR },
+    { prNumber: 900_002, createdAt: now - 731 * DAY, mergedAt: now - 2 * DAY, reviewedAt: now - 730 * DAY },
+  ];
+}
 
 /**
  * A batch of reviewer events shaped like the data set, as `storeEvents` receives them after

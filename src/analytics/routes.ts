@@ -105,10 +105,11 @@ const listPullRequestAnalytics = defineRoute({
   handler: async ({ query, read }, { env, url, request }) => {
     const access = unwrap(read);
     const perPage = query.perPage ?? DEFAULT_PER_PAGE;
-    const window = resolveWindow(query.startDate ?? null, query.endDate ?? null, access.installedAt, Date.now());
+    const now = Date.now();
+    const window = resolveWindow(query.startDate ?? null, query.endDate ?? null, access.installedAt, now);
     const db = env.DB.withSession("first-unconstrained");
     const scope = { orgKey: orgKey(query.org), repoKey: query.repo === undefined ? null : foldName(query.repo) };
-    const rows = await inStore("D1", () =>
+    const { rows, rowsRead } = await inStore("D1", () =>
       listMergedPullRequests(db, {
         ...scope,
         accessibleRepoKeys: access.accessibleRepoKeys,
@@ -117,6 +118,7 @@ const listPullRequestAnalytics = defineRoute({
         end: window.end,
         after: query.cursor ?? null,
         limit: perPage + 1,
+        now,
       }),
     );
     // A repository only an admin could name must exist somewhere: rows prove it, else ask D1.
@@ -127,7 +129,9 @@ const listPullRequestAnalytics = defineRoute({
       }
     }
     const page = toPage(query.org, rows, perPage);
-    const headers = { ...paginationHeaders(url, page.nextCursor), Vary: "Accept" };
+    const headers: Record<string, string> = { ...paginationHeaders(url, page.nextCursor), Vary: "Accept" };
+    // Benchmarks only (`--var DEBUG_ROWS_READ:true`): how many rows D1 read for the page.
+    if (env.DEBUG_ROWS_READ === "true") headers["X-Debug-Rows-Read"] = String(rowsRead);
     if (chooseFormat(query.format, request.headers.get("Accept")) === "json") return json(page, 200, headers);
     return new Response(toCsv(page.data), { status: 200, headers: { ...headers, "Content-Type": CSV_CONTENT_TYPE } });
   },

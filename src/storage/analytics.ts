@@ -1,5 +1,5 @@
-import { type SQL, sql } from "drizzle-orm";
-import { drizzle } from "drizzle-orm/d1";
+import { DAY_MS, MAX_INSTANT_MS } from "../lib/time";
+import { GAP_TIER_BOUNDS_MS, LAST_GAP_TIER } from "./review-span";
 
 /** What the analytics page needs, in storage terms. */
 export interface MergedPullRequestQuery {
@@ -16,6 +16,8 @@ export interface MergedPullRequestQuery {
   /** Strictly after this (merged_at, id) position in (merged_at DESC, id DESC) order. */
   after: { mergedAt: number; id: number } | null;
   limit: number;
+  /** The time of the request: few merges lie after a window that ended less than a day before it. */
+  now: number;
 }
 
 export interface MergedPullRequest {
@@ -33,86 +35,213 @@ export interface MergedPullRequest {
   aiLines: number | null;
 }
 
+export interface MergedPullRequestPage {
+  rows: MergedPullRequest[];
+  /** D1's count of rows the statement read (`meta.rows_read`). */
+  rowsRead: number;
+}
+
+/**
+ * When the statement walks from the review side instead (see `mergedPullRequestsQuery`): windows of
+ * at most `maxSpanMs` holding at most `maxReviews` completed reviews of the organization. Counting
+ * stops at `maxReviews + 1`, so deciding costs at most that many index entries.
+ */
+export interface ReviewPlanLimits {
+  maxSpanMs: number;
+  maxReviews: number;
+}
+
+export const REVIEW_PLAN_LIMITS: ReviewPlanLimits = { maxSpanMs: 7 * DAY_MS, maxReviews: 500 };
+
 /**
  * Merged pull requests with at least one review completed inside the window, newest merge first,
- * with their metrics. One statement; the plan (docs/performance.md) walks the organization's (or
- * repository's) merged pull requests backwards in index order from the cursor and computes the
- * metrics only for the page rows, each from a covering index.
- *
- * The walk is bounded by merge time: a qualifying pull request was merged within
- * [start - maxAfterMerge, end + maxBeforeMerge] (see `orgReviewLag`). SQLite uses one upper bound
- * to limit an index range, so the window's and the cursor's upper bounds are one MIN(...).
- * `merged_at IS NOT NULL` rows always come from a pull_request event (placeholders have none).
+ * with their metrics. One statement; see `mergedPullRequestsQuery` for how it finds the rows.
  */
 export async function listMergedPullRequests(
   db: D1Database | D1DatabaseSession,
   q: MergedPullRequestQuery,
-): Promise<MergedPullRequest[]> {
-  // Rows as arrays (D1 raw()): a page is 101 rows, and arrays cross the binding cheaper than objects.
-  const rows = await drizzle(db as D1Database).values(mergedPullRequestsSql(q));
-  return rows.map((row) => Object.fromEntries(PAGE_COLUMNS.map((name, i) => [name, row[i]])) as unknown as MergedPullRequest);
+  limits: ReviewPlanLimits = REVIEW_PLAN_LIMITS,
+): Promise<MergedPullRequestPage> {
+  const { sql, params } = mergedPullRequestsQuery(q, limits);
+  const result = await db
+    .prepare(sql)
+    .bind(...params)
+    .all<PageRow>();
+  return {
+    rows: result.results.map(({ findingsUnaddressed, ...row }) => ({
+      ...row,
+      findingsFlagged: findingsUnaddressed + row.findingsFixed,
+    })),
+    rowsRead: result.meta.rows_read,
+  };
 }
 
-/** The select list of `mergedPullRequestsSql`, in order. */
-const PAGE_COLUMNS = [
-  "id",
-  "repo",
-  "prNumber",
-  "author",
-  "createdAt",
-  "mergedAt",
-  "linesAdded",
-  "linesDeleted",
-  "firstReviewedAt",
-  "findingsFlagged",
-  "findingsFixed",
-  "aiLines",
-] as const satisfies readonly (keyof MergedPullRequest)[];
+type PageRow = Omit<MergedPullRequest, "findingsFlagged"> & { findingsUnaddressed: number };
 
-/** The statement itself, shared with the benchmark and the query-plan test so they run the same SQL. */
-export function mergedPullRequestsSql(q: MergedPullRequestQuery): SQL {
-  const upper = q.after
-    ? sql`MIN(${q.end} + (SELECT before FROM lag), ${q.after.mergedAt})`
-    : sql`${q.end} + (SELECT before FROM lag)`;
-  const filters: SQL[] = [
-    sql`p.org_key = ${q.orgKey}`,
-    sql`p.merged_at >= ${q.start} - (SELECT after FROM lag)`,
-    sql`p.merged_at <= ${upper}`,
-  ];
-  if (q.after) filters.push(sql`(p.merged_at < ${q.after.mergedAt} OR p.id < ${q.after.id})`);
-  if (q.repoKey !== null) filters.push(sql`p.repo_key = ${q.repoKey}`);
-  if (q.accessibleRepoKeys !== null) {
-    filters.push(sql`p.repo_key IN (SELECT value FROM json_each(${JSON.stringify(q.accessibleRepoKeys)}))`);
-  }
-  if (q.excludedRepoKeys && q.excludedRepoKeys.length > 0) {
-    filters.push(sql`p.repo_key NOT IN (SELECT value FROM json_each(${JSON.stringify(q.excludedRepoKeys)}))`);
-  }
-  filters.push(sql`EXISTS (
-    SELECT 1 FROM reviews AS r
-    WHERE r.pr_id = p.id AND r.status = 'completed' AND r.completed_at BETWEEN ${q.start} AND ${q.end})`);
+/** "No upper limit" as a number: later than any time the service stores. */
+const NO_LIMIT = MAX_INSTANT_MS + 1;
+const RECENT_END_MS = DAY_MS;
+/** What every range yields: (m, id) to order by, the repository for access, the review span for the check. */
+const CANDIDATE = "p.merged_at AS m, p.id AS id, p.repo_key AS rk, p.first_reviewed_at AS f, p.last_reviewed_at AS l";
 
-  return sql`
-    WITH lag AS (
-      SELECT COALESCE(MAX(max_before_merge), 0) AS before, COALESCE(MAX(max_after_merge), 0) AS after
-      FROM org_review_lag WHERE org_key = ${q.orgKey}
+/**
+ * The statement and its parameters, shared with the benchmark and the query-plan test so they run
+ * the same SQL. How it finds a page, exactly and without a walk that grows with the data:
+ *
+ * A pull request qualifies when some completed review lies in [start, end]. One that was merged in
+ * the window is found by walking the organization's merges in the window backwards
+ * (`pull_requests_merged_walk`, or the repository's). One merged before the window qualifies only
+ * through a review after its merge, so its `after_merge_tier` (review-span.ts) says how far before
+ * the window it can lie: one range per tier over `pull_requests_after_merge_walk`. Merged after the
+ * window: the mirror image, with `before_merge_tier`; unless the window ended less than a day
+ * before the request, when the first range simply goes on past its end. The ranges are
+ * disjoint (the tiers partition the pull requests), each is already in (merged_at DESC, id DESC)
+ * order, and SQLite merges them lazily: the walk stops after `limit` rows, reading only as far into
+ * each range as the page needs.
+ * Every candidate is first checked against its review span from the index entry; only one with
+ * reviews on both sides of the window needs a look at its reviews, in one check after the merge.
+ *
+ * For a narrow window the tier ranges around it dwarf the window itself, so the statement counts
+ * the organization's completed reviews in the window first (`reviews_completed_by_time`, at most
+ * `limits.maxReviews + 1` entries); when there are few, it takes their pull requests directly and
+ * sorts them. The CTE `plan` holds the verdict as the LIMIT of each plan's page, one of them 0:
+ * SQLite does not start a subquery whose LIMIT is 0, so the plan not taken reads nothing.
+ *
+ * D1's limits shape the text: at most 5 terms per compound SELECT (longer unions are nested, which
+ * SQLite flattens into one merge), parameters numbered ?1.. and reused, the access list bound once
+ * as JSON, and a literal LIMIT (a bound LIMIT made SQLite's merge several times slower). Local D1
+ * compiles the statement for every request, so it is kept as small as the ranges allow.
+ */
+export function mergedPullRequestsQuery(
+  q: MergedPullRequestQuery,
+  limits: ReviewPlanLimits = REVIEW_PLAN_LIMITS,
+): { sql: string; params: (string | number)[] } {
+  if (!Number.isSafeInteger(q.limit) || q.limit < 1) throw new RangeError(`limit must be a positive integer, got ${q.limit}`);
+  const params: (string | number)[] = [q.orgKey, q.start, q.end]; // ?1 ?2 ?3
+  const bind = (value: string | number): string => `?${params.push(value)}`;
+  const cursor = q.after ? { mergedAt: bind(q.after.mergedAt), id: bind(q.after.id) } : null;
+  const repo = q.repoKey === null ? null : bind(q.repoKey);
+  const access = q.accessibleRepoKeys === null ? null : bind(JSON.stringify(q.accessibleRepoKeys));
+  const excluded = q.excludedRepoKeys && q.excludedRepoKeys.length > 0 ? bind(JSON.stringify(q.excludedRepoKeys)) : null;
+  const byReviews = q.end - q.start <= limits.maxSpanMs;
+  // Merges after a window that ended less than a day ago are at most a day's worth (and the odd
+  // one dated in the future): the walk over the window simply goes on past its end.
+  const endsRecently = q.end >= q.now - RECENT_END_MS;
+
+  // Upper bounds of a range: SQLite limits an index range by one upper bound only, so the cursor
+  // and the range's own bound go into one MIN().
+  const upTo = (bound: string): string => (cursor ? `MIN(${bound}, ${cursor.mergedAt})` : bound);
+  const afterCursor = cursor ? [`(p.merged_at < ${cursor.mergedAt} OR p.id < ${cursor.id})`] : [];
+  const inRepo = repo ? [`p.repo_key = ${repo}`] : [];
+  // INDEXED BY: each range names its index, which spares SQLite weighing all six for each range
+  // (compile time) and makes a statement that could not use it fail instead of scanning.
+  const range = (index: string, conditions: string[]): string =>
+    `SELECT ${CANDIDATE} FROM pull_requests AS p INDEXED BY ${index} WHERE ${[
+      "p.org_key = ?1",
+      ...conditions,
+      ...afterCursor,
+      ...inRepo,
+      "p.first_reviewed_at <= ?3",
+      "p.last_reviewed_at >= ?2",
+    ].join(" AND ")}`;
+
+  const tiers = Array.from({ length: LAST_GAP_TIER + 1 }, (_, tier) => ({ tier, bound: GAP_TIER_BOUNDS_MS[tier] }));
+  const walk = [
+    range(repo ? "pull_requests_repo_merged_walk" : "pull_requests_merged_walk", [
+      "p.merged_at >= ?2",
+      `p.merged_at <= ${upTo(endsRecently ? String(NO_LIMIT) : "?3")}`,
+    ]),
+    ...tiers.map(({ tier, bound }) =>
+      range("pull_requests_after_merge_walk", [
+        `p.after_merge_tier = ${tier}`,
+        ...(bound === undefined ? [] : [`p.merged_at >= ?2 - ${bound}`]),
+        `p.merged_at <= ${upTo("?2 - 1")}`,
+      ]),
     ),
-    page AS (
-      SELECT p.id, p.repo, p.pr_number, p.author, p.created_at, p.merged_at, p.lines_added, p.lines_deleted
-      FROM pull_requests AS p
-      WHERE ${sql.join(filters, sql` AND `)}
-      ORDER BY p.merged_at DESC, p.id DESC
-      LIMIT ${q.limit}
-    )
-    SELECT
-      page.id AS id, page.repo AS repo, page.pr_number AS prNumber, page.author AS author,
-      page.created_at AS createdAt, page.merged_at AS mergedAt,
-      page.lines_added AS linesAdded, page.lines_deleted AS linesDeleted,
-      (SELECT MIN(r.completed_at) FROM reviews AS r WHERE r.pr_id = page.id AND r.status = 'completed') AS firstReviewedAt,
-      (SELECT COUNT(*) FROM findings AS f
-        WHERE f.pr_id = page.id AND f.posted = 1 AND f.created_at BETWEEN ${q.start} AND ${q.end}) AS findingsFlagged,
-      (SELECT COUNT(*) FROM findings AS f
-        WHERE f.pr_id = page.id AND f.posted = 1 AND f.created_at BETWEEN ${q.start} AND ${q.end} AND f.ai_addressed = 1) AS findingsFixed,
-      (SELECT SUM(a.lines) FROM ai_authorship AS a WHERE a.pr_id = page.id) AS aiLines
-    FROM page
-    ORDER BY page.merged_at DESC, page.id DESC`;
+    ...(endsRecently ? [] : tiers).map(({ tier, bound }) =>
+      range("pull_requests_before_merge_walk", [
+        `p.before_merge_tier = ${tier}`,
+        "p.merged_at > ?3",
+        `p.merged_at <= ${upTo(bound === undefined ? String(NO_LIMIT) : `?3 + ${bound}`)}`,
+      ]),
+    ),
+  ];
+  const accessible = [
+    ...(access ? [`c.rk IN (SELECT value FROM json_each(${access}))`] : []),
+    ...(excluded ? [`c.rk NOT IN (SELECT value FROM json_each(${excluded}))`] : []),
+  ];
+
+  // The walk: the ranges merged in order, newest first (LIMIT -1 keeps SQLite from flattening the
+  // subquery and pushing the page's filters into every range, where it would compile them once per
+  // range; SQLite still reads the merge's order instead of sorting), then the exact check, once:
+  // sure when the span's first or last review lies in the window; only a pull request reviewed on
+  // both sides of it, not inside, needs its reviews read. `limit` rows at most.
+  const walkPage = (limit: string) => `SELECT c.m AS m, c.id AS id
+  FROM (SELECT * FROM (${unionAll(walk)}) ORDER BY m DESC, id DESC LIMIT -1) AS c
+  WHERE ${[
+    ...accessible,
+    "(c.f >= ?2 OR c.l <= ?3 OR EXISTS (SELECT 1 FROM reviews AS r " +
+      "WHERE r.pr_id = c.id AND r.status = 'completed' AND r.completed_at BETWEEN ?2 AND ?3))",
+  ].join(" AND ")}
+  ORDER BY c.m DESC, c.id DESC
+  LIMIT ${limit}`;
+
+  const ctes: string[] = [];
+  if (!byReviews) {
+    ctes.push(`page AS (${walkPage(String(q.limit))})`);
+  } else {
+    // Both plans; the count gives one of them a LIMIT of 0, and SQLite does not start that one.
+    // Each yields at most a page, so sorting the two together costs nothing.
+    const fromReviews = `SELECT c.m AS m, c.id AS id FROM (
+    SELECT DISTINCT ${CANDIDATE} FROM reviews AS r JOIN pull_requests AS p ON p.id = r.pr_id WHERE ${[
+      "r.org_key = ?1",
+      "r.status = 'completed'",
+      "r.completed_at BETWEEN ?2 AND ?3",
+      "p.merged_at IS NOT NULL",
+      ...(cursor ? [`p.merged_at <= ${cursor.mergedAt}`] : []),
+      ...afterCursor,
+      ...inRepo,
+    ].join(" AND ")}) AS c
+  ${accessible.length > 0 ? `WHERE ${accessible.join(" AND ")}` : ""}
+  ORDER BY c.m DESC, c.id DESC
+  LIMIT (SELECT reviews_limit FROM plan)`;
+    ctes.push(`plan AS MATERIALIZED (
+  SELECT CASE WHEN n > ${limits.maxReviews} THEN ${q.limit} ELSE 0 END AS walk_limit,
+         CASE WHEN n > ${limits.maxReviews} THEN 0 ELSE ${q.limit} END AS reviews_limit
+  FROM (SELECT COUNT(*) AS n FROM (
+    SELECT 1 FROM reviews AS r WHERE r.org_key = ?1 AND r.status = 'completed' AND r.completed_at BETWEEN ?2 AND ?3
+    LIMIT ${limits.maxReviews + 1})))`);
+    ctes.push(`page AS (
+  SELECT * FROM (${walkPage("(SELECT walk_limit FROM plan)")})
+  UNION ALL
+  SELECT * FROM (${fromReviews})
+  ORDER BY m DESC, id DESC)`);
+  }
+
+  const sql = `WITH ${ctes.join(",\n")}
+SELECT
+  p.id AS id, p.repo AS repo, p.pr_number AS prNumber, p.author AS author,
+  p.created_at AS createdAt, p.merged_at AS mergedAt,
+  p.lines_added AS linesAdded, p.lines_deleted AS linesDeleted,
+  p.first_reviewed_at AS firstReviewedAt,
+  (SELECT COUNT(*) FROM findings AS f
+    WHERE f.pr_id = p.id AND f.posted = 1 AND f.ai_addressed = 0 AND f.created_at BETWEEN ?2 AND ?3) AS findingsUnaddressed,
+  (SELECT COUNT(*) FROM findings AS f
+    WHERE f.pr_id = p.id AND f.posted = 1 AND f.ai_addressed = 1 AND f.created_at BETWEEN ?2 AND ?3) AS findingsFixed,
+  (SELECT SUM(a.lines) FROM ai_authorship AS a WHERE a.pr_id = p.id) AS aiLines
+FROM page JOIN pull_requests AS p ON p.id = page.id
+ORDER BY page.m DESC, page.id DESC`;
+  return { sql, params };
+}
+
+/** D1 allows at most 5 terms per compound SELECT; longer unions are nested in groups of at most 5. */
+function unionAll(terms: string[]): string {
+  if (terms.length <= 5) return terms.join("\nUNION ALL\n");
+  const size = Math.ceil(terms.length / 5);
+  const groups: string[] = [];
+  for (let i = 0; i < terms.length; i += size) {
+    const group = terms.slice(i, i + size);
+    groups.push(group.length === 1 ? (group[0] as string) : `SELECT * FROM (${unionAll(group)})`);
+  }
+  return groups.join("\nUNION ALL\n");
 }

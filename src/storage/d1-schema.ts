@@ -28,13 +28,36 @@ export const pullRequests = sqliteTable(
     linesAdded: integer("lines_added"),
     linesDeleted: integer("lines_deleted"),
     updatedAt: integer("updated_at"),
+    // The review span, derived from the completed reviews and the merge by the event write path
+    // (`storage/review-span.ts`); every column is null until it applies.
+    /** Earliest and latest completion time of the pull request's completed reviews. */
+    firstReviewedAt: integer("first_reviewed_at"),
+    lastReviewedAt: integer("last_reviewed_at"),
+    /** Gap tier of `last_reviewed_at - merged_at` when a review completed after the merge. */
+    afterMergeTier: integer("after_merge_tier"),
+    /** Gap tier of `merged_at - first_reviewed_at` when a review completed before the merge. */
+    beforeMergeTier: integer("before_merge_tier"),
   },
   (t) => [
     uniqueIndex("pull_requests_ref").on(t.orgKey, t.repoKey, t.prNumber),
-    // The analytics walk: an organization's merged pull requests in (merged_at, id) order, scanned
-    // backwards; repo_key rides along so access filtering needs no table lookup.
-    index("pull_requests_org_merged").on(t.orgKey, t.mergedAt, t.id, t.repoKey).where(sql`merged_at IS NOT NULL`),
-    index("pull_requests_repo_merged").on(t.orgKey, t.repoKey, t.mergedAt, t.id).where(sql`merged_at IS NOT NULL`),
+    // The analytics walks (storage/analytics.ts), each scanned backwards in (merged_at, id) order.
+    // The review span rides along so that a pull request without a completed review in the window
+    // is skipped without a table lookup; repo_key does the same for access filtering.
+    // Merged inside the window:
+    index("pull_requests_merged_walk")
+      .on(t.orgKey, t.mergedAt, t.id, t.repoKey, t.firstReviewedAt, t.lastReviewedAt)
+      .where(sql`merged_at IS NOT NULL AND first_reviewed_at IS NOT NULL`),
+    index("pull_requests_repo_merged_walk")
+      .on(t.orgKey, t.repoKey, t.mergedAt, t.id, t.firstReviewedAt, t.lastReviewedAt)
+      .where(sql`merged_at IS NOT NULL AND first_reviewed_at IS NOT NULL`),
+    // Merged before the window (reviewed after the merge) and after it (reviewed before), one
+    // range per gap tier:
+    index("pull_requests_after_merge_walk")
+      .on(t.orgKey, t.afterMergeTier, t.mergedAt, t.id, t.repoKey, t.firstReviewedAt, t.lastReviewedAt)
+      .where(sql`after_merge_tier IS NOT NULL`),
+    index("pull_requests_before_merge_walk")
+      .on(t.orgKey, t.beforeMergeTier, t.mergedAt, t.id, t.repoKey, t.firstReviewedAt, t.lastReviewedAt)
+      .where(sql`before_merge_tier IS NOT NULL`),
   ],
 );
 
@@ -50,9 +73,11 @@ export const reviews = sqliteTable(
   },
   (t) => [
     primaryKey({ columns: [t.orgKey, t.reviewId] }),
-    // "Has a completed review in the window" and "first completed review"; the condition must stay
-    // literal in queries (`status = 'completed'`) for SQLite to use this partial index.
+    // The conditions must stay literal in queries (`status = 'completed'`) for SQLite to use these
+    // partial indexes. By pull request: "has a completed review in the window", the review span.
     index("reviews_completed_by_pr").on(t.prId, t.completedAt).where(sql`status = 'completed'`),
+    // By completion time: the analytics plan for narrow windows.
+    index("reviews_completed_by_time").on(t.orgKey, t.completedAt, t.prId).where(sql`status = 'completed'`),
   ],
 );
 
@@ -70,7 +95,8 @@ export const findings = sqliteTable(
   },
   (t) => [
     primaryKey({ columns: [t.orgKey, t.findingId] }),
-    index("findings_posted_by_pr").on(t.prId, t.createdAt, t.aiAddressed).where(sql`posted = 1`),
+    // Flagged = unaddressed + addressed: two tight ranges per pull request, each read once.
+    index("findings_posted_by_pr_outcome").on(t.prId, t.aiAddressed, t.createdAt).where(sql`posted = 1`),
   ],
 );
 
@@ -87,16 +113,12 @@ export const aiAuthorship = sqliteTable(
 );
 
 /**
- * How far completed reviews and merges of an organization's pull requests lie apart, at most,
- * in each direction (ms, never negative). A pull request with a review completed inside
- * [start, end] was merged inside [start - maxAfterMerge, end + maxBeforeMerge], which bounds
- * the analytics walk. Kept up to date by the event write path; it only grows, so it is always
- * a safe (if sometimes loose) bound.
+ * Pull requests whose review span the event write path must recompute at the end of the current
+ * batch, besides the ones its events name: the previous pull request of a review that moves to
+ * another one. Filled and emptied inside one `batch()` transaction, so it is empty between batches.
  */
-export const orgReviewLag = sqliteTable("org_review_lag", {
-  orgKey: text("org_key").primaryKey(),
-  maxBeforeMerge: integer("max_before_merge").notNull(),
-  maxAfterMerge: integer("max_after_merge").notNull(),
+export const pullRequestsToRefresh = sqliteTable("pull_requests_to_refresh", {
+  prId: integer("pr_id").primaryKey(),
 });
 
 /**

@@ -1,4 +1,5 @@
 import type { Event } from "../schemas/events";
+import { refreshReviewSpansSql } from "./review-span";
 
 /** What one `storeEvents` call did to D1. */
 export interface StoredEvents {
@@ -9,7 +10,7 @@ export interface StoredEvents {
 /**
  * Stores a validated event batch in one D1 transaction (`batch()`): all of it or nothing.
  * Each event type becomes one set-based upsert over a JSON array (`json_each`), so a batch of
- * 1,000 events is at most six statements with one bound parameter each.
+ * 1,000 events is at most eight statements with at most one bound parameter each.
  *
  * Versions (contract section 5): every row keeps the `updatedAt` of the event it holds in
  * `updated_at`, and an event replaces a row only when its `updatedAt` is strictly greater. So for
@@ -23,7 +24,11 @@ export interface StoredEvents {
  * request that a child event will point at but that has no row yet (a review arriving before its
  * pull request still gets a stable id; a placeholder has `updated_at` NULL, so the real
  * pull_request event always replaces it); then reviews, findings and authorship records; last
- * the organization's merge/review lag bound (see `orgReviewLag`), written only when it widens.
+ * the review span (see `review-span.ts`) of every pull request whose merge or reviews the batch
+ * may have changed, recomputed from what is stored and written only where it changed. A review
+ * that moves to another pull request also changes the span of the one it leaves: that one is
+ * noted in `pull_requests_to_refresh` just before the reviews are stored, and the note is gone
+ * again at the end of the batch.
  */
 export async function storeEvents(db: D1Database, events: readonly Event[]): Promise<StoredEvents> {
   const pullRequests = new Latest();
@@ -82,9 +87,9 @@ export async function storeEvents(db: D1Database, events: readonly Event[]): Pro
       if (!inBatch.has(refKey(row))) placeholders.push([row[0], row[1], row[2], row[3], table, row[4], row[5]]);
     }
   }
-  // The lag bound depends on merge times and completed reviews only.
-  const lagRefs = new Map<string, unknown[]>();
-  for (const row of [...pullRequests.rows(), ...reviews.rows()]) lagRefs.set(refKey(row), row.slice(0, 3));
+  // The review span depends on merge times and completed reviews only.
+  const spanRefs = new Map<string, unknown[]>();
+  for (const row of [...pullRequests.rows(), ...reviews.rows()]) spanRefs.set(refKey(row), row.slice(0, 3));
 
   const statements: D1PreparedStatement[] = [];
   const add = (sql: string, rows: unknown[][]) => {
@@ -92,10 +97,12 @@ export async function storeEvents(db: D1Database, events: readonly Event[]): Pro
   };
   add(UPSERT_PULL_REQUESTS, pullRequests.rows());
   add(ENSURE_PLACEHOLDERS, placeholders);
+  add(NOTE_PULL_REQUESTS_LEFT_BY_REVIEWS, reviews.rows());
   add(UPSERT_REVIEWS, reviews.rows());
   add(UPSERT_FINDINGS, findings.rows());
   add(UPSERT_AI_AUTHORSHIP, authorship.rows());
-  add(WIDEN_REVIEW_LAG, [...lagRefs.values()]);
+  add(REFRESH_REVIEW_SPANS, [...spanRefs.values()]);
+  if (reviews.rows().length > 0) statements.push(db.prepare(FORGET_NOTED_PULL_REQUESTS));
   if (statements.length === 0) return { rowsWritten: 0 };
   const results = await db.batch(statements);
   return { rowsWritten: results.reduce((sum, r) => sum + (r.meta.rows_written ?? 0), 0) };
@@ -190,20 +197,26 @@ ON CONFLICT (org_key, source_id) DO UPDATE SET
 WHERE ai_authorship.updated_at IS NULL OR excluded.updated_at > ai_authorship.updated_at`;
 
 /**
- * Widens (never narrows) each organization's merge/review lag bound by the touched pull requests,
- * and writes only when a bound actually widens.
+ * Notes the pull request a review is about to leave: the review is stored, points elsewhere now,
+ * and the event is newer than the stored review (so the upsert below will move it). Nothing is
+ * written otherwise, so a replay still writes nothing.
  */
-const WIDEN_REVIEW_LAG = `
-INSERT INTO org_review_lag (org_key, max_before_merge, max_after_merge)
-SELECT p.org_key, MAX(MAX(p.merged_at - r.completed_at, 0)), MAX(MAX(r.completed_at - p.merged_at, 0))
+const NOTE_PULL_REQUESTS_LEFT_BY_REVIEWS = `
+INSERT INTO pull_requests_to_refresh (pr_id)
+SELECT r.pr_id
 FROM json_each(?1) AS e
 JOIN pull_requests AS p
   ON p.org_key = e.value ->> 0 AND p.repo_key = e.value ->> 1 AND p.pr_number = e.value ->> 2
-JOIN reviews AS r ON r.pr_id = p.id AND r.status = 'completed'
-WHERE p.merged_at IS NOT NULL AND r.completed_at IS NOT NULL
-GROUP BY p.org_key
-ON CONFLICT (org_key) DO UPDATE SET
-  max_before_merge = MAX(max_before_merge, excluded.max_before_merge),
-  max_after_merge = MAX(max_after_merge, excluded.max_after_merge)
-WHERE excluded.max_before_merge > org_review_lag.max_before_merge
-   OR excluded.max_after_merge > org_review_lag.max_after_merge`;
+JOIN reviews AS r ON r.org_key = e.value ->> 0 AND r.review_id = e.value ->> 4
+WHERE r.pr_id <> p.id AND (r.updated_at IS NULL OR e.value ->> 5 > r.updated_at)
+ON CONFLICT (pr_id) DO NOTHING`;
+
+/** The pull requests the batch names through merges or reviews, and those noted above. */
+const REFRESH_REVIEW_SPANS = refreshReviewSpansSql(`
+  SELECT p.id AS id FROM json_each(?1) AS e
+  JOIN pull_requests AS p
+    ON p.org_key = e.value ->> 0 AND p.repo_key = e.value ->> 1 AND p.pr_number = e.value ->> 2
+  UNION
+  SELECT pr_id AS id FROM pull_requests_to_refresh`);
+
+const FORGET_NOTED_PULL_REQUESTS = "DELETE FROM pull_requests_to_refresh";

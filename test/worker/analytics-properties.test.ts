@@ -1,6 +1,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { addMember, call, createKey, createOrg, createUser, postEventsOk, unique } from "./helpers";
+import { decodeCursor } from "../../src/analytics/cursor";
+import { toPage } from "../../src/analytics/present";
+import { listMergedPullRequests, type ReviewPlanLimits } from "../../src/storage/analytics";
+import { GAP_TIER_BOUNDS_MS } from "../../src/storage/review-span";
+import { addMember, call, createKey, createOrg, createUser, env, postEventsOk, unique } from "./helpers";
 
 type Row = {
   org: string;
@@ -27,7 +31,7 @@ async function adminWithKey() {
 }
 
 describe("random query strings", () => {
-  it("never produce a 500, and every error has the analytics envelope", async () => {
+  it("never produce a 500, and every error has the analytics envelope", { timeout: 60_000 }, async () => {
     const { org, get } = await adminWithKey();
     const names = ["org", "repo", "startDate", "endDate", "perPage", "cursor", "other"];
     const value = fc.oneof(
@@ -63,32 +67,90 @@ describe("random query strings", () => {
 
 // ---- An independent reference: plain loops over the events, no SQL. ----
 
+const DAY = 86_400_000;
+const HOUR = 3_600_000;
+const YEAR = 365 * DAY;
 const BASE = Date.parse("2026-05-01T00:00:00Z");
 const HALF_DAY = 43_200_000;
 /** Times on a coarse grid (ties and exact boundary hits are likely), sometimes 1 ms off it. */
 const time = fc.tuple(fc.integer({ min: 0, max: 20 }), fc.constantFrom(-1, 0, 0, 0, 1)).map(([k, d]) => BASE + k * HALF_DAY + d);
 
-const prArb = fc.record({
-  repo: fc.constantFrom("api", "web", "Api"),
-  merged: fc.option(time, { nil: null }),
-  linesAdded: fc.option(fc.integer({ min: 0, max: 50 }), { nil: null }),
-  linesDeleted: fc.option(fc.integer({ min: 0, max: 50 }), { nil: null }),
-  reviews: fc.array(fc.record({ status: fc.constantFrom("completed", "completed", "failed", "in_progress"), at: time }), {
-    maxLength: 3,
-  }),
-  findings: fc.array(
-    fc.record({
-      at: time,
-      posted: fc.boolean(),
-      aiAddressed: fc.boolean(),
-      feedback: fc.constantFrom(null, "positive", "negative"),
-    }),
-    { maxLength: 4 },
-  ),
-  ai: fc.array(fc.integer({ min: 0, max: 60 }), { maxLength: 2 }),
-});
+/**
+ * How far a review lies from its merge when it is not on the grid: each gap tier's bound and a
+ * millisecond either side of it, and years (a re-review of an old pull request, or one reviewed
+ * long before its merge). Before or after the merge.
+ */
+const FAR_GAPS = [...GAP_TIER_BOUNDS_MS.flatMap((bound) => [bound - 1, bound, bound + 1]), 2 * YEAR, 3 * YEAR];
+const reviewTime = fc.oneof(
+  { weight: 1, arbitrary: time.map((at) => ({ at })) },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(fc.constantFrom(...FAR_GAPS), fc.constantFrom(-1, 1)).map(([gap, sign]) => ({ fromMerge: sign * gap })),
+  },
+);
+
+const prArb = fc
+  .record({
+    repo: fc.constantFrom("api", "web", "Api"),
+    merged: fc.option(time, { nil: null }),
+    linesAdded: fc.option(fc.integer({ min: 0, max: 50 }), { nil: null }),
+    linesDeleted: fc.option(fc.integer({ min: 0, max: 50 }), { nil: null }),
+    reviews: fc.array(
+      fc.record({ status: fc.constantFrom("completed", "completed", "failed", "in_progress"), time: reviewTime }),
+      {
+        maxLength: 3,
+      },
+    ),
+    findings: fc.array(
+      fc.record({
+        at: time,
+        posted: fc.boolean(),
+        aiAddressed: fc.boolean(),
+        feedback: fc.constantFrom(null, "positive", "negative"),
+      }),
+      { maxLength: 4 },
+    ),
+    ai: fc.array(fc.integer({ min: 0, max: 60 }), { maxLength: 2 }),
+  })
+  // A review placed relative to the merge of an unmerged pull request is placed relative to BASE.
+  .map(({ reviews, ...p }) => ({
+    ...p,
+    reviews: reviews.map(({ status, time: t }) => ({ status, at: "at" in t ? t.at : (p.merged ?? BASE) + t.fromMerge })),
+  }));
 
 type GenPr = typeof prArb extends fc.Arbitrary<infer T> ? T : never;
+
+/**
+ * A window: between two grid times, or starting or ending at (or a moment around) one of the data
+ * set's review times, so that reviews years from their merge, and reviews exactly at a gap tier's
+ * bound from it, meet the window's edges. A millisecond to three years long: narrow windows are
+ * usually sparse, and every walk ends with its last page.
+ */
+const windowArb = fc.oneof(
+  {
+    weight: 1,
+    arbitrary: fc.tuple(time, time).map(([a, b]) => ({ around: null, start: Math.min(a, b), span: Math.abs(a - b) })),
+  },
+  {
+    weight: 3,
+    arbitrary: fc
+      .record({
+        pick: fc.nat(),
+        edge: fc.constantFrom("start", "end"),
+        shift: fc.constantFrom(0, 0, 1, -1, HOUR, -DAY),
+        span: fc.constantFrom(0, 1, HOUR, 12 * HOUR, 3 * DAY, 7 * DAY, 7 * DAY + 1, 30 * DAY, 3 * YEAR),
+      })
+      .map((around) => ({ around, start: 0, span: around.span })),
+  },
+);
+type GenWindow = typeof windowArb extends fc.Arbitrary<infer T> ? T : never;
+
+function resolveWindow(w: GenWindow, prs: GenPr[]): { start: number; end: number } {
+  const times = prs.flatMap((p) => p.reviews.map((r) => r.at));
+  if (w.around === null || times.length === 0) return { start: w.start || BASE, end: (w.start || BASE) + w.span };
+  const at = (times[w.around.pick % times.length] as number) + w.around.shift;
+  return w.around.edge === "start" ? { start: at, end: at + w.span } : { start: at - w.span, end: at };
+}
 
 function toEvents(org: string, prs: GenPr[]) {
   const events: unknown[] = [];
@@ -156,34 +218,87 @@ function reference(org: string, prs: GenPr[], start: number, end: number): Row[]
   return rows.map((r) => r.row);
 }
 
+/** Pages until nextCursor is null: every page but the last is full, and the last is never empty unless all are. */
+async function walkPages(pageAt: (cursor: string | null) => Promise<Page>, perPage: number): Promise<Row[]> {
+  const rows: Row[] = [];
+  let cursor: string | null = null;
+  for (let i = 0; i < 60; i++) {
+    const page = await pageAt(cursor);
+    if (page.nextCursor !== null) expect(page.data).toHaveLength(perPage);
+    else if (i > 0) expect(page.data.length).toBeGreaterThan(0);
+    rows.push(...page.data);
+    cursor = page.nextCursor;
+    if (cursor === null) return rows;
+  }
+  throw new Error("the walk did not end");
+}
+
 describe("random data sets", () => {
-  it("agree with the reference on every row and metric, across pages", async () => {
+  it("agree with the reference on every row and metric, across pages", { timeout: 180_000 }, async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(prArb, { minLength: 1, maxLength: 12 }),
-        time,
-        time,
+        windowArb,
         fc.integer({ min: 1, max: 5 }),
-        async (prs, a, b, perPage) => {
-          const [start, end] = a <= b ? [a, b] : [b, a];
+        async (prs, w, perPage) => {
+          const { start, end } = resolveWindow(w, prs);
           const { org, get } = await adminWithKey();
           // "Api" and "api" are one repository; each row keeps the name its pull_request event gave.
           await postEventsOk(toEvents(org, prs));
           const q = `org=${org}&startDate=${encodeURIComponent(new Date(start).toISOString())}&endDate=${encodeURIComponent(new Date(end).toISOString())}`;
-          const rows: Row[] = [];
-          let cursor: string | null = null;
-          for (let i = 0; i < 50; i++) {
+          const rows = await walkPages(async (cursor) => {
             const res = await get(`${q}&perPage=${perPage}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
             expect(res.status).toBe(200);
-            const page = (await res.json()) as Page;
-            rows.push(...page.data);
-            cursor = page.nextCursor;
-            if (cursor === null) break;
-          }
+            return (await res.json()) as Page;
+          }, perPage);
           expect(rows).toEqual(reference(org, prs, start, end));
         },
       ),
       { numRuns: 40 },
+    );
+  });
+
+  // The statement chooses between walking merges and starting from the reviews, and leaves out the
+  // ranges after a window that ended less than a day ago; whatever it chooses, the rows are the same.
+  const PLANS: [string, ReviewPlanLimits][] = [
+    ["merge walk", { maxSpanMs: -1, maxReviews: 0 }],
+    ["from the reviews", { maxSpanMs: Number.MAX_SAFE_INTEGER, maxReviews: 1_000_000 }],
+    ["counted, none qualify", { maxSpanMs: Number.MAX_SAFE_INTEGER, maxReviews: 0 }],
+  ];
+
+  it("agree with the reference whichever plan the statement takes", { timeout: 180_000 }, async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(prArb, { minLength: 1, maxLength: 12 }),
+        windowArb,
+        fc.integer({ min: 1, max: 5 }),
+        fc.constantFrom(...PLANS),
+        fc.constantFrom(0, HOUR, 2 * DAY),
+        async (prs, w, perPage, [, limits], sinceEnd) => {
+          const { start, end } = resolveWindow(w, prs);
+          const org = unique("plan");
+          await postEventsOk(toEvents(org, prs));
+          const rows = await walkPages(async (cursor) => {
+            const { rows: found } = await listMergedPullRequests(
+              env.DB,
+              {
+                orgKey: org.toLowerCase(),
+                repoKey: null,
+                accessibleRepoKeys: null,
+                start,
+                end,
+                after: cursor === null ? null : decodeCursor(cursor),
+                limit: perPage + 1,
+                now: end + sinceEnd,
+              },
+              limits,
+            );
+            return toPage(org, found, perPage);
+          }, perPage);
+          expect(rows).toEqual(reference(org, prs, start, end));
+        },
+      ),
+      { numRuns: 200 },
     );
   });
 });

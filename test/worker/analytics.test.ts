@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { GAP_TIER_BOUNDS_MS } from "../../src/storage/review-span";
 import {
   addMember,
   adminOk,
@@ -622,4 +623,168 @@ describe("order and pagination", () => {
       expect(res.status).toBe(200);
     }
   });
+});
+
+describe("reviews far from their merge", () => {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const windowOf = (start: number, end: number) => `startDate=${iso(start)}&endDate=${iso(end)}`;
+  /** A page with D1's rows_read, as the benchmark sees it (the variable is off in production). */
+  async function rowsRead(key: string, query: string) {
+    const request = new Request(`https://service.test/api/analytics/v1/prs?${query}`, {
+      headers: { Authorization: `Bearer ${key}` },
+    });
+    const res = await fetchWithEnv(request, { DEBUG_ROWS_READ: "true" });
+    expect(res.status).toBe(200);
+    return Number(res.headers.get("X-Debug-Rows-Read"));
+  }
+  /** One pull request merged each day of the 60 days before `end`, each reviewed 6 hours before its merge. */
+  const everyDay = (org: string, end: number) =>
+    Array.from({ length: 60 }, (_, i) => {
+      const merged = end - (i + 1) * DAY;
+      return reviewedPr(org, i + 1, iso(merged), iso(merged - 6 * 3_600_000));
+    }).flat();
+
+  it("a review two years after its merge lists the old pull request as the window's last row", async () => {
+    const { org, page } = await setup();
+    const now = Date.now();
+    await postEventsOk([...everyDay(org, now), ...reviewedPr(org, 900, iso(now - 730 * DAY), iso(now - 3_600_000))]);
+    const rows = await walk(page, `org=${org}`, 7); // the default window: the last 30 days
+    expect(rows.map((r) => r.prNumber)).toEqual([...Array.from({ length: 29 }, (_, i) => i + 1), 900]);
+    expect(rows.at(-1)?.mergedAt).toBe(iso(now - 730 * DAY));
+  });
+
+  it("a review two years before its merge lists the pull request in a window two years ago, as its first row", async () => {
+    const { org, page } = await setup();
+    const now = Date.now();
+    const twoYearsAgo = now - 730 * DAY;
+    await postEventsOk([...everyDay(org, twoYearsAgo + 10 * DAY), ...reviewedPr(org, 900, iso(now - 2 * DAY), iso(twoYearsAgo))]);
+    const rows = await walk(page, `org=${org}&${windowOf(twoYearsAgo - 4 * DAY, twoYearsAgo + 4 * DAY)}`, 2);
+    expect(rows.map((r) => r.prNumber)).toEqual([900, 6, 7, 8, 9, 10, 11, 12, 13]);
+  });
+
+  it("one outlier in each direction does not widen the walk of other windows", async () => {
+    const end = Date.parse("2026-06-30T00:00:00Z");
+    const plain = await setup();
+    const poisoned = await setup();
+    await postEventsOk(everyDay(plain.org, end));
+    await postEventsOk([
+      ...everyDay(poisoned.org, end),
+      ...reviewedPr(poisoned.org, 900, iso(end - 730 * DAY), iso(end - 25 * DAY)),
+      ...reviewedPr(poisoned.org, 901, iso(end + 700 * DAY), iso(end - 45 * DAY)),
+    ]);
+    // Windows of the walk over merges (more than a week) and of the review-side plan, in the past,
+    // that hold neither outlier's review.
+    for (const [start, stop] of [
+      [end - 40 * DAY, end - 30 * DAY],
+      [end - 20 * DAY, end - 10 * DAY],
+      [end - 33 * DAY, end - 32 * DAY],
+    ] as const) {
+      const query = (org: string) => `org=${org}&${windowOf(start, stop)}&perPage=5`;
+      expect(numbers(await poisoned.page(query(poisoned.org)))).toEqual(numbers(await plain.page(query(plain.org))));
+      const extra = (await rowsRead(poisoned.key, query(poisoned.org))) - (await rowsRead(plain.key, query(plain.org)));
+      // Before gap tiers, either outlier made every walk of the organization cover two years (all 60 pull requests).
+      expect(extra).toBeLessThanOrEqual(4);
+    }
+    // Nor does what lies beyond a window: two windows of ten pull requests each, one with ten days
+    // of merges after it and one with thirty, read the same.
+    const read = (start: number, stop: number) => rowsRead(poisoned.key, `org=${poisoned.org}&${windowOf(start, stop)}`);
+    const [nearEnd, farFromEnd] = [await read(end - 20 * DAY, end - 10 * DAY), await read(end - 40 * DAY, end - 30 * DAY)];
+    expect(Math.abs(nearEnd - farFromEnd)).toBeLessThanOrEqual(4);
+  });
+
+  it("X-Debug-Rows-Read is sent only when the benchmark variable is set", async () => {
+    const { org, get } = await setup();
+    expect((await get(`org=${org}`)).headers.get("X-Debug-Rows-Read")).toBeNull();
+  });
+
+  it("a review that moves from near its merge to two years away and back, by later events, moves between windows", async () => {
+    const { org, page } = await setup();
+    const merged = Date.parse("2024-03-01T12:00:00Z");
+    const near = merged + 2 * 3_600_000;
+    const far = merged + 730 * DAY;
+    const nearWindow = `org=${org}&${windowOf(merged - 4 * DAY, merged + 4 * DAY)}`;
+    const farWindow = `org=${org}&${windowOf(far - 10 * DAY, far + 10 * DAY)}`;
+    const listed = async () => [numbers(await page(nearWindow)), numbers(await page(farWindow))];
+    const review = (completedAt: number, updatedAt: string, extra: Record<string, unknown> = {}) =>
+      ev.review(org, 1, "r1", { completedAt: iso(completedAt), updatedAt, ...extra });
+
+    await postEventsOk([
+      ev.pr(org, 1, { mergedAt: iso(merged), createdAt: "2020-01-01T00:00:00Z" }),
+      review(near, "2026-10-03T00:00:00Z"),
+    ]);
+    expect(await listed()).toEqual([[1], []]);
+    await postEventsOk([review(far, "2026-10-04T00:00:00Z")]);
+    expect(await listed()).toEqual([[], [1]]);
+    await postEventsOk([review(near, "2026-10-05T00:00:00Z")]);
+    expect(await listed()).toEqual([[1], []]);
+    // A delayed event from before the last one is ignored: the review stays near its merge.
+    await postEventsOk([review(far, "2026-10-04T12:00:00Z")]);
+    expect(await listed()).toEqual([[1], []]);
+    // Far again, then no longer completed: no window lists it.
+    await postEventsOk([review(far, "2026-10-06T00:00:00Z")]);
+    expect(await listed()).toEqual([[], [1]]);
+    await postEventsOk([review(far, "2026-10-07T00:00:00Z", { status: "failed", completedAt: null })]);
+    expect(await listed()).toEqual([[], []]);
+  });
+
+  it("a merge that moves two years away from its review, and back, moves the pull request in the walk", async () => {
+    const { org, page } = await setup();
+    const reviewed = Date.parse("2024-03-01T12:00:00Z");
+    const window = `org=${org}&${windowOf(reviewed - 10 * DAY, reviewed + 10 * DAY)}`;
+    await postEventsOk([
+      ...reviewedPr(org, 1, iso(reviewed + DAY), iso(reviewed)),
+      ...reviewedPr(org, 2, iso(reviewed + 2 * DAY), iso(reviewed)),
+    ]);
+    expect(numbers(await page(window))).toEqual([2, 1]);
+    const moveMerge = (mergedAt: number, updatedAt: string) =>
+      postEventsOk([ev.pr(org, 1, { mergedAt: iso(mergedAt), createdAt: "2020-01-01T00:00:00Z", updatedAt })]);
+    await moveMerge(reviewed + 700 * DAY, "2026-10-04T00:00:00Z");
+    expect(numbers(await page(window))).toEqual([1, 2]);
+    await moveMerge(reviewed - 700 * DAY, "2026-10-05T00:00:00Z");
+    expect(numbers(await page(window))).toEqual([2, 1]);
+    expect((await page(window)).data[1]?.mergedAt).toBe(iso(reviewed - 700 * DAY));
+  });
+
+  it("a review that moves to another pull request takes its window with it", async () => {
+    const { org, page } = await setup();
+    const merged = Date.parse("2024-03-01T12:00:00Z");
+    const window = `org=${org}&${windowOf(merged - 10 * DAY, merged + 10 * DAY)}`;
+    await postEventsOk([
+      ev.pr(org, 1, { mergedAt: iso(merged), createdAt: "2020-01-01T00:00:00Z" }),
+      ev.pr(org, 2, { mergedAt: iso(merged + 800 * DAY), createdAt: "2020-01-01T00:00:00Z" }),
+      ev.review(org, 1, "r1", { completedAt: iso(merged - DAY) }),
+      ev.review(org, 2, "r2", { completedAt: iso(merged + 900 * DAY) }),
+    ]);
+    expect(numbers(await page(window))).toEqual([1]);
+    await postEventsOk([ev.review(org, 2, "r1", { completedAt: iso(merged - DAY), updatedAt: "2026-10-04T00:00:00Z" })]);
+    const rows = (await page(window)).data;
+    expect(rows.map((r) => r.prNumber)).toEqual([2]);
+    expect(rows[0]?.serviceFirstReviewedAt).toBe(iso(merged - DAY));
+  });
+
+  // Each gap tier's range around a window must reach exactly as far as its bound: a review a
+  // millisecond inside it, and one exactly at it (the next tier), are both found.
+  it.each(GAP_TIER_BOUNDS_MS.map((bound, tier) => [tier, bound]))(
+    "gap tier %i: reviews at its bound from the merge, after and before it, reach the window's edge",
+    async (_tier, bound) => {
+      const { org, page } = await setup();
+      const merged = Date.parse("2023-01-01T00:00:00Z") + (bound > 500 * DAY ? 0 : 600 * DAY);
+      await postEventsOk([
+        ...reviewedPr(org, 1, iso(merged), iso(merged + bound - 1)),
+        ...reviewedPr(org, 2, iso(merged + 1), iso(merged + 1 + bound)),
+        ...reviewedPr(org, 3, iso(merged + 2), iso(merged + 2 - bound + 1)),
+        ...reviewedPr(org, 4, iso(merged + 3), iso(merged + 3 - bound)),
+      ]);
+      // Windows longer than a week (the walk over merges), in the past, with an edge at each review.
+      const starting = async (t: number) => numbers(await page(`org=${org}&${windowOf(t, t + 8 * DAY)}`));
+      const ending = async (t: number) => numbers(await page(`org=${org}&${windowOf(t - 8 * DAY, t)}`));
+      expect(await starting(merged + bound - 1)).toContain(1);
+      expect(await starting(merged + 1 + bound)).toContain(2);
+      expect(await ending(merged + 2 - bound + 1)).toContain(3);
+      expect(await ending(merged + 3 - bound)).toContain(4);
+      // And a millisecond past the review, the window no longer holds it.
+      expect(await starting(merged + bound)).not.toContain(1);
+      expect(await ending(merged + 3 - bound - 1)).not.toContain(4);
+    },
+  );
 });

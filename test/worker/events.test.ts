@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Event, EventBatch } from "../../src/schemas/events";
 import { storeEvents } from "../../src/storage/events";
+import { GAP_TIER_BOUNDS_MS } from "../../src/storage/review-span";
 import { addMember, admin, call, createKey, createOrg, createUser, EVENT_VERSION, env, ev, postEvents, unique } from "./helpers";
 
 type ErrorBody = { error: { code: string; details: { path: string; message: string }[] } };
@@ -45,6 +46,11 @@ describe("ingestion", () => {
         lines_added: 10,
         lines_deleted: 2,
         updated_at: Date.parse(EVENT_VERSION),
+        // The review span: one completed review, 22 hours before the merge (tier 0, under a day).
+        first_reviewed_at: Date.parse("2026-10-01T12:00:00Z"),
+        last_reviewed_at: Date.parse("2026-10-01T12:00:00Z"),
+        after_merge_tier: null,
+        before_merge_tier: 0,
       },
     ]);
     const prId = (s.pullRequests[0] as { id: number }).id;
@@ -326,6 +332,121 @@ describe("rows written (D1 meta.rows_written)", () => {
     const batch = EventBatch.parse({ events: children }).events;
     expect((await storeEvents(env.DB, batch)).rowsWritten).toBeGreaterThan(0); // with the placeholder
     expect(await storeEvents(env.DB, batch)).toEqual({ rowsWritten: 0 });
+  });
+});
+
+describe("review span (derived by the write path for the analytics walk)", () => {
+  const DAY = 86_400_000;
+  const T0 = Date.parse("2025-06-01T00:00:00Z");
+  const tierOf = (gap: number | null) => {
+    if (gap === null || gap <= 0) return null;
+    const tier = GAP_TIER_BOUNDS_MS.findIndex((bound) => gap < bound);
+    return tier === -1 ? GAP_TIER_BOUNDS_MS.length : tier;
+  };
+
+  /** What the span of every pull request of `org` must be, recomputed here from the stored rows. */
+  async function spans(org: string) {
+    const prs = (
+      await env.DB.prepare(
+        "SELECT id, merged_at, first_reviewed_at, last_reviewed_at, after_merge_tier, before_merge_tier FROM pull_requests WHERE org_key = ?1 ORDER BY id",
+      )
+        .bind(org.toLowerCase())
+        .all<Record<string, number | null> & { id: number; merged_at: number | null }>()
+    ).results;
+    const reviews = (
+      await env.DB.prepare("SELECT pr_id, completed_at FROM reviews WHERE org_key = ?1 AND status = 'completed'")
+        .bind(org.toLowerCase())
+        .all<{ pr_id: number; completed_at: number }>()
+    ).results;
+    const stored = prs.map(({ merged_at: _m, ...span }) => span);
+    const expected = prs.map((p) => {
+      const times = reviews.filter((r) => r.pr_id === p.id).map((r) => r.completed_at);
+      const first = times.length === 0 ? null : Math.min(...times);
+      const last = times.length === 0 ? null : Math.max(...times);
+      const merged = p.merged_at;
+      return {
+        id: p.id,
+        first_reviewed_at: first,
+        last_reviewed_at: last,
+        after_merge_tier: merged === null || last === null ? null : tierOf(last - merged),
+        before_merge_tier: merged === null || first === null ? null : tierOf(merged - first),
+      };
+    });
+    return { stored, expected };
+  }
+
+  it("after any sequence of batches, in any order of versions, the span matches the stored merges and reviews", async () => {
+    const moment = fc.constantFrom(T0, T0 + 1, T0 + DAY, T0 + 3 * DAY, T0 + 40 * DAY, T0 + 600 * DAY, T0 - 600 * DAY);
+    const version = fc.integer({ min: 1, max: 5 }).map((d) => `2026-10-0${d}T00:00:00Z`);
+    const eventArb = fc.oneof(
+      fc
+        .record({ n: fc.integer({ min: 1, max: 3 }), merged: fc.option(moment, { nil: null }), v: version })
+        .map(({ n, merged, v }) => ({
+          kind: "pr" as const,
+          n,
+          merged,
+          v,
+        })),
+      fc
+        .record({
+          n: fc.integer({ min: 1, max: 3 }),
+          id: fc.constantFrom("r1", "r2", "r3", "r4"),
+          status: fc.constantFrom("completed", "completed", "failed", "in_progress"),
+          at: moment,
+          v: version,
+        })
+        .map((r) => ({ kind: "review" as const, ...r })),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(eventArb, { minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 4 }),
+        async (batches) => {
+          const org = unique("span");
+          for (const batch of batches) {
+            const events = batch.map((e) =>
+              e.kind === "pr"
+                ? pr(org, e.n, { mergedAt: e.merged === null ? null : new Date(e.merged).toISOString(), updatedAt: e.v })
+                : review(org, e.n, e.id, {
+                    status: e.status,
+                    completedAt: e.status === "completed" ? new Date(e.at).toISOString() : null,
+                    updatedAt: e.v,
+                  }),
+            );
+            expect((await postEvents(events)).status).toBe(200);
+            const { stored, expected } = await spans(org);
+            expect(stored).toEqual(expected);
+          }
+          const noted = await env.DB.prepare("SELECT COUNT(*) AS n FROM pull_requests_to_refresh").first<{ n: number }>();
+          expect(noted?.n).toBe(0);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  }, 120_000);
+
+  it("the backfill of migration 0004 computes the span the write path keeps", async () => {
+    const org = unique("backfill");
+    await postEvents([
+      pr(org, 1, { mergedAt: "2026-10-02T10:00:00Z" }),
+      review(org, 1, "a", { completedAt: "2026-10-01T12:00:00Z" }),
+      review(org, 1, "b", { completedAt: "2028-10-01T12:00:00Z" }),
+      pr(org, 2, { mergedAt: null }),
+      review(org, 2, "c"),
+      pr(org, 3, { mergedAt: "2026-10-02T10:00:00Z" }),
+      review(org, 3, "d", { status: "failed", completedAt: null }),
+      review(org, 4, "e"),
+    ]);
+    const kept = (await spans(org)).stored;
+    const backfill = env.TEST_MIGRATIONS.find((m) => m.name.startsWith("0004_review_spans"))?.queries.filter((q) => q.includes("UPDATE"));
+    expect(backfill).toHaveLength(2);
+    await env.DB.prepare(
+      "UPDATE pull_requests SET first_reviewed_at = NULL, last_reviewed_at = NULL, after_merge_tier = NULL, before_merge_tier = NULL WHERE org_key = ?1",
+    )
+      .bind(org)
+      .run();
+    expect((await spans(org)).stored).not.toEqual(kept);
+    for (const query of backfill ?? []) await env.DB.prepare(query).run();
+    expect((await spans(org)).stored).toEqual(kept);
   });
 });
 
