@@ -437,7 +437,9 @@ describe("review span (derived by the write path for the analytics walk)", () =>
       review(org, 4, "e"),
     ]);
     const kept = (await spans(org)).stored;
-    const backfill = env.TEST_MIGRATIONS.find((m) => m.name.startsWith("0004_review_spans"))?.queries.filter((q) => q.includes("UPDATE"));
+    const backfill = env.TEST_MIGRATIONS.find((m) => m.name.startsWith("0004_review_spans"))?.queries.filter((q) =>
+      q.includes("UPDATE"),
+    );
     expect(backfill).toHaveLength(2);
     await env.DB.prepare(
       "UPDATE pull_requests SET first_reviewed_at = NULL, last_reviewed_at = NULL, after_merge_tier = NULL, before_merge_tier = NULL WHERE org_key = ?1",
