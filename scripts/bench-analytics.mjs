@@ -20,7 +20,18 @@ import { parseArgs } from "node:util";
 import { experimental_readRawConfig, getPlatformProxy } from "wrangler";
 import { mergedPullRequestsQuery } from "../src/storage/analytics.ts";
 import { storeEvents } from "../src/storage/events.ts";
-import { fmt, load, migrateLocalD1, percentiles, QUOTAS_ON, startWrangler, table, writeSection } from "./lib/bench-common.mjs";
+import {
+  fmt,
+  load,
+  measureQuotaCost,
+  migrateLocalD1,
+  percentiles,
+  QUOTAS_ON,
+  quotaCostTable,
+  startWrangler,
+  table,
+  writeSection,
+} from "./lib/bench-common.mjs";
 import { FULL, generate, poisonPullRequests, reviewerBatch, SMOKE, smallOrg } from "./lib/bench-data.mjs";
 import { controlPlaneClient } from "./lib/control-plane-client.mjs";
 
@@ -255,6 +266,8 @@ const server = await startWrangler({
   adminToken,
   vars: { ...QUOTAS_ON, DEBUG_ROWS_READ: "true" },
 });
+/** The request whose cost of quota counting is measured once the main server is stopped. */
+let quotaProbe = null;
 try {
   const client = controlPlaneClient(server.url, adminToken);
   const installedAt = iso(now - 730 * DAY);
@@ -290,6 +303,7 @@ try {
     member: (await client.createKey("9002", "analytics")).key,
   };
   const headersOf = (c) => ({ Authorization: `Bearer ${keys[c.as ?? "admin"]}` });
+  quotaProbe = { path: `/api/analytics/v1/prs?${cases[0].query}`, headers: headersOf(cases[0]) };
 
   // Each case once: the answer must be right (the smoke run in CI fails on a wrong one), and the
   // Worker reports D1's rows_read for the page.
@@ -417,4 +431,33 @@ try {
   process.exitCode = unexpected === 0 ? 0 : 1;
 } finally {
   await server.stop();
+}
+
+// Issue 8: what the exact quota costs. Same data, servers with quotas off and on, alternating.
+if (quotaProbe && process.exitCode !== 1) {
+  log(`\nMeasuring the cost of quota counting (${cases[0].name}, c=1, quotas off / on, alternating)...`);
+  const cost = await measureQuotaCost({
+    persistTo,
+    port: Number(opts.port),
+    adminToken,
+    label: `analytics: ${cases[0].name}`,
+    ...quotaProbe,
+    seconds,
+    log,
+  });
+  const costTable = quotaCostTable([cost]);
+  console.log(`\n${costTable}`);
+  if (!opts.smoke && !opts["no-write"]) {
+    writeSection(
+      "docs/performance.md",
+      `bench:analytics-quota-${sizeLabel}`,
+      [
+        `Measured ${new Date().toISOString().slice(0, 10)} by \`npm run bench:analytics\` (${sizeLabel}): the cost of exact quotas on the export,`,
+        `p50 at c=1 for ${seconds} s per run on the same data with RATE_LIMIT_ANALYTICS=0 (off) and 10^9 (counted, never refused),`,
+        "two runs each, alternating servers; the better run of each.",
+        "",
+        costTable,
+      ].join("\n"),
+    );
+  }
 }
