@@ -23,11 +23,10 @@ import { storeEvents } from "../src/storage/events.ts";
 import {
   fmt,
   load,
-  measureQuotaCost,
   migrateLocalD1,
   percentiles,
   QUOTAS_ON,
-  quotaCostTable,
+  reportQuotaCost,
   startWrangler,
   table,
   writeSection,
@@ -435,8 +434,7 @@ try {
 
 // Issue 8: what the exact quota costs. Same data, servers with quotas off and on, alternating.
 if (quotaProbe && process.exitCode !== 1) {
-  log(`\nMeasuring the cost of quota counting (${cases[0].name}, c=1, quotas off / on, alternating)...`);
-  const cost = await measureQuotaCost({
+  await reportQuotaCost({
     persistTo,
     port: Number(opts.port),
     adminToken,
@@ -444,20 +442,8 @@ if (quotaProbe && process.exitCode !== 1) {
     ...quotaProbe,
     seconds,
     log,
+    section: `bench:analytics-quota-${sizeLabel}`,
+    script: `npm run bench:analytics (${sizeLabel})`,
+    write: !opts.smoke && !opts["no-write"],
   });
-  const costTable = quotaCostTable([cost]);
-  console.log(`\n${costTable}`);
-  if (!opts.smoke && !opts["no-write"]) {
-    writeSection(
-      "docs/performance.md",
-      `bench:analytics-quota-${sizeLabel}`,
-      [
-        `Measured ${new Date().toISOString().slice(0, 10)} by \`npm run bench:analytics\` (${sizeLabel}): the cost of exact quotas on the export,`,
-        `p50 at c=1 for ${seconds} s per run on the same data with RATE_LIMIT_ANALYTICS=0 (off) and 10^9 (counted, never refused),`,
-        "two runs each, alternating servers; the better run of each.",
-        "",
-        costTable,
-      ].join("\n"),
-    );
-  }
 }

@@ -19,16 +19,7 @@
  */
 import { rmSync } from "node:fs";
 import { parseArgs } from "node:util";
-import {
-  fmt,
-  load,
-  measureQuotaCost,
-  QUOTAS_ON,
-  quotaCostTable,
-  startWrangler,
-  table,
-  writeSection,
-} from "./lib/bench-common.mjs";
+import { fmt, load, QUOTAS_ON, reportQuotaCost, startWrangler, table, writeSection } from "./lib/bench-common.mjs";
 import { controlPlaneClient } from "./lib/control-plane-client.mjs";
 
 const { values: opts } = parseArgs({
@@ -383,8 +374,7 @@ try {
 
 // Issue 8: what the exact quota costs. Same data, servers with quotas off and on, alternating.
 if (quotaProbe && process.exitCode !== 1) {
-  log("\nMeasuring the cost of quota counting (GET member, c=1, quotas off / on, alternating)...");
-  const cost = await measureQuotaCost({
+  await reportQuotaCost({
     persistTo,
     port: Number(opts.port),
     adminToken,
@@ -392,20 +382,8 @@ if (quotaProbe && process.exitCode !== 1) {
     ...quotaProbe,
     seconds,
     log,
+    section: "bench:members-quota",
+    script: "npm run bench:members",
+    write: !opts.smoke && !opts["no-write"],
   });
-  const costTable = quotaCostTable([cost]);
-  console.log(`\n${costTable}`);
-  if (!opts.smoke && !opts["no-write"]) {
-    writeSection(
-      "docs/performance.md",
-      "bench:members-quota",
-      [
-        `Measured ${new Date().toISOString().slice(0, 10)} by \`npm run bench:members\`: the cost of exact quotas (contract section 7).`,
-        `GET member at c=1 for ${seconds} s per run on the same data, with RATE_LIMIT_MEMBERS=0 (off) and 10^9 (counted, never refused),`,
-        "two runs each, alternating servers; the better run of each. Counting happens in the UserObject call that already judges the key.",
-        "",
-        costTable,
-      ].join("\n"),
-    );
-  }
 }

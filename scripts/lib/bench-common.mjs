@@ -182,3 +182,26 @@ export function quotaCostTable(results) {
     results.map((r) => [r.label, fmt(r.off), fmt(r.on), `${fmt(r.ratio)}x`, r.ratio < 1.1 ? "met (< 1.1x)" : "missed (≥ 1.1x)"]),
   );
 }
+
+/**
+ * Measures the cost of exact quotas (`measureQuotaCost`), prints its table and, unless `write` is
+ * false, writes it to docs/performance.md as section `section`. Both benchmarks end with it.
+ */
+export async function reportQuotaCost({ section, script, write, seconds, log = console.log, ...measure }) {
+  log(`\nMeasuring the cost of quota counting (${measure.label}, c=1, quotas off / on, alternating)...`);
+  const cost = await measureQuotaCost({ ...measure, seconds, log });
+  const costTable = quotaCostTable([cost]);
+  console.log(`\n${costTable}`);
+  if (!write) return;
+  writeSection(
+    "docs/performance.md",
+    section,
+    [
+      `Measured ${new Date().toISOString().slice(0, 10)} by \`${script}\`: the cost of exact quotas (contract section 7),`,
+      `${measure.label} at c=1 for ${seconds} s per run on the same data, with the quota var 0 (off) and 10^9 (counted, never refused),`,
+      "two runs each, alternating servers; the better run of each. Counting happens in the UserObject call that already judges the key.",
+      "",
+      costTable,
+    ].join("\n"),
+  );
+}

@@ -61,7 +61,7 @@ export class AppError extends Error {
     message: string,
     options: { details?: readonly ErrorDetail[]; headers?: Record<string, string>; cause?: unknown; logAs?: string } = {},
   ) {
-    // `cause` is for the logs only (see http/respond.ts); clients see `message`.
+    // `cause` is for the logs only (see http/pipeline.ts); clients see `message`.
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "AppError";
     this.code = code;
