@@ -432,7 +432,7 @@ try {
   await server.stop();
 }
 
-// Issue 8: what the exact quota costs. Same data, servers with quotas off and on, alternating.
+// Issue 8: what the exact quota costs. Copies of the same data, servers with quotas off and on side by side, requests interleaved.
 if (quotaProbe && process.exitCode !== 1) {
   await reportQuotaCost({
     persistTo,

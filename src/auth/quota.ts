@@ -7,6 +7,11 @@
 export interface QuotaPolicy {
   limit: number;
   windowMs: number;
+  /**
+   * How soon the owner's object writes counted requests to storage (`RATE_LIMIT_PERSIST_MS`):
+   * the count is exact at once in its memory; 0 writes each count before answering.
+   */
+  persistDelayMs: number;
 }
 
 export interface QuotaState {
@@ -49,7 +54,7 @@ export function countRequest(
   };
 }
 
-const DEFAULTS = { analytics: 1000, members: 1000, windowSeconds: 900 };
+const DEFAULTS = { analytics: 1000, members: 1000, windowSeconds: 900, persistMs: 1000 };
 
 /** A var of decimal digits, else the default (a misconfigured var must not switch limiting off). */
 const count = (value: unknown, fallback: number): number => {
@@ -60,7 +65,7 @@ const count = (value: unknown, fallback: number): number => {
 
 /**
  * The quota of a key kind from the Worker vars (`RATE_LIMIT_ANALYTICS`, `RATE_LIMIT_MEMBERS`,
- * `RATE_LIMIT_WINDOW_SECONDS`); null when the operator set the limit to 0 (no quota: nothing is
+ * `RATE_LIMIT_WINDOW_SECONDS`, `RATE_LIMIT_PERSIST_MS` at most a minute); null when the operator set the limit to 0 (no quota: nothing is
  * counted and no quota headers are sent).
  */
 export function quotaPolicy(env: Env, kind: "analytics" | "members"): QuotaPolicy | null {
@@ -70,7 +75,8 @@ export function quotaPolicy(env: Env, kind: "analytics" | "members"): QuotaPolic
       ? count(vars.RATE_LIMIT_ANALYTICS, DEFAULTS.analytics)
       : count(vars.RATE_LIMIT_MEMBERS, DEFAULTS.members);
   const windowSeconds = count(vars.RATE_LIMIT_WINDOW_SECONDS, DEFAULTS.windowSeconds) || DEFAULTS.windowSeconds;
-  return limit === 0 ? null : { limit, windowMs: windowSeconds * 1000 };
+  const persistDelayMs = Math.min(60_000, count(vars.RATE_LIMIT_PERSIST_MS, DEFAULTS.persistMs));
+  return limit === 0 ? null : { limit, windowMs: windowSeconds * 1000, persistDelayMs };
 }
 
 /** The headers of every counted response: GitHub's X-RateLimit-* and the IETF draft's RateLimit-Policy / RateLimit. */

@@ -1,12 +1,15 @@
+import { env, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import type { UserObject } from "../../src/auth/user-object";
 import { addMember, admin, call, createKey, createOrg, createUser, fetchWithEnv, type MemberErrorBody, unique } from "./helpers";
 
 /** Contract section 7, with small quotas set through the Worker vars of one request. */
 const WINDOW_SECONDS = 60;
-const vars = (limit: number) => ({
+const vars = (limit: number, persistMs?: number) => ({
   RATE_LIMIT_MEMBERS: String(limit),
   RATE_LIMIT_ANALYTICS: String(limit),
   RATE_LIMIT_WINDOW_SECONDS: String(WINDOW_SECONDS),
+  ...(persistMs === undefined ? {} : { RATE_LIMIT_PERSIST_MS: String(persistMs) }),
 });
 
 async function owner() {
@@ -18,12 +21,12 @@ async function owner() {
   return { org, user, members, analytics };
 }
 
-const memberGet = (o: { org: string; user: string }, key: string, limit: number, path?: string) =>
+const memberGet = (o: { org: string; user: string }, key: string, limit: number, path?: string, persistMs?: number) =>
   fetchWithEnv(
     new Request(`https://service.test${path ?? `/api/v1/organizations/${o.org}/members/${o.user}`}`, {
       headers: { Authorization: `Bearer ${key}` },
     }),
-    vars(limit),
+    vars(limit, persistMs),
   );
 
 const analyticsGet = (o: { org: string }, key: string, limit: number, query = `org=${o.org}`) =>
@@ -177,6 +180,67 @@ describe("whose quota", () => {
     const res = await memberGet(o, fresh, 1);
     expect(res.status).toBe(200);
     expect(header(res, "X-RateLimit-Used")).toBe("1");
+  });
+});
+
+/** What the owner's object has written to storage for a quota (memory may be ahead; see UserObject#counted). */
+const storedUsed = (user: string, kind: "members" | "analytics") =>
+  runInDurableObject(env.USERS.getByName(user), (_instance: UserObject, state) => {
+    const rows = state.storage.sql.exec<{ used: number }>("SELECT used FROM quotas WHERE kind = ?", kind).toArray();
+    return rows[0]?.used ?? 0;
+  });
+
+describe("the count survives a restart of the owner's object (RATE_LIMIT_PERSIST_MS)", () => {
+  /** A crash of the owner's object (`ctx.abort()`, not graceful): what memory held and storage did not is gone. */
+  const crash = (user: string) =>
+    runInDurableObject(env.USERS.getByName(user), (_instance: UserObject, state) => state.abort("test crash")).then(
+      () => expect.unreachable("abort returned"),
+      (error: unknown) => expect(String(error)).toContain("test crash"),
+    );
+  /** Never written by the timer while a test runs. */
+  const LONG = 60_000;
+  const get = (o: Awaited<ReturnType<typeof owner>>, limit: number, persistMs?: number) =>
+    memberGet(o, o.members, limit, undefined, persistMs);
+
+  it("by default every count is written within the delay, one write for the requests counted meanwhile", async () => {
+    const o = await owner();
+    for (let i = 0; i < 3; i++) expect((await get(o, 10)).status).toBe(200);
+    // Polls storage until the timer has written the count: a condition, not a fixed sleep.
+    await vi.waitFor(async () => expect(await storedUsed(o.user, "members")).toBe(3), { timeout: 10_000, interval: 50 });
+    await evictDurableObject(env.USERS.getByName(o.user));
+    expect(header(await get(o, 10), "X-RateLimit-Used")).toBe("4");
+  });
+
+  it("the first request of a window and the one that exhausts the quota are written before answering", async () => {
+    const o = await owner();
+    expect((await get(o, 3, LONG)).status).toBe(200);
+    expect(await storedUsed(o.user, "members")).toBe(1);
+    expect((await get(o, 3, LONG)).status).toBe(200);
+    expect(await storedUsed(o.user, "members")).toBe(1); // in memory only, exact all the same
+    expect((await get(o, 3, LONG)).status).toBe(200);
+    expect(await storedUsed(o.user, "members")).toBe(3);
+    await crash(o.user);
+    const refused = await get(o, 3, LONG);
+    expect(refused.status).toBe(429);
+    expect(header(refused, "X-RateLimit-Used")).toBe("3");
+  });
+
+  it("the documented price: a crash forgets the counts not yet written, and only those", async () => {
+    const o = await owner();
+    for (let i = 0; i < 3; i++) expect((await get(o, 10, LONG)).status).toBe(200);
+    await crash(o.user);
+    // The first was written before answering; the other two were still in memory.
+    expect(header(await get(o, 10, LONG), "X-RateLimit-Used")).toBe("2");
+  });
+
+  it("0 writes every count before answering", async () => {
+    const o = await owner();
+    for (let i = 1; i <= 3; i++) {
+      expect((await get(o, 10, 0)).status).toBe(200);
+      expect(await storedUsed(o.user, "members")).toBe(i);
+    }
+    await crash(o.user);
+    expect(header(await get(o, 10, 0), "X-RateLimit-Used")).toBe("4");
   });
 });
 
