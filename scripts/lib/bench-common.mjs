@@ -141,6 +141,37 @@ export function writeSection(file, name, content) {
 }
 
 /**
+ * Requests at c=1 that alternate between targets one by one (A B, then B A, ...) for `seconds`
+ * after a warm-up of each, so every target sees the machine as it is at the same moments: the
+ * ratio of two targets' p50 is not moved by drift or by other processes, which runs one after
+ * the other cannot promise on a shared machine. Any status but 200 throws. Returns, per target,
+ * p50, p99 and the number of requests.
+ */
+export async function interleave(targets, { seconds, warmupSeconds = 2 }) {
+  const one = async ({ url, path, headers = {} }) => {
+    const started = performance.now();
+    const res = await fetch(`${url}${path}`, { headers });
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`${path} answered ${res.status}`);
+    return performance.now() - started;
+  };
+  const samples = targets.map(() => []);
+  const loop = async (untilMs, record) => {
+    for (let i = 0; performance.now() < untilMs; i++) {
+      const order = targets.map((_, j) => j);
+      if (i % 2 === 1) order.reverse();
+      for (const j of order) {
+        const ms = await one(targets[j]);
+        if (record) samples[j].push(ms);
+      }
+    }
+  };
+  await loop(performance.now() + warmupSeconds * 1000, false);
+  await loop(performance.now() + seconds * 1000, true);
+  return samples.map((xs) => ({ ...percentiles(xs), requests: xs.length }));
+}
+
+/**
  * The cost of the exact quota (contract section 7, issue 8): one endpoint's p50 at c=1 with quotas
  * off and on. Two servers run at once on two copies of the same persisted data, and one client
  * alternates between them request by request (off, on, on, off, ...), so both see the same machine
@@ -159,28 +190,12 @@ export async function measureQuotaCost({ persistTo, port, adminToken, label, pat
   try {
     servers.off = await startWrangler({ persistTo: copies.off, port: port + 1, adminToken, vars: QUOTAS_OFF });
     servers.on = await startWrangler({ persistTo: copies.on, port: port + 2, adminToken, vars: QUOTAS_ON });
-    const one = async (mode) => {
-      const started = performance.now();
-      const res = await fetch(`${servers[mode].url}${path}`, { headers });
-      await res.arrayBuffer();
-      if (res.status !== 200) throw new Error(`quota cost (${mode}): ${path} answered ${res.status}`);
-      return performance.now() - started;
-    };
-    const samples = { off: [], on: [] };
-    const pairs = async (untilMs, record) => {
-      for (let i = 0; performance.now() < untilMs; i++) {
-        for (const mode of i % 2 === 0 ? ["off", "on"] : ["on", "off"]) {
-          const ms = await one(mode);
-          if (record) samples[mode].push(ms);
-        }
-      }
-    };
-    await pairs(performance.now() + 2000, false); // warm-up of both
-    await pairs(performance.now() + 2 * seconds * 1000, true);
-    const off = percentiles(samples.off).p50;
-    const on = percentiles(samples.on).p50;
-    log(`  quotas off: p50 ${fmt(off)} ms, on: p50 ${fmt(on)} ms (${samples.on.length} requests each, interleaved)`);
-    return { label, off, on, ratio: on / off, requests: samples.on.length };
+    const [off, on] = await interleave(
+      [servers.off, servers.on].map((server) => ({ url: server.url, path, headers })),
+      { seconds: 2 * seconds },
+    );
+    log(`  quotas off: p50 ${fmt(off.p50)} ms, on: p50 ${fmt(on.p50)} ms (${on.requests} requests each, interleaved)`);
+    return { label, off: off.p50, on: on.p50, ratio: on.p50 / off.p50, requests: on.requests };
   } finally {
     await Promise.all(Object.values(servers).map((s) => s.stop()));
     for (const dir of Object.values(copies)) rmSync(dir, { recursive: true, force: true });
