@@ -134,3 +134,30 @@ export const parkedDeliveries = sqliteTable("parked_deliveries", {
   attempts: integer("attempts").notNull(),
   parkedAt: integer("parked_at").notNull(),
 });
+
+/**
+ * The organization directory (see `durable/directory.ts`). An organization's data lives under its
+ * home key: its object's name and the `org_key` of its rows. For an organization never renamed that
+ * is its folded login, and nothing is written here. A row maps a login whose home is another key:
+ * a renamed organization's new login, or a login re-used while its folded key was another
+ * organization's home. The organization's object holds its current login and verifies it on every
+ * call, so a stale row is harmless.
+ */
+export const organizationNames = sqliteTable(
+  "organization_names",
+  {
+    loginKey: text("login_key").primaryKey(),
+    homeKey: text("home_key").notNull(),
+  },
+  (t) => [index("organization_names_by_home").on(t.homeKey)],
+);
+
+/**
+ * GitHub account id → home key, for every organization a webhook named by id: the identity that
+ * survives renames, so a delivery that still carries an old login (or already a new one) finds the
+ * organization whatever the order of arrival.
+ */
+export const organizationAccounts = sqliteTable("organization_accounts", {
+  accountId: integer("account_id").primaryKey(),
+  homeKey: text("home_key").notNull(),
+});

@@ -10,22 +10,32 @@ type Payload = Record<string, unknown> & { action?: string };
 
 /**
  * A payload of GitHub's documented examples (@octokit/webhooks-examples) for `event.action`,
- * deep-copied, with every owner, account and organization login set to `org` so that each test
- * has its own organization.
+ * deep-copied, with every owner, account and organization login set to `org` and its id to
+ * `accountId` (by default one id per login, `accountOf`) so that each test has its own organization.
  */
-export function example(event: string, action: string | null, org: string, index = 0): Payload {
+export function example(event: string, action: string | null, org: string, index = 0, accountId = accountOf(org)): Payload {
   const entry = (examples as unknown as { name: string; examples: Payload[] }[]).find((e) => e.name === event);
   const found = (entry?.examples ?? []).filter((p) => action === null || p.action === action)[index];
   if (!found) throw new Error(`no example for ${event}.${action}`);
   const copy = structuredClone(found);
-  setLogins(copy, org);
+  setOwner(copy, org, accountId);
   return copy;
 }
 
-/** Rewrites `login` of every account-like object that names the owner (owner, account, organization). */
-function setLogins(node: unknown, org: string): void {
+/**
+ * GitHub's account id for a test organization: the same for every payload naming that login (the
+ * examples share a handful of ids, which would make every test's organization one account).
+ */
+export function accountOf(org: string): number {
+  let hash = 2_166_136_261;
+  for (const c of org.toLowerCase()) hash = Math.imul(hash ^ c.charCodeAt(0), 16_777_619) >>> 0;
+  return 1_000_000 + (hash % 2_000_000_000);
+}
+
+/** Rewrites `login` and `id` of every account-like object that names the owner (owner, account, organization). */
+function setOwner(node: unknown, org: string, accountId: number): void {
   if (Array.isArray(node)) {
-    for (const item of node) setLogins(item, org);
+    for (const item of node) setOwner(item, org, accountId);
     return;
   }
   if (node === null || typeof node !== "object") return;
@@ -33,9 +43,12 @@ function setLogins(node: unknown, org: string): void {
   for (const [key, value] of Object.entries(object)) {
     if ((key === "owner" || key === "account" || key === "organization") && value && typeof value === "object") {
       const account = value as Record<string, unknown>;
-      if (typeof account.login === "string") account.login = org;
+      if (typeof account.login === "string") {
+        account.login = org;
+        account.id = accountId;
+      }
     }
-    setLogins(value, org);
+    setOwner(value, org, accountId);
   }
 }
 
