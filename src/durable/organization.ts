@@ -373,7 +373,8 @@ export class OrganizationObject extends DurableObject<Env> {
         .get();
       if (seen) return "seen" as const;
       this.#applyChange(at, change, origin);
-      if (accountId !== null && before?.accountId === null) {
+      // The organization learns its account id from the first delivery that names it.
+      if (accountId !== null && this.#installationRow()?.accountId === null) {
         this.#db.update(schema.installation).set({ accountId }).where(eq(schema.installation.id, 1)).run();
       }
       const after = this.#installationRow();

@@ -1,4 +1,4 @@
-import { allocatedHome, homeOfDelivery, organizationAt } from "../durable/directory";
+import { allocatedHome, defaultHome, homeOfDelivery, organizationAt } from "../durable/directory";
 import type { GithubChangeResult } from "../durable/organization";
 import { callDurable } from "../lib/durable-call";
 import { foldName } from "../lib/names";
@@ -85,9 +85,17 @@ export async function applyMessage(env: Env, m: QueueMessage): Promise<void> {
       },
     );
   let result = await apply(home);
-  if (result.kind === "taken" && change.kind === "installation_created") {
-    // The login's object is another organization's home (renamed away, or another account).
-    home = allocatedHome(m.org, change.installationId);
+  // The directory named another organization's home (a stale entry): the folded login's object, if
+  // it is this organization's or no one's; for an installation, then a home of its own (the login's
+  // object is another organization's: renamed away, or another account).
+  const fallbacks = [
+    defaultHome(m.org),
+    ...(change.kind === "installation_created" ? [allocatedHome(m.org, change.installationId)] : []),
+  ];
+  for (const next of fallbacks) {
+    if (result.kind === "applied") break;
+    if (next === home) continue;
+    home = next;
     result = await apply(home);
   }
   if (result.kind !== "applied") throw notYetKnown(m, home);

@@ -215,7 +215,12 @@ const REDUCERS: Record<string, (payload: unknown) => Result> = {
     if (p.action === "member_removed" && user) {
       return { org, accountId, changes: [{ kind: "member_removed", githubUserId: String(user.id) }] };
     }
-    // `renamed` is not applied yet: see docs/architecture.md, "Identity and renames".
+    // `organization.login` is already the new login; the account id is what stays.
+    const from = p.changes?.login?.from;
+    if (p.action === "renamed" && from !== undefined) {
+      if (!GithubOrgName.safeParse(from).success) return { invalid: "changes.login.from: not a GitHub login" };
+      return { org, accountId, changes: [{ kind: "organization_renamed", from }] };
+    }
     return null;
   }),
   pull_request: using(PullRequestPayload, (p) => {

@@ -1,7 +1,11 @@
+import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import examples from "@octokit/webhooks-examples";
 import { expect } from "vitest";
+import worker from "../../src/index";
+import type { QueueMessageInput } from "../../src/webhooks/changes";
+import { reduceDelivery } from "../../src/webhooks/reduce";
 import { signatureHeader } from "../../src/webhooks/signature";
-import { adminOk, call, createKey, createUser, type MemberErrorBody, postEventsOk, unique } from "./helpers";
+import { adminOk, call, createKey, createUser, env, type MemberErrorBody, postEventsOk, unique } from "./helpers";
 
 export const WEBHOOK_SECRET = "test-webhook-secret";
 export const PREVIOUS_SECRET = "test-webhook-secret-previous";
@@ -168,8 +172,9 @@ export function mergedPr(
   repo: { id: number; name: string; private?: boolean },
   prNumber: number,
   extra: Record<string, unknown> = {},
+  accountId = accountOf(org),
 ) {
-  const payload = example("pull_request", "closed", org);
+  const payload = example("pull_request", "closed", org, 0, accountId);
   Object.assign(payload.repository as object, { id: repo.id, name: repo.name, private: repo.private ?? false });
   Object.assign(payload.pull_request as object, {
     number: prNumber,
@@ -214,4 +219,30 @@ export async function prs(org: string, admin: Person, list: [{ id: number; name:
   for (const [repo, n] of list) await deliverQueued("pull_request", mergedPr(org, repo, n));
   await postEventsOk(list.map(([repo, n]) => review(org, repo.name, n)));
   await eventually(async () => expect(await exported(org, admin)).toHaveLength(list.length));
+}
+
+let messageIds = 0;
+/**
+ * Hands messages to the Worker's queue consumer directly (in this order, with these bindings),
+ * rather than through the real queue: for tests of the consumer's decisions (ack, retry) and of
+ * deliveries applied in a chosen order. A store failure is a failing binding in `overrides`.
+ */
+export async function consume(
+  queue: string,
+  bodies: unknown[],
+  overrides: Partial<Record<keyof Env, unknown>> = {},
+  attempts = 1,
+) {
+  const messages = bodies.map((body) => ({ id: `msg-${messageIds++}`, timestamp: new Date(), attempts, body }));
+  const batch = createMessageBatch(queue, messages);
+  const ctx = createExecutionContext();
+  await worker.queue(batch, { ...env, ...overrides } as Env);
+  return { ids: messages.map((m) => m.id), result: await getQueueResult(batch, ctx) };
+}
+
+/** The one message a delivery reduces to. */
+export function messageOf(event: string, payload: unknown, delivery = newDelivery()): QueueMessageInput {
+  const reduced = reduceDelivery(event, delivery, payload);
+  if (reduced.status !== "queued" || reduced.messages.length !== 1) throw new Error(`${event}: ${JSON.stringify(reduced)}`);
+  return reduced.messages[0] as QueueMessageInput;
 }
