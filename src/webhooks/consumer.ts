@@ -66,10 +66,15 @@ export async function applyMessage(env: Env, m: QueueMessage): Promise<void> {
   const accountId = m.accountId ?? null;
   const change = m.change;
   if (change.kind === "pull_request") {
-    const home = await homeOfDelivery(env, accountId, [m.org]);
-    const repo = await callDurable(() => organizationAt(env, home).repositoryName(m.org, accountId, change.repositoryId), {
-      idempotent: true,
-    });
+    const repositoryAt = (at: string) =>
+      callDurable(() => organizationAt(env, at).repositoryName(m.org, accountId, change.repositoryId), { idempotent: true });
+    let home = await homeOfDelivery(env, accountId, [m.org]);
+    let repo = await repositoryAt(home);
+    // A stale directory entry led to another organization: the folded login's object, if it is this one's.
+    if (!repo.here && home !== defaultHome(m.org)) {
+      home = defaultHome(m.org);
+      repo = await repositoryAt(home);
+    }
     if (!repo.here) throw notYetKnown(m, home);
     const event = repo.name === null ? change.event : { ...change.event, repo: repo.name };
     await storeEvents(env.DB, [event], new Map([[foldName(m.org), home]]));
@@ -80,9 +85,7 @@ export async function applyMessage(env: Env, m: QueueMessage): Promise<void> {
   const apply = (at: string) =>
     callDurable<GithubChangeResult>(
       () => organizationAt(env, at).applyGithubChange(messageKey(m), { home: at, login: m.org }, accountId, change),
-      {
-        idempotent: true,
-      },
+      { idempotent: true },
     );
   let result = await apply(home);
   // The directory named another organization's home (a stale entry): the folded login's object, if
@@ -99,7 +102,8 @@ export async function applyMessage(env: Env, m: QueueMessage): Promise<void> {
     result = await apply(home);
   }
   if (result.kind !== "applied") throw notYetKnown(m, home);
-  if (result.directory) await recordHome(env.DB, { key: result.directory.home, ...result.directory });
+  const identity = result.directory;
+  if (identity) await recordHome(env.DB, { key: identity.home, login: identity.login, accountId: identity.accountId });
   for (const rename of result.renames) {
     await renameRepositoryRows(env.DB, home, rename.fromKey, rename.toName);
     await callDurable(() => organizationAt(env, home).renameFollowed(rename.fromKey), { idempotent: true });
