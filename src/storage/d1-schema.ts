@@ -2,8 +2,9 @@ import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /**
- * Analytics data in D1. Times are epoch milliseconds. Organizations and repositories are keyed by
- * their lower-cased names (GitHub logins and repository names are case-insensitive).
+ * Analytics data in D1. Times are epoch milliseconds. Repositories are keyed by their lower-cased
+ * names (GitHub repository names are case-insensitive), organizations by their home key
+ * (`durable/directory.ts`): the lower-cased login for every organization never renamed.
  *
  * Any event naming a pull request creates its row, so reviews, findings and authorship records
  * that arrive before their pull request still point at a stable integer id. Until the
