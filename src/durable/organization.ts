@@ -170,9 +170,10 @@ export const toMember = (row: MemberRow): Member => ({
  * plan, subscription and seats, its members and its repositories with their access lists. Every
  * call that names the organization by login passes that login, and the object answers only for
  * its current login (else "organization not found"), so an old login or a stale directory entry
- * never reaches another organization's data. It loads facts, asks the rules (`members/rules.ts`, `analytics/access.ts`) and writes
- * their outcome, each write in one synchronous transaction, so a member sync and a PATCH of the
- * same organization are serialised and never half applied. Only the public methods are reachable
+ * never reaches another organization's data. It loads facts, asks the rules (`members/rules.ts`,
+ * `analytics/access.ts`, `identity.ts`) and writes their outcome, each write in one synchronous
+ * transaction, so a member sync and a PATCH of the same organization are serialised and never half
+ * applied. Only the public methods are reachable
  * over RPC; everything else is `#private`.
  */
 export class OrganizationObject extends DurableObject<Env> {

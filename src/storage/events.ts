@@ -44,19 +44,17 @@ export async function storeEvents(
 ): Promise<StoredEvents> {
   const homeOf =
     homes ??
-    (events.length === 0
-      ? new Map<string, string>()
-      : await homesOf(
-          db,
-          events.map((e) => e.org),
-        ));
+    (await homesOf(
+      db,
+      events.map((e) => e.org),
+    ));
   const pullRequests = new Latest();
   const reviews = new Latest();
   const findings = new Latest();
   const authorship = new Latest();
 
   for (const e of events) {
-    // Event names are validated GitHub names (ASCII), where toLowerCase is the ASCII fold of lib/names.
+    // Event names are validated GitHub names (ASCII): toLowerCase below is the ASCII fold too.
     const loginKey = foldName(e.org);
     const orgKey = homeOf.get(loginKey) ?? loginKey;
     const repoKey = e.repo.toLowerCase();
