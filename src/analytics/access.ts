@@ -3,6 +3,8 @@ import type { InstallationFacts, MemberState, Refusal } from "../members/rules";
 
 /** What the analytics export may read of an organization. */
 export interface AnalyticsAccess {
+  /** The organization's home key: the `org_key` of its rows in D1 (`durable/directory.ts`). */
+  homeKey: string;
   installedAt: number;
   /** Lower-cased repository names the caller may read; null for every repository (an admin). */
   accessibleRepoKeys: string[] | null;
@@ -16,7 +18,7 @@ export interface AnalyticsAccess {
 }
 
 export interface AnalyticsFacts {
-  installation: (InstallationFacts & { installedAt: number }) | undefined;
+  installation: (InstallationFacts & { installedAt: number; homeKey: string }) | undefined;
   caller: MemberState | undefined;
   /** A registered repository (lower-cased name), with whether it left the installation. */
   repository: (repoKey: string) => { removed: boolean } | undefined;
@@ -55,6 +57,7 @@ export function decideAnalyticsAccess(
   return {
     ok: true,
     value: {
+      homeKey: installation.homeKey,
       installedAt: installation.installedAt,
       accessibleRepoKeys: accessible,
       repoMustHaveEvents: repoKey !== null && accessible === null && registered === undefined,

@@ -1,7 +1,7 @@
-import { organizationStub, orgKey } from "../durable/stubs";
+import { atOrganization } from "../durable/directory";
 import { analyticsEnvelope, json } from "../http/envelopes";
 import { type ApiInterface, defineRoute } from "../http/route";
-import { callDurable, type DurableResult, unwrap } from "../lib/durable-call";
+import { unwrap } from "../lib/durable-call";
 import { AppError, inStore } from "../lib/errors";
 import { foldName } from "../lib/names";
 import { AnalyticsPrPage } from "../schemas/analytics";
@@ -38,10 +38,7 @@ const listPullRequestAnalytics = defineRoute({
     invalidMessage: invalidQueryMessage,
   },
   alongside: ({ query }, callerId, { env }) =>
-    callDurable<DurableResult<AnalyticsAccess>>(
-      () => organizationStub(env, query.org).analyticsAccess(callerId, query.repo ?? null),
-      { idempotent: true },
-    ),
+    atOrganization<AnalyticsAccess>(env, query.org, (stub) => stub.analyticsAccess(query.org, callerId, query.repo ?? null)),
   responses: {
     200: {
       description: "A page of rows, newest merge first.",
@@ -108,7 +105,8 @@ const listPullRequestAnalytics = defineRoute({
     const now = Date.now();
     const window = resolveWindow(query.startDate ?? null, query.endDate ?? null, access.installedAt, now);
     const db = env.DB.withSession("first-unconstrained");
-    const scope = { orgKey: orgKey(query.org), repoKey: query.repo === undefined ? null : foldName(query.repo) };
+    // The rows live under the organization's home key; they are shown under the login asked for.
+    const scope = { orgKey: access.homeKey, repoKey: query.repo === undefined ? null : foldName(query.repo) };
     const { rows, rowsRead } = await inStore("D1", () =>
       listMergedPullRequests(db, {
         ...scope,

@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { and, asc, eq, gt, lt } from "drizzle-orm";
+import { and, asc, eq, lt, sql } from "drizzle-orm";
 import { type DrizzleSqliteDODatabase, drizzle } from "drizzle-orm/durable-sqlite";
 import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import migrations from "../../migrations/user/migrations.js";
@@ -13,6 +13,12 @@ import { countRequest, type QuotaPolicy, type QuotaState, type QuotaVerdict } fr
 import * as schema from "./user-schema";
 
 type Db = DrizzleSqliteDODatabase<typeof schema>;
+
+/** An entry of the organizations index: the organization's home key and its lower-cased login. */
+export interface MembershipPosition {
+  orgKey: string;
+  loginKey: string;
+}
 
 export type KeyVerdict = { valid: true; user: User; quota: QuotaVerdict | null } | { valid: false };
 
@@ -150,30 +156,38 @@ export class UserObject extends DurableObject<Env> {
 
   /**
    * The organizations index (contract section 8): an organization's object reports a membership
-   * of this user after each membership write, with its membership clock as version. Only a newer
-   * version than the stored one changes anything, so reports that arrive out of order cannot undo
-   * a later one. Idempotent.
+   * of this user after each membership write (and its new login after a rename), by its home key,
+   * with its current lower-cased login and its membership clock as version. Only a newer version
+   * than the stored one changes anything, so reports that arrive out of order cannot undo a later
+   * one. Idempotent.
    */
-  recordMembership(orgKey: string, member: boolean, version: number): void {
+  recordMembership(orgKey: string, loginKey: string, member: boolean, version: number): void {
     const m = schema.memberships;
     this.#db
       .insert(m)
-      .values({ orgKey, member, version })
-      .onConflictDoUpdate({ target: m.orgKey, set: { member, version }, setWhere: lt(m.version, version) })
+      .values({ orgKey, loginKey, member, version })
+      .onConflictDoUpdate({ target: m.orgKey, set: { loginKey, member, version }, setWhere: lt(m.version, version) })
       .run();
   }
 
-  /** Organizations this user is (as last reported) a member of, by lower-cased login, after `afterOrgKey`. */
-  listMemberships(afterOrgKey: string | null, limit: number): string[] {
+  /**
+   * Organizations this user is (as last reported) a member of, in the order of their lower-cased
+   * logins (then home keys), after `after`.
+   */
+  listMemberships(after: MembershipPosition | null, limit: number): MembershipPosition[] {
     const m = schema.memberships;
     return this.#db
-      .select({ orgKey: m.orgKey })
+      .select({ orgKey: m.orgKey, loginKey: m.loginKey })
       .from(m)
-      .where(and(eq(m.member, true), afterOrgKey === null ? undefined : gt(m.orgKey, afterOrgKey)))
-      .orderBy(asc(m.orgKey))
+      .where(
+        and(
+          eq(m.member, true),
+          after === null ? undefined : sql`(${m.loginKey}, ${m.orgKey}) > (${after.loginKey}, ${after.orgKey})`,
+        ),
+      )
+      .orderBy(asc(m.loginKey), asc(m.orgKey))
       .limit(limit)
-      .all()
-      .map((r) => r.orgKey);
+      .all();
   }
 
   /** KV cleanup is housekeeping: the verdict above already refuses the old key. */

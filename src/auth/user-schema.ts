@@ -1,4 +1,4 @@
-import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 /** Tables inside each user's Durable Object: the authority on whether a key still works. */
 
@@ -32,13 +32,20 @@ export const quotas = sqliteTable("quotas", {
 
 /**
  * The organizations this user is a member of, as the organizations' own objects last reported
- * (contract section 8, `GET /api/v1/organizations`). Keyed and ordered by the lower-cased login.
- * `member` false is a tombstone kept for its version: an update carrying an older version than the
- * stored one is ignored, so a late "added" cannot resurrect a removed membership. The index is a
- * hint, never the authority: every listed entry is confirmed by the organization's object.
+ * (contract section 8, `GET /api/v1/organizations`). Keyed by the organization's home key (the name
+ * of its object, which survives renames) and ordered by `login_key`, its lower-cased login as last
+ * reported (the home key for organizations never renamed). `member` false is a tombstone kept for
+ * its version: an update carrying an older version than the stored one is ignored, so a late
+ * "added" cannot resurrect a removed membership. The index is a hint, never the authority: every
+ * listed entry is confirmed by the organization's object.
  */
-export const memberships = sqliteTable("memberships", {
-  orgKey: text("org_key").primaryKey(),
-  member: integer("member", { mode: "boolean" }).notNull(),
-  version: integer("version").notNull(),
-});
+export const memberships = sqliteTable(
+  "memberships",
+  {
+    orgKey: text("org_key").primaryKey(),
+    loginKey: text("login_key").notNull(),
+    member: integer("member", { mode: "boolean" }).notNull(),
+    version: integer("version").notNull(),
+  },
+  (t) => [index("memberships_by_login").on(t.loginKey, t.orgKey)],
+);

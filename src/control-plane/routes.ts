@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { userStub } from "../auth/user-stub";
-import { organizationStub } from "../durable/stubs";
+import { putOrganization as putOrganizationAtHome, syncOrganization } from "../durable/directory";
 import { membersEnvelope } from "../http/envelopes";
 import { type ApiInterface, defineRoute } from "../http/route";
 import { callDurable, type DurableResult, unwrap } from "../lib/durable-call";
@@ -28,9 +28,12 @@ const KeyPath = z.object({ githubUserId: GithubUserId, kind: KeyKind });
 
 const body = <S extends z.ZodType>(schema: S, example: unknown) => ({ schema, maxBytes: CONTROL_PLANE_MAX_BODY, example });
 
-/** Writes are idempotent upserts; every call is safe to retry. */
-const viaOrg = <T>(env: Env, org: string, call: (stub: ReturnType<typeof organizationStub>) => Promise<T>) =>
-  callDurable<T>(() => call(organizationStub(env, org)), { idempotent: true });
+/**
+ * Writes are idempotent upserts; every call is safe to retry. They reach the organization at its
+ * home (`durable/directory.ts`); an old login of a renamed organization answers 404.
+ */
+const viaOrg = async <T>(env: Env, org: string, call: Parameters<typeof syncOrganization<T>>[2]) =>
+  unwrap(await syncOrganization<T>(env, org, call));
 
 const viaUser = <T>(env: Env, id: string, call: (stub: ReturnType<typeof userStub>) => Promise<T>, idempotent = true) =>
   callDurable<T>(() => call(userStub(env, id)), { idempotent });
@@ -65,7 +68,7 @@ const putOrganization = defineRoute({
     },
   },
   errors: [],
-  handler: async ({ params, body }, { env }) => viaOrg(env, params.org, (stub) => stub.putOrganization(params.org, body)),
+  handler: async ({ params, body }, { env }) => putOrganizationAtHome(env, params.org, body),
 });
 
 const putRepository = defineRoute({
@@ -83,9 +86,9 @@ const putRepository = defineRoute({
       example: { org: "acme", name: "infra", private: true, collaborators: ["1002"] },
     },
   },
-  errors: [],
+  errors: ["org_not_found"],
   handler: async ({ params, body }, { env }) =>
-    viaOrg(env, params.org, (stub) => stub.putRepository(params.org, params.repo, body)),
+    viaOrg(env, params.org, (stub, at, adopt) => stub.putRepository(at, params.repo, body, adopt)),
 });
 
 const putMember = defineRoute({
@@ -111,9 +114,11 @@ const putMember = defineRoute({
       },
     },
   },
-  errors: [],
+  errors: ["org_not_found"],
   handler: async ({ params, body }, { env, correlationId }) =>
-    viaOrg(env, params.org, (stub) => stub.putMember(params.org, params.githubUserId, body, { source: "sync", correlationId })),
+    viaOrg(env, params.org, (stub, at, adopt) =>
+      stub.putMember(at, params.githubUserId, body, { source: "sync", correlationId }, adopt),
+    ),
 });
 
 const deleteMember = defineRoute({
@@ -123,10 +128,10 @@ const deleteMember = defineRoute({
   summary: "Remove a member who left the GitHub organization",
   request: { params: MemberPath },
   responses: { 204: { description: "Removed (or was not there)." } },
-  errors: [],
+  errors: ["org_not_found"],
   handler: async ({ params }, { env, correlationId }) => {
-    await viaOrg(env, params.org, (stub) =>
-      stub.deleteMember(params.org, params.githubUserId, { source: "sync", correlationId }),
+    await viaOrg(env, params.org, (stub, at, adopt) =>
+      stub.deleteMember(at, params.githubUserId, { source: "sync", correlationId }, adopt),
     );
     return null;
   },

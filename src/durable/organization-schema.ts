@@ -3,10 +3,18 @@ import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "driz
 
 /** Tables inside each organization's Durable Object (one object per organization). */
 
-/** Exactly one row (id = 1) once the control plane has registered the installation. */
+/**
+ * Exactly one row (id = 1) once the control plane or GitHub has registered the installation.
+ * `login` is the organization's current login; `home_key` names this object (and the D1 rows of the
+ * organization): the folded login it was first installed under, or an allocated `<login>~<id>` when
+ * that object was taken (see `durable/directory.ts`). It never changes, also when the login does.
+ */
 export const installation = sqliteTable("installation", {
   id: integer("id").primaryKey(),
   login: text("login").notNull(),
+  homeKey: text("home_key").notNull(),
+  /** GitHub's account id of the organization: its identity across renames. Null until a webhook names it. */
+  accountId: integer("account_id"),
   installationId: integer("installation_id").notNull(),
   installedAt: integer("installed_at").notNull(),
   blocked: integer("blocked", { mode: "boolean" }).notNull(),
@@ -130,4 +138,32 @@ export const appliedDeliveries = sqliteTable("applied_deliveries", {
 export const pendingRenames = sqliteTable("pending_renames", {
   fromKey: text("from_key").primaryKey(),
   toName: text("to_name").notNull(),
+});
+
+/**
+ * Organization renames (GitHub's `organization` renamed) not applied yet because their `from` is not
+ * the current login: an earlier rename of the chain has not arrived. A rename applies when its
+ * `from` is the current login, and then every waiting one that continues the chain, oldest first,
+ * so a chain delivered in any order ends at its last login. Pruned after 8 days, like the ledger.
+ */
+export const waitingRenames = sqliteTable(
+  "waiting_renames",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    fromKey: text("from_key").notNull(),
+    toLogin: text("to_login").notNull(),
+    receivedAt: integer("received_at").notNull(),
+  },
+  (t) => [index("waiting_renames_from").on(t.fromKey, t.id)],
+);
+
+/**
+ * One row (id = 1) while the members' organizations indexes still have to learn a new login (the
+ * order of `GET /api/v1/organizations`): the object's alarm tells them in pages of members after
+ * `after` (github_user_id order), and deletes the row when done. A later login change restarts it.
+ */
+export const indexRelogin = sqliteTable("index_relogin", {
+  id: integer("id").primaryKey(),
+  login: text("login").notNull(),
+  after: text("after").notNull(),
 });

@@ -23,9 +23,10 @@ import type { Member, MemberInput, MemberUpdateResult, SeatSummary } from "../sc
 import type { Organization, OrganizationEntry, OrganizationInput } from "../schemas/organization";
 import type { Repository, RepositoryInput } from "../schemas/repository";
 import type { GithubRepository, OrganizationChange } from "../webhooks/changes";
+import type { OrgAddress } from "./directory";
+import { claimOf, followRenames, type Identity } from "./identity";
 import { type MemberFilters, memberPageQuery } from "./member-queries";
 import * as schema from "./organization-schema";
-import { orgKey } from "./stubs";
 
 /** How long a changing PATCH is remembered for its retries. */
 const OPERATION_MEMORY_MS = 3_600_000;
@@ -76,6 +77,32 @@ export interface PendingRename {
   fromKey: string;
   toName: string;
 }
+
+/** `putOrganization`: stored; or not here (no installation, and the caller did not say to create one); or another organization's. */
+export type PutOrganizationResult = { kind: "stored"; organization: Organization } | { kind: "absent" } | { kind: "taken" };
+
+/**
+ * `applyGithubChange`: applied (now, or by an earlier attempt: `applied` false), with the repository
+ * renames still to follow in D1 and, when the directory in D1 may need to learn this object's
+ * identity (it changed now, or an earlier attempt may have failed before writing D1), that
+ * identity. `taken`: an installation for an organization this object is not (the caller allocates
+ * it a home of its own). `elsewhere`: any other change of an organization this object is not.
+ */
+export type GithubChangeResult =
+  | { kind: "applied"; applied: boolean; renames: PendingRename[]; directory: (Identity & { home: string }) | null }
+  | { kind: "taken" }
+  | { kind: "elsewhere" };
+
+/** Members told per alarm run that the organization's login changed. */
+const RELOGIN_PAGE = 100;
+/** When telling them failed: try again a minute later. */
+const RELOGIN_RETRY_MS = 60_000;
+
+const notHere = <T>(): DurableResult<T> => ({
+  ok: false,
+  code: "org_not_found",
+  message: "The organization cannot be resolved to an installation.",
+});
 
 /** The answer to a list of member changes: one result per change, in order, and the seats left after all of them. */
 export interface MemberChangesResult {
@@ -138,11 +165,15 @@ export const toMember = (row: MemberRow): Member => ({
 });
 
 /**
- * One object per organization (named by the lower-cased login). It owns the organization's
- * installation, plan, subscription and seats, its members and its repositories with their access
- * lists. It loads facts, asks the rules (`members/rules.ts`, `analytics/access.ts`) and writes
- * their outcome, each write in one synchronous transaction, so a member sync and a PATCH of the
- * same organization are serialised and never half applied. Only the public methods are reachable
+ * One object per organization, named by its home key (the lower-cased login it was installed
+ * under, which survives renames: `durable/directory.ts`). It owns the organization's installation,
+ * plan, subscription and seats, its members and its repositories with their access lists. Every
+ * call that names the organization by login passes that login, and the object answers only for
+ * its current login (else "organization not found"), so an old login or a stale directory entry
+ * never reaches another organization's data. It loads facts, asks the rules (`members/rules.ts`,
+ * `analytics/access.ts`, `identity.ts`) and writes their outcome, each write in one synchronous
+ * transaction, so a member sync and a PATCH of the same organization are serialised and never half
+ * applied. Only the public methods are reachable
  * over RPC; everything else is `#private`.
  */
 export class OrganizationObject extends DurableObject<Env> {
@@ -156,11 +187,21 @@ export class OrganizationObject extends DurableObject<Env> {
     });
   }
 
-  /** Control plane: registers or updates the installation, plan and subscription. */
-  putOrganization(login: string, input: OrganizationInput): Organization {
+  /**
+   * Control plane: registers or updates the installation, plan and subscription. An installation
+   * registered for another login is `taken` (left alone); with none, the organization is created
+   * only when `create` says the caller checked the directory.
+   */
+  putOrganization(at: OrgAddress, input: OrganizationInput, create: boolean): PutOrganizationResult {
+    const existing = this.#installationRow();
+    const claim = claimOf(existing, [at.login]);
+    if (claim === "other") return { kind: "taken" };
+    if (claim === "absent" && !create) return { kind: "absent" };
     const row: InstallationRow = {
       id: 1,
-      login,
+      login: at.login,
+      homeKey: existing?.homeKey ?? at.home,
+      accountId: existing?.accountId ?? null,
       installationId: input.installationId,
       installedAt: input.installedAt,
       blocked: input.blocked,
@@ -171,11 +212,12 @@ export class OrganizationObject extends DurableObject<Env> {
       installed: true,
     };
     this.#db.insert(schema.installation).values(row).onConflictDoUpdate({ target: schema.installation.id, set: row }).run();
-    return toOrganization(row);
+    return { kind: "stored", organization: toOrganization(row) };
   }
 
   /** Control plane: registers a repository and replaces its collaborator list. */
-  putRepository(orgLogin: string, name: string, input: RepositoryInput): Repository {
+  putRepository(at: OrgAddress, name: string, input: RepositoryInput, adopt: boolean): DurableResult<Repository> {
+    if (!this.#writable(at, adopt)) return notHere();
     const repoKey = foldName(name);
     const collaborators = [...new Set(input.collaborators)].sort();
     this.ctx.storage.transactionSync(() => {
@@ -185,7 +227,7 @@ export class OrganizationObject extends DurableObject<Env> {
         this.#db.insert(schema.collaborators).values({ repoKey, githubUserId }).run();
       }
     });
-    return { org: orgLogin, name, private: input.private, collaborators };
+    return ok({ org: at.login, name, private: input.private, collaborators });
   }
 
   /**
@@ -193,29 +235,50 @@ export class OrganizationObject extends DurableObject<Env> {
    * guards, no seat capacity check. A member added, or a seat or role changed, is written to the
    * audit log in the same transaction; a sync that changes neither writes none. Then the member's
    * organizations index (their `UserObject`) learns the membership, after the commit: if that
-   * fails the call fails, and a retry (the write is idempotent) tells it again.
+   * fails the call fails, and a retry (the write is idempotent) tells it again. `adopt`: see `#writable`.
    */
-  async putMember(org: string, githubUserId: string, input: MemberInput, origin: ChangeOrigin): Promise<Member> {
+  async putMember(
+    at: OrgAddress,
+    githubUserId: string,
+    input: MemberInput,
+    origin: ChangeOrigin,
+    adopt: boolean,
+  ): Promise<DurableResult<Member>> {
+    if (!this.#writable(at, adopt)) return notHere();
     const { row, version } = this.ctx.storage.transactionSync(() => this.#writeMember(githubUserId, input, origin));
-    await this.#tellIndex(org, githubUserId, true, version);
-    return toMember(row);
+    await this.#tellIndex(at, githubUserId, true, version);
+    return ok(toMember(row));
   }
 
   /**
    * The person left the GitHub organization. Idempotent. Removing a member writes
    * `member.removed`; removing nobody writes nothing. The member's index is told after the commit.
    */
-  async deleteMember(org: string, githubUserId: string, origin: ChangeOrigin): Promise<void> {
+  async deleteMember(at: OrgAddress, githubUserId: string, origin: ChangeOrigin, adopt: boolean): Promise<DurableResult<null>> {
+    if (!this.#writable(at, adopt)) return notHere();
     const version = this.ctx.storage.transactionSync(() => this.#removeMember(githubUserId, origin));
-    await this.#tellIndex(org, githubUserId, false, version);
+    await this.#tellIndex(at, githubUserId, false, version);
+    return ok(null);
+  }
+
+  /**
+   * Whether a control-plane write for `at.login` belongs here: the installation is that login's;
+   * or there is none yet and the caller has checked that the directory names no other home for the
+   * login (`adopt`: members and repositories may be synchronised before the installation).
+   */
+  #writable(at: OrgAddress, adopt: boolean): boolean {
+    const claim = claimOf(this.#installationRow(), [at.login]);
+    return claim === "own" || (claim === "absent" && adopt);
   }
 
   /**
    * For `GET /api/v1/organizations`: whether the user is a member (the authority the user's index
-   * defers to), and their entry when the organization is also installed.
+   * defers to), and their entry when the organization is also installed. Asked by home key (the
+   * index's), so no login is checked; the entry carries the current login.
    */
   membershipOf(githubUserId: string): MembershipAnswer {
-    const installation = this.#installation();
+    const row = this.#installationRow();
+    const installation = row?.installed ? row : undefined;
     const member = this.#member(githubUserId);
     const version = this.#membershipClock();
     if (!member) return { member: false, version, entry: null };
@@ -239,8 +302,8 @@ export class OrganizationObject extends DurableObject<Env> {
    * The keyset (not an offset) makes a walk return every member present throughout it exactly
    * once, whatever is added or removed meanwhile. One read, so the page and the seats agree.
    */
-  listMembers(callerUserId: string, filters: MemberFilters): DurableResult<MemberRows> {
-    const installation = this.#installation();
+  listMembers(login: string, callerUserId: string, filters: MemberFilters): DurableResult<MemberRows> {
+    const installation = this.#installation(login);
     const refused = memberAccess(installation, this.#member(callerUserId), "read");
     if (refused || !installation) return refused ?? fail();
     const rows = memberPageQuery(this.#db, filters).all();
@@ -255,8 +318,12 @@ export class OrganizationObject extends DurableObject<Env> {
   }
 
   /** The audit log for admins of the organization, newest first, below the cursor's id. */
-  readAuditLog(callerUserId: string, query: { githubUserId?: string; before?: number; limit: number }): DurableResult<AuditRows> {
-    const refused = memberAccess(this.#installation(), this.#member(callerUserId), "admin");
+  readAuditLog(
+    login: string,
+    callerUserId: string,
+    query: { githubUserId?: string; before?: number; limit: number },
+  ): DurableResult<AuditRows> {
+    const refused = memberAccess(this.#installation(login), this.#member(callerUserId), "admin");
     if (refused) return refused;
     const a = schema.auditLog;
     const rows = this.#db
@@ -281,43 +348,73 @@ export class OrganizationObject extends DurableObject<Env> {
   /**
    * GitHub webhook consumer: applies one change (contract section 9) through the same write paths
    * as the control plane, in one transaction with the delivery's ledger entry, so a delivery
-   * applied twice changes nothing the second time. Returns whether it was applied now, and the
-   * repository renames whose D1 rows still have to follow (also those of an earlier attempt).
+   * applied twice changes nothing the second time. `at` is where the consumer resolved the
+   * delivery (by account id, else by login) and the login it carries; the object applies it only
+   * if it is that organization's (`claimOf`: same account id, else same login), and learns the
+   * account id on the way. See `GithubChangeResult` for the answer.
    */
   async applyGithubChange(
     deliveryKey: string,
-    login: string,
+    at: OrgAddress,
+    accountId: number | null,
     change: OrganizationChange,
-  ): Promise<{ applied: boolean; renames: PendingRename[] }> {
+  ): Promise<GithubChangeResult> {
     const origin: ChangeOrigin = { source: "github", correlationId: deliveryKey, actor: null };
-    const applied = this.ctx.storage.transactionSync(() => {
+    const logins = change.kind === "organization_renamed" ? [at.login, change.from] : [at.login];
+    const outcome = this.ctx.storage.transactionSync(() => {
+      const before = this.#installationRow();
+      if (claimOf(before, logins, accountId) === "other") {
+        return change.kind === "installation_created" ? ("taken" as const) : ("elsewhere" as const);
+      }
       const now = Date.now();
       const seen = this.#db
         .select()
         .from(schema.appliedDeliveries)
         .where(eq(schema.appliedDeliveries.deliveryKey, deliveryKey))
         .get();
-      if (seen) return false;
-      this.#applyChange(login, change, origin);
+      if (seen) return "seen" as const;
+      this.#applyChange(at, change, origin);
+      // The organization learns its account id from the first delivery that names it.
+      if (accountId !== null && this.#installationRow()?.accountId === null) {
+        this.#db.update(schema.installation).set({ accountId }).where(eq(schema.installation.id, 1)).run();
+      }
+      const after = this.#installationRow();
+      if (after && before && after.login !== before.login) this.#loginChanged(after.login);
       this.#db.insert(schema.appliedDeliveries).values({ deliveryKey, appliedAt: now }).run();
       this.#db
         .delete(schema.appliedDeliveries)
         .where(lt(schema.appliedDeliveries.appliedAt, now - DELIVERY_MEMORY_MS))
         .run();
-      return true;
+      const changed = after !== undefined && (before?.login !== after.login || before?.accountId !== after.accountId);
+      return changed ? ("identity" as const) : ("applied" as const);
     });
+    if (outcome === "taken" || outcome === "elsewhere") return { kind: outcome };
+    if (outcome !== "applied") await this.#scheduleRelogin();
     // The member's organizations index learns the current membership after the commit, also when
     // a retry finds the delivery already applied (the first attempt may have failed right here).
     if (change.kind === "member_added" || change.kind === "member_removed") {
       const member = this.#member(change.githubUserId) !== undefined;
-      await this.#tellIndex(login, change.githubUserId, member, this.#membershipClock());
+      await this.#tellIndex(at, change.githubUserId, member, this.#membershipClock());
     }
-    return { applied, renames: this.#db.select().from(schema.pendingRenames).all() };
+    const row = this.#installationRow();
+    return {
+      kind: "applied",
+      applied: outcome !== "seen",
+      renames: this.#db.select().from(schema.pendingRenames).all(),
+      // A retry ("seen") cannot know whether the first attempt reached D1: it writes the directory again.
+      directory: row && outcome !== "applied" ? { home: row.homeKey, login: row.login, accountId: row.accountId } : null,
+    };
   }
 
-  /** The current name of a repository known by GitHub id (a pull request follows its repository's renames). */
-  repositoryName(githubId: number): string | null {
-    return this.#db.select().from(schema.repositories).where(eq(schema.repositories.githubId, githubId)).get()?.name ?? null;
+  /**
+   * The current name of a repository known by GitHub id (a pull request follows its repository's
+   * renames), when this object is the organization the delivery names (`claimOf`; `here` false
+   * otherwise). An organization with no installation yet keeps its pull requests too.
+   */
+  repositoryName(login: string, accountId: number | null, githubId: number): { here: boolean; name: string | null } {
+    if (claimOf(this.#installationRow(), [login], accountId) === "other") return { here: false, name: null };
+    const row = this.#db.select().from(schema.repositories).where(eq(schema.repositories.githubId, githubId)).get();
+    return { here: true, name: row?.name ?? null };
   }
 
   /** The webhook consumer moved a rename's D1 rows. */
@@ -325,24 +422,33 @@ export class OrganizationObject extends DurableObject<Env> {
     this.#db.delete(schema.pendingRenames).where(eq(schema.pendingRenames.fromKey, fromKey)).run();
   }
 
-  #applyChange(login: string, change: OrganizationChange, origin: ChangeOrigin): void {
+  #applyChange(at: OrgAddress, change: OrganizationChange, origin: ChangeOrigin): void {
     switch (change.kind) {
       case "installation_created": {
         const row = this.#installationRow();
         if (row) {
-          // A plan or subscription billing has set stays; a new installation after a deletion is not suspended.
-          const set = { login, installationId: change.installationId, installedAt: change.installedAt, installed: true };
+          // A plan or subscription billing has set stays; a new installation after a deletion is not
+          // suspended. Its login is the organization's login now: renames that waited for it follow.
+          const set = {
+            login: at.login,
+            installationId: change.installationId,
+            installedAt: change.installedAt,
+            installed: true,
+          };
           this.#db
             .update(schema.installation)
             .set(row.installed ? set : { ...set, blocked: false })
             .where(eq(schema.installation.id, 1))
             .run();
+          this.#followRenames();
         } else {
           this.#db
             .insert(schema.installation)
             .values({
               id: 1,
-              login,
+              login: at.login,
+              homeKey: at.home,
+              accountId: null,
               installationId: change.installationId,
               installedAt: change.installedAt,
               blocked: false,
@@ -415,7 +521,108 @@ export class OrganizationObject extends DurableObject<Env> {
       case "member_removed":
         this.#removeMember(change.githubUserId, origin);
         return;
+      case "organization_renamed":
+        this.#renameOrganization(change.from, at.login);
+        return;
     }
+  }
+
+  /**
+   * GitHub's `organization` renamed (`from` → `to`). GitHub promises no order, so the rename waits
+   * in `waiting_renames` and the chain is followed from the current login (`followRenames`): a
+   * rename applies when its `from` is the current login, and then every waiting rename that
+   * continues the chain. A rename of an organization with no installation here changes nothing.
+   */
+  #renameOrganization(from: string, to: string): void {
+    if (!this.#installationRow()) return;
+    this.#db
+      .insert(schema.waitingRenames)
+      .values({ fromKey: foldName(from), toLogin: to, receivedAt: Date.now() })
+      .run();
+    this.#followRenames();
+  }
+
+  /** Applies the waiting renames that continue from the current login (inside the caller's transaction). */
+  #followRenames(): void {
+    const row = this.#installationRow();
+    if (!row) return;
+    const w = schema.waitingRenames;
+    this.#db
+      .delete(w)
+      .where(lt(w.receivedAt, Date.now() - DELIVERY_MEMORY_MS))
+      .run();
+    const { login, used } = followRenames(row.login, this.#db.select().from(w).all());
+    for (const id of used) this.#db.delete(w).where(eq(w.id, id)).run();
+    if (login !== row.login) this.#db.update(schema.installation).set({ login }).where(eq(schema.installation.id, 1)).run();
+  }
+
+  /**
+   * The login changed (inside the transaction of the change): every member's organizations index
+   * has to learn it, for the order of `GET /api/v1/organizations`. The membership clock moves on, so
+   * what the alarm tells them is newer than anything told before; a membership write after this
+   * tells the new login itself. The alarm is set after the commit (`#scheduleRelogin`).
+   */
+  #loginChanged(login: string): void {
+    this.#tickMembershipClock();
+    const job = { id: 1, login, after: "" };
+    this.#db.insert(schema.indexRelogin).values(job).onConflictDoUpdate({ target: schema.indexRelogin.id, set: job }).run();
+  }
+
+  async #scheduleRelogin(): Promise<void> {
+    if (this.#db.select().from(schema.indexRelogin).get()) await this.ctx.storage.setAlarm(Date.now());
+  }
+
+  /**
+   * Tells the members' organizations indexes the current login, a page of members per run, until
+   * every member has been told; a failure tries the same page again a minute later (the writes are
+   * versioned, so telling twice is harmless).
+   */
+  override async alarm(): Promise<void> {
+    const job = this.#db.select().from(schema.indexRelogin).get();
+    const row = this.#installationRow();
+    if (!job) return;
+    if (!row) {
+      this.#db.delete(schema.indexRelogin).run();
+      return;
+    }
+    const version = this.#membershipClock();
+    const m = schema.members;
+    const page = this.#db
+      .select({ githubUserId: m.githubUserId })
+      .from(m)
+      .where(sql`${m.githubUserId} > ${job.after}`)
+      .orderBy(m.githubUserId)
+      .limit(RELOGIN_PAGE)
+      .all();
+    const loginKey = foldName(row.login);
+    try {
+      await Promise.all(
+        page.map(({ githubUserId }) =>
+          callDurable(() => this.env.USERS.getByName(githubUserId).recordMembership(row.homeKey, loginKey, true, version), {
+            idempotent: true,
+          }),
+        ),
+      );
+    } catch (error) {
+      console.error(
+        JSON.stringify({ level: "warn", msg: "organizations index not told the new login; retried", error: String(error) }),
+      );
+      await this.ctx.storage.setAlarm(Date.now() + RELOGIN_RETRY_MS);
+      return;
+    }
+    const last = page.at(-1);
+    const more = this.ctx.storage.transactionSync(() => {
+      const now = this.#db.select().from(schema.indexRelogin).get();
+      // Another login change restarted the job meanwhile: it runs again from the start.
+      if (!now || now.login !== job.login || now.after !== job.after) return now !== undefined;
+      if (page.length < RELOGIN_PAGE || !last) {
+        this.#db.delete(schema.indexRelogin).run();
+        return false;
+      }
+      this.#db.update(schema.indexRelogin).set({ after: last.githubUserId }).run();
+      return true;
+    });
+    if (more) await this.ctx.storage.setAlarm(Date.now());
   }
 
   /** The one write of a repository (control plane and GitHub): upsert by name, back in the installation. */
@@ -515,10 +722,10 @@ export class OrganizationObject extends DurableObject<Env> {
   }
 
   /** Whether and what the caller may export (`analytics/access.ts`). */
-  analyticsAccess(callerUserId: string, repoName: string | null): DurableResult<AnalyticsAccess> {
+  analyticsAccess(login: string, callerUserId: string, repoName: string | null): DurableResult<AnalyticsAccess> {
     return decideAnalyticsAccess(
       {
-        installation: this.#installation(),
+        installation: this.#installation(login),
         caller: this.#member(callerUserId),
         repository: (repoKey) =>
           this.#db.select().from(schema.repositories).where(eq(schema.repositories.repoKey, repoKey)).get(),
@@ -536,8 +743,8 @@ export class OrganizationObject extends DurableObject<Env> {
   }
 
   /** Reads one member; any member of the organization may read any member. */
-  readMember(callerUserId: string, githubUserId: string): DurableResult<Member> {
-    const refused = memberAccess(this.#installation(), this.#member(callerUserId), "read");
+  readMember(login: string, callerUserId: string, githubUserId: string): DurableResult<Member> {
+    const refused = memberAccess(this.#installation(login), this.#member(callerUserId), "read");
     if (refused) return refused;
     const target = this.#member(githubUserId);
     if (!target) return { ok: false, code: "member_not_found", message: "No member with this githubUserId in the organization." };
@@ -559,6 +766,7 @@ export class OrganizationObject extends DurableObject<Env> {
    * retry writes nothing.
    */
   updateMembers(
+    login: string,
     callerUserId: string,
     changes: MemberChange[],
     operationId: string,
@@ -566,7 +774,7 @@ export class OrganizationObject extends DurableObject<Env> {
     correlationId: string,
   ): DurableResult<MemberChangesResult> {
     return this.ctx.storage.transactionSync(() => {
-      const installation = this.#installation();
+      const installation = this.#installation(login);
       const caller = this.#member(callerUserId);
       const refused = memberAccess(installation, caller, "write");
       if (refused || !installation || !caller) return refused ?? fail();
@@ -657,9 +865,16 @@ export class OrganizationObject extends DurableObject<Env> {
     return value;
   }
 
-  /** Tells the member's organizations index (their `UserObject`); idempotent, so retried once. */
-  async #tellIndex(org: string, githubUserId: string, member: boolean, version: number): Promise<void> {
-    await callDurable(() => this.env.USERS.getByName(githubUserId).recordMembership(orgKey(org), member, version), {
+  /**
+   * Tells the member's organizations index (their `UserObject`) under this object's home key and
+   * the current login (the list's order); idempotent, so retried once. Before the installation
+   * exists, the address the caller resolved names both.
+   */
+  async #tellIndex(at: OrgAddress, githubUserId: string, member: boolean, version: number): Promise<void> {
+    const row = this.#installationRow();
+    const home = row?.homeKey ?? at.home;
+    const loginKey = foldName(row?.login ?? at.login);
+    await callDurable(() => this.env.USERS.getByName(githubUserId).recordMembership(home, loginKey, member, version), {
       idempotent: true,
     });
   }
@@ -685,10 +900,14 @@ export class OrganizationObject extends DurableObject<Env> {
     return this.#db.select({ n: count() }).from(schema.members).where(where).get()?.n ?? 0;
   }
 
-  /** The installation, unless GitHub said it was deleted (the organization then answers 404). */
-  #installation(): InstallationRow | undefined {
+  /**
+   * The installation when it answers for `login`: installed (GitHub did not delete it) and `login`
+   * is its current login, case-insensitively. Otherwise the organization answers 404: an old login
+   * after a rename, or a directory entry gone stale, never reaches this organization's data.
+   */
+  #installation(login: string): InstallationRow | undefined {
     const row = this.#installationRow();
-    return row?.installed ? row : undefined;
+    return row?.installed && foldName(row.login) === foldName(login) ? row : undefined;
   }
 
   #installationRow(): InstallationRow | undefined {

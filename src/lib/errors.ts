@@ -17,7 +17,11 @@ export const ERROR_CODES = {
     when: "No active Team or Pro subscription billed through the service",
   },
   plan_required: { status: 403, retriable: false, when: "The organization is not on the Pro plan" },
-  org_not_found: { status: 404, retriable: false, when: "The organization has no installation" },
+  org_not_found: {
+    status: 404,
+    retriable: false,
+    when: "The organization has no installation (also: an old login of a renamed organization)",
+  },
   member_not_found: { status: 404, retriable: false, when: "No such member in the organization" },
   not_found: { status: 404, retriable: false, when: "No such resource" },
   method_not_allowed: { status: 405, retriable: false, when: "The path exists under other methods (see Allow)" },

@@ -1,9 +1,10 @@
+import type { MembershipPosition } from "../auth/user-object";
 import { userStub } from "../auth/user-stub";
+import { organizationAt } from "../durable/directory";
 import type { MembershipAnswer } from "../durable/organization";
-import { organizationStub } from "../durable/stubs";
 import { callDurable } from "../lib/durable-call";
 import type { OrganizationEntry, OrganizationPage } from "../schemas/organization";
-import { encodeOrgCursor } from "./query";
+import { encodeOrgCursor, type OrgCursor } from "./query";
 
 /**
  * `GET /api/v1/organizations` (contract section 8). The caller's `UserObject` holds an index of
@@ -13,23 +14,25 @@ import { encodeOrgCursor } from "./query";
  * only confirmed entries are listed. A candidate the organization denies is dropped from the page
  * and the index is repaired with the organization's version (after the answer, in `waitUntil`).
  * Candidates are fetched in rounds until the page is full, so a denied entry never shortens a page
- * that has a successor, and `nextCursor` is null exactly on the last page.
+ * that has a successor, and `nextCursor` is null exactly on the last page. Entries name each
+ * organization by its home key (its object, whatever its login is now) and are ordered by the
+ * login the organization last reported; each entry shows the current login.
  */
 export async function listOrganizations(
   env: Env,
   ctx: ExecutionContext,
   userId: string,
-  after: string | null,
+  after: OrgCursor | null,
   limit: number,
 ): Promise<OrganizationPage> {
-  const found: { key: string; entry: OrganizationEntry }[] = [];
+  const found: { key: MembershipPosition; entry: OrganizationEntry }[] = [];
   let position = after;
   for (;;) {
     const wanted = limit + 1 - found.length;
     const keys = await callDurable(() => userStub(env, userId).listMemberships(position, wanted), { idempotent: true });
     const answers = await Promise.all(
       keys.map((key) =>
-        callDurable<MembershipAnswer>(() => organizationStub(env, key).membershipOf(userId), { idempotent: true }),
+        callDurable<MembershipAnswer>(() => organizationAt(env, key.orgKey).membershipOf(userId), { idempotent: true }),
       ),
     );
     keys.forEach((key, i) => {
@@ -46,9 +49,9 @@ export async function listOrganizations(
 }
 
 /** Housekeeping: the listing is already right without it. */
-async function repair(env: Env, userId: string, key: string, version: number): Promise<void> {
+async function repair(env: Env, userId: string, key: MembershipPosition, version: number): Promise<void> {
   try {
-    await userStub(env, userId).recordMembership(key, false, version);
+    await userStub(env, userId).recordMembership(key.orgKey, key.loginKey, false, version);
   } catch (error) {
     console.error(JSON.stringify({ level: "warn", msg: "organizations index not repaired", error: String(error) }));
   }

@@ -56,11 +56,22 @@ const cursorParam = <T>(max: number, decode: (value: string) => T | null, descri
     .optional()
     .meta({ override: { type: "string", maxLength: max, description } });
 
-/** Organizations: after this lower-cased login. */
-export const encodeOrgCursor = (orgKey: string): string => toBase64Url(`o:${orgKey}`);
-const decodeOrgCursor = (value: string): string | null => {
+/**
+ * Organizations: after this lower-cased login and home key (`durable/directory.ts`). Both are the
+ * same for an organization never renamed, and then the cursor holds one (the form cursors had
+ * before renames).
+ */
+export interface OrgCursor {
+  loginKey: string;
+  orgKey: string;
+}
+export const encodeOrgCursor = (c: OrgCursor): string =>
+  toBase64Url(c.loginKey === c.orgKey ? `o:${c.orgKey}` : `o:${c.loginKey} ${c.orgKey}`);
+const decodeOrgCursor = (value: string): OrgCursor | null => {
   const text = fromBase64Url(value);
-  return text?.startsWith("o:") && text.length > 2 ? text.slice(2) : null;
+  if (!text?.startsWith("o:") || text.length <= 2) return null;
+  const [loginKey = "", orgKey = loginKey] = text.slice(2).split(" ", 2);
+  return loginKey === "" || orgKey === "" ? null : { loginKey, orgKey };
 };
 
 /** Members: after this (lower(githubLogin), githubUserId). */

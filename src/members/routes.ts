@@ -1,9 +1,9 @@
 import { z } from "zod";
+import { atOrganization } from "../durable/directory";
 import type { AuditRows, MemberChangesResult, MemberRows } from "../durable/organization";
-import { organizationStub } from "../durable/stubs";
 import { membersEnvelope } from "../http/envelopes";
 import { type ApiInterface, defineRoute, type RequestContext, signedIn } from "../http/route";
-import { callDurable, type DurableResult, unwrap } from "../lib/durable-call";
+import { unwrap } from "../lib/durable-call";
 import type { ErrorCode } from "../lib/errors";
 import { AuditPage } from "../schemas/audit";
 import { GithubUserId, OrgLogin } from "../schemas/common";
@@ -60,9 +60,8 @@ function applyChanges(
   { env, correlationId }: RequestContext,
 ) {
   const operationId = crypto.randomUUID();
-  return callDurable<DurableResult<MemberChangesResult>>(
-    () => organizationStub(env, org).updateMembers(callerId, changes, operationId, pathPrefix, correlationId),
-    { idempotent: true },
+  return atOrganization<MemberChangesResult>(env, org, (stub) =>
+    stub.updateMembers(org, callerId, changes, operationId, pathPrefix, correlationId),
   );
 }
 
@@ -88,9 +87,7 @@ const getOrganizationMember = defineRoute({
     "Any member of the organization (member, admin or viewer) may read any member. Read, then PATCH with what you read.",
   request: { params: MemberPath },
   alongside: ({ params }, callerId, { env }) =>
-    callDurable<DurableResult<Member>>(() => organizationStub(env, params.org).readMember(callerId, params.githubUserId), {
-      idempotent: true,
-    }),
+    atOrganization<Member>(env, params.org, (stub) => stub.readMember(params.org, callerId, params.githubUserId)),
   responses: { 200: { description: "The member.", body: Member, example: exampleMember } },
   errors: ["org_not_found", "installation_blocked", "org_access_denied", "member_not_found"],
   handler: async ({ read }) => unwrap(read),
@@ -192,16 +189,14 @@ const listOrganizationMembers = defineRoute({
     "organization, not the filtered page.",
   request: { params: OrgPath, query: MemberListQuery, invalidMessage: invalidListQueryMessage },
   alongside: ({ params, query }, callerId, { env }) =>
-    callDurable<DurableResult<MemberRows>>(
-      () =>
-        organizationStub(env, params.org).listMembers(callerId, {
-          role: query.role,
-          seat: query.seat,
-          search: query.search,
-          after: query.cursor,
-          limit: query.limit ?? DEFAULT_LIMIT,
-        }),
-      { idempotent: true },
+    atOrganization<MemberRows>(env, params.org, (stub) =>
+      stub.listMembers(params.org, callerId, {
+        role: query.role,
+        seat: query.seat,
+        search: query.search,
+        after: query.cursor,
+        limit: query.limit ?? DEFAULT_LIMIT,
+      }),
     ),
   responses: {
     200: {
@@ -292,14 +287,12 @@ const listOrganizationAuditLog = defineRoute({
     "that changed nothing write nothing. Entries are kept 400 days. Cursor-paginated; githubUserId filters to one member.",
   request: { params: OrgPath, query: AuditLogQuery, invalidMessage: invalidListQueryMessage },
   alongside: ({ params, query }, callerId, { env }) =>
-    callDurable<DurableResult<AuditRows>>(
-      () =>
-        organizationStub(env, params.org).readAuditLog(callerId, {
-          githubUserId: query.githubUserId,
-          before: query.cursor,
-          limit: query.limit ?? DEFAULT_LIMIT,
-        }),
-      { idempotent: true },
+    atOrganization<AuditRows>(env, params.org, (stub) =>
+      stub.readAuditLog(params.org, callerId, {
+        githubUserId: query.githubUserId,
+        before: query.cursor,
+        limit: query.limit ?? DEFAULT_LIMIT,
+      }),
     ),
   responses: {
     200: {

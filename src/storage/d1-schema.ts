@@ -2,8 +2,9 @@ import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /**
- * Analytics data in D1. Times are epoch milliseconds. Organizations and repositories are keyed by
- * their lower-cased names (GitHub logins and repository names are case-insensitive).
+ * Analytics data in D1. Times are epoch milliseconds. Repositories are keyed by their lower-cased
+ * names (GitHub repository names are case-insensitive), organizations by their home key
+ * (`durable/directory.ts`): the lower-cased login for every organization never renamed.
  *
  * Any event naming a pull request creates its row, so reviews, findings and authorship records
  * that arrive before their pull request still point at a stable integer id. Until the
@@ -133,4 +134,31 @@ export const parkedDeliveries = sqliteTable("parked_deliveries", {
   message: text("message").notNull(),
   attempts: integer("attempts").notNull(),
   parkedAt: integer("parked_at").notNull(),
+});
+
+/**
+ * The organization directory (see `durable/directory.ts`). An organization's data lives under its
+ * home key: its object's name and the `org_key` of its rows. For an organization never renamed that
+ * is its folded login, and nothing is written here. A row maps a login whose home is another key:
+ * a renamed organization's new login, or a login re-used while its folded key was another
+ * organization's home. The organization's object holds its current login and verifies it on every
+ * call, so a stale row is harmless.
+ */
+export const organizationNames = sqliteTable(
+  "organization_names",
+  {
+    loginKey: text("login_key").primaryKey(),
+    homeKey: text("home_key").notNull(),
+  },
+  (t) => [index("organization_names_by_home").on(t.homeKey)],
+);
+
+/**
+ * GitHub account id → home key, for every organization a webhook named by id: the identity that
+ * survives renames, so a delivery that still carries an old login (or already a new one) finds the
+ * organization whatever the order of arrival.
+ */
+export const organizationAccounts = sqliteTable("organization_accounts", {
+  accountId: integer("account_id").primaryKey(),
+  homeKey: text("home_key").notNull(),
 });

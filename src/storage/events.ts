@@ -1,4 +1,6 @@
+import { foldName } from "../lib/names";
 import type { Event } from "../schemas/events";
+import { homesOf } from "./directory";
 import { refreshReviewSpansSql } from "./review-span";
 
 /** What one `storeEvents` call did to D1. */
@@ -29,16 +31,32 @@ export interface StoredEvents {
  * that moves to another pull request also changes the span of the one it leaves: that one is
  * noted in `pull_requests_to_refresh` just before the reviews are stored, and the note is gone
  * again at the end of the batch.
+ *
+ * Events name organizations by login; rows are keyed by the organization's home key
+ * (`durable/directory.ts`), so a renamed organization's events land with its earlier rows. `homes`
+ * maps each folded login to its home; without it, one read of the directory resolves the batch's
+ * distinct logins before the transaction (a login the directory does not name is its own home).
  */
-export async function storeEvents(db: D1Database, events: readonly Event[]): Promise<StoredEvents> {
+export async function storeEvents(
+  db: D1Database,
+  events: readonly Event[],
+  homes?: ReadonlyMap<string, string>,
+): Promise<StoredEvents> {
+  const homeOf =
+    homes ??
+    (await homesOf(
+      db,
+      events.map((e) => e.org),
+    ));
   const pullRequests = new Latest();
   const reviews = new Latest();
   const findings = new Latest();
   const authorship = new Latest();
 
   for (const e of events) {
-    // Event names are validated GitHub names (ASCII), where toLowerCase is the ASCII fold of lib/names.
-    const orgKey = e.org.toLowerCase();
+    // Event names are validated GitHub names (ASCII): toLowerCase below is the ASCII fold too.
+    const loginKey = foldName(e.org);
+    const orgKey = homeOf.get(loginKey) ?? loginKey;
     const repoKey = e.repo.toLowerCase();
     const ref = [orgKey, repoKey, e.prNumber, e.repo] as const;
     switch (e.type) {

@@ -42,6 +42,8 @@ export const OrganizationChange = z.discriminatedUnion("kind", [
     isBot: z.boolean(),
   }),
   z.object({ kind: z.literal("member_removed"), githubUserId: GithubUserId }),
+  /** The organization's login changed from `from` to the message's `org`. */
+  z.object({ kind: z.literal("organization_renamed"), from: GithubOrgName }),
 ]);
 export type OrganizationChange = z.output<typeof OrganizationChange>;
 
@@ -68,6 +70,11 @@ export const QueueMessage = z.object({
   /** `X-GitHub-Event` and the payload's action, for logs and the parked list. */
   event: z.string().max(100),
   org: GithubOrgName,
+  /**
+   * GitHub's id of the owner account (the organization): its identity across renames. Optional so
+   * that messages queued before it existed still parse; they are resolved by login.
+   */
+  accountId: z.number().int().min(1).optional(),
   change: Change,
 });
 export type QueueMessage = z.output<typeof QueueMessage>;

@@ -1,5 +1,8 @@
-import { organizationStub, orgKey } from "../durable/stubs";
+import { allocatedHome, defaultHome, homeOfDelivery, organizationAt } from "../durable/directory";
+import type { GithubChangeResult } from "../durable/organization";
 import { callDurable } from "../lib/durable-call";
+import { foldName } from "../lib/names";
+import { recordHome } from "../storage/directory";
 import { storeEvents } from "../storage/events";
 import { parkDelivery } from "../storage/parked";
 import { renameRepositoryRows } from "../storage/renames";
@@ -52,22 +55,68 @@ export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promi
  * Applies one message, idempotently: organization changes through the organization's object (its
  * ledger makes a second application a no-op), pull requests through the versioned event upsert
  * (an older or equal `updated_at` writes nothing). Throws when a store failed: the message is retried.
+ *
+ * The organization is found by GitHub's account id first, else by login (`durable/directory.ts`);
+ * a rename also tries its `from` login. An installation for a login whose object is another
+ * organization's gets a home of its own. After a change of the organization's identity (created,
+ * renamed, account id learned) the directory in D1 learns it; a retry that finds the change already
+ * applied writes it again, so a failure between the object and D1 converges.
  */
 export async function applyMessage(env: Env, m: QueueMessage): Promise<void> {
-  const stub = () => organizationStub(env, m.org);
-  if (m.change.kind === "pull_request") {
-    const change = m.change;
-    const current = await callDurable(() => stub().repositoryName(change.repositoryId), { idempotent: true });
-    await storeEvents(env.DB, [current === null ? change.event : { ...change.event, repo: current }]);
+  const accountId = m.accountId ?? null;
+  const change = m.change;
+  if (change.kind === "pull_request") {
+    const repositoryAt = (at: string) =>
+      callDurable(() => organizationAt(env, at).repositoryName(m.org, accountId, change.repositoryId), { idempotent: true });
+    let home = await homeOfDelivery(env, accountId, [m.org]);
+    let repo = await repositoryAt(home);
+    // A stale directory entry led to another organization: the folded login's object, if it is this one's.
+    if (!repo.here && home !== defaultHome(m.org)) {
+      home = defaultHome(m.org);
+      repo = await repositoryAt(home);
+    }
+    if (!repo.here) throw notYetKnown(m, home);
+    const event = repo.name === null ? change.event : { ...change.event, repo: repo.name };
+    await storeEvents(env.DB, [event], new Map([[foldName(m.org), home]]));
     return;
   }
-  const change = m.change;
-  const { renames } = await callDurable(() => stub().applyGithubChange(messageKey(m), m.org, change), { idempotent: true });
-  for (const rename of renames) {
-    await renameRepositoryRows(env.DB, orgKey(m.org), rename.fromKey, rename.toName);
-    await callDurable(() => stub().renameFollowed(rename.fromKey), { idempotent: true });
+  const logins: [string, ...string[]] = change.kind === "organization_renamed" ? [change.from, m.org] : [m.org];
+  let home = await homeOfDelivery(env, accountId, logins);
+  const apply = (at: string) =>
+    callDurable<GithubChangeResult>(
+      () => organizationAt(env, at).applyGithubChange(messageKey(m), { home: at, login: m.org }, accountId, change),
+      { idempotent: true },
+    );
+  let result = await apply(home);
+  // The directory named another organization's home (a stale entry): the folded login's object, if
+  // it is this organization's or no one's; for an installation, then a home of its own (the login's
+  // object is another organization's: renamed away, or another account).
+  const fallbacks = [
+    defaultHome(m.org),
+    ...(change.kind === "installation_created" ? [allocatedHome(m.org, change.installationId)] : []),
+  ];
+  for (const next of fallbacks) {
+    if (result.kind === "applied") break;
+    if (next === home) continue;
+    home = next;
+    result = await apply(home);
+  }
+  if (result.kind !== "applied") throw notYetKnown(m, home);
+  const identity = result.directory;
+  if (identity) await recordHome(env.DB, { key: identity.home, login: identity.login, accountId: identity.accountId });
+  for (const rename of result.renames) {
+    await renameRepositoryRows(env.DB, home, rename.fromKey, rename.toName);
+    await callDurable(() => organizationAt(env, home).renameFollowed(rename.fromKey), { idempotent: true });
   }
 }
+
+/**
+ * The object the delivery resolved to is another organization's, and neither the account id nor
+ * the directory knows this one yet: usually its installation is still on its way. Retried with
+ * backoff; parked if that never changes.
+ */
+const notYetKnown = (m: QueueMessage, home: string) =>
+  new Error(`organization ${m.org} (account ${m.accountId ?? "unknown"}) is not the one at ${home} and has no home yet`);
 
 async function parkBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   for (const message of batch.messages) {

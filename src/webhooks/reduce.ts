@@ -15,19 +15,21 @@ export type Reduced = { status: "ignored"; reason: string } | { status: "queued"
 export const REPOSITORIES_PER_MESSAGE = 500;
 
 const Login = z.object({ login: z.string() });
+/** An owner account: its login and GitHub's numeric id (the identity that survives a rename). */
+const Account = z.object({ login: z.string(), id: z.number().int().min(1).optional() });
 const Repo = z.object({ id: z.number().int(), name: z.string(), private: z.boolean() });
-const RepoWithOwner = Repo.extend({ owner: Login });
+const RepoWithOwner = Repo.extend({ owner: Account });
 /** GitHub sends `created_at` of an installation as epoch seconds or as an ISO 8601 string. */
 const GithubTime = z.union([z.number().transform((s) => s * 1000), z.string().transform((s) => Date.parse(s))]);
 
 const InstallationPayload = z.object({
   action: z.string(),
-  installation: z.object({ id: z.number().int(), account: Login, created_at: GithubTime }),
+  installation: z.object({ id: z.number().int(), account: Account, created_at: GithubTime }),
   repositories: z.array(Repo).optional(),
 });
 const InstallationRepositoriesPayload = z.object({
   action: z.string(),
-  installation: z.object({ account: Login }),
+  installation: z.object({ account: Account }),
   repositories_added: z.array(Repo).default([]),
   repositories_removed: z.array(Repo.partial({ private: true })).default([]),
 });
@@ -37,7 +39,7 @@ const RepositoryPayload = z.object({
   changes: z
     .object({
       repository: z.object({ name: z.object({ from: z.string() }) }).optional(),
-      owner: z.object({ from: z.object({ organization: Login.optional(), user: Login.optional() }) }).optional(),
+      owner: z.object({ from: z.object({ organization: Account.optional(), user: Login.optional() }) }).optional(),
     })
     .optional(),
 });
@@ -48,7 +50,8 @@ const MemberPayload = z.object({
 });
 const OrganizationPayload = z.object({
   action: z.string(),
-  organization: Login,
+  organization: Account,
+  changes: z.object({ login: z.object({ from: z.string() }).optional() }).optional(),
   membership: z
     .object({ role: z.string(), user: z.object({ id: z.number().int(), login: z.string(), type: z.string() }) })
     .optional(),
@@ -81,15 +84,25 @@ export function reduceDelivery(event: string, delivery: string, payload: unknown
   const name = typeof action === "string" ? `${event}.${action}` : event;
   return {
     status: "queued",
-    messages: result.changes.map((change, part) => ({ v: 1, delivery, part, event: name, org: result.org, change })),
+    messages: result.changes.map((change, part) => ({
+      v: 1,
+      delivery,
+      part,
+      event: name,
+      org: result.org,
+      ...(result.accountId === undefined ? {} : { accountId: result.accountId }),
+      change,
+    })),
   };
 }
 
-type Result = { org: string; changes: ChangeInput[] } | { invalid: string } | null;
+/** The owner's login and, when the payload names it, GitHub's account id; then the changes. */
+type Reduction = { org: string; accountId?: number; changes: ChangeInput[] };
+type Result = Reduction | { invalid: string } | null;
 
 /** Parses with `schema`, then maps; a payload that does not fit is `invalid`. */
 const using =
-  <S extends z.ZodType>(schema: S, map: (p: z.output<S>) => { org: string; changes: ChangeInput[] } | null) =>
+  <S extends z.ZodType>(schema: S, map: (p: z.output<S>) => Result) =>
   (payload: unknown): Result => {
     const parsed = schema.safeParse(payload);
     if (!parsed.success) return { invalid: parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ") };
@@ -116,50 +129,55 @@ const removed = (repositories: { id: number; name: string }[]): ChangeInput[] =>
 
 const REDUCERS: Record<string, (payload: unknown) => Result> = {
   installation: using(InstallationPayload, (p) => {
-    const org = p.installation.account.login;
+    const { login: org, id: accountId } = p.installation.account;
     const installationId = p.installation.id;
     switch (p.action) {
       case "created":
         if (!Number.isFinite(p.installation.created_at)) return null;
         return {
           org,
+          accountId,
           changes: [
             { kind: "installation_created", installationId, installedAt: p.installation.created_at },
             ...added(p.repositories ?? []),
           ],
         };
       case "deleted":
-        return { org, changes: [{ kind: "installation_deleted", installationId }] };
+        return { org, accountId, changes: [{ kind: "installation_deleted", installationId }] };
       case "suspend":
       case "unsuspend":
-        return { org, changes: [{ kind: "installation_suspended", blocked: p.action === "suspend" }] };
+        return { org, accountId, changes: [{ kind: "installation_suspended", blocked: p.action === "suspend" }] };
       default:
         return null;
     }
   }),
   installation_repositories: using(InstallationRepositoriesPayload, (p) => {
-    const org = p.installation.account.login;
-    if (p.action === "added") return { org, changes: added(p.repositories_added) };
-    if (p.action === "removed") return { org, changes: removed(p.repositories_removed) };
+    const { login: org, id: accountId } = p.installation.account;
+    if (p.action === "added") return { org, accountId, changes: added(p.repositories_added) };
+    if (p.action === "removed") return { org, accountId, changes: removed(p.repositories_removed) };
     return null;
   }),
   repository: using(RepositoryPayload, (p) => {
     const { id, name, private: isPrivate, owner } = p.repository;
     const repository = { id, name, private: isPrivate };
+    const org = owner.login;
+    const accountId = owner.id;
     switch (p.action) {
       case "privatized":
       case "publicized":
-        return { org: owner.login, changes: [{ kind: "repository_visibility", repository }] };
+        return { org, accountId, changes: [{ kind: "repository_visibility", repository }] };
       case "renamed": {
         const from = p.changes?.repository?.name.from;
-        return from === undefined ? null : { org: owner.login, changes: [{ kind: "repository_renamed", from, repository }] };
+        return from === undefined ? null : { org, accountId, changes: [{ kind: "repository_renamed", from, repository }] };
       }
       case "deleted":
-        return { org: owner.login, changes: removed([{ id, name }]) };
+        return { org, accountId, changes: removed([{ id, name }]) };
       case "transferred": {
         // The payload names the new owner; the repository leaves the previous one.
-        const previous = p.changes?.owner?.from.organization?.login ?? p.changes?.owner?.from.user?.login;
-        return previous === undefined ? null : { org: previous, changes: removed([{ id, name }]) };
+        const from = p.changes?.owner?.from;
+        const previous = from?.organization?.login ?? from?.user?.login;
+        if (previous === undefined) return null;
+        return { org: previous, accountId: from?.organization?.id, changes: removed([{ id, name }]) };
       }
       default:
         return null;
@@ -170,6 +188,7 @@ const REDUCERS: Record<string, (payload: unknown) => Result> = {
     const { id, name, owner } = p.repository;
     return {
       org: owner.login,
+      accountId: owner.id,
       changes: [
         { kind: "collaborator", added: p.action === "added", repository: { id, name }, githubUserId: String(p.member.id) },
       ],
@@ -177,9 +196,11 @@ const REDUCERS: Record<string, (payload: unknown) => Result> = {
   }),
   organization: using(OrganizationPayload, (p) => {
     const user = p.membership?.user;
+    const { login: org, id: accountId } = p.organization;
     if (p.action === "member_added" && user) {
       return {
-        org: p.organization.login,
+        org,
+        accountId,
         changes: [
           {
             kind: "member_added",
@@ -192,15 +213,21 @@ const REDUCERS: Record<string, (payload: unknown) => Result> = {
       };
     }
     if (p.action === "member_removed" && user) {
-      return { org: p.organization.login, changes: [{ kind: "member_removed", githubUserId: String(user.id) }] };
+      return { org, accountId, changes: [{ kind: "member_removed", githubUserId: String(user.id) }] };
     }
-    // `renamed` is not applied yet: see docs/architecture.md, "Identity and renames".
+    // `organization.login` is already the new login; the account id is what stays.
+    const from = p.changes?.login?.from;
+    if (p.action === "renamed" && from !== undefined) {
+      if (!GithubOrgName.safeParse(from).success) return { invalid: "changes.login.from: not a GitHub login" };
+      return { org, accountId, changes: [{ kind: "organization_renamed", from }] };
+    }
     return null;
   }),
   pull_request: using(PullRequestPayload, (p) => {
     const pr = p.pull_request;
     return {
       org: p.repository.owner.login,
+      accountId: p.repository.owner.id,
       changes: [
         {
           kind: "pull_request",

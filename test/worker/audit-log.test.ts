@@ -119,8 +119,8 @@ describe("a retried PATCH (same operation) records its change once", () => {
     const id = await s.member();
     const stub = env.ORGANIZATIONS.getByName(s.org.toLowerCase());
     const changes = [{ githubUserId: id, seat: true, expectedSeat: false }];
-    await stub.updateMembers(s.caller.id, changes, "op-retry", "changes", "c-first");
-    await stub.updateMembers(s.caller.id, changes, "op-retry", "changes", "c-retry");
+    await stub.updateMembers(s.org, s.caller.id, changes, "op-retry", "changes", "c-first");
+    await stub.updateMembers(s.org, s.caller.id, changes, "op-retry", "changes", "c-retry");
     const entries = (await s.auditOk(`githubUserId=${id}`)).data.filter((e) => e.action === "member.updated");
     expect(entries.map((e) => e.correlationId)).toEqual(["c-first"]);
   });
@@ -151,12 +151,15 @@ describe("control-plane sync: source sync, no actor", () => {
     const s = await setup();
     const stub = env.ORGANIZATIONS.getByName(s.org.toLowerCase());
     const input = { githubLogin: "hooked", workEmail: "h@example.com", role: "member" as const, seat: false, isBot: false };
-    await stub.putMember(s.org, "7000001", input, {
-      source: "github",
-      correlationId: "gh-delivery-1",
-      actor: { githubUserId: "1", githubLogin: "octo" },
-    });
-    await stub.deleteMember(s.org, "7000001", { source: "github", correlationId: "gh-delivery-2" });
+    const at = { home: s.org.toLowerCase(), login: s.org };
+    await stub.putMember(
+      at,
+      "7000001",
+      input,
+      { source: "github", correlationId: "gh-delivery-1", actor: { githubUserId: "1", githubLogin: "octo" } },
+      false,
+    );
+    await stub.deleteMember(at, "7000001", { source: "github", correlationId: "gh-delivery-2" }, false);
     const entries = (await s.auditOk("githubUserId=7000001")).data;
     expect(entries.map((e) => [e.action, e.source, e.actor, e.correlationId])).toEqual([
       ["member.removed", "github", null, "gh-delivery-2"],

@@ -177,7 +177,7 @@ describe("the index follows membership writes", () => {
     const ghosts = [orgName("a-gone"), orgName("c-gone"), orgName("e-gone")];
     for (const org of ghosts) {
       await createOrg(org);
-      await env.USERS.getByName(user.id).recordMembership(org.toLowerCase(), true, 1);
+      await env.USERS.getByName(user.id).recordMembership(org.toLowerCase(), org.toLowerCase(), true, 1);
     }
     const first = await listOk(user.auth, "limit=2");
     expect(first.data.map((e) => e.org)).toEqual(real.slice(0, 2));
@@ -193,7 +193,7 @@ describe("the index follows membership writes", () => {
     await addMember(org, user.id, "member");
     const index = env.USERS.getByName(user.id);
     // A late "removed" with an old version changes nothing.
-    await index.recordMembership(org.toLowerCase(), false, 0);
+    await index.recordMembership(org.toLowerCase(), org.toLowerCase(), false, 0);
     expect((await all(user.auth)).map((e) => e.org)).toEqual([org]);
   });
 

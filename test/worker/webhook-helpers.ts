@@ -1,7 +1,11 @@
+import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import examples from "@octokit/webhooks-examples";
 import { expect } from "vitest";
+import worker from "../../src/index";
+import type { QueueMessageInput } from "../../src/webhooks/changes";
+import { reduceDelivery } from "../../src/webhooks/reduce";
 import { signatureHeader } from "../../src/webhooks/signature";
-import { adminOk, call, createKey, createUser, type MemberErrorBody, postEventsOk, unique } from "./helpers";
+import { adminOk, call, createKey, createUser, env, type MemberErrorBody, postEventsOk, unique } from "./helpers";
 
 export const WEBHOOK_SECRET = "test-webhook-secret";
 export const PREVIOUS_SECRET = "test-webhook-secret-previous";
@@ -10,22 +14,32 @@ type Payload = Record<string, unknown> & { action?: string };
 
 /**
  * A payload of GitHub's documented examples (@octokit/webhooks-examples) for `event.action`,
- * deep-copied, with every owner, account and organization login set to `org` so that each test
- * has its own organization.
+ * deep-copied, with every owner, account and organization login set to `org` and its id to
+ * `accountId` (by default one id per login, `accountOf`) so that each test has its own organization.
  */
-export function example(event: string, action: string | null, org: string, index = 0): Payload {
+export function example(event: string, action: string | null, org: string, index = 0, accountId = accountOf(org)): Payload {
   const entry = (examples as unknown as { name: string; examples: Payload[] }[]).find((e) => e.name === event);
   const found = (entry?.examples ?? []).filter((p) => action === null || p.action === action)[index];
   if (!found) throw new Error(`no example for ${event}.${action}`);
   const copy = structuredClone(found);
-  setLogins(copy, org);
+  setOwner(copy, org, accountId);
   return copy;
 }
 
-/** Rewrites `login` of every account-like object that names the owner (owner, account, organization). */
-function setLogins(node: unknown, org: string): void {
+/**
+ * GitHub's account id for a test organization: the same for every payload naming that login (the
+ * examples share a handful of ids, which would make every test's organization one account).
+ */
+export function accountOf(org: string): number {
+  let hash = 2_166_136_261;
+  for (const c of org.toLowerCase()) hash = Math.imul(hash ^ c.charCodeAt(0), 16_777_619) >>> 0;
+  return 1_000_000 + (hash % 2_000_000_000);
+}
+
+/** Rewrites `login` and `id` of every account-like object that names the owner (owner, account, organization). */
+function setOwner(node: unknown, org: string, accountId: number): void {
   if (Array.isArray(node)) {
-    for (const item of node) setLogins(item, org);
+    for (const item of node) setOwner(item, org, accountId);
     return;
   }
   if (node === null || typeof node !== "object") return;
@@ -33,9 +47,12 @@ function setLogins(node: unknown, org: string): void {
   for (const [key, value] of Object.entries(object)) {
     if ((key === "owner" || key === "account" || key === "organization") && value && typeof value === "object") {
       const account = value as Record<string, unknown>;
-      if (typeof account.login === "string") account.login = org;
+      if (typeof account.login === "string") {
+        account.login = org;
+        account.id = accountId;
+      }
     }
-    setLogins(value, org);
+    setOwner(value, org, accountId);
   }
 }
 
@@ -155,8 +172,9 @@ export function mergedPr(
   repo: { id: number; name: string; private?: boolean },
   prNumber: number,
   extra: Record<string, unknown> = {},
+  accountId = accountOf(org),
 ) {
-  const payload = example("pull_request", "closed", org);
+  const payload = example("pull_request", "closed", org, 0, accountId);
   Object.assign(payload.repository as object, { id: repo.id, name: repo.name, private: repo.private ?? false });
   Object.assign(payload.pull_request as object, {
     number: prNumber,
@@ -201,4 +219,30 @@ export async function prs(org: string, admin: Person, list: [{ id: number; name:
   for (const [repo, n] of list) await deliverQueued("pull_request", mergedPr(org, repo, n));
   await postEventsOk(list.map(([repo, n]) => review(org, repo.name, n)));
   await eventually(async () => expect(await exported(org, admin)).toHaveLength(list.length));
+}
+
+let messageIds = 0;
+/**
+ * Hands messages to the Worker's queue consumer directly (in this order, with these bindings),
+ * rather than through the real queue: for tests of the consumer's decisions (ack, retry) and of
+ * deliveries applied in a chosen order. A store failure is a failing binding in `overrides`.
+ */
+export async function consume(
+  queue: string,
+  bodies: unknown[],
+  overrides: Partial<Record<keyof Env, unknown>> = {},
+  attempts = 1,
+) {
+  const messages = bodies.map((body) => ({ id: `msg-${messageIds++}`, timestamp: new Date(), attempts, body }));
+  const batch = createMessageBatch(queue, messages);
+  const ctx = createExecutionContext();
+  await worker.queue(batch, { ...env, ...overrides } as Env);
+  return { ids: messages.map((m) => m.id), result: await getQueueResult(batch, ctx) };
+}
+
+/** The one message a delivery reduces to. */
+export function messageOf(event: string, payload: unknown, delivery = newDelivery()): QueueMessageInput {
+  const reduced = reduceDelivery(event, delivery, payload);
+  if (reduced.status !== "queued" || reduced.messages.length !== 1) throw new Error(`${event}: ${JSON.stringify(reduced)}`);
+  return reduced.messages[0] as QueueMessageInput;
 }

@@ -1,11 +1,20 @@
-import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import worker from "../../src/index";
-import type { QueueMessageInput } from "../../src/webhooks/changes";
 import { backoffSeconds, DEAD_LETTER_QUEUE, WEBHOOK_QUEUE } from "../../src/webhooks/consumer";
 import { REPOSITORIES_PER_MESSAGE, reduceDelivery } from "../../src/webhooks/reduce";
-import { admin, env, failingNamespace, postEventsOk, uniqueUserId } from "./helpers";
-import { eventually, example, exported, mergedPr, newDelivery, readMember, repoId, review, world } from "./webhook-helpers";
+import { admin, failingNamespace, postEventsOk, uniqueUserId } from "./helpers";
+import {
+  consume,
+  eventually,
+  example,
+  exported,
+  mergedPr,
+  messageOf,
+  newDelivery,
+  readMember,
+  repoId,
+  review,
+  world,
+} from "./webhook-helpers";
 
 /**
  * The queue between receiving and applying: the consumer's decisions (ack, retry with backoff),
@@ -13,22 +22,6 @@ import { eventually, example, exported, mergedPr, newDelivery, readMember, repoI
  * with `createMessageBatch` / `getQueueResult`; a store failure is injected by handing it a
  * failing binding, the way a real outage would look to it.
  */
-
-let ids = 0;
-async function consume(queue: string, bodies: unknown[], overrides: Partial<Record<keyof Env, unknown>> = {}, attempts = 1) {
-  const messages = bodies.map((body) => ({ id: `msg-${ids++}`, timestamp: new Date(), attempts, body }));
-  const batch = createMessageBatch(queue, messages);
-  const ctx = createExecutionContext();
-  await worker.queue(batch, { ...env, ...overrides } as Env);
-  return { ids: messages.map((m) => m.id), result: await getQueueResult(batch, ctx) };
-}
-
-/** The one message a delivery reduces to. */
-function messageOf(event: string, payload: unknown, delivery = newDelivery()): QueueMessageInput {
-  const reduced = reduceDelivery(event, delivery, payload);
-  if (reduced.status !== "queued" || reduced.messages.length !== 1) throw new Error(`${event}: ${JSON.stringify(reduced)}`);
-  return reduced.messages[0] as QueueMessageInput;
-}
 
 const failingD1 = {
   prepare: () => {

@@ -71,7 +71,41 @@ describe("what each delivery becomes", () => {
       },
     ]);
     expect(changes("organization", example("organization", "member_invited", "acme"))).toMatchObject({ status: "ignored" });
-    expect(changes("organization", example("organization", "renamed", "acme"))).toMatchObject({ status: "ignored" });
+  });
+
+  it("organization renamed: the new login is the message's org, changes.login.from the old one", () => {
+    const payload = example("organization", "renamed", "acme-new");
+    payload.changes = { login: { from: "Acme-Old" } };
+    expect(changes("organization", payload)).toEqual([
+      { org: "acme-new", event: "organization.renamed", change: { kind: "organization_renamed", from: "Acme-Old" } },
+    ]);
+    payload.changes = { login: { from: "not a login" } };
+    expect(changes("organization", payload)).toMatchObject({
+      status: "ignored",
+      reason: expect.stringContaining("expected shape"),
+    });
+    delete payload.changes;
+    expect(changes("organization", payload)).toMatchObject({ status: "ignored" });
+  });
+
+  it("every message carries the owner's GitHub account id (the identity that survives renames)", () => {
+    const ids = (event: string, payload: unknown) => {
+      const reduced = reduceDelivery(event, "d-1", payload);
+      return reduced.status === "queued" ? reduced.messages.map((m) => m.accountId) : reduced;
+    };
+    const renamed = example("organization", "renamed", "acme", 0, 4242);
+    renamed.changes = { login: { from: "old-acme" } };
+    expect(ids("installation", example("installation", "created", "acme", 0, 4242))).toEqual([4242, 4242]);
+    expect(ids("installation_repositories", example("installation_repositories", "added", "acme", 0, 4242))).toEqual([4242]);
+    expect(ids("repository", example("repository", "privatized", "acme", 0, 4242))).toEqual([4242]);
+    expect(ids("member", example("member", "added", "acme", 0, 4242))).toEqual([4242]);
+    expect(ids("organization", example("organization", "member_added", "acme", 0, 4242))).toEqual([4242]);
+    expect(ids("organization", renamed)).toEqual([4242]);
+    expect(ids("pull_request", example("pull_request", "opened", "acme", 0, 4242))).toEqual([4242]);
+    // Transferred away: the previous owner's id, as changes.owner.from names it.
+    const transferred = example("repository", "transferred", "new-owner", 0, 1);
+    transferred.changes = { owner: { from: { organization: { login: "old-owner", id: 4242 } } } };
+    expect(ids("repository", transferred)).toEqual([4242]);
   });
 
   it("pull_request: the fields the export needs, versioned by updated_at, with the repository's id", () => {

@@ -1,0 +1,61 @@
+import { foldName } from "../lib/names";
+
+/**
+ * Organization identity as plain functions (facts in, decision out): whether an organization's
+ * object is the one a call names, and where a chain of renames ends. The object loads the facts
+ * and applies the decision in its transaction; `durable/directory.ts` has the whole design.
+ */
+
+/** What an object knows of whom it belongs to: its installation row, if any. */
+export interface Identity {
+  login: string;
+  accountId: number | null;
+}
+
+/**
+ * Whose object this is, for a call naming `logins` (the requested login; a rename also names its
+ * `from`) and maybe GitHub's account id:
+ * - `absent`: no installation was ever registered here;
+ * - `own`: the same account (when both ids are known), else the same login (case-insensitively);
+ * - `other`: another organization's (another account, or another login).
+ */
+export function claimOf(identity: Identity | undefined, logins: readonly string[], accountId: number | null = null) {
+  if (!identity) return "absent" as const;
+  if (accountId !== null && identity.accountId !== null)
+    return identity.accountId === accountId ? ("own" as const) : ("other" as const);
+  const key = foldName(identity.login);
+  return logins.some((login) => foldName(login) === key) ? ("own" as const) : ("other" as const);
+}
+
+/** A rename that arrived but has not been applied: its `from` was not the current login then. */
+export interface WaitingRename {
+  id: number;
+  fromKey: string;
+  toLogin: string;
+}
+
+/**
+ * Where a chain of renames leads from `login`: repeatedly the oldest waiting rename whose `from` is
+ * the current login. Returns the final login and the renames used (each once).
+ *
+ * Why this converges: GitHub sends a rename only while the app is installed, so every rename of an
+ * organization starts from a login it held after its installation. Seen as a walk over logins, the
+ * renames are the edges of one trail starting at the installed login; whatever order they arrive
+ * in, following unused edges from the current login can only stop at the trail's end once every
+ * edge has arrived (every other login has as many renames out as in). Until then it stops at the
+ * last login it can reach: the organization answers under a login it really had, never a later
+ * one skipped over.
+ */
+export function followRenames(login: string, waiting: readonly WaitingRename[]): { login: string; used: number[] } {
+  const left = [...waiting].sort((a, b) => a.id - b.id);
+  const used: number[] = [];
+  let current = login;
+  for (;;) {
+    const i = left.findIndex((w) => w.fromKey === foldName(current));
+    if (i < 0) return { login: current, used };
+    const [next] = left.splice(i, 1);
+    if (!next) return { login: current, used };
+    used.push(next.id);
+    current = next.toLogin;
+  }
+}

@@ -1,0 +1,83 @@
+import { foldName } from "../lib/names";
+
+/**
+ * The organization directory in D1 (`organization_names`, `organization_accounts`; see
+ * `durable/directory.ts` for how it is used). Only organizations whose home key is not their folded
+ * login have a name row, so the default of every lookup is the folded login.
+ */
+
+/** The home named for this login, or null when the directory has none (the home is then the folded login). */
+export async function homeNamed(db: D1Database, login: string): Promise<string | null> {
+  const row = await db
+    .prepare("SELECT home_key FROM organization_names WHERE login_key = ?1")
+    .bind(foldName(login))
+    .first<{ home_key: string }>();
+  return row?.home_key ?? null;
+}
+
+/**
+ * The home of each of these logins (folded login → home key), in one read: the directory's, else
+ * the folded login. For a batch of events, which name organizations by login.
+ */
+export async function homesOf(db: D1Database, logins: Iterable<string>): Promise<Map<string, string>> {
+  const keys = [...new Set([...logins].map(foldName))];
+  const homes = new Map(keys.map((key) => [key, key]));
+  if (keys.length === 0) return homes;
+  const { results } = await db
+    .prepare("SELECT login_key, home_key FROM organization_names WHERE login_key IN (SELECT value FROM json_each(?1))")
+    .bind(JSON.stringify(keys))
+    .all<{ login_key: string; home_key: string }>();
+  for (const row of results) homes.set(row.login_key, row.home_key);
+  return homes;
+}
+
+/**
+ * Where a GitHub delivery belongs, in one read: the home recorded for its account id, else the first
+ * of `logins` the directory names, else null (the caller falls back to the folded login).
+ */
+export async function homeOfAccount(db: D1Database, accountId: number | null, logins: readonly string[]): Promise<string | null> {
+  const row = await db
+    .prepare(
+      `SELECT coalesce(
+         (SELECT home_key FROM organization_accounts WHERE account_id = ?1),
+         (SELECT n.home_key FROM json_each(?2) AS l JOIN organization_names AS n ON n.login_key = l.value ORDER BY l.key LIMIT 1)
+       ) AS home_key`,
+    )
+    .bind(accountId, JSON.stringify(logins.map(foldName)))
+    .first<{ home_key: string | null }>();
+  return row?.home_key ?? null;
+}
+
+/**
+ * Records where an organization lives after its object changed its identity (created, renamed,
+ * learned its account id), in one transaction; idempotent, and a repeat writes no row.
+ * - `login` now names `home`: a name row unless `login` folds to `home` (then a row for `login`
+ *   pointing elsewhere is dropped: the object there answers for it first anyway);
+ * - rows of other logins pointing to `home` go (the old login of a rename answers 404);
+ * - the account id maps to `home`.
+ */
+export async function recordHome(db: D1Database, home: { key: string; login: string; accountId: number | null }): Promise<void> {
+  const loginKey = foldName(home.login);
+  const statements = [
+    db.prepare("DELETE FROM organization_names WHERE home_key = ?1 AND login_key <> ?2").bind(home.key, loginKey),
+    loginKey === home.key
+      ? db.prepare("DELETE FROM organization_names WHERE login_key = ?1").bind(loginKey)
+      : db
+          .prepare(
+            `INSERT INTO organization_names (login_key, home_key) VALUES (?1, ?2)
+             ON CONFLICT (login_key) DO UPDATE SET home_key = excluded.home_key WHERE home_key <> excluded.home_key`,
+          )
+          .bind(loginKey, home.key),
+  ];
+  if (home.accountId !== null) {
+    statements.push(
+      db
+        .prepare(
+          `INSERT INTO organization_accounts (account_id, home_key) VALUES (?1, ?2)
+           ON CONFLICT (account_id) DO UPDATE SET home_key = excluded.home_key WHERE home_key <> excluded.home_key`,
+        )
+        .bind(home.accountId, home.key),
+    );
+  }
+  await db.batch(statements);
+}

@@ -1,0 +1,377 @@
+import { describe, expect, it } from "vitest";
+import { WEBHOOK_QUEUE } from "../../src/webhooks/consumer";
+import { admin, adminOk, call, env, type MemberErrorBody, postEventsOk } from "./helpers";
+import {
+  accountOf,
+  consume,
+  deliver,
+  deliverQueued,
+  eventually,
+  example,
+  exported,
+  exportPage,
+  mergedPr,
+  messageOf,
+  newDelivery,
+  type Person,
+  person,
+  prs,
+  readMember,
+  repoId,
+  review,
+  world,
+} from "./webhook-helpers";
+
+/**
+ * Contract section 9, `organization` renamed: the organization answers under its new login (data,
+ * keys' access and members kept) and the old login is 404. Observed through the public interfaces
+ * and the control plane, with GitHub's documented `organization.renamed` example pointed at each
+ * test's organization (its account id stays the organization's: `accountOf` the first login).
+ */
+
+/** The `organization.renamed` delivery: `organization.login` is the new login, `changes.login.from` the old one. */
+function renamed(from: string, to: string, accountId: number) {
+  const payload = example("organization", "renamed", to, 0, accountId);
+  payload.changes = { login: { from } };
+  return payload;
+}
+
+/** A login derived from another, within GitHub's 39 characters. */
+const another = (org: string, suffix: string) => `${org}-${suffix}`.slice(-39).replace(/^-+/, "");
+
+const headers = (who: Person, kind: "members" | "analytics" = "members") => ({
+  Authorization: `Bearer ${kind === "members" ? who.membersKey : who.analyticsKey}`,
+});
+const members = (org: string, who: Person) => call(`/api/v1/organizations/${org}/members?limit=100`, { headers: headers(who) });
+const auditLog = (org: string, who: Person) =>
+  call(`/api/v1/organizations/${org}/audit-log?limit=100`, { headers: headers(who) });
+const patchMember = (org: string, who: Person, githubUserId: string, body: unknown) =>
+  call(`/api/v1/organizations/${org}/members/${githubUserId}`, { method: "PATCH", headers: headers(who), json: body });
+const organizations = async (who: Person, query = "limit=100") => {
+  const res = await call(`/api/v1/organizations?${query}`, { headers: headers(who) });
+  expect(res.status).toBe(200);
+  return (await res.json()) as { data: { org: string }[]; nextCursor: string | null };
+};
+const rowsOf = async (org: string, who: Person) => {
+  const res = await exportPage(org, who);
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { data: { org: string; repo: string; prNumber: number }[] }).data;
+};
+const codeOf = async (res: Response) => ((await res.json()) as MemberErrorBody).error.code;
+
+/**
+ * Every public route family answers 404 for this login (the members envelope's org_not_found; the
+ * export's 404). `controlPlane`: the login's folded key is the organization's home (its first
+ * login), so the control plane's syncs under it answer 404 too, instead of reaching the renamed
+ * organization. (A login the organization only passed through is free: the control plane may sync
+ * under it ahead of an installation, as under any login not installed yet.)
+ */
+async function expectGone(org: string, who: Person, memberId: string, { controlPlane = false } = {}) {
+  const exportRes = await exportPage(org, who);
+  expect(exportRes.status).toBe(404);
+  expect(await exportRes.json()).toEqual({ error: "The organization cannot be resolved to an installation." });
+  const responses = [
+    await readMember(org, who, memberId),
+    await members(org, who),
+    await auditLog(org, who),
+    await patchMember(org, who, memberId, { seat: true, expectedSeat: false }),
+    await call(`/api/v1/organizations/${org}/members`, {
+      method: "PATCH",
+      headers: headers(who),
+      json: { changes: [{ githubUserId: memberId, seat: true, expectedSeat: false }] },
+    }),
+  ];
+  if (controlPlane) {
+    responses.push(
+      await admin("PUT", `/internal/v1/organizations/${org}/members/${memberId}`, {
+        githubLogin: "someone",
+        workEmail: "someone@example.com",
+        role: "admin",
+        seat: true,
+        isBot: false,
+      }),
+      await admin("PUT", `/internal/v1/organizations/${org}/repositories/api`, { private: false }),
+      await admin("DELETE", `/internal/v1/organizations/${org}/members/${memberId}`),
+    );
+  }
+  for (const res of responses) {
+    expect(res.status, res.url).toBe(404);
+    expect(await codeOf(res)).toBe("org_not_found");
+  }
+}
+
+/** The organization answers under `org`: the admin reads the member there. */
+const answersUnder = async (org: string, who: Person, memberId: string) =>
+  eventually(async () => expect((await readMember(org, who, memberId)).status).toBe(200));
+
+describe("renamed: the organization answers under its new login; the old login is 404", () => {
+  it("rows, members, the audit log and the keys' access follow; every route family answers 404 for the old login", async () => {
+    const repo = { id: repoId(), name: "api", private: false };
+    const { org, admin: owner, member } = await world([repo]);
+    await prs(org, owner, [[repo, 1]]);
+    expect((await rowsOf(org, owner)).map((r) => [r.org, r.prNumber])).toEqual([[org, 1]]);
+    const renamedTo = another(org, "renamed");
+
+    await deliverQueued("organization", renamed(org, renamedTo, accountOf(org)));
+    await answersUnder(renamedTo, owner, member.id);
+
+    // The same rows, shown under the login asked for; the same keys work.
+    expect((await rowsOf(renamedTo, owner)).map((r) => [r.org, r.repo, r.prNumber])).toEqual([[renamedTo, "api", 1]]);
+    expect((await rowsOf(renamedTo.toUpperCase(), member)).map((r) => r.org)).toEqual([renamedTo.toUpperCase()]);
+    // Members kept, and changed under the new login (the subscription stays: seats, PATCH).
+    const listed = (await (await members(renamedTo, owner)).json()) as { data: { githubUserId: string }[] };
+    expect(listed.data.map((m) => m.githubUserId).sort()).toEqual([owner.id, member.id].sort());
+    const patched = await patchMember(renamedTo, owner, member.id, { seat: true, expectedSeat: false });
+    expect(patched.status).toBe(200);
+    expect(await patched.json()).toMatchObject({ changed: true, after: { seat: true, role: "member" } });
+    const log = (await (await auditLog(renamedTo, owner)).json()) as { data: { action: string; source: string }[] };
+    expect(log.data.map((e) => [e.action, e.source])).toEqual([
+      ["member.updated", "api"],
+      ["member.added", "github"],
+      ["member.added", "github"],
+    ]);
+
+    await expectGone(org, owner, member.id, { controlPlane: true });
+
+    // The members' organizations lists show the new login.
+    await eventually(async () => expect((await organizations(member)).data.map((o) => o.org)).toEqual([renamedTo]));
+    expect((await organizations(owner)).data.map((o) => o.org)).toEqual([renamedTo]);
+
+    // The reviewer's events and GitHub's pull requests under the new login land in the same organization.
+    await postEventsOk([
+      { ...review(renamedTo, "api", 1), reviewId: "r-after-rename", completedAt: "2026-10-03T12:00:00Z" },
+      review(renamedTo, "api", 2),
+    ]);
+    await deliverQueued("pull_request", mergedPr(renamedTo, repo, 2, {}, accountOf(org)));
+    await eventually(async () => expect((await rowsOf(renamedTo, owner)).map((r) => r.prNumber)).toEqual([2, 1]));
+    // Billing under the new login updates the same organization.
+    await adminOk("PUT", `/internal/v1/organizations/${renamedTo}`, {
+      installationId: 1,
+      installedAt: "2025-01-01T00:00:00Z",
+      plan: "team",
+      subscription: { status: "active", billedThroughService: true, purchasedSeats: 5 },
+    });
+    expect((await exportPage(renamedTo, owner)).status).toBe(403); // Team: no export
+    expect((await readMember(renamedTo, owner, member.id)).status).toBe(200);
+  });
+
+  it("A→B→C, then back to A: each time only the current login answers, with the same data", async () => {
+    const repo = { id: repoId(), name: "api", private: false };
+    const { org: a, admin: owner, member } = await world([repo]);
+    await prs(a, owner, [[repo, 1]]);
+    const b = another(a, "b");
+    const c = another(a, "c");
+    const account = accountOf(a);
+
+    await deliverQueued("organization", renamed(a, b, account));
+    await answersUnder(b, owner, member.id);
+    await deliverQueued("organization", renamed(b, c, account));
+    await answersUnder(c, owner, member.id);
+    expect((await rowsOf(c, owner)).map((r) => [r.org, r.prNumber])).toEqual([[c, 1]]);
+    await expectGone(a, owner, member.id, { controlPlane: true });
+    await expectGone(b, owner, member.id);
+
+    await deliverQueued("organization", renamed(c, a, account));
+    await answersUnder(a, owner, member.id);
+    expect((await rowsOf(a, owner)).map((r) => [r.org, r.prNumber])).toEqual([[a, 1]]);
+    await expectGone(b, owner, member.id);
+    await expectGone(c, owner, member.id);
+    await eventually(async () => expect((await organizations(member)).data.map((o) => o.org)).toEqual([a]));
+  });
+
+  it("the organizations list is ordered by the new login (and its cursor walks past a renamed entry)", async () => {
+    const user = await person();
+    const first = await world([]);
+    const second = await world([]);
+    for (const org of [first.org, second.org]) {
+      const payload = example("organization", "member_added", org);
+      const membership = payload.membership as { role: string; user: Record<string, unknown> };
+      membership.user = { ...membership.user, id: Number(user.id), login: `gh${user.id}`, type: "User" };
+      await deliverQueued("organization", payload);
+    }
+    await eventually(async () => expect((await organizations(user)).data.map((o) => o.org)).toEqual([first.org, second.org]));
+    // `zz-…` sorts after every `gh-…` login of this file.
+    const moved = `zz-${first.org}`.slice(0, 39);
+    await deliverQueued("organization", renamed(first.org, moved, accountOf(first.org)));
+    await eventually(async () => expect((await organizations(user)).data.map((o) => o.org)).toEqual([second.org, moved]));
+    const page1 = await organizations(user, "limit=1");
+    expect(page1.data.map((o) => o.org)).toEqual([second.org]);
+    const page2 = await organizations(user, `limit=1&cursor=${page1.nextCursor}`);
+    expect(page2).toEqual({ data: [expect.objectContaining({ org: moved })], nextCursor: null });
+  });
+});
+
+describe("renames arrive in any order and more than once: the result is the same", () => {
+  it("the same delivery twice: the receiver answers duplicate; the same message applied again by the queue changes nothing", async () => {
+    const { org: a, admin: owner, member } = await world([]);
+    const b = another(a, "b");
+    const c = another(a, "c");
+    const account = accountOf(a);
+    const delivery = newDelivery();
+    await deliverQueued("organization", renamed(a, b, account), { delivery });
+    const again = await deliver("organization", renamed(a, b, account), { delivery });
+    expect(await again.json()).toEqual({ delivery, status: "duplicate" });
+    await answersUnder(b, owner, member.id);
+    await deliverQueued("organization", renamed(b, c, account));
+    await answersUnder(c, owner, member.id);
+    // A late copy of the first rename (a racing duplicate past the dedupe marker): applied once already.
+    const late = await consume(WEBHOOK_QUEUE, [messageOf("organization", renamed(a, b, account), delivery)]);
+    expect(late.result.explicitAcks).toEqual(late.ids);
+    expect((await readMember(c, owner, member.id)).status).toBe(200);
+    await expectGone(b, owner, member.id);
+  });
+
+  it("A→B and B→C delivered in reverse order end at C (B→C waits for A→B)", async () => {
+    const repo = { id: repoId(), name: "api", private: false };
+    const { org: a, admin: owner, member } = await world([repo]);
+    await prs(a, owner, [[repo, 1]]);
+    const b = another(a, "b");
+    const c = another(a, "c");
+    const account = accountOf(a);
+    const ab = messageOf("organization", renamed(a, b, account));
+    const bc = messageOf("organization", renamed(b, c, account));
+
+    expect((await consume(WEBHOOK_QUEUE, [bc])).result.explicitAcks).toHaveLength(1);
+    // Not applied yet: the organization has not been B. It still answers under A.
+    expect((await readMember(a, owner, member.id)).status).toBe(200);
+    expect((await readMember(c, owner, member.id)).status).toBe(404);
+
+    await consume(WEBHOOK_QUEUE, [ab]);
+    expect((await readMember(c, owner, member.id)).status).toBe(200);
+    expect((await rowsOf(c, owner)).map((r) => [r.org, r.prNumber])).toEqual([[c, 1]]);
+    await expectGone(a, owner, member.id, { controlPlane: true });
+    await expectGone(b, owner, member.id);
+  });
+
+  it("A→B and back B→A delivered in reverse order end at A", async () => {
+    const { org: a, admin: owner, member } = await world([]);
+    const b = another(a, "b");
+    const account = accountOf(a);
+    const there = messageOf("organization", renamed(a, b, account));
+    const back = messageOf("organization", renamed(b, a, account));
+    await consume(WEBHOOK_QUEUE, [back, there]);
+    expect((await readMember(a, owner, member.id)).status).toBe(200);
+    expect((await readMember(b, owner, member.id)).status).toBe(404);
+  });
+
+  it("a delivery that still carries the old login after the rename reaches the organization by its account id", async () => {
+    const repo = { id: repoId(), name: "api", private: false };
+    const { org: a, admin: owner } = await world([repo]);
+    const b = another(a, "b");
+    await deliverQueued("organization", renamed(a, b, accountOf(a)));
+    await eventually(async () => expect((await exportPage(b, owner)).status).toBe(200));
+    // Sent by GitHub before the rename, delivered after it.
+    await deliverQueued("pull_request", mergedPr(a, repo, 5));
+    await postEventsOk([review(b, "api", 5)]);
+    await eventually(async () => expect((await rowsOf(b, owner)).map((r) => [r.org, r.prNumber])).toEqual([[b, 5]]));
+  });
+});
+
+describe("a storage failure between the object's write and the directory's converges on retry", () => {
+  it("D1 refuses the directory write: the message is retried, and the retry (already applied) writes it", async () => {
+    const { org: a, admin: owner, member } = await world([]);
+    const b = another(a, "b");
+    const message = messageOf("organization", renamed(a, b, accountOf(a)));
+    // Reads work, the write transaction fails: the object has applied the rename, D1 does not know it.
+    const writesFail = {
+      prepare: (query: string) => env.DB.prepare(query),
+      batch: async () => {
+        throw new Error("D1_ERROR: injected storage fault");
+      },
+    };
+    const failed = await consume(WEBHOOK_QUEUE, [message], { DB: writesFail });
+    expect(failed.result.retryMessages.map((r) => r.msgId)).toEqual(failed.ids);
+    expect((await readMember(b, owner, member.id)).status).toBe(404);
+    expect((await readMember(a, owner, member.id)).status).toBe(404);
+
+    const retried = await consume(WEBHOOK_QUEUE, [message], {}, 2);
+    expect(retried.result.explicitAcks).toEqual(retried.ids);
+    expect((await readMember(b, owner, member.id)).status).toBe(200);
+  });
+});
+
+describe("the old login taken by another organization: both stay independent", () => {
+  it("a new installation for the old login gets its own home; data, members and lists are not mixed", async () => {
+    const repo = { id: repoId(), name: "api", private: false };
+    const first = await world([repo]);
+    await prs(first.org, first.admin, [[repo, 1]]);
+    const b = another(first.org, "b");
+    await deliverQueued("organization", renamed(first.org, b, accountOf(first.org)));
+    await answersUnder(b, first.admin, first.member.id);
+
+    // Another GitHub account takes the old login and installs the app.
+    const a = first.org;
+    const newcomer = accountOf(`${a}-newcomer`);
+    const newRepo = { id: repoId(), name: "api", private: false };
+    const newAdmin = await person();
+    const installed = example("installation", "created", a, 0, newcomer);
+    (installed.installation as Record<string, unknown>).id = 2;
+    installed.repositories = [{ ...newRepo, node_id: "x", full_name: `${a}/api` }];
+    await deliverQueued("installation", installed);
+    const joined = example("organization", "member_added", a, 0, newcomer);
+    const membership = joined.membership as { role: string; user: Record<string, unknown> };
+    membership.role = "admin";
+    membership.user = { ...membership.user, id: Number(newAdmin.id), login: `gh${newAdmin.id}`, type: "User" };
+    await deliverQueued("organization", joined);
+    await answersUnder(a, newAdmin, newAdmin.id);
+    await adminOk("PUT", `/internal/v1/organizations/${a}`, {
+      installationId: 2,
+      installedAt: "2025-01-01T00:00:00Z",
+      plan: "pro",
+      subscription: { status: "active", billedThroughService: true, purchasedSeats: 5 },
+    });
+    await deliverQueued("pull_request", mergedPr(a, newRepo, 7, {}, newcomer));
+    await postEventsOk([review(a, "api", 7)]);
+    await eventually(async () => expect(await exported(a, newAdmin)).toHaveLength(1));
+
+    // Each organization sees only its own rows and members.
+    expect((await rowsOf(a, newAdmin)).map((r) => [r.org, r.prNumber])).toEqual([[a, 7]]);
+    expect((await rowsOf(b, first.admin)).map((r) => [r.org, r.prNumber])).toEqual([[b, 1]]);
+    expect((await readMember(a, newAdmin, first.member.id)).status).toBe(404);
+    expect(await codeOf(await readMember(a, first.admin, newAdmin.id))).toBe("org_access_denied");
+    expect(await codeOf(await readMember(b, newAdmin, first.admin.id))).toBe("org_access_denied");
+    expect((await exportPage(a, first.admin)).status).toBe(403);
+    expect((await organizations(newAdmin)).data.map((o) => o.org)).toEqual([a]);
+    expect((await organizations(first.admin)).data.map((o) => o.org)).toEqual([b]);
+    // The control plane's syncs under the old login reach the new organization.
+    await adminOk("PUT", `/internal/v1/organizations/${a}/members/${first.member.id}`, {
+      githubLogin: "joined-later",
+      workEmail: "later@example.com",
+      role: "member",
+      seat: false,
+      isBot: false,
+    });
+    expect((await readMember(a, newAdmin, first.member.id)).status).toBe(200);
+    expect(await (await readMember(b, first.admin, first.member.id)).json()).toMatchObject({
+      githubLogin: `gh${first.member.id}`,
+    });
+  });
+
+  it("billing registers the old login for a new organization before GitHub does: the same home either way", async () => {
+    const first = await world([]);
+    const b = another(first.org, "b");
+    await deliverQueued("organization", renamed(first.org, b, accountOf(first.org)));
+    await answersUnder(b, first.admin, first.member.id);
+    const a = first.org;
+    await adminOk("PUT", `/internal/v1/organizations/${a}`, {
+      installationId: 3,
+      installedAt: "2025-01-01T00:00:00Z",
+      plan: "pro",
+      subscription: { status: "active", billedThroughService: true, purchasedSeats: 5 },
+    });
+    const newAdmin = await person();
+    const newcomer = accountOf(`${a}-billing-first`);
+    const installed = example("installation", "created", a, 0, newcomer);
+    (installed.installation as Record<string, unknown>).id = 3;
+    await deliverQueued("installation", installed);
+    const joined = example("organization", "member_added", a, 0, newcomer);
+    const membership = joined.membership as { role: string; user: Record<string, unknown> };
+    membership.role = "admin";
+    membership.user = { ...membership.user, id: Number(newAdmin.id), login: `gh${newAdmin.id}`, type: "User" };
+    await deliverQueued("organization", joined);
+    await answersUnder(a, newAdmin, newAdmin.id);
+    // Billing's Pro plan is the new organization's: its admin may export.
+    expect((await exportPage(a, newAdmin)).status).toBe(200);
+    expect((await readMember(b, first.admin, first.member.id)).status).toBe(200);
+  });
+});
