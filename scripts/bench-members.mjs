@@ -19,7 +19,7 @@
  */
 import { rmSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { fmt, load, QUOTAS_ON, reportQuotaCost, startWrangler, table, writeSection } from "./lib/bench-common.mjs";
+import { fmt, load, migrateLocalD1, QUOTAS_ON, reportQuotaCost, startWrangler, table, writeSection } from "./lib/bench-common.mjs";
 import { controlPlaneClient } from "./lib/control-plane-client.mjs";
 
 const { values: opts } = parseArgs({
@@ -44,6 +44,9 @@ const adminToken = `bench-${Date.now()}`;
 const log = (...args) => console.log(...args);
 
 rmSync(persistTo, { recursive: true, force: true });
+// Organizations are resolved through the directory in D1 (src/durable/directory.ts).
+log(`Applying D1 migrations to ${persistTo}...`);
+await migrateLocalD1(persistTo);
 log(`Starting wrangler dev on ${persistTo}...`);
 // The runs send far more than the default quota of 1,000 requests per key and window.
 const server = await startWrangler({ persistTo, port: Number(opts.port), adminToken, vars: QUOTAS_ON });

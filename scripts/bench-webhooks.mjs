@@ -207,8 +207,9 @@ try {
     "",
     `Delivery → visible in the export (${samples.length} runs, one at a time): p50 ${fmt(e2e.p50, 0)} ms, p99 ${fmt(e2e.p99, 0)} ms. ` +
       "The consumer runs with `max_batch_timeout = 0` (a batch is handed over as soon as messages are there; with the " +
-      "default of a few seconds this time is the timeout). It includes the queue hop, one Durable Object read (the " +
-      "repository's current name), one D1 batch and the export's poll interval (10 ms).",
+      "default of a few seconds this time is the timeout). It includes the queue hop, the organization's home (one D1 read " +
+      "of the directory by account id), one Durable Object read (the repository's current name), one D1 batch and the " +
+      "export's poll interval (10 ms).",
   ].join("\n");
   log(`\n${text}\n`);
   if (!opts.smoke && !opts["no-write"]) writeSection("docs/performance.md", "webhooks", `## Webhooks\n\n${text}`);
