@@ -920,8 +920,11 @@ export class OrganizationObject extends DurableObject<Env> {
 
   /** Repository keys a non-admin member may read: public ones, and private ones naming them (never removed ones). */
   #reposVisibleTo(githubUserId: string): string[] {
-    return this.#db
-      .select({ repoKey: schema.repositories.repoKey })
+    // One row holding the list as JSON: workerd hands SQLite rows to JavaScript one by one, which
+    // for a few hundred repositories cost more than the query itself (measured: 0.9 ms of the
+    // export's 15 ms for 175 of 200 repositories; 0.5 ms as one row).
+    const row = this.#db
+      .select({ repoKeys: sql<string>`json_group_array(${schema.repositories.repoKey})` })
       .from(schema.repositories)
       .leftJoin(
         schema.collaborators,
@@ -933,8 +936,8 @@ export class OrganizationObject extends DurableObject<Env> {
           or(eq(schema.repositories.private, false), isNotNull(schema.collaborators.githubUserId)),
         ),
       )
-      .all()
-      .map((r) => r.repoKey);
+      .get();
+    return JSON.parse(row?.repoKeys ?? "[]") as string[];
   }
 }
 
