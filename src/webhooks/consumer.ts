@@ -5,7 +5,7 @@ import { foldName } from "../lib/names";
 import { recordHome } from "../storage/directory";
 import { storeEvents } from "../storage/events";
 import { parkDelivery } from "../storage/parked";
-import { renameRepositoryRows } from "../storage/renames";
+import { moveRows } from "../storage/renames";
 import { messageKey, QueueMessage } from "./changes";
 
 /** Queue names as in wrangler.toml. */
@@ -105,7 +105,7 @@ export async function applyMessage(env: Env, m: QueueMessage): Promise<void> {
   const identity = result.directory;
   if (identity) await recordHome(env.DB, { key: identity.home, login: identity.login, accountId: identity.accountId });
   for (const rename of result.renames) {
-    await renameRepositoryRows(env.DB, home, rename.fromKey, rename.toName);
+    await moveRows(env.DB, { orgKey: home, repo: rename.fromKey }, { orgKey: home, repo: rename.toName });
     await callDurable(() => organizationAt(env, home).renameFollowed(rename.fromKey), { idempotent: true });
   }
 }
