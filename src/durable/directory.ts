@@ -3,6 +3,7 @@ import { inStore, internalError } from "../lib/errors";
 import { foldName } from "../lib/names";
 import type { Organization, OrganizationInput } from "../schemas/organization";
 import { homeNamed, homeOfAccount, recordHome } from "../storage/directory";
+import { moveRows } from "../storage/renames";
 import type { PutOrganizationResult } from "./organization";
 
 /**
@@ -119,4 +120,19 @@ export async function homeOfDelivery(
   logins: readonly [string, ...string[]],
 ): Promise<string> {
   return (await homeOfAccount(env.DB, accountId, logins)) ?? defaultHome(logins[0]);
+}
+
+/**
+ * After the directory learned that `at.login` lives at `at.home` (a rename applied; any change of
+ * identity): the D1 rows stored under the login's default home before that, by reviewer events or
+ * pull request deliveries that used the login before the directory named it, move to the home and
+ * merge with its rows (`moveRows`). Not when that key is another organization's home (its object
+ * holds an installation: the login was re-used): those rows are that organization's. Idempotent;
+ * the webhook consumer runs it on every attempt that writes the directory, so a retry finishes it.
+ */
+export async function gatherStrayRows(env: Env, at: OrgAddress): Promise<void> {
+  const stray = defaultHome(at.login);
+  if (stray === at.home) return;
+  if (await callDurable(() => organizationAt(env, stray).isHome(), { idempotent: true })) return;
+  await moveRows(env.DB, { orgKey: stray }, { orgKey: at.home });
 }

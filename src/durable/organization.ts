@@ -417,6 +417,15 @@ export class OrganizationObject extends DurableObject<Env> {
     return { here: true, name: row?.name ?? null };
   }
 
+  /**
+   * Whether this object is an organization's home: an installation was registered here (installed
+   * or not). The webhook consumer moves the D1 rows stored under a login's folded key to the home of
+   * the organization that now holds the login only when that key is no other organization's home.
+   */
+  isHome(): boolean {
+    return this.#installationRow() !== undefined;
+  }
+
   /** The webhook consumer moved a rename's D1 rows. */
   renameFollowed(fromKey: string): void {
     this.#db.delete(schema.pendingRenames).where(eq(schema.pendingRenames.fromKey, fromKey)).run();

@@ -114,9 +114,10 @@ export const aiAuthorship = sqliteTable(
 );
 
 /**
- * Pull requests whose review span the event write path must recompute at the end of the current
- * batch, besides the ones its events name: the previous pull request of a review that moves to
- * another one. Filled and emptied inside one `batch()` transaction, so it is empty between batches.
+ * Pull requests whose review span must be recomputed at the end of the current batch: for the event
+ * write path, besides the ones its events name, the previous pull request of a review that moves to
+ * another one; for a move of rows (`renames.ts`), the rows that gain, lose or merge reviews. Filled
+ * and emptied inside one `batch()` transaction, so it is empty between batches.
  */
 export const pullRequestsToRefresh = sqliteTable("pull_requests_to_refresh", {
   prId: integer("pr_id").primaryKey(),

@@ -1,51 +1,158 @@
+import { refreshReviewSpansSql } from "./review-span";
+
 /**
- * Moves an organization's analytics rows from one repository name to another (a GitHub rename):
- * pull requests, and with them their reviews, findings and AI authorship (which point at the pull
- * request's id). One D1 transaction; idempotent (a second run finds nothing under the old name).
- *
- * A pull request may already have a row under the new name (a delivery or reviewer event that used
- * the new name arrived before the rename was applied). Then the two rows become one: the newer
- * version of the pull request's data wins (as in `storeEvents`), the children of the old row move
- * to the surviving row, and the old row goes.
+ * Where analytics rows live: an organization's home key (`org_key`) and, optionally, one of its
+ * repositories by name (its key is the lower-cased name).
  */
-export async function renameRepositoryRows(db: D1Database, orgKey: string, fromKey: string, toName: string): Promise<void> {
-  const toKey = toName.toLowerCase();
-  const statements: D1PreparedStatement[] = [];
-  if (fromKey !== toKey) {
-    statements.push(db.prepare(MERGE_NEWER_DATA).bind(orgKey, fromKey, toKey));
-    for (const table of ["reviews", "findings", "ai_authorship"]) {
-      statements.push(db.prepare(MOVE_CHILDREN.replaceAll("<table>", table)).bind(orgKey, fromKey, toKey));
-    }
-    statements.push(db.prepare(DROP_MERGED).bind(orgKey, fromKey, toKey));
-  }
-  statements.push(
-    db
-      .prepare("UPDATE pull_requests SET repo_key = ?3, repo = ?4 WHERE org_key = ?1 AND repo_key = ?2")
-      .bind(orgKey, fromKey, toKey, toName),
-  );
-  await db.batch(statements);
+export interface RowScope {
+  orgKey: string;
+  repo?: string;
 }
 
-/** Where both names hold the same pull request: the old row's data when its version is newer. */
-const MERGE_NEWER_DATA = `
+/**
+ * Moves analytics rows from one scope to another, in one D1 transaction: pull requests, and with
+ * them their reviews, findings and AI authorship (which point at the pull request's id). Used for
+ * a repository rename (one repository of an organization to its new name) and for the rows an
+ * organization's new login collected before its rename was applied (every repository of one
+ * `org_key` to another). `from` and `to` both name a repository, or neither does.
+ *
+ * A record may already exist in the target (a delivery or reviewer event that used the new name
+ * arrived before the rename was applied). Then the two become one, with the rule of `storeEvents`:
+ * the version with the greater `updated_at` holds the data. A pull request is the same record when
+ * its repository key (the target's, for a repository rename) and number match: its children move to
+ * the surviving target row and the source row goes. Reviews, findings and authorship records are the
+ * same record when their id matches within the organization (only when the organization changes):
+ * the target row stays, with the source's data when it is newer, and the source row goes.
+ *
+ * The review span (review-span.ts) of every pull request whose reviews or merge may have changed is
+ * recomputed at the end, from what is stored then: the merged rows, and the rows a replaced review
+ * leaves or loses. They are noted in `pull_requests_to_refresh` first, as the event write path does.
+ *
+ * Idempotent and retry-safe: all of it or nothing, and a second run finds nothing in the source.
+ */
+export async function moveRows(db: D1Database, from: RowScope, to: RowScope): Promise<void> {
+  if ((from.repo === undefined) !== (to.repo === undefined)) {
+    throw new RangeError("moveRows: both scopes name a repository, or neither does");
+  }
+  const fromRepoKey = from.repo?.toLowerCase() ?? null;
+  const toRepoKey = to.repo?.toLowerCase() ?? null;
+  const params = [from.orgKey, fromRepoKey, to.orgKey, toRepoKey, to.repo ?? null];
+  const run = (sql: string) => db.prepare(sql).bind(...params.slice(0, highestParameter(sql)));
+
+  if (from.orgKey === to.orgKey && fromRepoKey === toRepoKey) {
+    // The same rows: at most a repository's spelling changes.
+    if (to.repo !== undefined) await run(RESPELL_REPOSITORY).run();
+    return;
+  }
+  const sql = moveSql(fromRepoKey !== null);
+  const statements = [sql.notePaired, sql.mergeNewerData];
+  const sameOrg = from.orgKey === to.orgKey;
+  for (const child of CHILDREN) {
+    // Within one organization a child's key already is the target's: no record exists twice.
+    if (!sameOrg) statements.push(...sql.mergeChildren(child));
+    statements.push(sql.moveChildren(child, sameOrg));
+  }
+  statements.push(sql.dropPaired, sql.movePullRequests, REFRESH_NOTED_SPANS, FORGET_NOTED);
+  await db.batch(statements.map(run));
+}
+
+/** SQLite counts parameters up to the highest number used: bind exactly that many values. */
+const highestParameter = (sql: string): number => Math.max(0, ...[...sql.matchAll(/\?(\d+)/g)].map((m) => Number(m[1])));
+
+/** A child table: its key within the organization and its data columns (besides `pr_id`). */
+interface Child {
+  table: string;
+  key: string;
+  data: string[];
+}
+
+const CHILDREN: readonly Child[] = [
+  { table: "reviews", key: "review_id", data: ["status", "completed_at", "updated_at"] },
+  { table: "findings", key: "finding_id", data: ["created_at", "posted", "ai_addressed", "feedback", "updated_at"] },
+  { table: "ai_authorship", key: "source_id", data: ["lines", "updated_at"] },
+];
+
+/**
+ * The statements of a move. Parameters: ?1 the source `org_key`, ?2 the source repository key,
+ * ?3 the target `org_key`, ?4 the target repository key, ?5 the target repository's name (?2, ?4
+ * and ?5 only when the move is of one repository). `o` is a source pull request and `t` the target
+ * row of the same pull request, when there is one.
+ */
+function moveSql(oneRepository: boolean) {
+  const source = (p: string) => `${p}.org_key = ?1${oneRepository ? ` AND ${p}.repo_key = ?2` : ""}`;
+  const pair = `t.org_key = ?3 AND t.repo_key = ${oneRepository ? "?4" : "o.repo_key"} AND t.pr_number = o.pr_number`;
+  const sourceIds = `SELECT o.id FROM pull_requests AS o WHERE ${source("o")}`;
+  const pairedIds = `SELECT o.id FROM pull_requests AS o JOIN pull_requests AS t ON ${pair} WHERE ${source("o")}`;
+  /** The id a child of source pull request `prId` points at after the move. */
+  const targetOf = (prId: string) =>
+    `coalesce((SELECT t.id FROM pull_requests AS o JOIN pull_requests AS t ON ${pair} WHERE o.id = ${prId}), ${prId})`;
+  const isNewer = (a: string, b: string) =>
+    `${a}.updated_at IS NOT NULL AND (${b}.updated_at IS NULL OR ${a}.updated_at > ${b}.updated_at)`;
+
+  return {
+    /** The surviving target rows of pull requests stored under both scopes: their spans change. */
+    notePaired: `
+INSERT INTO pull_requests_to_refresh (pr_id)
+SELECT t.id FROM pull_requests AS o JOIN pull_requests AS t ON ${pair} WHERE ${source("o")}
+ON CONFLICT (pr_id) DO NOTHING`,
+
+    /** Where both scopes hold a pull request: the source's data when its version is newer. */
+    mergeNewerData: `
 UPDATE pull_requests AS t SET
-  author = o.author, created_at = o.created_at, merged_at = o.merged_at,
+  ${oneRepository ? "" : "repo = o.repo, "}author = o.author, created_at = o.created_at, merged_at = o.merged_at,
   lines_added = o.lines_added, lines_deleted = o.lines_deleted, updated_at = o.updated_at
 FROM pull_requests AS o
-WHERE t.org_key = ?1 AND t.repo_key = ?3 AND o.org_key = ?1 AND o.repo_key = ?2 AND o.pr_number = t.pr_number
-  AND o.updated_at IS NOT NULL AND (t.updated_at IS NULL OR o.updated_at > t.updated_at)`;
+WHERE ${source("o")} AND ${pair} AND ${isNewer("o", "t")}`,
 
-const MOVE_CHILDREN = `
-UPDATE <table> SET pr_id = (
-  SELECT t.id FROM pull_requests AS o
-  JOIN pull_requests AS t ON t.org_key = o.org_key AND t.repo_key = ?3 AND t.pr_number = o.pr_number
-  WHERE o.id = <table>.pr_id)
-WHERE org_key = ?1 AND pr_id IN (
-  SELECT o.id FROM pull_requests AS o
-  JOIN pull_requests AS t ON t.org_key = o.org_key AND t.repo_key = ?3 AND t.pr_number = o.pr_number
-  WHERE o.org_key = ?1 AND o.repo_key = ?2)`;
+    /**
+     * A child record stored in both organizations: the target row takes the source's data (and
+     * pull request) when the source is newer; the source row goes. A review that changes rows this
+     * way changes the spans of the pull request it leaves and of the one it loses or joins.
+     */
+    mergeChildren: ({ table, key, data }: Child) => {
+      const both = `FROM ${table} AS s JOIN ${table} AS x ON x.org_key = ?3 AND x.${key} = s.${key}
+WHERE s.org_key = ?1 AND s.pr_id IN (${sourceIds})`;
+      return [
+        ...(table === "reviews"
+          ? [
+              `
+INSERT INTO pull_requests_to_refresh (pr_id)
+SELECT x.pr_id ${both}
+UNION SELECT s.pr_id ${both}
+ON CONFLICT (pr_id) DO NOTHING`,
+            ]
+          : []),
+        `
+UPDATE ${table} AS x SET ${data.map((c) => `${c} = s.${c}`).join(", ")}, pr_id = ${targetOf("s.pr_id")}
+FROM ${table} AS s
+WHERE x.org_key = ?3 AND s.org_key = ?1 AND s.${key} = x.${key} AND s.pr_id IN (${sourceIds}) AND ${isNewer("s", "x")}`,
+        `
+DELETE FROM ${table} AS s
+WHERE s.org_key = ?1 AND s.pr_id IN (${sourceIds})
+  AND EXISTS (SELECT 1 FROM ${table} AS x WHERE x.org_key = ?3 AND x.${key} = s.${key})`,
+      ];
+    },
 
-const DROP_MERGED = `
-DELETE FROM pull_requests
-WHERE org_key = ?1 AND repo_key = ?2
-  AND pr_number IN (SELECT pr_number FROM pull_requests WHERE org_key = ?1 AND repo_key = ?3)`;
+    /**
+     * The children follow their pull request: to the target's organization, and to the surviving
+     * target row where there is one (within one organization only those need a write).
+     */
+    moveChildren: ({ table }: Child, sameOrg: boolean) => `
+UPDATE ${table} SET org_key = ?3, pr_id = ${targetOf(`${table}.pr_id`)}
+WHERE org_key = ?1 AND pr_id IN (${sameOrg ? pairedIds : sourceIds})`,
+
+    /** The source rows of pull requests the target already held: merged above, their children moved. */
+    dropPaired: `DELETE FROM pull_requests WHERE id IN (${pairedIds})`,
+
+    /** The other source rows move, keeping their ids (so their children still point at them). */
+    movePullRequests: `
+UPDATE pull_requests AS o SET org_key = ?3${oneRepository ? ", repo_key = ?4, repo = ?5" : ""}
+WHERE ${source("o")}`,
+  };
+}
+
+const RESPELL_REPOSITORY = "UPDATE pull_requests SET repo = ?5 WHERE org_key = ?1 AND repo_key = ?2 AND repo <> ?5";
+
+const REFRESH_NOTED_SPANS = refreshReviewSpansSql("SELECT pr_id AS id FROM pull_requests_to_refresh");
+
+const FORGET_NOTED = "DELETE FROM pull_requests_to_refresh";

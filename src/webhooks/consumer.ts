@@ -1,11 +1,11 @@
-import { allocatedHome, defaultHome, homeOfDelivery, organizationAt } from "../durable/directory";
+import { allocatedHome, defaultHome, gatherStrayRows, homeOfDelivery, organizationAt } from "../durable/directory";
 import type { GithubChangeResult } from "../durable/organization";
 import { callDurable } from "../lib/durable-call";
 import { foldName } from "../lib/names";
 import { recordHome } from "../storage/directory";
 import { storeEvents } from "../storage/events";
 import { parkDelivery } from "../storage/parked";
-import { renameRepositoryRows } from "../storage/renames";
+import { moveRows } from "../storage/renames";
 import { messageKey, QueueMessage } from "./changes";
 
 /** Queue names as in wrangler.toml. */
@@ -59,8 +59,10 @@ export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promi
  * The organization is found by GitHub's account id first, else by login (`durable/directory.ts`);
  * a rename also tries its `from` login. An installation for a login whose object is another
  * organization's gets a home of its own. After a change of the organization's identity (created,
- * renamed, account id learned) the directory in D1 learns it; a retry that finds the change already
- * applied writes it again, so a failure between the object and D1 converges.
+ * renamed, account id learned) the directory in D1 learns it, and the rows stored under the login's
+ * folded key before it did (events that used a new login early) join the organization; a retry
+ * that finds the change already applied does both again, so a failure between the object and D1
+ * converges.
  */
 export async function applyMessage(env: Env, m: QueueMessage): Promise<void> {
   const accountId = m.accountId ?? null;
@@ -103,9 +105,13 @@ export async function applyMessage(env: Env, m: QueueMessage): Promise<void> {
   }
   if (result.kind !== "applied") throw notYetKnown(m, home);
   const identity = result.directory;
-  if (identity) await recordHome(env.DB, { key: identity.home, login: identity.login, accountId: identity.accountId });
+  if (identity) {
+    await recordHome(env.DB, { key: identity.home, login: identity.login, accountId: identity.accountId });
+    // After the directory: from then on nothing new lands under the login's default home.
+    await gatherStrayRows(env, { home: identity.home, login: identity.login });
+  }
   for (const rename of result.renames) {
-    await renameRepositoryRows(env.DB, home, rename.fromKey, rename.toName);
+    await moveRows(env.DB, { orgKey: home, repo: rename.fromKey }, { orgKey: home, repo: rename.toName });
     await callDurable(() => organizationAt(env, home).renameFollowed(rename.fromKey), { idempotent: true });
   }
 }

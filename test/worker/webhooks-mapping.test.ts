@@ -11,6 +11,7 @@ import {
   install,
   joins,
   mergedPr,
+  type Person,
   person,
   prs,
   readMember,
@@ -238,6 +239,96 @@ describe("repositories", () => {
       serviceFirstReviewedAt: "2026-09-30T08:00:00.000Z",
     });
     expect((await exportPage(org, admin, "&repo=before")).status).toBe(403);
+  });
+
+  // The merged row's review span (which the export's walk reads, and which gives
+  // serviceFirstReviewedAt) must include the reviews it took over and the merge it may have taken.
+  describe.each([
+    ["reviewed later under the new name", true],
+    ["not reviewed under the new name", false],
+  ])("renamed when the pull request was reviewed long ago under the old name and %s", (_, reviewedLater) => {
+    const windowRows = async (org: string, who: Person, start: string, end: string) => {
+      const res = await call(`/api/analytics/v1/prs?org=${org}&startDate=${start}&endDate=${end}`, {
+        headers: { Authorization: `Bearer ${who.analyticsKey}` },
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { data: Record<string, unknown>[] }).data;
+    };
+
+    it("a window holding only the old review lists the merged row, with its first review and metrics", async () => {
+      const repo = { id: repoId(), name: "before", private: false };
+      const { org, admin } = await world([repo]);
+      await deliverQueued(
+        "pull_request",
+        mergedPr(org, repo, 1, {
+          created_at: "2026-08-01T10:00:00Z",
+          merged_at: "2026-08-03T10:00:00Z",
+          updated_at: "2026-08-03T10:00:01Z",
+        }),
+      );
+      const old = { org, repo: "before", prNumber: 1, updatedAt: "2026-08-02T13:00:00Z" };
+      await postEventsOk([
+        { ...old, type: "review", reviewId: "old-review", status: "completed", completedAt: "2026-08-02T12:00:00Z" },
+        {
+          ...old,
+          type: "finding",
+          findingId: "old-finding",
+          createdAt: "2026-08-02T12:30:00Z",
+          posted: true,
+          aiAddressed: true,
+          feedback: null,
+        },
+      ]);
+      await eventually(async () =>
+        expect(await windowRows(org, admin, "2026-07-20", "2026-08-31")).toEqual([expect.objectContaining({ repo: "before" })]),
+      );
+      // The reviewer follows the rename before the webhook is applied: rows under the new name.
+      const now = { org, repo: "after", prNumber: 1, updatedAt: "2026-10-05T09:00:00Z" };
+      await postEventsOk([
+        ...(reviewedLater
+          ? [{ ...now, type: "review", reviewId: "new-review", status: "completed", completedAt: "2026-10-05T09:00:00Z" }]
+          : []),
+        {
+          ...now,
+          type: "finding",
+          findingId: "new-finding",
+          createdAt: "2026-10-05T09:00:00Z",
+          posted: true,
+          aiAddressed: false,
+          feedback: null,
+        },
+        { ...now, type: "ai_authorship", sourceId: "new-ai", lines: 5 },
+      ]);
+      const renamed = example("repository", "renamed", org);
+      Object.assign(renamed.repository as object, { id: repo.id, name: "after", private: false });
+      renamed.changes = { repository: { name: { from: "before" } } };
+      await deliverQueued("repository", renamed);
+      // The old name matches nothing once its D1 rows have moved.
+      await eventually(async () => expect((await exportPage(org, admin, "&repo=before")).status).toBe(403));
+
+      const expected = {
+        repo: "after",
+        prNumber: 1,
+        author: "Codertocat",
+        createdAt: "2026-08-01T10:00:00.000Z",
+        mergedAt: "2026-08-03T10:00:00.000Z",
+        linesAdded: 12,
+        linesDeleted: 3,
+        numberOfServiceIssuesFlagged: 1,
+        numberOfServiceIssuesFixed: 1,
+        serviceFirstReviewedAt: "2026-08-02T12:00:00.000Z",
+        totalAiLinesAuthored: 5,
+      };
+      // A wide window (the walk over the review span) and a one-day one (the reviews themselves).
+      expect(await windowRows(org, admin, "2026-07-20", "2026-08-31")).toEqual([expect.objectContaining(expected)]);
+      expect(await windowRows(org, admin, "2026-08-02", "2026-08-02")).toEqual([expect.objectContaining(expected)]);
+      // A review after the merge reaches the row from a window long after it; an unreviewed name adds none.
+      expect(await windowRows(org, admin, "2026-10-01", "2026-10-31")).toEqual(
+        reviewedLater
+          ? [expect.objectContaining({ ...expected, numberOfServiceIssuesFlagged: 1, numberOfServiceIssuesFixed: 0 })]
+          : [],
+      );
+    });
   });
 
   it("deleted, or transferred away: as removed", async () => {

@@ -290,6 +290,129 @@ describe("a storage failure between the object's write and the directory's conve
   });
 });
 
+describe("rows stored under the new login before the rename was applied join the organization", () => {
+  /** A D1 that applies its first write batch and refuses the others (reads work). */
+  const failsAfterFirstWrite = () => {
+    let writes = 0;
+    return {
+      prepare: (query: string) => env.DB.prepare(query),
+      batch: async (statements: D1PreparedStatement[]) => {
+        writes += 1;
+        if (writes > 1) throw new Error("D1_ERROR: injected storage fault");
+        return env.DB.batch(statements);
+      },
+    };
+  };
+  const byNumber = (rows: Record<string, unknown>[]) => [...rows].sort((x, y) => (x.prNumber as number) - (y.prNumber as number));
+  const rowsLeftUnder = async (loginKey: string) => {
+    const counts = await Promise.all(
+      ["pull_requests", "reviews", "findings", "ai_authorship"].map((table) =>
+        env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE org_key = ?1`).bind(loginKey).first<{ n: number }>(),
+      ),
+    );
+    return counts.map((c) => c?.n);
+  };
+
+  it("events under the new login appear with the old data, merged by record (newer wins); a retry and a duplicate add nothing", async () => {
+    const repo = { id: repoId(), name: "api", private: false };
+    const { org: a, admin: owner, member } = await world([repo]);
+    await prs(a, owner, [[repo, 1]]);
+    const pr3 = { type: "pull_request", org: a, repo: "api", prNumber: 3, author: "alice" };
+    const pr3Data = { createdAt: "2026-10-01T10:00:00Z", mergedAt: "2026-10-02T10:00:00Z", linesDeleted: 2 };
+    const f3 = { type: "finding", org: a, repo: "api", prNumber: 3, findingId: `f3-${a}`, createdAt: "2026-10-01T13:00:00Z" };
+    await postEventsOk([
+      { ...pr3, ...pr3Data, linesAdded: 10, updatedAt: "2026-10-02T00:00:00Z" },
+      { ...review(a, "api", 3), reviewId: `r3-${a}` },
+      { ...f3, posted: true, aiAddressed: false, feedback: null, updatedAt: "2026-10-03T00:00:00Z" },
+    ]);
+    await eventually(async () => expect(await exported(a, owner)).toHaveLength(2));
+
+    // The reviewer follows GitHub faster than the queue: events under the new login B before the
+    // rename is applied, stored under B's folded key.
+    const b = another(a, "b");
+    await postEventsOk([
+      // Pull request 1: an older version of its data (the delivery's stays), a newer version of its
+      // review (it completed earlier than first reported), and an authorship record.
+      { ...pr3, ...pr3Data, org: b, prNumber: 1, author: "stale", linesAdded: 1, updatedAt: "2026-10-01T00:00:00Z" },
+      { ...review(a, "api", 1), org: b, completedAt: "2026-09-29T09:00:00Z", updatedAt: "2026-10-04T00:00:00Z" },
+      {
+        type: "ai_authorship",
+        org: b,
+        repo: "api",
+        prNumber: 1,
+        sourceId: `ai1-${a}`,
+        lines: 4,
+        updatedAt: "2026-10-04T00:00:00Z",
+      },
+      // Pull request 2: only under B.
+      {
+        ...pr3,
+        ...pr3Data,
+        org: b,
+        prNumber: 2,
+        author: "octocat",
+        mergedAt: "2026-10-03T10:00:00Z",
+        linesAdded: 5,
+        updatedAt: "2026-10-04T00:00:00Z",
+      },
+      review(b, "api", 2),
+      // Pull request 3: newer data under B; an older version of its finding (A's stays).
+      { ...pr3, ...pr3Data, org: b, linesAdded: 40, updatedAt: "2026-10-04T00:00:00Z" },
+      { ...f3, org: b, posted: true, aiAddressed: true, feedback: null, updatedAt: "2026-10-02T00:00:00Z" },
+    ]);
+
+    // The rename: the directory is written, then moving the rows fails; the queue retries the
+    // message, the object finds it applied, and the retry moves them.
+    const message = messageOf("organization", renamed(a, b, accountOf(a)));
+    const failed = await consume(WEBHOOK_QUEUE, [message], { DB: failsAfterFirstWrite() });
+    expect(failed.result.retryMessages.map((r) => r.msgId)).toEqual(failed.ids);
+    expect((await readMember(b, owner, member.id)).status).toBe(200);
+    const retried = await consume(WEBHOOK_QUEUE, [message], {}, 2);
+    expect(retried.result.explicitAcks).toEqual(retried.ids);
+
+    const expected = [
+      {
+        org: b,
+        prNumber: 1,
+        author: "Codertocat",
+        linesAdded: 12,
+        serviceFirstReviewedAt: "2026-09-29T09:00:00.000Z",
+        totalAiLinesAuthored: 4,
+      },
+      { org: b, prNumber: 2, author: "octocat", mergedAt: "2026-10-03T10:00:00.000Z", linesAdded: 5 },
+      { org: b, prNumber: 3, author: "alice", linesAdded: 40, numberOfServiceIssuesFlagged: 1, numberOfServiceIssuesFixed: 0 },
+    ];
+    const after = byNumber(await rowsOf(b, owner));
+    expect(after).toEqual(expected.map((row) => expect.objectContaining(row)));
+    expect(await rowsLeftUnder(b.toLowerCase())).toEqual([0, 0, 0, 0]);
+
+    // The same message once more (a duplicate past the dedupe marker): nothing changes.
+    const again = await consume(WEBHOOK_QUEUE, [message]);
+    expect(again.result.explicitAcks).toEqual(again.ids);
+    expect(byNumber(await rowsOf(b, owner))).toEqual(after);
+  });
+
+  it("not when the new login's folded key is another organization's home: that organization's rows stay", async () => {
+    const repo = { id: repoId(), name: "api", private: false };
+    const first = await world([repo]);
+    await prs(first.org, first.admin, [[repo, 1]]);
+    const moved = another(first.org, "moved");
+    await deliverQueued("organization", renamed(first.org, moved, accountOf(first.org)));
+    await answersUnder(moved, first.admin, first.member.id);
+
+    // Another organization renames itself to the login the first one left: its home stays its own,
+    // and the first organization's rows under that login's folded key are the first one's.
+    const otherRepo = { id: repoId(), name: "web", private: false };
+    const second = await world([otherRepo]);
+    await prs(second.org, second.admin, [[otherRepo, 5]]);
+    await deliverQueued("organization", renamed(second.org, first.org, accountOf(second.org)));
+    await answersUnder(first.org, second.admin, second.member.id);
+
+    expect((await rowsOf(first.org, second.admin)).map((r) => [r.org, r.repo, r.prNumber])).toEqual([[first.org, "web", 5]]);
+    expect((await rowsOf(moved, first.admin)).map((r) => [r.org, r.repo, r.prNumber])).toEqual([[moved, "api", 1]]);
+  });
+});
+
 describe("the old login taken by another organization: both stay independent", () => {
   it("a new installation for the old login gets its own home; data, members and lists are not mixed", async () => {
     const repo = { id: repoId(), name: "api", private: false };
