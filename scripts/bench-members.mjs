@@ -19,7 +19,16 @@
  */
 import { rmSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { fmt, load, migrateLocalD1, QUOTAS_ON, reportQuotaCost, startWrangler, table, writeSection } from "./lib/bench-common.mjs";
+import {
+  fmt,
+  load,
+  migrateLocalD1,
+  QUOTAS_ON,
+  reportQuotaCost,
+  startWrangler,
+  table,
+  writeSection,
+} from "./lib/bench-common.mjs";
 import { controlPlaneClient } from "./lib/control-plane-client.mjs";
 
 const { values: opts } = parseArgs({
