@@ -1,0 +1,89 @@
+import type { z } from "zod";
+import { atOrganization } from "../durable/directory";
+import type { DurableResult } from "../lib/durable-call";
+import { foldName } from "../lib/names";
+import { listMergedPullRequests, type MergedPullRequestPage, type MergedPullRequestQuery } from "../storage/analytics";
+import type { AnalyticsAccess } from "./access";
+import { type AnalyticsQuery, DEFAULT_PER_PAGE } from "./query";
+import { resolveWindow } from "./window";
+
+type Query = z.output<typeof AnalyticsQuery>;
+
+/** The page statement's input for a request, once its access is known. One function, so an early and a late query compare equal. */
+export function pageQuery(query: Query, access: AnalyticsAccess, now: number): MergedPullRequestQuery {
+  const window = resolveWindow(query.startDate ?? null, query.endDate ?? null, access.installedAt, now);
+  return {
+    orgKey: access.homeKey,
+    repoKey: query.repo === undefined ? null : foldName(query.repo),
+    accessibleRepoKeys: access.accessibleRepoKeys,
+    excludedRepoKeys: access.excludedRepoKeys,
+    start: window.start,
+    end: window.end,
+    after: query.cursor ?? null,
+    limit: (query.perPage ?? DEFAULT_PER_PAGE) + 1,
+    now,
+  };
+}
+
+/** What the export reads alongside the key verdict: the access decision and, maybe, the page already. */
+export interface AccessAndPage {
+  access: DurableResult<AnalyticsAccess>;
+  /** The request's time: the window and the statement are computed for it. */
+  now: number;
+  db: D1DatabaseSession;
+  /** The page read before the access was known, with the input it was read for; null when none was started or it failed. */
+  early: { input: MergedPullRequestQuery; page: MergedPullRequestPage } | null;
+}
+
+/**
+ * The last access this isolate saw for a caller, organization and repository: a guess of what the
+ * organization's object will answer, never a decision. Bounded; the oldest entry goes first.
+ */
+const lastAccess = new Map<string, AnalyticsAccess>();
+const LAST_ACCESS_ENTRIES = 512;
+
+/**
+ * The access check and the page query in parallel instead of one after the other. The page needs
+ * the access (home key, the caller's repositories, removed ones, the installation date), which only
+ * the organization's object can give; but a caller asking again usually gets the same answer as
+ * last time. So when this isolate has seen one, the page is read for that guess while the object
+ * decides, and the handler uses it only if the decision yields exactly the same statement input
+ * (`pageQuery`); otherwise it reads the page again (a wasted read, never a wrong page). Refusals
+ * (401, 403, 404) never show what the early read found. First requests, and those whose access
+ * changed, take the sequential path.
+ */
+export async function readAccessAndPage(env: Env, query: Query, callerId: string): Promise<AccessAndPage> {
+  const now = Date.now();
+  const db = env.DB.withSession("first-unconstrained");
+  const key = `${foldName(query.org)}\u0000${callerId}\u0000${query.repo === undefined ? "" : foldName(query.repo)}`;
+  const guess = lastAccess.get(key);
+  const early = guess ? readEarly(db, pageQuery(query, guess, now)) : Promise.resolve(null);
+  const [access, page] = await Promise.all([
+    atOrganization<AnalyticsAccess>(env, query.org, (stub) => stub.analyticsAccess(query.org, callerId, query.repo ?? null)),
+    early,
+  ]);
+  lastAccess.delete(key);
+  if (access.ok) {
+    lastAccess.set(key, access.value);
+    if (lastAccess.size > LAST_ACCESS_ENTRIES) lastAccess.delete(lastAccess.keys().next().value as string);
+  }
+  return { access, now, db, early: page };
+}
+
+/** The page for a guessed input; a failure only means the handler reads it again (and reports a failure then). */
+async function readEarly(
+  db: D1DatabaseSession,
+  input: MergedPullRequestQuery,
+): Promise<{ input: MergedPullRequestQuery; page: MergedPullRequestPage } | null> {
+  try {
+    return { input, page: await listMergedPullRequests(db, input) };
+  } catch {
+    return null;
+  }
+}
+
+/** Whether an early page was read for exactly this input. */
+export const readFor = (
+  early: AccessAndPage["early"],
+  input: MergedPullRequestQuery,
+): early is NonNullable<AccessAndPage["early"]> => early !== null && JSON.stringify(early.input) === JSON.stringify(input);
