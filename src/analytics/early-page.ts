@@ -37,10 +37,13 @@ export interface AccessAndPage {
 
 /**
  * The last access this isolate saw for a caller, organization and repository: a guess of what the
- * organization's object will answer, never a decision. Bounded; the oldest entry goes first.
+ * organization's object will answer, never a decision. Bounded in entries (the oldest goes first)
+ * and in size: an access listing more repositories than `LARGEST_GUESS` is not kept (at most about
+ * 256 × 1,000 names in memory), so such callers take the sequential path.
  */
 const lastAccess = new Map<string, AnalyticsAccess>();
-const LAST_ACCESS_ENTRIES = 512;
+const LAST_ACCESS_ENTRIES = 256;
+const LARGEST_GUESS = 1_000;
 
 /**
  * The access check and the page query in parallel instead of one after the other. The page needs
@@ -52,18 +55,30 @@ const LAST_ACCESS_ENTRIES = 512;
  * (401, 403, 404) never show what the early read found. First requests, and those whose access
  * changed, take the sequential path.
  */
-export async function readAccessAndPage(env: Env, query: Query, callerId: string): Promise<AccessAndPage> {
+export async function readAccessAndPage(
+  env: Env,
+  query: Query,
+  callerId: string,
+  verdict: Promise<unknown>,
+): Promise<AccessAndPage> {
   const now = Date.now();
   const db = env.DB.withSession("first-unconstrained");
   const key = `${foldName(query.org)}\u0000${callerId}\u0000${query.repo === undefined ? "" : foldName(query.repo)}`;
   const guess = lastAccess.get(key);
   const early = guess ? readEarly(db, pageQuery(query, guess, now)) : Promise.resolve(null);
-  const [access, page] = await Promise.all([
+  const [access, page, allowed] = await Promise.all([
     atOrganization<AnalyticsAccess>(env, query.org, (stub) => stub.analyticsAccess(query.org, callerId, query.repo ?? null)),
     early,
+    verdict.then(
+      () => true,
+      () => false,
+    ),
   ]);
+  // Kept only for a caller the verdict let through: one refused (401, 429) loses the guess, so a
+  // client hammering over its quota, or with a revoked key, costs at most one early read.
   lastAccess.delete(key);
-  if (access.ok) {
+  const size = access.ok ? (access.value.accessibleRepoKeys?.length ?? 0) + access.value.excludedRepoKeys.length : 0;
+  if (allowed && access.ok && size <= LARGEST_GUESS) {
     lastAccess.set(key, access.value);
     if (lastAccess.size > LAST_ACCESS_ENTRIES) lastAccess.delete(lastAccess.keys().next().value as string);
   }

@@ -36,7 +36,7 @@ const listPullRequestAnalytics = defineRoute({
     check: ({ query }) => checkDateRange(query, Date.now()),
     invalidMessage: invalidQueryMessage,
   },
-  alongside: ({ query }, callerId, { env }) => readAccessAndPage(env, query, callerId),
+  alongside: ({ query }, callerId, { env }, verdict) => readAccessAndPage(env, query, callerId, verdict),
   responses: {
     200: {
       description: "A page of rows, newest merge first.",

@@ -102,7 +102,7 @@ async function runRoute(api: ApiInterface, route: Route, request: IRequest, rc: 
   });
   const alongside =
     parsed.ok && known && route.alongside
-      ? route.alongside({ ...parsed.value, body: undefined }, known.record.userId, rc)
+      ? route.alongside({ ...parsed.value, body: undefined }, known.record.userId, rc, verdict)
       : Promise.resolve(undefined);
 
   // Judged in order: the key first (a failing key is a 401 whatever else happened), then the parameters.

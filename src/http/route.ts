@@ -88,9 +88,15 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
   /**
    * A read that may run alongside the key verdict once the key is known to exist (reads only).
    * Its answer is judged after the verdict and after parameter errors, so nothing of it leaks to a
-   * caller whose key fails. Receives the key owner's id from the key record.
+   * caller whose key fails. Receives the key owner's id from the key record, and the verdict
+   * itself (it rejects on a 401 or 429), e.g. to stop guessing for a caller who is refused.
    */
-  alongside?: (input: RouteInput<z.output<P>, z.output<Q>, undefined>, callerId: string, rc: RequestContext) => Promise<T>;
+  alongside?: (
+    input: RouteInput<z.output<P>, z.output<Q>, undefined>,
+    callerId: string,
+    rc: RequestContext,
+    verdict: Promise<unknown>,
+  ) => Promise<T>;
   /** Success responses by status. */
   responses: Record<number, SuccessResponse>;
   /** Error codes the handler itself can answer; the registry adds those of auth, parsing and stages. */

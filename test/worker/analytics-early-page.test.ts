@@ -11,7 +11,7 @@ type Page = { data: { repo: string; prNumber: number }[]; nextCursor: string | n
 
 const WINDOW = "startDate=2026-09-01&endDate=2026-10-31";
 
-async function setup(role: "admin" | "member") {
+async function setup(role: "admin" | "member", vars: Record<string, string> = {}) {
   const org = await createOrg(unique("early"), { plan: "pro" });
   const user = await createUser();
   await addMember(org, user, role);
@@ -24,12 +24,12 @@ async function setup(role: "admin" | "member") {
     ev.pr(org, 2, { repo: "secret", mergedAt: "2026-10-03T10:00:00Z" }),
     ev.review(org, 2, "r2", { repo: "secret" }),
   ]);
-  const get = async (query = WINDOW) => {
+  const get = async (query = WINDOW, extra: Record<string, string> = {}) => {
     const res = await fetchWithEnv(
       new Request(`https://service.test/api/analytics/v1/prs?org=${org}&${query}`, {
         headers: { Authorization: `Bearer ${key}` },
       }),
-      { DEBUG_ROWS_READ: "true" },
+      { DEBUG_ROWS_READ: "true", ...vars, ...extra },
     );
     return { res, early: res.headers.get("X-Debug-Early-Page") };
   };
@@ -83,5 +83,16 @@ describe("the page read alongside the access check", () => {
     expect(res.status).toBe(403);
     expect(early).toBeNull();
     expect(await res.json()).toMatchObject({ error: "You do not have access to this organization." });
+  });
+
+  it("a refused caller (429) loses the guess: the next request reads after the access check again", async () => {
+    const s = await setup("admin", { RATE_LIMIT_ANALYTICS: "2", RATE_LIMIT_WINDOW_SECONDS: "60" });
+    expect((await s.page()).early).toBe("none");
+    expect((await s.page()).early).toBe("used");
+    const refused = await s.get();
+    expect(refused.res.status).toBe(429);
+    // A larger quota lets the caller in again; the guess was dropped with the refusal.
+    expect((await s.get(WINDOW, { RATE_LIMIT_ANALYTICS: "10" })).early).toBe("none");
+    expect((await s.get(WINDOW, { RATE_LIMIT_ANALYTICS: "10" })).early).toBe("used");
   });
 });
