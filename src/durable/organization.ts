@@ -379,7 +379,9 @@ export class OrganizationObject extends DurableObject<Env> {
         this.#db.update(schema.installation).set({ accountId }).where(eq(schema.installation.id, 1)).run();
       }
       const after = this.#installationRow();
-      if (after && before && after.login !== before.login) this.#loginChanged(after.login);
+      // Also when the installation arrived after a rename of it: members synchronised before it told
+      // their indexes the login the caller used.
+      if (after && after.login !== (before?.login ?? at.login)) this.#loginChanged(after.login);
       this.#db.insert(schema.appliedDeliveries).values({ deliveryKey, appliedAt: now }).run();
       this.#db
         .delete(schema.appliedDeliveries)
@@ -435,8 +437,20 @@ export class OrganizationObject extends DurableObject<Env> {
     switch (change.kind) {
       case "installation_created": {
         const row = this.#installationRow();
-        if (row) {
-          // A plan or subscription billing has set stays; a new installation after a deletion is not
+        if (row?.installationId === change.installationId) {
+          // The same installation again (a late retry, a redelivery, or billing registered it first):
+          // its login is as old as the installation, so the login stays; a rename applied since stays
+          // applied. Only an organization marked deleted is installed again.
+          if (!row.installed) {
+            this.#db
+              .update(schema.installation)
+              .set({ installedAt: change.installedAt, installed: true, blocked: false })
+              .where(eq(schema.installation.id, 1))
+              .run();
+          }
+          this.#followRenames();
+        } else if (row) {
+          // A new installation (a reinstall): a plan or subscription billing has set stays; it is not
           // suspended. Its login is the organization's login now: renames that waited for it follow.
           const set = {
             login: at.login,
@@ -468,6 +482,8 @@ export class OrganizationObject extends DurableObject<Env> {
               installed: true,
             })
             .run();
+          // Renames delivered before the installation waited here: they follow now.
+          this.#followRenames();
         }
         return;
       }
@@ -540,10 +556,10 @@ export class OrganizationObject extends DurableObject<Env> {
    * GitHub's `organization` renamed (`from` → `to`). GitHub promises no order, so the rename waits
    * in `waiting_renames` and the chain is followed from the current login (`followRenames`): a
    * rename applies when its `from` is the current login, and then every waiting rename that
-   * continues the chain. A rename of an organization with no installation here changes nothing.
+   * continues the chain. A rename that arrives before the installation (its delivery failed and
+   * waits for a retry) waits too: the installation follows it once it is registered.
    */
   #renameOrganization(from: string, to: string): void {
-    if (!this.#installationRow()) return;
     this.#db
       .insert(schema.waitingRenames)
       .values({ fromKey: foldName(from), toLogin: to, receivedAt: Date.now() })

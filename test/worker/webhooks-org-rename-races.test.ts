@@ -1,0 +1,75 @@
+import { describe, expect, it } from "vitest";
+import { WEBHOOK_QUEUE } from "../../src/webhooks/consumer";
+import { adminOk, unique } from "./helpers";
+import { accountOf, consume, example, messageOf, type Person, person, readMember } from "./webhook-helpers";
+
+/**
+ * Contract section 9: "Deliveries may arrive in any order and may be redelivered by hand: the
+ * result is the same", for an organization's renames racing its installation, another
+ * organization taking its old login, concurrent directory writes and the control plane's PUT.
+ * Deliveries are handed to the queue consumer directly (`consume`), in the order each test names.
+ */
+
+/** The `organization.renamed` delivery: `organization.login` is the new login, `changes.login.from` the old one. */
+function renamed(from: string, to: string, accountId: number) {
+  const payload = example("organization", "renamed", to, 0, accountId);
+  payload.changes = { login: { from } };
+  return payload;
+}
+
+/** `installation.created` for `login`, GitHub account `accountId`, installation `installationId`. */
+function installed(login: string, accountId: number, installationId: number) {
+  const payload = example("installation", "created", login, 0, accountId);
+  (payload.installation as Record<string, unknown>).id = installationId;
+  payload.repositories = [];
+  return payload;
+}
+
+/** `organization.member_added` of `who` as admin, under `login` for account `accountId`. */
+function joined(login: string, accountId: number, who: { id: string }) {
+  const payload = example("organization", "member_added", login, 0, accountId);
+  const membership = payload.membership as { role: string; user: Record<string, unknown> };
+  membership.role = "admin";
+  membership.user = { ...membership.user, id: Number(who.id), login: `gh${who.id}`, type: "User" };
+  return payload;
+}
+
+const applied = async (event: string, payload: unknown) => {
+  const { ids, result } = await consume(WEBHOOK_QUEUE, [messageOf(event, payload)]);
+  expect(result.explicitAcks).toEqual(ids);
+};
+
+const statusOf = async (org: string, who: Person) => (await readMember(org, who, who.id)).status;
+
+describe("a rename and the installation in any order: the organization ends under its new login", () => {
+  it("the rename is applied before the installation (whose first attempt failed): it waits for it", async () => {
+    const a = unique("race");
+    const b = `${a}-b`;
+    const account = accountOf(a);
+    const owner = await person();
+    await applied("organization", renamed(a, b, account));
+    await applied("installation", installed(a, account, 41));
+    await applied("organization", joined(b, account, owner));
+    expect(await statusOf(b, owner)).toBe(200);
+    expect(await statusOf(a, owner)).toBe(404);
+  });
+
+  it("a late retry of the installation (the same installation id) does not undo a rename", async () => {
+    const a = unique("race");
+    const b = `${a}-b`;
+    const account = accountOf(a);
+    const owner = await person();
+    await adminOk("PUT", `/internal/v1/organizations/${a}`, {
+      installationId: 42,
+      installedAt: "2025-01-01T00:00:00Z",
+      plan: "pro",
+      subscription: { status: "active", billedThroughService: true, purchasedSeats: 5 },
+    });
+    await applied("organization", joined(a, account, owner));
+    await applied("organization", renamed(a, b, account));
+    expect(await statusOf(b, owner)).toBe(200);
+    await applied("installation", installed(a, account, 42));
+    expect(await statusOf(b, owner)).toBe(200);
+    expect(await statusOf(a, owner)).toBe(404);
+  });
+});
