@@ -12,19 +12,40 @@ export interface Identity {
   accountId: number | null;
 }
 
+/** The installation row's facts `claimOf` weighs: the identity, and which installation it holds. */
+export interface Registration extends Identity {
+  installationId: number;
+  installed: boolean;
+}
+
 /**
  * Whose object this is, for a call naming `logins` (the requested login; a rename also names its
- * `from`) and maybe GitHub's account id:
+ * `from`), maybe GitHub's account id and, for an installation event, its installation id:
  * - `absent`: no installation was ever registered here;
  * - `own`: the same account (when both ids are known), else the same login (case-insensitively);
  * - `other`: another organization's (another account, or another login).
+ *
+ * With the account id unknown here (registered by the control plane only, or installed before
+ * account ids were kept) the login alone cannot tell this organization from a new one that took
+ * its login after it was renamed away (and the rename is not applied yet). One fact still tells
+ * them apart: an organization has one installation at a time, so an installation event for the
+ * same login but another installation id, while this one is still installed, is another
+ * organization's (it gets a home of its own). A reinstall comes after the old installation was
+ * deleted (not installed here any more, and that deletion taught the account id), so it is own.
  */
-export function claimOf(identity: Identity | undefined, logins: readonly string[], accountId: number | null = null) {
+export function claimOf(
+  identity: Registration | undefined,
+  logins: readonly string[],
+  accountId: number | null = null,
+  installationId: number | null = null,
+) {
   if (!identity) return "absent" as const;
   if (accountId !== null && identity.accountId !== null)
     return identity.accountId === accountId ? ("own" as const) : ("other" as const);
   const key = foldName(identity.login);
-  return logins.some((login) => foldName(login) === key) ? ("own" as const) : ("other" as const);
+  if (!logins.some((login) => foldName(login) === key)) return "other" as const;
+  if (installationId !== null && identity.installed && identity.installationId !== installationId) return "other" as const;
+  return "own" as const;
 }
 
 /** A rename that arrived but has not been applied: its `from` was not the current login then. */

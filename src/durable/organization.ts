@@ -363,7 +363,8 @@ export class OrganizationObject extends DurableObject<Env> {
     const logins = change.kind === "organization_renamed" ? [at.login, change.from] : [at.login];
     const outcome = this.ctx.storage.transactionSync(() => {
       const before = this.#installationRow();
-      if (claimOf(before, logins, accountId) === "other") {
+      const installationId = change.kind === "installation_created" ? change.installationId : null;
+      if (claimOf(before, logins, accountId, installationId) === "other") {
         return change.kind === "installation_created" ? ("taken" as const) : ("elsewhere" as const);
       }
       const now = Date.now();

@@ -91,9 +91,12 @@ export async function applyMessage(env: Env, m: QueueMessage): Promise<void> {
     );
   let result = await apply(home);
   // The directory named another organization's home (a stale entry): the folded login's object, if
-  // it is this organization's or no one's; for an installation, then a home of its own (the login's
-  // object is another organization's: renamed away, or another account).
+  // it is this organization's or no one's (for a rename its `from` first: the organization is still
+  // there until the rename applies, while another one may already hold that login in the
+  // directory); for an installation, then a home of its own (the login's object is another
+  // organization's: renamed away, or another account).
   const fallbacks = [
+    ...(change.kind === "organization_renamed" ? [defaultHome(change.from)] : []),
     defaultHome(m.org),
     ...(change.kind === "installation_created" ? [allocatedHome(m.org, change.installationId)] : []),
   ];

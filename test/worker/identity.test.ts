@@ -8,19 +8,36 @@ import { claimOf, followRenames, type WaitingRename } from "../../src/durable/id
  * webhook tests observe the same through the interfaces.
  */
 
+/** An object's installation: this login and account id, installation 1, installed. */
+const at = (login: string, accountId: number | null, installationId = 1, installed = true) => ({
+  login,
+  accountId,
+  installationId,
+  installed,
+});
+
 describe("claimOf: an object is an organization's by account id, else by login", () => {
   it("no installation: absent; same account: own whatever the login; another account: other", () => {
     expect(claimOf(undefined, ["acme"], 7)).toBe("absent");
-    expect(claimOf({ login: "acme", accountId: 7 }, ["renamed"], 7)).toBe("own");
-    expect(claimOf({ login: "acme", accountId: 7 }, ["acme"], 8)).toBe("other");
+    expect(claimOf(at("acme", 7), ["renamed"], 7)).toBe("own");
+    expect(claimOf(at("acme", 7), ["acme"], 8)).toBe("other");
   });
 
   it("an id unknown on either side: the login decides, case-insensitively (ASCII only)", () => {
-    expect(claimOf({ login: "Acme", accountId: null }, ["ACME"], 7)).toBe("own");
-    expect(claimOf({ login: "acme", accountId: 7 }, ["ACME"])).toBe("own");
-    expect(claimOf({ login: "acme", accountId: null }, ["new-acme", "acme"])).toBe("own");
-    expect(claimOf({ login: "acme", accountId: null }, ["other"])).toBe("other");
-    expect(claimOf({ login: "k", accountId: null }, ["\u212a"])).toBe("other"); // the Kelvin sign is not a K
+    expect(claimOf(at("Acme", null), ["ACME"], 7)).toBe("own");
+    expect(claimOf(at("acme", 7), ["ACME"])).toBe("own");
+    expect(claimOf(at("acme", null), ["new-acme", "acme"])).toBe("own");
+    expect(claimOf(at("acme", null), ["other"])).toBe("other");
+    expect(claimOf(at("k", null), ["\u212a"])).toBe("other"); // the Kelvin sign is not a K
+  });
+
+  it("account unknown here: an installation of the same login under another installation id is another organization's while this one is installed", () => {
+    expect(claimOf(at("acme", null, 1), ["acme"], 7, 2)).toBe("other");
+    expect(claimOf(at("acme", null, 1), ["acme"], 7, 1)).toBe("own");
+    // After its deletion: a reinstall of the same organization.
+    expect(claimOf(at("acme", null, 1, false), ["acme"], 7, 2)).toBe("own");
+    // The account id known on both sides decides alone (a reinstall of a known account).
+    expect(claimOf(at("acme", 7, 1), ["acme"], 7, 2)).toBe("own");
   });
 });
 

@@ -157,9 +157,9 @@ export async function joins(org: string, who: { id: string }, role: "admin" | "m
   await deliverQueued("organization", payload);
 }
 
-export async function billing(org: string, plan: "free" | "team" | "pro" = "pro") {
+export async function billing(org: string, plan: "free" | "team" | "pro" = "pro", installationId = 1) {
   await adminOk("PUT", `/internal/v1/organizations/${org}`, {
-    installationId: 1,
+    installationId,
     installedAt: "2025-01-01T00:00:00Z",
     plan,
     subscription: { status: "active", billedThroughService: true, purchasedSeats: 5 },

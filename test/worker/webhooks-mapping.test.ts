@@ -43,7 +43,8 @@ describe("installation", () => {
   it("created after billing set a plan: the plan and subscription stay", async () => {
     const org = unique("gh");
     const admin = await person();
-    await billing(org, "pro");
+    // Billing names GitHub's installation id: the installation GitHub then announces is that one.
+    await billing(org, "pro", 77);
     await install(org, [], 77);
     await joins(org, admin, "admin");
     await eventually(async () => expect((await readMember(org, admin, admin.id)).status).toBe(200));

@@ -73,3 +73,44 @@ describe("a rename and the installation in any order: the organization ends unde
     expect(await statusOf(a, owner)).toBe(404);
   });
 });
+
+/** Billing registers `login` with this installation id (the control plane knows no account id). */
+const registered = (login: string, installationId: number) =>
+  adminOk("PUT", `/internal/v1/organizations/${login}`, {
+    installationId,
+    installedAt: "2025-01-01T00:00:00Z",
+    plan: "pro",
+    subscription: { status: "active", billedThroughService: true, purchasedSeats: 5 },
+  });
+
+/** The control plane synchronises `who` as an admin of `login`. */
+const syncedAdmin = (login: string, who: Person) =>
+  adminOk("PUT", `/internal/v1/organizations/${login}/members/${who.id}`, {
+    githubLogin: `gh${who.id}`,
+    workEmail: `${who.id}@example.com`,
+    role: "admin",
+    seat: true,
+    isBot: false,
+  });
+
+describe("an organization whose account id is unknown is not mixed with a new one that takes its old login", () => {
+  it("the new organization's installation is applied before the first one's rename: each keeps its own", async () => {
+    const a = unique("race");
+    const b = `${a}-b`;
+    const first = await person();
+    const second = await person();
+    await registered(a, 51);
+    await syncedAdmin(a, first);
+    // GitHub: the first organization renames itself to B; another account takes A and installs the
+    // app. The queue applies the installation first.
+    const newcomer = accountOf(`${a}-newcomer`);
+    await applied("installation", installed(a, newcomer, 52));
+    await applied("organization", renamed(a, b, accountOf(a)));
+    await applied("organization", joined(a, newcomer, second));
+
+    expect(await statusOf(b, first)).toBe(200);
+    expect(await statusOf(a, second)).toBe(200);
+    expect((await readMember(a, first, first.id)).status).toBe(403);
+    expect((await readMember(b, second, second.id)).status).toBe(403);
+  });
+});
