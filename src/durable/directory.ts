@@ -102,7 +102,8 @@ export async function putOrganization(env: Env, login: string, input: Organizati
   const allocated = allocatedHome(login, input.installationId);
   const stored = await put(allocated, true);
   if (stored.kind !== "stored") throw internalError();
-  await inStore("D1", () => recordHome(env.DB, { key: allocated, login, accountId: null }));
+  const { directory } = stored;
+  await inStore("D1", () => recordHome(env.DB, { ...directory, key: directory.home }));
   return stored.organization;
 }
 

@@ -79,7 +79,10 @@ export interface PendingRename {
 }
 
 /** `putOrganization`: stored; or not here (no installation, and the caller did not say to create one); or another organization's. */
-export type PutOrganizationResult = { kind: "stored"; organization: Organization } | { kind: "absent" } | { kind: "taken" };
+export type PutOrganizationResult =
+  | { kind: "stored"; organization: Organization; directory: Identity & { home: string; version: number } }
+  | { kind: "absent" }
+  | { kind: "taken" };
 
 /**
  * `applyGithubChange`: applied (now, or by an earlier attempt: `applied` false), with the repository
@@ -89,7 +92,13 @@ export type PutOrganizationResult = { kind: "stored"; organization: Organization
  * it a home of its own). `elsewhere`: any other change of an organization this object is not.
  */
 export type GithubChangeResult =
-  | { kind: "applied"; applied: boolean; renames: PendingRename[]; directory: (Identity & { home: string }) | null }
+  | {
+      kind: "applied";
+      applied: boolean;
+      renames: PendingRename[];
+      /** `version`: the membership clock, raised by every change of identity (`recordHome` keeps the newest). */
+      directory: (Identity & { home: string; version: number }) | null;
+    }
   | { kind: "taken" }
   | { kind: "elsewhere" };
 
@@ -212,7 +221,11 @@ export class OrganizationObject extends DurableObject<Env> {
       installed: true,
     };
     this.#db.insert(schema.installation).values(row).onConflictDoUpdate({ target: schema.installation.id, set: row }).run();
-    return { kind: "stored", organization: toOrganization(row) };
+    return {
+      kind: "stored",
+      organization: toOrganization(row),
+      directory: { home: row.homeKey, login: row.login, accountId: row.accountId, version: this.#membershipClock() },
+    };
   }
 
   /** Control plane: registers a repository and replaces its collaborator list. */
@@ -389,6 +402,8 @@ export class OrganizationObject extends DurableObject<Env> {
         .where(lt(schema.appliedDeliveries.appliedAt, now - DELIVERY_MEMORY_MS))
         .run();
       const changed = after !== undefined && (before?.login !== after.login || before?.accountId !== after.accountId);
+      // The directory's version of this identity: newer than any it replaces.
+      if (changed) this.#tickMembershipClock();
       return changed ? ("identity" as const) : ("applied" as const);
     });
     if (outcome === "taken" || outcome === "elsewhere") return { kind: outcome };
@@ -405,7 +420,10 @@ export class OrganizationObject extends DurableObject<Env> {
       applied: outcome !== "seen",
       renames: this.#db.select().from(schema.pendingRenames).all(),
       // A retry ("seen") cannot know whether the first attempt reached D1: it writes the directory again.
-      directory: row && outcome !== "applied" ? { home: row.homeKey, login: row.login, accountId: row.accountId } : null,
+      directory:
+        row && outcome !== "applied"
+          ? { home: row.homeKey, login: row.login, accountId: row.accountId, version: this.#membershipClock() }
+          : null,
     };
   }
 

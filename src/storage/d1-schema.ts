@@ -163,3 +163,14 @@ export const organizationAccounts = sqliteTable("organization_accounts", {
   accountId: integer("account_id").primaryKey(),
   homeKey: text("home_key").notNull(),
 });
+
+/**
+ * The version of the identity each home last wrote to the directory (its object's membership
+ * clock, raised by every change of login or account id). Directory writes of one organization may
+ * run concurrently (two queue messages of it in flight); one applies only when its version is not
+ * older than the one stored, so a late write of an older identity cannot undo a newer one.
+ */
+export const organizationHomes = sqliteTable("organization_homes", {
+  homeKey: text("home_key").primaryKey(),
+  version: integer("version").notNull(),
+});

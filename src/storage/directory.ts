@@ -48,6 +48,15 @@ export async function homeOfAccount(db: D1Database, accountId: number | null, lo
   return row?.home_key ?? null;
 }
 
+/** An organization's identity as its object reported it, with the version of that report. */
+export interface HomeIdentity {
+  key: string;
+  login: string;
+  accountId: number | null;
+  /** The object's membership clock when it reported: raised by every change of login or account id. */
+  version: number;
+}
+
 /**
  * Records where an organization lives after its object changed its identity (created, renamed,
  * learned its account id), in one transaction; idempotent, and a repeat writes no row.
@@ -55,28 +64,42 @@ export async function homeOfAccount(db: D1Database, accountId: number | null, lo
  *   pointing elsewhere is dropped: the object there answers for it first anyway);
  * - rows of other logins pointing to `home` go (the old login of a rename answers 404);
  * - the account id maps to `home`.
+ *
+ * Only when `version` is not older than the last one this home wrote (`organization_homes`): two
+ * messages of one organization may be applied concurrently, and the one that reached the object
+ * first may write here last. Its older identity then changes nothing. The version is raised first
+ * and every other statement checks that it is still this write's, in the same transaction.
  */
-export async function recordHome(db: D1Database, home: { key: string; login: string; accountId: number | null }): Promise<void> {
+export async function recordHome(db: D1Database, home: HomeIdentity): Promise<void> {
   const loginKey = foldName(home.login);
+  const current = "(SELECT version FROM organization_homes WHERE home_key = ?1) = ?3";
   const statements = [
-    db.prepare("DELETE FROM organization_names WHERE home_key = ?1 AND login_key <> ?2").bind(home.key, loginKey),
+    db
+      .prepare(
+        `INSERT INTO organization_homes (home_key, version) VALUES (?1, ?2)
+         ON CONFLICT (home_key) DO UPDATE SET version = excluded.version WHERE version < excluded.version`,
+      )
+      .bind(home.key, home.version),
+    db
+      .prepare(`DELETE FROM organization_names WHERE home_key = ?1 AND login_key <> ?2 AND ${current}`)
+      .bind(home.key, loginKey, home.version),
     loginKey === home.key
-      ? db.prepare("DELETE FROM organization_names WHERE login_key = ?1").bind(loginKey)
+      ? db.prepare(`DELETE FROM organization_names WHERE login_key = ?2 AND ${current}`).bind(home.key, loginKey, home.version)
       : db
           .prepare(
-            `INSERT INTO organization_names (login_key, home_key) VALUES (?1, ?2)
+            `INSERT INTO organization_names (login_key, home_key) SELECT ?2, ?1 WHERE ${current}
              ON CONFLICT (login_key) DO UPDATE SET home_key = excluded.home_key WHERE home_key <> excluded.home_key`,
           )
-          .bind(loginKey, home.key),
+          .bind(home.key, loginKey, home.version),
   ];
   if (home.accountId !== null) {
     statements.push(
       db
         .prepare(
-          `INSERT INTO organization_accounts (account_id, home_key) VALUES (?1, ?2)
+          `INSERT INTO organization_accounts (account_id, home_key) SELECT ?2, ?1 WHERE ${current}
            ON CONFLICT (account_id) DO UPDATE SET home_key = excluded.home_key WHERE home_key <> excluded.home_key`,
         )
-        .bind(home.accountId, home.key),
+        .bind(home.key, home.accountId, home.version),
     );
   }
   await db.batch(statements);

@@ -109,7 +109,12 @@ export async function applyMessage(env: Env, m: QueueMessage): Promise<void> {
   if (result.kind !== "applied") throw notYetKnown(m, home);
   const identity = result.directory;
   if (identity) {
-    await recordHome(env.DB, { key: identity.home, login: identity.login, accountId: identity.accountId });
+    await recordHome(env.DB, {
+      key: identity.home,
+      login: identity.login,
+      accountId: identity.accountId,
+      version: identity.version,
+    });
     // After the directory: from then on nothing new lands under the login's default home.
     await gatherStrayRows(env, { home: identity.home, login: identity.login });
   }

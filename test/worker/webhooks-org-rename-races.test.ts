@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { WEBHOOK_QUEUE } from "../../src/webhooks/consumer";
-import { adminOk, unique } from "./helpers";
-import { accountOf, consume, example, messageOf, type Person, person, readMember } from "./webhook-helpers";
+import { adminOk, env, unique } from "./helpers";
+import { accountOf, consume, example, messageOf, type Person, person, readMember, world } from "./webhook-helpers";
 
 /**
  * Contract section 9: "Deliveries may arrive in any order and may be redelivered by hand: the
@@ -112,5 +112,52 @@ describe("an organization whose account id is unknown is not mixed with a new on
     expect(await statusOf(a, second)).toBe(200);
     expect((await readMember(a, first, first.id)).status).toBe(403);
     expect((await readMember(b, second, second.id)).status).toBe(403);
+  });
+});
+
+describe("two messages of one organization applied concurrently: the directory keeps the newer identity", () => {
+  /**
+   * A D1 whose first write batch waits until `release` (reads and later writes pass): the first
+   * message's directory write is held back while the second message is applied completely.
+   */
+  const heldFirstWrite = () => {
+    let held = false;
+    let reached = () => {};
+    let release = () => {};
+    const atWrite = new Promise<void>((resolve) => {
+      reached = resolve;
+    });
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const db = {
+      prepare: (query: string) => env.DB.prepare(query),
+      batch: async (statements: D1PreparedStatement[]) => {
+        if (!held) {
+          held = true;
+          reached();
+          await released;
+        }
+        return env.DB.batch(statements);
+      },
+    };
+    return { db, atWrite, release };
+  };
+
+  it("A→B's directory write lands after B→C's: C still answers, A and B are 404", async () => {
+    const { org: a, admin: owner } = await world([]);
+    const b = `${a}-b`;
+    const c = `${a}-c`;
+    const account = accountOf(a);
+    const held = heldFirstWrite();
+    const first = consume(WEBHOOK_QUEUE, [messageOf("organization", renamed(a, b, account))], { DB: held.db });
+    await held.atWrite;
+    await applied("organization", renamed(b, c, account));
+    held.release();
+    const { ids, result } = await first;
+    expect(result.explicitAcks).toEqual(ids);
+    expect(await statusOf(c, owner)).toBe(200);
+    expect(await statusOf(b, owner)).toBe(404);
+    expect(await statusOf(a, owner)).toBe(404);
   });
 });
