@@ -55,7 +55,8 @@ const putOrganization = defineRoute({
   },
   responses: {
     200: {
-      description: "The stored organization.",
+      description:
+        "The stored organization, under its current login. An installation id already registered updates that organization whatever login the path names (an old one, or a new one not applied yet) and keeps its login: only GitHub's renames change it.",
       body: Organization,
       example: {
         login: "acme",

@@ -2,7 +2,7 @@ import { callDurable, type DurableResult } from "../lib/durable-call";
 import { inStore, internalError } from "../lib/errors";
 import { foldName } from "../lib/names";
 import type { Organization, OrganizationInput } from "../schemas/organization";
-import { homeNamed, homeOfAccount, recordHome } from "../storage/directory";
+import { homeNamed, homeOfAccount, homesOfPut, recordHome, recordInstallation } from "../storage/directory";
 import { moveRows } from "../storage/renames";
 import type { PutOrganizationResult } from "./organization";
 
@@ -77,10 +77,14 @@ export async function syncOrganization<T>(
 }
 
 /**
- * `PUT /internal/v1/organizations/{org}`: at the login's home. A login whose folded object is the
- * home of another organization (renamed away, or another account) gets a home of its own, which
- * the directory then names; the same installation id always allocates the same key, so a retry
- * after a failure between the two writes converges.
+ * `PUT /internal/v1/organizations/{org}`: at the login's home; else at the home of its installation
+ * id (the organization holding that installation, whatever login the call names: an old one, or a
+ * new one its object has not applied yet; it updates billing there and keeps its login), then the
+ * home the directory names for the login. A login whose folded object is the home of another
+ * organization (renamed away, or another account) gets a home of its own, which the directory then
+ * names; the same installation id always allocates the same key, so a retry after a failure
+ * between the two writes converges. The installation's home is recorded after every store (a repeat
+ * writes no row).
  */
 export async function putOrganization(env: Env, login: string, input: OrganizationInput): Promise<Organization> {
   const home = defaultHome(login);
@@ -88,23 +92,30 @@ export async function putOrganization(env: Env, login: string, input: Organizati
     callDurable<PutOrganizationResult>(() => organizationAt(env, at).putOrganization({ home: at, login }, input, create), {
       idempotent: true,
     });
+  const stored = async (result: PutOrganizationResult & { kind: "stored" }, allocated: boolean) => {
+    const { directory } = result;
+    await inStore("D1", () =>
+      allocated
+        ? recordHome(env.DB, { ...directory, key: directory.home })
+        : recordInstallation(env.DB, directory.installationId, directory.home),
+    );
+    return result.organization;
+  };
   const first = await put(home, false);
-  if (first.kind === "stored") return first.organization;
-  const named = await inStore("D1", () => homeNamed(env.DB, login));
-  if (named !== null && named !== home) {
-    const there = await put(named, true);
-    if (there.kind === "stored") return there.organization;
+  if (first.kind === "stored") return stored(first, false);
+  const known = await inStore("D1", () => homesOfPut(env.DB, login, input.installationId));
+  for (const at of new Set([known.installation, known.named])) {
+    if (at === null || at === home) continue;
+    const there = await put(at, true);
+    if (there.kind === "stored") return stored(there, false);
   }
   if (first.kind === "absent") {
     const created = await put(home, true);
-    if (created.kind === "stored") return created.organization;
+    if (created.kind === "stored") return stored(created, false);
   }
-  const allocated = allocatedHome(login, input.installationId);
-  const stored = await put(allocated, true);
-  if (stored.kind !== "stored") throw internalError();
-  const { directory } = stored;
-  await inStore("D1", () => recordHome(env.DB, { ...directory, key: directory.home }));
-  return stored.organization;
+  const allocated = await put(allocatedHome(login, input.installationId), true);
+  if (allocated.kind !== "stored") throw internalError();
+  return stored(allocated, true);
 }
 
 /** The home of a login re-used while its folded key is another organization's home. */

@@ -78,9 +78,12 @@ export interface PendingRename {
   toName: string;
 }
 
+/** What the directory in D1 learns of this object: `storage/directory.ts` `recordHome`. */
+export type DirectoryIdentity = Identity & { home: string; installationId: number; version: number };
+
 /** `putOrganization`: stored; or not here (no installation, and the caller did not say to create one); or another organization's. */
 export type PutOrganizationResult =
-  | { kind: "stored"; organization: Organization; directory: Identity & { home: string; version: number } }
+  | { kind: "stored"; organization: Organization; directory: DirectoryIdentity }
   | { kind: "absent" }
   | { kind: "taken" };
 
@@ -97,7 +100,7 @@ export type GithubChangeResult =
       applied: boolean;
       renames: PendingRename[];
       /** `version`: the membership clock, raised by every change of identity (`recordHome` keeps the newest). */
-      directory: (Identity & { home: string; version: number }) | null;
+      directory: DirectoryIdentity | null;
     }
   | { kind: "taken" }
   | { kind: "elsewhere" };
@@ -197,18 +200,22 @@ export class OrganizationObject extends DurableObject<Env> {
   }
 
   /**
-   * Control plane: registers or updates the installation, plan and subscription. An installation
-   * registered for another login is `taken` (left alone); with none, the organization is created
-   * only when `create` says the caller checked the directory.
+   * Control plane: registers or updates the installation, plan and subscription. The installation
+   * this object holds is its own whatever login the call names: billing and subscription change,
+   * the login does not (only GitHub's renames change it; a call naming an old login, or a new one
+   * not applied yet, must neither move it nor copy the organization). An installation registered
+   * for another login is `taken` (left alone); with none, the organization is created only when
+   * `create` says the caller checked the directory.
    */
   putOrganization(at: OrgAddress, input: OrganizationInput, create: boolean): PutOrganizationResult {
     const existing = this.#installationRow();
-    const claim = claimOf(existing, [at.login]);
+    const same = existing !== undefined && existing.installationId === input.installationId;
+    const claim = same ? "own" : claimOf(existing, [at.login]);
     if (claim === "other") return { kind: "taken" };
     if (claim === "absent" && !create) return { kind: "absent" };
     const row: InstallationRow = {
       id: 1,
-      login: at.login,
+      login: same ? existing.login : at.login,
       homeKey: existing?.homeKey ?? at.home,
       accountId: existing?.accountId ?? null,
       installationId: input.installationId,
@@ -224,7 +231,7 @@ export class OrganizationObject extends DurableObject<Env> {
     return {
       kind: "stored",
       organization: toOrganization(row),
-      directory: { home: row.homeKey, login: row.login, accountId: row.accountId, version: this.#membershipClock() },
+      directory: this.#directoryIdentity(row),
     };
   }
 
@@ -420,10 +427,7 @@ export class OrganizationObject extends DurableObject<Env> {
       applied: outcome !== "seen",
       renames: this.#db.select().from(schema.pendingRenames).all(),
       // A retry ("seen") cannot know whether the first attempt reached D1: it writes the directory again.
-      directory:
-        row && outcome !== "applied"
-          ? { home: row.homeKey, login: row.login, accountId: row.accountId, version: this.#membershipClock() }
-          : null,
+      directory: row && outcome !== "applied" ? this.#directoryIdentity(row) : null,
     };
   }
 
@@ -952,6 +956,11 @@ export class OrganizationObject extends DurableObject<Env> {
   #installation(login: string): InstallationRow | undefined {
     const row = this.#installationRow();
     return row?.installed && foldName(row.login) === foldName(login) ? row : undefined;
+  }
+
+  #directoryIdentity(row: InstallationRow): DirectoryIdentity {
+    const { homeKey: home, login, accountId, installationId } = row;
+    return { home, login, accountId, installationId, version: this.#membershipClock() };
   }
 
   #installationRow(): InstallationRow | undefined {

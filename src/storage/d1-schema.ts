@@ -174,3 +174,14 @@ export const organizationHomes = sqliteTable("organization_homes", {
   homeKey: text("home_key").primaryKey(),
   version: integer("version").notNull(),
 });
+
+/**
+ * GitHub installation id → home key, for every installation the control plane or GitHub
+ * registered: an installation belongs to one organization for good, so the control plane's
+ * `PUT /internal/v1/organizations/{org}` finds it whatever login it names (an old one, or a new one
+ * the organization's object has not applied yet).
+ */
+export const organizationInstallations = sqliteTable("organization_installations", {
+  installationId: integer("installation_id").primaryKey(),
+  homeKey: text("home_key").notNull(),
+});

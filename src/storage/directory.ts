@@ -48,11 +48,45 @@ export async function homeOfAccount(db: D1Database, accountId: number | null, lo
   return row?.home_key ?? null;
 }
 
+/**
+ * For the control plane's PUT of `login` with this installation id, in one read: the home of the
+ * installation (an installation belongs to one organization for good), and the home the directory
+ * names for the login; either may be null.
+ */
+export async function homesOfPut(
+  db: D1Database,
+  login: string,
+  installationId: number,
+): Promise<{ installation: string | null; named: string | null }> {
+  const row = await db
+    .prepare(
+      `SELECT (SELECT home_key FROM organization_installations WHERE installation_id = ?1) AS installation,
+              (SELECT home_key FROM organization_names WHERE login_key = ?2) AS named`,
+    )
+    .bind(installationId, foldName(login))
+    .first<{ installation: string | null; named: string | null }>();
+  return { installation: row?.installation ?? null, named: row?.named ?? null };
+}
+
+/** Records the home of an installation; idempotent, and a repeat writes no row. */
+export async function recordInstallation(db: D1Database, installationId: number, home: string): Promise<void> {
+  await installationStatement(db, installationId, home).run();
+}
+
+const installationStatement = (db: D1Database, installationId: number, home: string) =>
+  db
+    .prepare(
+      `INSERT INTO organization_installations (installation_id, home_key) VALUES (?1, ?2)
+       ON CONFLICT (installation_id) DO UPDATE SET home_key = excluded.home_key WHERE home_key <> excluded.home_key`,
+    )
+    .bind(installationId, home);
+
 /** An organization's identity as its object reported it, with the version of that report. */
 export interface HomeIdentity {
   key: string;
   login: string;
   accountId: number | null;
+  installationId: number;
   /** The object's membership clock when it reported: raised by every change of login or account id. */
   version: number;
 }
@@ -63,7 +97,7 @@ export interface HomeIdentity {
  * - `login` now names `home`: a name row unless `login` folds to `home` (then a row for `login`
  *   pointing elsewhere is dropped: the object there answers for it first anyway);
  * - rows of other logins pointing to `home` go (the old login of a rename answers 404);
- * - the account id maps to `home`.
+ * - the account id maps to `home`, and so does the installation id.
  *
  * Only when `version` is not older than the last one this home wrote (`organization_homes`): two
  * messages of one organization may be applied concurrently, and the one that reached the object
@@ -102,5 +136,7 @@ export async function recordHome(db: D1Database, home: HomeIdentity): Promise<vo
         .bind(home.key, home.accountId, home.version),
     );
   }
+  // An installation never changes organization: no version needed.
+  statements.push(installationStatement(db, home.installationId, home.key));
   await db.batch(statements);
 }

@@ -113,6 +113,7 @@ export async function applyMessage(env: Env, m: QueueMessage): Promise<void> {
       key: identity.home,
       login: identity.login,
       accountId: identity.accountId,
+      installationId: identity.installationId,
       version: identity.version,
     });
     // After the directory: from then on nothing new lands under the login's default home.

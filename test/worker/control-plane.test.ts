@@ -16,12 +16,14 @@ import {
 
 type ErrorBody = MemberErrorBody;
 
-const orgBody = {
-  installationId: 7,
+let installations = 7;
+/** An organization's body, with an installation id of its own (GitHub's are unique: a PUT finds an organization by it). */
+const orgBody = () => ({
+  installationId: installations++,
   installedAt: "2026-01-02T03:04:05.678+02:00",
   plan: "pro",
   subscription: { status: "active", billedThroughService: true, purchasedSeats: 5 },
-};
+});
 
 const orgTables = (org: string) =>
   runInDurableObject(env.ORGANIZATIONS.getByName(org.toLowerCase()), (_i, state) => ({
@@ -33,7 +35,7 @@ const orgTables = (org: string) =>
 
 describe("admin token", () => {
   it("401 unauthenticated without a token", async () => {
-    const res = await call(`/internal/v1/organizations/${unique("o")}`, { method: "PUT", json: orgBody });
+    const res = await call(`/internal/v1/organizations/${unique("o")}`, { method: "PUT", json: orgBody() });
     expect(res.status).toBe(401);
     expect(res.headers.get("WWW-Authenticate")).toBe("Bearer");
     expect(((await res.json()) as ErrorBody).error.code).toBe("unauthenticated");
@@ -43,7 +45,7 @@ describe("admin token", () => {
     for (const token of ["wrong", "x".repeat(ADMIN_TOKEN.length), `${ADMIN_TOKEN}x`]) {
       const res = await call(`/internal/v1/organizations/${unique("o")}`, {
         method: "PUT",
-        json: orgBody,
+        json: orgBody(),
         headers: { Authorization: `Bearer ${token}` },
       });
       expect(res.status).toBe(401);
@@ -55,7 +57,7 @@ describe("admin token", () => {
       const request = new Request(`https://service.test/internal/v1/organizations/${unique("o")}`, {
         method: "PUT",
         headers: { Authorization: `Bearer ${secret ?? "anything"}`, "Content-Type": "application/json" },
-        body: JSON.stringify(orgBody),
+        body: JSON.stringify(orgBody()),
       });
       const res = await fetchWithEnv(request, { ADMIN_TOKEN: secret });
       expect(res.status).toBe(404);
@@ -76,15 +78,15 @@ describe("request bodies", () => {
     });
 
   it("415 unless Content-Type is application/json; a charset parameter is fine", async () => {
-    expect((await put(JSON.stringify(orgBody), "text/plain")).status).toBe(415);
-    expect((await put(JSON.stringify(orgBody), "application/jsonx")).status).toBe(415);
-    expect((await put(JSON.stringify(orgBody), "application/json; charset=utf-8")).status).toBe(200);
-    const res = await put(JSON.stringify(orgBody), "text/plain");
+    expect((await put(JSON.stringify(orgBody()), "text/plain")).status).toBe(415);
+    expect((await put(JSON.stringify(orgBody()), "application/jsonx")).status).toBe(415);
+    expect((await put(JSON.stringify(orgBody()), "application/json; charset=utf-8")).status).toBe(200);
+    const res = await put(JSON.stringify(orgBody()), "text/plain");
     expect(((await res.json()) as ErrorBody).error.code).toBe("unsupported_media_type");
   });
 
   it("413 past 1 MiB", async () => {
-    const res = await put(JSON.stringify({ ...orgBody, padding: "x".repeat(1024 * 1024) }));
+    const res = await put(JSON.stringify({ ...orgBody(), padding: "x".repeat(1024 * 1024) }));
     expect(res.status).toBe(413);
     expect(((await res.json()) as ErrorBody).error.code).toBe("payload_too_large");
   });
@@ -102,7 +104,7 @@ describe("request bodies", () => {
   });
 
   it("400 naming each unknown field and each wrong type", async () => {
-    const res = await put(JSON.stringify({ ...orgBody, installationId: "7", colour: "red", extra: 1 }));
+    const res = await put(JSON.stringify({ ...orgBody(), installationId: "7", colour: "red", extra: 1 }));
     expect(res.status).toBe(400);
     const body = (await res.json()) as ErrorBody;
     const paths = body.error.details.map((d) => d.path).sort();
@@ -110,7 +112,7 @@ describe("request bodies", () => {
   });
 
   it("400 with nested paths", async () => {
-    const res = await put(JSON.stringify({ ...orgBody, subscription: { ...orgBody.subscription, purchasedSeats: -1 } }));
+    const res = await put(JSON.stringify({ ...orgBody(), subscription: { ...orgBody().subscription, purchasedSeats: -1 } }));
     const body = (await res.json()) as ErrorBody;
     expect(body.error.details.map((d) => d.path)).toEqual(["subscription.purchasedSeats"]);
   });
@@ -118,7 +120,7 @@ describe("request bodies", () => {
   it("no date-time of the control plane takes a date alone, and the message says what it does take", async () => {
     const dateAlone =
       "must be a timestamp with a time and Z or ±HH:MM, like 2026-11-02T00:00:00Z; a date alone is not accepted here";
-    const org = await put(JSON.stringify({ ...orgBody, installedAt: "2026-01-01" }));
+    const org = await put(JSON.stringify({ ...orgBody(), installedAt: "2026-01-01" }));
     expect(((await org.json()) as ErrorBody).error.details).toEqual([{ path: "installedAt", message: dateAlone }]);
     const user = await createUser();
     const key = await admin("POST", `/internal/v1/users/${user}/api-keys`, { kind: "analytics", expiresAt: "2099-01-01" });
@@ -127,7 +129,7 @@ describe("request bodies", () => {
 
   it("400 for a timestamp without a zone or an impossible date", async () => {
     for (const installedAt of ["2026-01-02T03:04:05", "2026-02-30T00:00:00Z", "yesterday"]) {
-      const res = await put(JSON.stringify({ ...orgBody, installedAt }));
+      const res = await put(JSON.stringify({ ...orgBody(), installedAt }));
       expect(res.status).toBe(400);
       expect(((await res.json()) as ErrorBody).error.details[0]?.path).toBe("installedAt");
     }
@@ -137,10 +139,11 @@ describe("request bodies", () => {
 describe("organizations", () => {
   it("PUT stores and returns the organization, times in UTC with milliseconds", async () => {
     const org = unique("Acme");
-    const stored = await adminOk("PUT", `/internal/v1/organizations/${org}`, orgBody);
+    const body = orgBody();
+    const stored = await adminOk("PUT", `/internal/v1/organizations/${org}`, body);
     expect(stored).toEqual({
       login: org,
-      installationId: 7,
+      installationId: body.installationId,
       installedAt: "2026-01-02T01:04:05.678Z",
       blocked: false,
       plan: "pro",
@@ -150,11 +153,12 @@ describe("organizations", () => {
 
   it("is an idempotent upsert, and logins are case-insensitive", async () => {
     const org = unique("Acme");
-    await adminOk("PUT", `/internal/v1/organizations/${org}`, orgBody);
+    const body = orgBody();
+    await adminOk("PUT", `/internal/v1/organizations/${org}`, body);
     const first = await orgTables(org);
-    await adminOk("PUT", `/internal/v1/organizations/${org}`, orgBody);
+    await adminOk("PUT", `/internal/v1/organizations/${org}`, body);
     expect(await orgTables(org)).toEqual(first);
-    await adminOk("PUT", `/internal/v1/organizations/${org.toUpperCase()}`, { ...orgBody, plan: "team", blocked: true });
+    await adminOk("PUT", `/internal/v1/organizations/${org.toUpperCase()}`, { ...body, plan: "team", blocked: true });
     const after = await orgTables(org);
     expect(after.installation).toHaveLength(1);
     expect(after.installation[0]).toMatchObject({ plan: "team", blocked: 1 });
@@ -204,7 +208,7 @@ describe("names (contract section 5)", () => {
     ["a non-ASCII letter", "acm%C3%A9"],
   ])("an org with %s is 400 on every route that names one", async (_what, org) => {
     const expected = [{ path: "org", message: expect.stringMatching(/^must be a GitHub login/) }];
-    expect(await problem(await admin("PUT", `/internal/v1/organizations/${org}`, orgBody))).toEqual(expected);
+    expect(await problem(await admin("PUT", `/internal/v1/organizations/${org}`, orgBody()))).toEqual(expected);
     const repo = await admin("PUT", `/internal/v1/organizations/${org}/repositories/api`, { private: false });
     expect(await problem(repo)).toEqual(expected);
     expect(await problem(await admin("PUT", `/internal/v1/organizations/${org}/members/5`, memberBody))).toEqual(expected);
@@ -224,7 +228,7 @@ describe("names (contract section 5)", () => {
 
   it("GitHub's edge cases are fine: a 39-character login with hyphens, dotted and 100-character repository names", async () => {
     const org = `${unique("o")}-`.padEnd(39, "x");
-    expect((await admin("PUT", `/internal/v1/organizations/${org}`, orgBody)).status).toBe(200);
+    expect((await admin("PUT", `/internal/v1/organizations/${org}`, orgBody())).status).toBe(200);
     for (const repo of ["...", ".github", "a-b_c.d", "R".repeat(100)]) {
       const res = await admin("PUT", `/internal/v1/organizations/${org}/repositories/${repo}`, { private: false });
       expect(res.status).toBe(200);

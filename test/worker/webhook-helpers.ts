@@ -36,6 +36,12 @@ export function accountOf(org: string): number {
   return 1_000_000 + (hash % 2_000_000_000);
 }
 
+/**
+ * GitHub's installation id of a test organization's app installation: one per login (installation
+ * ids are GitHub's, unique across organizations; the control plane finds an organization by it).
+ */
+export const installationOf = (org: string): number => accountOf(org);
+
 /** Rewrites `login` and `id` of every account-like object that names the owner (owner, account, organization). */
 function setOwner(node: unknown, org: string, accountId: number): void {
   if (Array.isArray(node)) {
@@ -140,7 +146,7 @@ export const errorCode = async (res: Response) => ((await res.json()) as MemberE
 export async function install(
   org: string,
   repositories: { id: number; name: string; private: boolean }[] = [],
-  installationId = 1,
+  installationId = installationOf(org),
 ) {
   const payload = example("installation", "created", org);
   (payload.installation as Record<string, unknown>).id = installationId;
@@ -157,7 +163,7 @@ export async function joins(org: string, who: { id: string }, role: "admin" | "m
   await deliverQueued("organization", payload);
 }
 
-export async function billing(org: string, plan: "free" | "team" | "pro" = "pro", installationId = 1) {
+export async function billing(org: string, plan: "free" | "team" | "pro" = "pro", installationId = installationOf(org)) {
   await adminOk("PUT", `/internal/v1/organizations/${org}`, {
     installationId,
     installedAt: "2025-01-01T00:00:00Z",

@@ -9,6 +9,7 @@ import {
   exported,
   exportPage,
   install,
+  installationOf,
   joins,
   mergedPr,
   type Person,
@@ -58,7 +59,7 @@ describe("installation", () => {
     const { org, admin, member } = await world([repo]);
     await prs(org, admin, [[repo, 1]]);
     const payload = example("installation", "deleted", org);
-    (payload.installation as Record<string, unknown>).id = 1;
+    (payload.installation as Record<string, unknown>).id = installationOf(org);
     await deliverQueued("installation", payload);
     await eventually(async () => expect((await readMember(org, admin, member.id)).status).toBe(404));
     expect((await (await readMember(org, admin, member.id)).json()) as MemberErrorBody).toMatchObject({

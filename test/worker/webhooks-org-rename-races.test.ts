@@ -1,7 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { WEBHOOK_QUEUE } from "../../src/webhooks/consumer";
 import { adminOk, env, unique } from "./helpers";
-import { accountOf, consume, example, messageOf, type Person, person, readMember, world } from "./webhook-helpers";
+import {
+  accountOf,
+  consume,
+  example,
+  exportPage,
+  installationOf,
+  messageOf,
+  type Person,
+  person,
+  readMember,
+  world,
+} from "./webhook-helpers";
 
 /**
  * Contract section 9: "Deliveries may arrive in any order and may be redelivered by hand: the
@@ -159,5 +170,46 @@ describe("two messages of one organization applied concurrently: the directory k
     expect(await statusOf(c, owner)).toBe(200);
     expect(await statusOf(b, owner)).toBe(404);
     expect(await statusOf(a, owner)).toBe(404);
+  });
+});
+
+describe("the control plane's PUT finds an organization by its installation id: it never copies it", () => {
+  /** Billing moves the organization to the Team plan, naming `login` and the installation of `org`. */
+  const teamPlan = (login: string, org: string) =>
+    adminOk<{ login: string; plan: string }>("PUT", `/internal/v1/organizations/${login}`, {
+      installationId: installationOf(org),
+      installedAt: "2025-01-01T00:00:00Z",
+      plan: "team",
+      subscription: { status: "active", billedThroughService: true, purchasedSeats: 5 },
+    });
+
+  it("naming the new login before the directory knows the rename: the organization is updated, not copied", async () => {
+    const { org: a, admin: owner, member } = await world([]);
+    const b = `${a}-b`;
+    const message = messageOf("organization", renamed(a, b, accountOf(a)));
+    const writesFail = {
+      prepare: (query: string) => env.DB.prepare(query),
+      batch: async () => {
+        throw new Error("D1_ERROR: injected storage fault");
+      },
+    };
+    const failed = await consume(WEBHOOK_QUEUE, [message], { DB: writesFail });
+    expect(failed.result.retryMessages.map((r) => r.msgId)).toEqual(failed.ids);
+
+    expect(await teamPlan(b, a)).toMatchObject({ login: b, plan: "team" });
+    const retried = await consume(WEBHOOK_QUEUE, [message], {}, 2);
+    expect(retried.result.explicitAcks).toEqual(retried.ids);
+    expect((await readMember(b, owner, member.id)).status).toBe(200);
+    expect((await exportPage(b, owner)).status).toBe(403); // Team: no export
+  });
+
+  it("naming the old login after the rename: the organization is updated under its current login; the old one stays 404", async () => {
+    const { org: a, admin: owner, member } = await world([]);
+    const b = `${a}-b`;
+    await applied("organization", renamed(a, b, accountOf(a)));
+    expect(await teamPlan(a, a)).toMatchObject({ login: b, plan: "team" });
+    expect((await readMember(a, owner, member.id)).status).toBe(404);
+    expect((await readMember(b, owner, member.id)).status).toBe(200);
+    expect((await exportPage(b, owner)).status).toBe(403); // Team: no export
   });
 });

@@ -10,6 +10,7 @@ import {
   example,
   exported,
   exportPage,
+  installationOf,
   mergedPr,
   messageOf,
   newDelivery,
@@ -146,7 +147,7 @@ describe("renamed: the organization answers under its new login; the old login i
     await eventually(async () => expect((await rowsOf(renamedTo, owner)).map((r) => r.prNumber)).toEqual([2, 1]));
     // Billing under the new login updates the same organization.
     await adminOk("PUT", `/internal/v1/organizations/${renamedTo}`, {
-      installationId: 1,
+      installationId: installationOf(org),
       installedAt: "2025-01-01T00:00:00Z",
       plan: "team",
       subscription: { status: "active", billedThroughService: true, purchasedSeats: 5 },
