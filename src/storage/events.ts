@@ -35,19 +35,40 @@ export interface StoredEvents {
  * Events name organizations by login; rows are keyed by the organization's home key
  * (`durable/directory.ts`), so a renamed organization's events land with its earlier rows. `homes`
  * maps each folded login to its home; without it, one read of the directory resolves the batch's
- * distinct logins before the transaction (a login the directory does not name is its own home).
+ * distinct logins before the transaction (a login the directory does not name is its own home),
+ * and the transaction checks first that the directory still says so. If a rename's directory write
+ * came in between (after which the consumer gathers the rows under the new login's folded key
+ * once: rows committed after that would stay stranded there), the transaction writes nothing and
+ * the batch is resolved and stored again.
  */
 export async function storeEvents(
   db: D1Database,
   events: readonly Event[],
   homes?: ReadonlyMap<string, string>,
 ): Promise<StoredEvents> {
-  const homeOf =
-    homes ??
-    (await homesOf(
+  if (homes) return storeAt(db, events, homes, false);
+  for (let attempt = 1; ; attempt++) {
+    const read = await homesOf(
       db,
       events.map((e) => e.org),
-    ));
+    );
+    try {
+      return await storeAt(db, events, read, true);
+    } catch (error) {
+      if (attempt >= DIRECTORY_ATTEMPTS || !String(error).includes(DIRECTORY_MOVED)) throw error;
+    }
+  }
+}
+
+/** How often a batch is resolved again when the directory moves under it (renames are rare). */
+const DIRECTORY_ATTEMPTS = 3;
+
+async function storeAt(
+  db: D1Database,
+  events: readonly Event[],
+  homeOf: ReadonlyMap<string, string>,
+  checkHomes: boolean,
+): Promise<StoredEvents> {
   const pullRequests = new Latest();
   const reviews = new Latest();
   const findings = new Latest();
@@ -113,6 +134,7 @@ export async function storeEvents(
   const add = (sql: string, rows: unknown[][]) => {
     if (rows.length > 0) statements.push(db.prepare(sql).bind(JSON.stringify(rows)));
   };
+  if (checkHomes) add(FAIL_IF_HOMES_MOVED, [...homeOf]);
   add(UPSERT_PULL_REQUESTS, pullRequests.rows());
   add(ENSURE_PLACEHOLDERS, placeholders);
   add(NOTE_PULL_REQUESTS_LEFT_BY_REVIEWS, reviews.rows());
@@ -121,7 +143,7 @@ export async function storeEvents(
   add(UPSERT_AI_AUTHORSHIP, authorship.rows());
   add(REFRESH_REVIEW_SPANS, [...spanRefs.values()]);
   if (reviews.rows().length > 0) statements.push(db.prepare(FORGET_NOTED_PULL_REQUESTS));
-  if (statements.length === 0) return { rowsWritten: 0 };
+  if (statements.length <= (checkHomes ? 1 : 0)) return { rowsWritten: 0 };
   const results = await db.batch(statements);
   return { rowsWritten: results.reduce((sum, r) => sum + (r.meta.rows_written ?? 0), 0) };
 }
@@ -143,6 +165,17 @@ class Latest {
     return [...this.byRecord.values()].map((v) => v.row);
   }
 }
+
+/**
+ * Fails the transaction (SQLite has no RAISE outside triggers: an integer overflow, evaluated only
+ * when needed) when a folded login of the batch no longer resolves to the home it was stored under.
+ */
+const DIRECTORY_MOVED = "integer overflow";
+const FAIL_IF_HOMES_MOVED = `
+SELECT CASE WHEN EXISTS (
+  SELECT 1 FROM json_each(?1) AS h
+  WHERE coalesce((SELECT home_key FROM organization_names WHERE login_key = h.value ->> 0), h.value ->> 0) <> h.value ->> 1
+) THEN abs(-9223372036854775807 - 1) ELSE 0 END AS moved`;
 
 // `WHERE true` keeps SQLite from reading ON CONFLICT as part of the SELECT's join.
 // Every DO UPDATE is guarded by the version: an event that is not newer writes nothing. A stored

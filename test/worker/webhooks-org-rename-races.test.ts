@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { WEBHOOK_QUEUE } from "../../src/webhooks/consumer";
-import { adminOk, env, unique } from "./helpers";
+import { ADMIN_TOKEN, adminOk, env, ev, fetchWithEnv, unique } from "./helpers";
 import {
   accountOf,
   consume,
   example,
+  exported,
   exportPage,
   installationOf,
   messageOf,
@@ -211,5 +212,35 @@ describe("the control plane's PUT finds an organization by its installation id: 
     expect((await readMember(a, owner, member.id)).status).toBe(404);
     expect((await readMember(b, owner, member.id)).status).toBe(200);
     expect((await exportPage(b, owner)).status).toBe(403); // Team: no export
+  });
+});
+
+describe("events that name the new login while the rename is being applied join the organization", () => {
+  it("the rename's directory write and gathering run between the batch's directory read and its commit", async () => {
+    const { org: a, admin: owner } = await world([]);
+    const b = `${a}-b`;
+    const rename = messageOf("organization", renamed(a, b, accountOf(a)));
+    // The batch has read the directory (b is its own home); before its transaction commits, the
+    // rename is applied completely: object, directory, rows gathered from b's folded key.
+    let renamedMeanwhile = false;
+    const db = {
+      prepare: (query: string) => env.DB.prepare(query),
+      batch: async (statements: D1PreparedStatement[]) => {
+        if (!renamedMeanwhile) {
+          renamedMeanwhile = true;
+          const { ids, result } = await consume(WEBHOOK_QUEUE, [rename]);
+          expect(result.explicitAcks).toEqual(ids);
+        }
+        return env.DB.batch(statements);
+      },
+    };
+    const request = new Request("https://service.test/internal/v1/events", {
+      method: "POST",
+      headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ events: [ev.pr(b, 2), ev.review(b, 2, `r2-${a}`)] }),
+    });
+    expect((await fetchWithEnv(request, { DB: db })).status).toBe(200);
+    expect(renamedMeanwhile).toBe(true);
+    expect((await exported(b, owner)).map((r) => r.prNumber)).toEqual([2]);
   });
 });
