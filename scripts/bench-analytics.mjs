@@ -271,14 +271,16 @@ let quotaProbe = null;
 try {
   const client = controlPlaneClient(server.url, adminToken);
   const installedAt = iso(now - 730 * DAY);
-  const org = {
-    installationId: 1,
+  // Every organization has its own installation id, as on GitHub (the control plane finds an
+  // organization by it: a shared id would make the small organizations one with bigco).
+  const org = (installationId) => ({
+    installationId,
     installedAt,
     plan: "pro",
     subscription: { status: "active", billedThroughService: true, purchasedSeats: 10 },
-  };
-  for (const login of ["bigco", ...Array.from({ length: spec.smallOrgs }, (_, i) => smallOrg(i))]) {
-    await client.putOrganization(login, org);
+  });
+  for (const [i, login] of ["bigco", ...Array.from({ length: spec.smallOrgs }, (_, i) => smallOrg(i))].entries()) {
+    await client.putOrganization(login, org(1 + i));
     await client.putMember(login, "9001", {
       githubLogin: "bench",
       workEmail: "bench@example.com",

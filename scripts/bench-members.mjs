@@ -64,8 +64,11 @@ let quotaProbe = null;
 try {
   const client = controlPlaneClient(server.url, adminToken);
   const caller = "9101";
+  // Every organization has its own installation id, as on GitHub (the control plane finds an
+  // organization by it: a shared id would make them all one organization).
+  let installations = 0;
   const org = (plan) => ({
-    installationId: 1,
+    installationId: ++installations,
     installedAt: "2025-01-01T00:00:00Z",
     plan,
     subscription: { status: "active", billedThroughService: true, purchasedSeats: 1000 },
