@@ -252,3 +252,18 @@ export function messageOf(event: string, payload: unknown, delivery = newDeliver
   if (reduced.status !== "queued" || reduced.messages.length !== 1) throw new Error(`${event}: ${JSON.stringify(reduced)}`);
   return reduced.messages[0] as QueueMessageInput;
 }
+
+/** The `organization.renamed` delivery: `organization.login` is the new login, `changes.login.from` the old one. */
+export function renamed(from: string, to: string, accountId: number) {
+  const payload = example("organization", "renamed", to, 0, accountId);
+  payload.changes = { login: { from } };
+  return payload;
+}
+
+/** D1 whose reads work and whose write batches fail, as a store failing between two writes would. */
+export const d1WritesFail = () => ({
+  prepare: (query: string) => env.DB.prepare(query),
+  batch: async () => {
+    throw new Error("D1_ERROR: injected storage fault");
+  },
+});

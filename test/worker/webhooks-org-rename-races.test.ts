@@ -4,6 +4,7 @@ import { ADMIN_TOKEN, adminOk, env, ev, fetchWithEnv, unique } from "./helpers";
 import {
   accountOf,
   consume,
+  d1WritesFail,
   example,
   exported,
   exportPage,
@@ -12,6 +13,7 @@ import {
   type Person,
   person,
   readMember,
+  renamed,
   world,
 } from "./webhook-helpers";
 
@@ -21,13 +23,6 @@ import {
  * organization taking its old login, concurrent directory writes and the control plane's PUT.
  * Deliveries are handed to the queue consumer directly (`consume`), in the order each test names.
  */
-
-/** The `organization.renamed` delivery: `organization.login` is the new login, `changes.login.from` the old one. */
-function renamed(from: string, to: string, accountId: number) {
-  const payload = example("organization", "renamed", to, 0, accountId);
-  payload.changes = { login: { from } };
-  return payload;
-}
 
 /** `installation.created` for `login`, GitHub account `accountId`, installation `installationId`. */
 function installed(login: string, accountId: number, installationId: number) {
@@ -188,13 +183,7 @@ describe("the control plane's PUT finds an organization by its installation id: 
     const { org: a, admin: owner, member } = await world([]);
     const b = `${a}-b`;
     const message = messageOf("organization", renamed(a, b, accountOf(a)));
-    const writesFail = {
-      prepare: (query: string) => env.DB.prepare(query),
-      batch: async () => {
-        throw new Error("D1_ERROR: injected storage fault");
-      },
-    };
-    const failed = await consume(WEBHOOK_QUEUE, [message], { DB: writesFail });
+    const failed = await consume(WEBHOOK_QUEUE, [message], { DB: d1WritesFail() });
     expect(failed.result.retryMessages.map((r) => r.msgId)).toEqual(failed.ids);
 
     expect(await teamPlan(b, a)).toMatchObject({ login: b, plan: "team" });

@@ -4,6 +4,7 @@ import { admin, adminOk, call, env, type MemberErrorBody, postEventsOk } from ".
 import {
   accountOf,
   consume,
+  d1WritesFail,
   deliver,
   deliverQueued,
   eventually,
@@ -18,6 +19,7 @@ import {
   person,
   prs,
   readMember,
+  renamed,
   repoId,
   review,
   world,
@@ -29,13 +31,6 @@ import {
  * and the control plane, with GitHub's documented `organization.renamed` example pointed at each
  * test's organization (its account id stays the organization's: `accountOf` the first login).
  */
-
-/** The `organization.renamed` delivery: `organization.login` is the new login, `changes.login.from` the old one. */
-function renamed(from: string, to: string, accountId: number) {
-  const payload = example("organization", "renamed", to, 0, accountId);
-  payload.changes = { login: { from } };
-  return payload;
-}
 
 /** A login derived from another, within GitHub's 39 characters. */
 const another = (org: string, suffix: string) => `${org}-${suffix}`.slice(-39).replace(/^-+/, "");
@@ -274,13 +269,7 @@ describe("a storage failure between the object's write and the directory's conve
     const b = another(a, "b");
     const message = messageOf("organization", renamed(a, b, accountOf(a)));
     // Reads work, the write transaction fails: the object has applied the rename, D1 does not know it.
-    const writesFail = {
-      prepare: (query: string) => env.DB.prepare(query),
-      batch: async () => {
-        throw new Error("D1_ERROR: injected storage fault");
-      },
-    };
-    const failed = await consume(WEBHOOK_QUEUE, [message], { DB: writesFail });
+    const failed = await consume(WEBHOOK_QUEUE, [message], { DB: d1WritesFail() });
     expect(failed.result.retryMessages.map((r) => r.msgId)).toEqual(failed.ids);
     expect((await readMember(b, owner, member.id)).status).toBe(404);
     expect((await readMember(a, owner, member.id)).status).toBe(404);
