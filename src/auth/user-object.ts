@@ -5,14 +5,16 @@ import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import migrations from "../../migrations/user/migrations.js";
 import { generateApiKey, hashApiKey, type KeyKind } from "../auth/api-key";
 import { type KeyRecord, keyRecordKey } from "../auth/key-record";
+import { UntilWrite } from "../durable/until-write";
 import { type DurableResult, ok } from "../lib/durable-call";
 import { formatInstant } from "../lib/time";
 import type { ApiKeyCreated, User, UserInput } from "../schemas/user";
 import { countRequest, type QuotaPolicy, type QuotaState, type QuotaVerdict } from "./quota";
-
 import * as schema from "./user-schema";
 
 type Db = DrizzleSqliteDODatabase<typeof schema>;
+type AccountRow = typeof schema.account.$inferSelect;
+type ApiKeyRow = typeof schema.apiKeys.$inferSelect;
 
 /** An entry of the organizations index: the organization's home key and its lower-cased login. */
 export interface MembershipPosition {
@@ -33,10 +35,13 @@ export class UserObject extends DurableObject<Env> {
   /** Quota counters loaded or counted since the object started; see `#counted`. */
   readonly #quotas = new Map<KeyKind, QuotaState>();
   #persistTimer: ReturnType<typeof setTimeout> | null = null;
+  /** The account and its current key of each kind (read on every request), until the next write. */
+  readonly #keys: UntilWrite<{ account: AccountRow | undefined; key: ApiKeyRow | undefined }>;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#db = drizzle(ctx.storage, { schema });
+    this.#keys = new UntilWrite(ctx.storage.sql, 2);
     ctx.blockConcurrencyWhile(async () => {
       await migrate(this.#db, migrations);
     });
@@ -107,9 +112,11 @@ export class UserObject extends DurableObject<Env> {
    */
   verifyKey(kind: KeyKind, keyId: string, now: number, policy: QuotaPolicy | null): KeyVerdict {
     return this.ctx.storage.transactionSync(() => {
-      const account = this.#account();
+      const { account, key: current } = this.#keys.get(kind, () => ({
+        account: this.#account(),
+        key: this.#db.select().from(schema.apiKeys).where(eq(schema.apiKeys.kind, kind)).get(),
+      }));
       if (!account || account.blocked) return { valid: false };
-      const current = this.#db.select().from(schema.apiKeys).where(eq(schema.apiKeys.kind, kind)).get();
       if (!current || current.keyId !== keyId) return { valid: false };
       if (current.expiresAt !== null && current.expiresAt <= now) return { valid: false };
       const user = { githubUserId: account.githubUserId, githubLogin: account.githubLogin, blocked: false };

@@ -27,6 +27,7 @@ import type { OrgAddress } from "./directory";
 import { claimOf, followRenames, type Identity } from "./identity";
 import { type MemberFilters, memberPageQuery } from "./member-queries";
 import * as schema from "./organization-schema";
+import { UntilWrite } from "./until-write";
 
 /** How long a changing PATCH is remembered for its retries. */
 const OPERATION_MEMORY_MS = 3_600_000;
@@ -190,10 +191,13 @@ export const toMember = (row: MemberRow): Member => ({
  */
 export class OrganizationObject extends DurableObject<Env> {
   readonly #db: Db;
+  /** The export's access answers (asked on every export request), until the next write. */
+  readonly #access: UntilWrite<DurableResult<AnalyticsAccess>>;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#db = drizzle(ctx.storage, { schema });
+    this.#access = new UntilWrite(ctx.storage.sql);
     ctx.blockConcurrencyWhile(async () => {
       await migrate(this.#db, migrations);
     });
@@ -771,6 +775,11 @@ export class OrganizationObject extends DurableObject<Env> {
 
   /** Whether and what the caller may export (`analytics/access.ts`). */
   analyticsAccess(login: string, callerUserId: string, repoName: string | null): DurableResult<AnalyticsAccess> {
+    const key = JSON.stringify([login, callerUserId, repoName]);
+    return this.#access.get(key, () => this.#decideAnalyticsAccess(login, callerUserId, repoName));
+  }
+
+  #decideAnalyticsAccess(login: string, callerUserId: string, repoName: string | null): DurableResult<AnalyticsAccess> {
     return decideAnalyticsAccess(
       {
         installation: this.#installation(login),
