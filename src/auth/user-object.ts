@@ -41,7 +41,7 @@ export class UserObject extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#db = drizzle(ctx.storage, { schema });
-    this.#keys = new UntilWrite(ctx.storage.sql, 2);
+    this.#keys = new UntilWrite(ctx.storage.sql, { budget: 2 });
     ctx.blockConcurrencyWhile(async () => {
       await migrate(this.#db, migrations);
     });

@@ -197,7 +197,13 @@ export class OrganizationObject extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#db = drizzle(ctx.storage, { schema });
-    this.#access = new UntilWrite(ctx.storage.sql);
+    // Weighed by the names an answer holds: a member of an organization with thousands of
+    // repositories holds a list of them per entry (at most about 1 MB in all).
+    this.#access = new UntilWrite(ctx.storage.sql, {
+      budget: 20_000,
+      weigh: (answer) =>
+        1 + (answer.ok ? (answer.value.accessibleRepoKeys?.length ?? 0) + answer.value.excludedRepoKeys.length : 0),
+    });
     ctx.blockConcurrencyWhile(async () => {
       await migrate(this.#db, migrations);
     });
@@ -775,7 +781,8 @@ export class OrganizationObject extends DurableObject<Env> {
 
   /** Whether and what the caller may export (`analytics/access.ts`). */
   analyticsAccess(login: string, callerUserId: string, repoName: string | null): DurableResult<AnalyticsAccess> {
-    const key = JSON.stringify([login, callerUserId, repoName]);
+    // The decision folds both names and its answer repeats neither: one entry whatever their case.
+    const key = JSON.stringify([foldName(login), callerUserId, repoName === null ? null : foldName(repoName)]);
     return this.#access.get(key, () => this.#decideAnalyticsAccess(login, callerUserId, repoName));
   }
 

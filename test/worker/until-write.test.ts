@@ -56,9 +56,9 @@ describe("UntilWrite", () => {
     expect(computed).toBe(2);
   });
 
-  it("keeps answers per key, undefined ones included, and at most `limit` of them", async () => {
+  it("keeps answers per key, undefined ones included, within its budget", async () => {
     const result = await inObject((sql) => {
-      const memo = new UntilWrite<string | undefined>(sql, 2);
+      const memo = new UntilWrite<string | undefined>(sql, { budget: 2 });
       const computed: string[] = [];
       const read = (key: string) =>
         memo.get(key, () => {
@@ -69,8 +69,33 @@ describe("UntilWrite", () => {
       return { seen, computed };
     });
     expect(result.seen).toEqual(["A", undefined, "A", undefined, "B", "A"]);
-    // a and none fill the memory; b starts it again, so a is computed once more.
+    // a and none fill the budget; b starts the memory again, so a is computed once more.
     expect(result.computed).toEqual(["a", "none", "b", "a"]);
+  });
+
+  it("weighs answers: a heavy one is answered but not kept, and never pushes the others out", async () => {
+    const result = await inObject((sql) => {
+      const memo = new UntilWrite<string[]>(sql, { budget: 10, weigh: (names) => names.length });
+      const computed: string[] = [];
+      const read = (key: string, size: number) =>
+        memo.get(key, () => {
+          computed.push(key);
+          return Array.from({ length: size }, (_, i) => `${key}${i}`);
+        });
+      const seen = [
+        read("small", 4),
+        read("heavy", 11),
+        read("heavy", 11),
+        read("small", 4),
+        read("medium", 6),
+        read("small", 4),
+      ];
+      read("more", 1); // 4 + 6 + 1 > 10: the memory starts again with this one
+      read("small", 4);
+      return { lengths: seen.map((names) => names.length), computed };
+    });
+    expect(result.lengths).toEqual([4, 11, 11, 4, 6, 4]);
+    expect(result.computed).toEqual(["small", "heavy", "heavy", "medium", "more", "small"]);
   });
 });
 
