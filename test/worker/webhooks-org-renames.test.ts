@@ -35,6 +35,18 @@ import {
 /** A login derived from another, within GitHub's 39 characters. */
 const another = (org: string, suffix: string) => `${org}-${suffix}`.slice(-39).replace(/^-+/, "");
 
+/**
+ * An organization (login `a`, its admin `owner` and a `member`), by default with a public
+ * repository holding one merged pull request, and the logins `b` and `c` a rename chain moves it
+ * through; `account` is its GitHub account id.
+ */
+async function chainOfThree({ withData = true } = {}) {
+  const repo = { id: repoId(), name: "api", private: false };
+  const { org: a, admin: owner, member } = await world(withData ? [repo] : []);
+  if (withData) await prs(a, owner, [[repo, 1]]);
+  return { a, b: another(a, "b"), c: another(a, "c"), owner, member, account: accountOf(a) };
+}
+
 const headers = (who: Person, kind: "members" | "analytics" = "members") => ({
   Authorization: `Bearer ${kind === "members" ? who.membersKey : who.analyticsKey}`,
 });
@@ -152,12 +164,7 @@ describe("renamed: the organization answers under its new login; the old login i
   });
 
   it("A→B→C, then back to A: each time only the current login answers, with the same data", async () => {
-    const repo = { id: repoId(), name: "api", private: false };
-    const { org: a, admin: owner, member } = await world([repo]);
-    await prs(a, owner, [[repo, 1]]);
-    const b = another(a, "b");
-    const c = another(a, "c");
-    const account = accountOf(a);
+    const { a, b, c, owner, member, account } = await chainOfThree();
 
     await deliverQueued("organization", renamed(a, b, account));
     await answersUnder(b, owner, member.id);
@@ -199,10 +206,7 @@ describe("renamed: the organization answers under its new login; the old login i
 
 describe("renames arrive in any order and more than once: the result is the same", () => {
   it("the same delivery twice: the receiver answers duplicate; the same message applied again by the queue changes nothing", async () => {
-    const { org: a, admin: owner, member } = await world([]);
-    const b = another(a, "b");
-    const c = another(a, "c");
-    const account = accountOf(a);
+    const { a, b, c, owner, member, account } = await chainOfThree({ withData: false });
     const delivery = newDelivery();
     await deliverQueued("organization", renamed(a, b, account), { delivery });
     const again = await deliver("organization", renamed(a, b, account), { delivery });
@@ -218,12 +222,7 @@ describe("renames arrive in any order and more than once: the result is the same
   });
 
   it("A→B and B→C delivered in reverse order end at C (B→C waits for A→B)", async () => {
-    const repo = { id: repoId(), name: "api", private: false };
-    const { org: a, admin: owner, member } = await world([repo]);
-    await prs(a, owner, [[repo, 1]]);
-    const b = another(a, "b");
-    const c = another(a, "c");
-    const account = accountOf(a);
+    const { a, b, c, owner, member, account } = await chainOfThree();
     const ab = messageOf("organization", renamed(a, b, account));
     const bc = messageOf("organization", renamed(b, c, account));
 
