@@ -35,15 +35,21 @@ import {
 /** A login derived from another, within GitHub's 39 characters. */
 const another = (org: string, suffix: string) => `${org}-${suffix}`.slice(-39).replace(/^-+/, "");
 
+/** An organization with a public repository holding one merged pull request. */
+async function withPullRequest(name = "api", prNumber = 1) {
+  const repo = { id: repoId(), name, private: false };
+  const created = await world([repo]);
+  await prs(created.org, created.admin, [[repo, prNumber]]);
+  return created;
+}
+
 /**
  * An organization (login `a`, its admin `owner` and a `member`), by default with a public
  * repository holding one merged pull request, and the logins `b` and `c` a rename chain moves it
  * through; `account` is its GitHub account id.
  */
 async function chainOfThree({ withData = true } = {}) {
-  const repo = { id: repoId(), name: "api", private: false };
-  const { org: a, admin: owner, member } = await world(withData ? [repo] : []);
-  if (withData) await prs(a, owner, [[repo, 1]]);
+  const { org: a, admin: owner, member } = withData ? await withPullRequest() : await world([]);
   return { a, b: another(a, "b"), c: another(a, "c"), owner, member, account: accountOf(a) };
 }
 
@@ -391,9 +397,7 @@ describe("rows stored under the new login before the rename was applied join the
 
     // Another organization renames itself to the login the first one left: its home stays its own,
     // and the first organization's rows under that login's folded key are the first one's.
-    const otherRepo = { id: repoId(), name: "web", private: false };
-    const second = await world([otherRepo]);
-    await prs(second.org, second.admin, [[otherRepo, 5]]);
+    const second = await withPullRequest("web", 5);
     await deliverQueued("organization", renamed(second.org, first.org, accountOf(second.org)));
     await answersUnder(first.org, second.admin, second.member.id);
 
@@ -404,9 +408,7 @@ describe("rows stored under the new login before the rename was applied join the
 
 describe("the old login taken by another organization: both stay independent", () => {
   it("a new installation for the old login gets its own home; data, members and lists are not mixed", async () => {
-    const repo = { id: repoId(), name: "api", private: false };
-    const first = await world([repo]);
-    await prs(first.org, first.admin, [[repo, 1]]);
+    const first = await withPullRequest("api", 1);
     const b = another(first.org, "b");
     await deliverQueued("organization", renamed(first.org, b, accountOf(first.org)));
     await answersUnder(b, first.admin, first.member.id);
