@@ -35,6 +35,29 @@ import {
 /** A login derived from another, within GitHub's 39 characters. */
 const another = (org: string, suffix: string) => `${org}-${suffix}`.slice(-39).replace(/^-+/, "");
 
+/**
+ * Another GitHub account (`account`) installs the app under `login` as installation
+ * `installationId` (with `repositories`, if given) and makes `admin` its admin; the login answers.
+ */
+async function installNewcomer(
+  login: string,
+  account: number,
+  installationId: number,
+  admin: Awaited<ReturnType<typeof person>>,
+  repositories?: unknown[],
+) {
+  const installed = example("installation", "created", login, 0, account);
+  (installed.installation as Record<string, unknown>).id = installationId;
+  if (repositories) installed.repositories = repositories;
+  await deliverQueued("installation", installed);
+  const joined = example("organization", "member_added", login, 0, account);
+  const membership = joined.membership as { role: string; user: Record<string, unknown> };
+  membership.role = "admin";
+  membership.user = { ...membership.user, id: Number(admin.id), login: `gh${admin.id}`, type: "User" };
+  await deliverQueued("organization", joined);
+  await answersUnder(login, admin, admin.id);
+}
+
 /** An organization with a public repository holding one merged pull request. */
 async function withPullRequest(name = "api", prNumber = 1) {
   const repo = { id: repoId(), name, private: false };
@@ -418,16 +441,7 @@ describe("the old login taken by another organization: both stay independent", (
     const newcomer = accountOf(`${a}-newcomer`);
     const newRepo = { id: repoId(), name: "api", private: false };
     const newAdmin = await person();
-    const installed = example("installation", "created", a, 0, newcomer);
-    (installed.installation as Record<string, unknown>).id = 2;
-    installed.repositories = [{ ...newRepo, node_id: "x", full_name: `${a}/api` }];
-    await deliverQueued("installation", installed);
-    const joined = example("organization", "member_added", a, 0, newcomer);
-    const membership = joined.membership as { role: string; user: Record<string, unknown> };
-    membership.role = "admin";
-    membership.user = { ...membership.user, id: Number(newAdmin.id), login: `gh${newAdmin.id}`, type: "User" };
-    await deliverQueued("organization", joined);
-    await answersUnder(a, newAdmin, newAdmin.id);
+    await installNewcomer(a, newcomer, 2, newAdmin, [{ ...newRepo, node_id: "x", full_name: `${a}/api` }]);
     await adminOk("PUT", `/internal/v1/organizations/${a}`, {
       installationId: 2,
       installedAt: "2025-01-01T00:00:00Z",
@@ -475,15 +489,7 @@ describe("the old login taken by another organization: both stay independent", (
     });
     const newAdmin = await person();
     const newcomer = accountOf(`${a}-billing-first`);
-    const installed = example("installation", "created", a, 0, newcomer);
-    (installed.installation as Record<string, unknown>).id = 3;
-    await deliverQueued("installation", installed);
-    const joined = example("organization", "member_added", a, 0, newcomer);
-    const membership = joined.membership as { role: string; user: Record<string, unknown> };
-    membership.role = "admin";
-    membership.user = { ...membership.user, id: Number(newAdmin.id), login: `gh${newAdmin.id}`, type: "User" };
-    await deliverQueued("organization", joined);
-    await answersUnder(a, newAdmin, newAdmin.id);
+    await installNewcomer(a, newcomer, 3, newAdmin);
     // Billing's Pro plan is the new organization's: its admin may export.
     expect((await exportPage(a, newAdmin)).status).toBe(200);
     expect((await readMember(b, first.admin, first.member.id)).status).toBe(200);
