@@ -2,7 +2,8 @@ import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
 /**
- * Two projects, one run:
+ * Three projects, one run:
+ * - `unit`: the pure rules (table tests) on Node, no workerd and no bindings: `npm run test:unit`.
  * - `worker`: inside workerd with real local D1, KV and Durable Objects, migrated from migrations/d1.
  * - `node`: tooling that runs on Node (OpenAPI validation, the seed and benchmark scripts' logic).
  * Results also go to test-results.json, which .ci/run summarises.
@@ -16,6 +17,7 @@ export default defineConfig(async () => {
       // Request logs are one JSON line per request; keep the test output readable.
       onConsoleLog: (log: string) => !log.includes('"level":"info"'),
       projects: [
+        { test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node" } },
         {
           plugins: [
             cloudflareTest({
