@@ -1,6 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { UntilWrite } from "../../src/durable/until-write";
+import { UntilWrite } from "../../src/lib/until-write";
 import { addMember, adminOk, call, createKey, createOrg, createUser, env, ev, postEventsOk } from "./helpers";
 
 /**
