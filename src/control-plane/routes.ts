@@ -31,7 +31,7 @@ const body = <S extends z.ZodType>(schema: S, example: unknown) => ({ schema, ma
 
 /**
  * Writes are idempotent upserts; every call is safe to retry. They reach the organization at its
- * home (`durable/directory.ts`); an old login of a renamed organization answers 404.
+ * home (`directory/resolve.ts`); an old login of a renamed organization answers 404.
  */
 const viaOrg = async <T>(env: Env, org: string, call: Parameters<typeof syncOrganization<T>>[2]) =>
   unwrap(await syncOrganization<T>(env, org, call));
