@@ -18,8 +18,8 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { parseArgs } from "node:util";
 import { experimental_readRawConfig, getPlatformProxy } from "wrangler";
+import { storeEvents } from "../src/directory/events.ts";
 import { mergedPullRequestsQuery } from "../src/storage/analytics.ts";
-import { storeEvents } from "../src/storage/events.ts";
 import {
   fmt,
   interleave,

@@ -53,7 +53,7 @@ const adminToken = `bench-${Date.now()}`;
 const log = (...args) => console.log(...args);
 
 rmSync(persistTo, { recursive: true, force: true });
-// Organizations are resolved through the directory in D1 (src/durable/directory.ts).
+// Organizations are resolved through the directory in D1 (src/directory/resolve.ts).
 log(`Applying D1 migrations to ${persistTo}...`);
 await migrateLocalD1(persistTo);
 log(`Starting wrangler dev on ${persistTo}...`);

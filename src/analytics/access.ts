@@ -3,7 +3,7 @@ import type { InstallationFacts, MemberState, Refusal } from "../members/rules";
 
 /** What the analytics export may read of an organization. */
 export interface AnalyticsAccess {
-  /** The organization's home key: the `org_key` of its rows in D1 (`durable/directory.ts`). */
+  /** The organization's home key: the `org_key` of its rows in D1 (`directory/resolve.ts`). */
   homeKey: string;
   installedAt: number;
   /** Lower-cased repository names the caller may read; null for every repository (an admin). */

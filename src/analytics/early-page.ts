@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { atOrganization } from "../durable/directory";
+import { atOrganization } from "../directory/resolve";
 import type { DurableResult } from "../lib/durable-call";
 import { foldName } from "../lib/names";
 import { listMergedPullRequests, type MergedPullRequestPage, type MergedPullRequestQuery } from "../storage/analytics";

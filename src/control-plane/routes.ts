@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { userStub } from "../auth/user-stub";
-import { putOrganization as putOrganizationAtHome, syncOrganization } from "../durable/directory";
+import { storeEvents } from "../directory/events";
+import { putOrganization as putOrganizationAtHome } from "../directory/put";
+import { syncOrganization } from "../directory/resolve";
 import { membersEnvelope } from "../http/envelopes";
 import { type ApiInterface, defineRoute } from "../http/route";
 import { callDurable, type DurableResult, unwrap } from "../lib/durable-call";
@@ -13,7 +15,6 @@ import { Member, MemberInput } from "../schemas/member";
 import { Organization, OrganizationInput } from "../schemas/organization";
 import { Repository, RepositoryInput } from "../schemas/repository";
 import { ApiKeyCreated, ApiKeyCreateInput, KeyKind, User, UserInput } from "../schemas/user";
-import { storeEvents } from "../storage/events";
 import { deleteParked, listParked, readParked } from "../storage/parked";
 import { requireAdmin } from "./admin-auth";
 
@@ -30,7 +31,7 @@ const body = <S extends z.ZodType>(schema: S, example: unknown) => ({ schema, ma
 
 /**
  * Writes are idempotent upserts; every call is safe to retry. They reach the organization at its
- * home (`durable/directory.ts`); an old login of a renamed organization answers 404.
+ * home (`directory/resolve.ts`); an old login of a renamed organization answers 404.
  */
 const viaOrg = async <T>(env: Env, org: string, call: Parameters<typeof syncOrganization<T>>[2]) =>
   unwrap(await syncOrganization<T>(env, org, call));

@@ -4,9 +4,11 @@ import { type DrizzleSqliteDODatabase, drizzle } from "drizzle-orm/durable-sqlit
 import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import migrations from "../../migrations/organization/migrations.js";
 import { type AnalyticsAccess, decideAnalyticsAccess } from "../analytics/access";
+import { claimOf, followRenames, type Identity, type OrgAddress } from "../directory/identity";
 import { callDurable, type DurableResult, ok } from "../lib/durable-call";
 import { foldName } from "../lib/names";
 import { formatInstant } from "../lib/time";
+import { UntilWrite } from "../lib/until-write";
 import type { MemberCursor } from "../members/query";
 import {
   capabilities,
@@ -23,11 +25,8 @@ import type { Member, MemberInput, MemberUpdateResult, SeatSummary } from "../sc
 import type { Organization, OrganizationEntry, OrganizationInput } from "../schemas/organization";
 import type { Repository, RepositoryInput } from "../schemas/repository";
 import type { GithubRepository, OrganizationChange } from "../webhooks/changes";
-import type { OrgAddress } from "./directory";
-import { claimOf, followRenames, type Identity } from "./identity";
 import { type MemberFilters, memberPageQuery } from "./member-queries";
 import * as schema from "./organization-schema";
-import { UntilWrite } from "./until-write";
 
 /** How long a changing PATCH is remembered for its retries. */
 const OPERATION_MEMORY_MS = 3_600_000;

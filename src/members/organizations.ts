@@ -1,6 +1,6 @@
 import type { MembershipPosition } from "../auth/user-object";
 import { userStub } from "../auth/user-stub";
-import { organizationAt } from "../durable/directory";
+import { organizationAt } from "../directory/resolve";
 import type { MembershipAnswer } from "../durable/organization";
 import { callDurable } from "../lib/durable-call";
 import type { OrganizationEntry, OrganizationPage } from "../schemas/organization";

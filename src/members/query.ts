@@ -57,7 +57,7 @@ const cursorParam = <T>(max: number, decode: (value: string) => T | null, descri
     .meta({ override: { type: "string", maxLength: max, description } });
 
 /**
- * Organizations: after this lower-cased login and home key (`durable/directory.ts`). Both are the
+ * Organizations: after this lower-cased login and home key (`directory/resolve.ts`). Both are the
  * same for an organization never renamed, and then the cursor holds one (the form cursors had
  * before renames).
  */

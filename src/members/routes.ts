@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { atOrganization } from "../durable/directory";
+import { atOrganization } from "../directory/resolve";
 import type { AuditRows, MemberChangesResult, MemberRows } from "../durable/organization";
 import { membersEnvelope } from "../http/envelopes";
 import { type ApiInterface, defineRoute, type RequestContext, signedIn } from "../http/route";

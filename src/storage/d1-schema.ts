@@ -4,7 +4,7 @@ import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "driz
 /**
  * Analytics data in D1. Times are epoch milliseconds. Repositories are keyed by their lower-cased
  * names (GitHub repository names are case-insensitive), organizations by their home key
- * (`durable/directory.ts`): the lower-cased login for every organization never renamed.
+ * (`directory/resolve.ts`): the lower-cased login for every organization never renamed.
  *
  * Any event naming a pull request creates its row, so reviews, findings and authorship records
  * that arrive before their pull request still point at a stable integer id. Until the
@@ -138,7 +138,7 @@ export const parkedDeliveries = sqliteTable("parked_deliveries", {
 });
 
 /**
- * The organization directory (see `durable/directory.ts`). An organization's data lives under its
+ * The organization directory (see `directory/resolve.ts`). An organization's data lives under its
  * home key: its object's name and the `org_key` of its rows. For an organization never renamed that
  * is its folded login, and nothing is written here. A row maps a login whose home is another key:
  * a renamed organization's new login, or a login re-used while its folded key was another

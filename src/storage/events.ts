@@ -1,18 +1,18 @@
 import { foldName } from "../lib/names";
 import type { Event } from "../schemas/events";
-import { homesOf } from "./directory";
 import { refreshReviewSpansSql } from "./review-span";
 
-/** What one `storeEvents` call did to D1. */
+/** What one `writeEvents` call did to D1. */
 export interface StoredEvents {
   /** D1's `meta.rows_written` summed over the batch's statements (index entries included). */
   rowsWritten: number;
 }
 
 /**
- * Stores a validated event batch in one D1 transaction (`batch()`): all of it or nothing.
- * Each event type becomes one set-based upsert over a JSON array (`json_each`), so a batch of
- * 1,000 events is at most eight statements with at most one bound parameter each.
+ * Writes a validated event batch in one D1 transaction (`batch()`): all of it or nothing.
+ * Each event type becomes one set-based upsert over a JSON array of objects (`json_each`, fields
+ * read by name), so a batch of 1,000 events is at most eight statements with at most one bound
+ * parameter each.
  *
  * Versions (contract section 5): every row keeps the `updatedAt` of the event it holds in
  * `updated_at`, and an event replaces a row only when its `updatedAt` is strictly greater. So for
@@ -22,119 +22,86 @@ export interface StoredEvents {
  * is sent: the greatest `updatedAt`, the earliest in the batch among equals — the same result as
  * storing the batch's events one by one in order.
  *
- * Order inside the transaction: pull request data first; then a placeholder row for each pull
- * request that a child event will point at but that has no row yet (a review arriving before its
- * pull request still gets a stable id; a placeholder has `updated_at` NULL, so the real
- * pull_request event always replaces it); then reviews, findings and authorship records; last
- * the review span (see `review-span.ts`) of every pull request whose merge or reviews the batch
- * may have changed, recomputed from what is stored and written only where it changed. A review
- * that moves to another pull request also changes the span of the one it leaves: that one is
- * noted in `pull_requests_to_refresh` just before the reviews are stored, and the note is gone
+ * Order inside the transaction: `guard` first, when given; pull request data; then a placeholder
+ * row for each pull request that a child event will point at but that has no row yet (a review
+ * arriving before its pull request still gets a stable id; a placeholder has `updated_at` NULL, so
+ * the real pull_request event always replaces it); then reviews, findings and authorship records;
+ * last the review span (see `review-span.ts`) of every pull request whose merge or reviews the
+ * batch may have changed, recomputed from what is stored and written only where it changed. A
+ * review that moves to another pull request also changes the span of the one it leaves: that one
+ * is noted in `pull_requests_to_refresh` just before the reviews are stored, and the note is gone
  * again at the end of the batch.
  *
- * Events name organizations by login; rows are keyed by the organization's home key
- * (`durable/directory.ts`), so a renamed organization's events land with its earlier rows. `homes`
- * maps each folded login to its home; without it, one read of the directory resolves the batch's
- * distinct logins before the transaction (a login the directory does not name is its own home),
- * and the transaction checks first that the directory still says so. If a rename's directory write
- * came in between (after which the consumer gathers the rows under the new login's folded key
- * once: rows committed after that would stay stranded there), the transaction writes nothing and
- * the batch is resolved and stored again.
+ * Events name organizations by login; rows are keyed by the organization's home key: `homes` maps
+ * each folded login to its home (a login it does not hold is its own home). Resolving them is the
+ * directory's job (`directory/events.ts`), which also supplies the `guard` that fails the
+ * transaction when the directory moved under the batch.
  */
-export async function storeEvents(
+export async function writeEvents(
   db: D1Database,
   events: readonly Event[],
-  homes?: ReadonlyMap<string, string>,
+  homes: ReadonlyMap<string, string>,
+  guard?: D1PreparedStatement,
 ): Promise<StoredEvents> {
-  if (homes) return storeAt(db, events, homes, false);
-  for (let attempt = 1; ; attempt++) {
-    const read = await homesOf(
-      db,
-      events.map((e) => e.org),
-    );
-    try {
-      return await storeAt(db, events, read, true);
-    } catch (error) {
-      if (attempt >= DIRECTORY_ATTEMPTS || !String(error).includes(DIRECTORY_MOVED)) throw error;
-    }
-  }
-}
-
-/** How often a batch is resolved again when the directory moves under it (renames are rare). */
-const DIRECTORY_ATTEMPTS = 3;
-
-async function storeAt(
-  db: D1Database,
-  events: readonly Event[],
-  homeOf: ReadonlyMap<string, string>,
-  checkHomes: boolean,
-): Promise<StoredEvents> {
-  const pullRequests = new Latest();
-  const reviews = new Latest();
-  const findings = new Latest();
-  const authorship = new Latest();
+  const pullRequests = new Latest<PullRequestRow>();
+  const reviews = new Latest<ReviewRow>();
+  const findings = new Latest<FindingRow>();
+  const authorship = new Latest<AuthorshipRow>();
 
   for (const e of events) {
     // Event names are validated GitHub names (ASCII): toLowerCase below is the ASCII fold too.
     const loginKey = foldName(e.org);
-    const orgKey = homeOf.get(loginKey) ?? loginKey;
-    const repoKey = e.repo.toLowerCase();
-    const ref = [orgKey, repoKey, e.prNumber, e.repo] as const;
+    const orgKey = homes.get(loginKey) ?? loginKey;
+    const ref: Ref = { orgKey, repoKey: e.repo.toLowerCase(), prNumber: e.prNumber, repo: e.repo };
+    const { updatedAt } = e;
     switch (e.type) {
-      case "pull_request":
-        pullRequests.offer([orgKey, repoKey, e.prNumber], e.updatedAt, [
-          ...ref,
-          e.author,
-          e.createdAt,
-          e.mergedAt,
-          e.linesAdded,
-          e.linesDeleted,
-          e.updatedAt,
-        ]);
+      case "pull_request": {
+        const { author, createdAt, mergedAt, linesAdded, linesDeleted } = e;
+        const row = { ...ref, author, createdAt, mergedAt, linesAdded, linesDeleted, updatedAt };
+        pullRequests.offer([orgKey, ref.repoKey, e.prNumber], updatedAt, row);
         break;
-      case "review":
-        reviews.offer([orgKey, e.reviewId], e.updatedAt, [...ref, e.reviewId, e.updatedAt, e.status, e.completedAt]);
+      }
+      case "review": {
+        const { status, completedAt } = e;
+        reviews.offer([orgKey, e.reviewId], updatedAt, { ...ref, id: e.reviewId, updatedAt, status, completedAt });
         break;
-      case "finding":
-        findings.offer([orgKey, e.findingId], e.updatedAt, [
-          ...ref,
-          e.findingId,
-          e.updatedAt,
-          e.createdAt,
-          e.posted,
-          e.aiAddressed,
-          e.feedback,
-        ]);
+      }
+      case "finding": {
+        const { createdAt, posted, aiAddressed, feedback } = e;
+        const row = { ...ref, id: e.findingId, updatedAt, createdAt, posted, aiAddressed, feedback };
+        findings.offer([orgKey, e.findingId], updatedAt, row);
         break;
+      }
       case "ai_authorship":
-        authorship.offer([orgKey, e.sourceId], e.updatedAt, [...ref, e.sourceId, e.updatedAt, e.lines]);
+        authorship.offer([orgKey, e.sourceId], updatedAt, { ...ref, id: e.sourceId, updatedAt, lines: e.lines });
         break;
     }
   }
 
-  // Children whose pull request has no event in this batch may need a placeholder row. Child rows
-  // are laid out as reference (0-3), id (4), version (5), then their data; a placeholder entry is
-  // the reference (0-3), the child's table (4), its id and version (5, 6).
-  const inBatch = new Set(pullRequests.rows().map((row) => refKey(row)));
-  const placeholders: unknown[][] = [];
+  // Children whose pull request has no event in this batch may need a placeholder row.
+  const inBatch = new Set(pullRequests.rows().map(refKey));
+  const placeholders: Placeholder[] = [];
   for (const [table, rows] of [
     ["reviews", reviews],
     ["findings", findings],
     ["ai_authorship", authorship],
   ] as const) {
-    for (const row of rows.rows()) {
-      if (!inBatch.has(refKey(row))) placeholders.push([row[0], row[1], row[2], row[3], table, row[4], row[5]]);
+    for (const { orgKey, repoKey, prNumber, repo, id, updatedAt } of rows.rows()) {
+      if (!inBatch.has(refKey({ orgKey, repoKey, prNumber }))) {
+        placeholders.push({ orgKey, repoKey, prNumber, repo, table, id, updatedAt });
+      }
     }
   }
   // The review span depends on merge times and completed reviews only.
-  const spanRefs = new Map<string, unknown[]>();
-  for (const row of [...pullRequests.rows(), ...reviews.rows()]) spanRefs.set(refKey(row), row.slice(0, 3));
+  const spanRefs = new Map<string, PullRequestKey>();
+  for (const { orgKey, repoKey, prNumber } of [...pullRequests.rows(), ...reviews.rows()]) {
+    spanRefs.set(refKey({ orgKey, repoKey, prNumber }), { orgKey, repoKey, prNumber });
+  }
 
-  const statements: D1PreparedStatement[] = [];
-  const add = (sql: string, rows: unknown[][]) => {
+  const statements: D1PreparedStatement[] = guard ? [guard] : [];
+  const add = (sql: string, rows: object[]) => {
     if (rows.length > 0) statements.push(db.prepare(sql).bind(JSON.stringify(rows)));
   };
-  if (checkHomes) add(FAIL_IF_HOMES_MOVED, [...homeOf]);
   add(UPSERT_PULL_REQUESTS, pullRequests.rows());
   add(ENSURE_PLACEHOLDERS, placeholders);
   add(NOTE_PULL_REQUESTS_LEFT_BY_REVIEWS, reviews.rows());
@@ -143,39 +110,53 @@ async function storeAt(
   add(UPSERT_AI_AUTHORSHIP, authorship.rows());
   add(REFRESH_REVIEW_SPANS, [...spanRefs.values()]);
   if (reviews.rows().length > 0) statements.push(db.prepare(FORGET_NOTED_PULL_REQUESTS));
-  if (statements.length <= (checkHomes ? 1 : 0)) return { rowsWritten: 0 };
+  if (statements.length <= (guard ? 1 : 0)) return { rowsWritten: 0 };
   const results = await db.batch(statements);
   return { rowsWritten: results.reduce((sum, r) => sum + (r.meta.rows_written ?? 0), 0) };
 }
 
-/** JSON of the tuple: unambiguous whatever characters the names hold (a joined string is not). */
-const refKey = (row: readonly unknown[]): string => JSON.stringify(row.slice(0, 3));
+/** A pull request's key: the organization's home key, the folded repository name, the number. */
+interface PullRequestKey {
+  orgKey: string;
+  repoKey: string;
+  prNumber: number;
+}
+/** The pull request a row belongs to, with its repository name as the event gave it. */
+type Ref = PullRequestKey & { repo: string };
+
+type Of<T extends Event["type"]> = Extract<Event, { type: T }>;
+type PullRequestEvent = Of<"pull_request">;
+type ReviewEvent = Of<"review">;
+type FindingEvent = Of<"finding">;
+type AuthorshipEvent = Of<"ai_authorship">;
+
+// The rows sent to the statements below, which read their fields by these names. Children's `id`
+// is the review, finding or authorship source id.
+type PullRequestRow = Ref &
+  Pick<PullRequestEvent, "author" | "createdAt" | "mergedAt" | "linesAdded" | "linesDeleted" | "updatedAt">;
+type ReviewRow = Ref & { id: string } & Pick<ReviewEvent, "updatedAt" | "status" | "completedAt">;
+type FindingRow = Ref & { id: string } & Pick<FindingEvent, "updatedAt" | "createdAt" | "posted" | "aiAddressed" | "feedback">;
+type AuthorshipRow = Ref & { id: string } & Pick<AuthorshipEvent, "updatedAt" | "lines">;
+/** A child's pull request, which may need a placeholder row, with the child's table, id and version. */
+type Placeholder = Ref & { table: "reviews" | "findings" | "ai_authorship"; id: string; updatedAt: number };
+
+/** JSON of the key: unambiguous whatever characters the names hold (a joined string is not). */
+const refKey = ({ orgKey, repoKey, prNumber }: PullRequestKey): string => JSON.stringify([orgKey, repoKey, prNumber]);
 
 /** Per record, the row of the event with the greatest version; the first among equals stays. */
-class Latest {
-  private readonly byRecord = new Map<string, { version: number; row: unknown[] }>();
+class Latest<Row> {
+  private readonly byRecord = new Map<string, { version: number; row: Row }>();
 
-  offer(record: readonly unknown[], version: number, row: unknown[]): void {
+  offer(record: readonly unknown[], version: number, row: Row): void {
     const key = JSON.stringify(record);
     const held = this.byRecord.get(key);
     if (held === undefined || version > held.version) this.byRecord.set(key, { version, row });
   }
 
-  rows(): unknown[][] {
+  rows(): Row[] {
     return [...this.byRecord.values()].map((v) => v.row);
   }
 }
-
-/**
- * Fails the transaction (SQLite has no RAISE outside triggers: an integer overflow, evaluated only
- * when needed) when a folded login of the batch no longer resolves to the home it was stored under.
- */
-const DIRECTORY_MOVED = "integer overflow";
-const FAIL_IF_HOMES_MOVED = `
-SELECT CASE WHEN EXISTS (
-  SELECT 1 FROM json_each(?1) AS h
-  WHERE coalesce((SELECT home_key FROM organization_names WHERE login_key = h.value ->> 0), h.value ->> 0) <> h.value ->> 1
-) THEN abs(-9223372036854775807 - 1) ELSE 0 END AS moved`;
 
 // `WHERE true` keeps SQLite from reading ON CONFLICT as part of the SELECT's join.
 // Every DO UPDATE is guarded by the version: an event that is not newer writes nothing. A stored
@@ -183,7 +164,7 @@ SELECT CASE WHEN EXISTS (
 
 const UPSERT_PULL_REQUESTS = `
 INSERT INTO pull_requests (org_key, repo_key, pr_number, repo, author, created_at, merged_at, lines_added, lines_deleted, updated_at)
-SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9
+SELECT value ->> '$.orgKey', value ->> '$.repoKey', value ->> '$.prNumber', value ->> '$.repo', value ->> '$.author', value ->> '$.createdAt', value ->> '$.mergedAt', value ->> '$.linesAdded', value ->> '$.linesDeleted', value ->> '$.updatedAt'
 FROM json_each(?1) WHERE true
 ON CONFLICT (org_key, repo_key, pr_number) DO UPDATE SET
   repo = excluded.repo, author = excluded.author, created_at = excluded.created_at,
@@ -199,42 +180,42 @@ WHERE pull_requests.updated_at IS NULL OR excluded.updated_at > pull_requests.up
  */
 const ENSURE_PLACEHOLDERS = `
 INSERT INTO pull_requests (org_key, repo_key, pr_number, repo)
-SELECT e.value ->> 0, e.value ->> 1, e.value ->> 2, e.value ->> 3
+SELECT e.value ->> '$.orgKey', e.value ->> '$.repoKey', e.value ->> '$.prNumber', e.value ->> '$.repo'
 FROM json_each(?1) AS e
 WHERE NOT EXISTS (
     SELECT 1 FROM pull_requests AS p
-    WHERE p.org_key = e.value ->> 0 AND p.repo_key = e.value ->> 1 AND p.pr_number = e.value ->> 2)
+    WHERE p.org_key = e.value ->> '$.orgKey' AND p.repo_key = e.value ->> '$.repoKey' AND p.pr_number = e.value ->> '$.prNumber')
   AND NOT EXISTS (
     SELECT 1 FROM reviews AS r
-    WHERE e.value ->> 4 = 'reviews' AND r.org_key = e.value ->> 0 AND r.review_id = e.value ->> 5
-      AND r.updated_at >= e.value ->> 6)
+    WHERE e.value ->> '$.table' = 'reviews' AND r.org_key = e.value ->> '$.orgKey' AND r.review_id = e.value ->> '$.id'
+      AND r.updated_at >= e.value ->> '$.updatedAt')
   AND NOT EXISTS (
     SELECT 1 FROM findings AS f
-    WHERE e.value ->> 4 = 'findings' AND f.org_key = e.value ->> 0 AND f.finding_id = e.value ->> 5
-      AND f.updated_at >= e.value ->> 6)
+    WHERE e.value ->> '$.table' = 'findings' AND f.org_key = e.value ->> '$.orgKey' AND f.finding_id = e.value ->> '$.id'
+      AND f.updated_at >= e.value ->> '$.updatedAt')
   AND NOT EXISTS (
     SELECT 1 FROM ai_authorship AS a
-    WHERE e.value ->> 4 = 'ai_authorship' AND a.org_key = e.value ->> 0 AND a.source_id = e.value ->> 5
-      AND a.updated_at >= e.value ->> 6)
+    WHERE e.value ->> '$.table' = 'ai_authorship' AND a.org_key = e.value ->> '$.orgKey' AND a.source_id = e.value ->> '$.id'
+      AND a.updated_at >= e.value ->> '$.updatedAt')
 ON CONFLICT (org_key, repo_key, pr_number) DO NOTHING`;
 
 /** Child rows find their pull request through the unique (org_key, repo_key, pr_number) index. */
 const childSource = `
 FROM json_each(?1) AS e
 JOIN pull_requests AS p
-  ON p.org_key = e.value ->> 0 AND p.repo_key = e.value ->> 1 AND p.pr_number = e.value ->> 2
+  ON p.org_key = e.value ->> '$.orgKey' AND p.repo_key = e.value ->> '$.repoKey' AND p.pr_number = e.value ->> '$.prNumber'
 WHERE true`;
 
 const UPSERT_REVIEWS = `
 INSERT INTO reviews (org_key, review_id, pr_id, updated_at, status, completed_at)
-SELECT p.org_key, e.value ->> 4, p.id, e.value ->> 5, e.value ->> 6, e.value ->> 7 ${childSource}
+SELECT p.org_key, e.value ->> '$.id', p.id, e.value ->> '$.updatedAt', e.value ->> '$.status', e.value ->> '$.completedAt' ${childSource}
 ON CONFLICT (org_key, review_id) DO UPDATE SET
   pr_id = excluded.pr_id, status = excluded.status, completed_at = excluded.completed_at, updated_at = excluded.updated_at
 WHERE reviews.updated_at IS NULL OR excluded.updated_at > reviews.updated_at`;
 
 const UPSERT_FINDINGS = `
 INSERT INTO findings (org_key, finding_id, pr_id, updated_at, created_at, posted, ai_addressed, feedback)
-SELECT p.org_key, e.value ->> 4, p.id, e.value ->> 5, e.value ->> 6, e.value ->> 7, e.value ->> 8, e.value ->> 9 ${childSource}
+SELECT p.org_key, e.value ->> '$.id', p.id, e.value ->> '$.updatedAt', e.value ->> '$.createdAt', e.value ->> '$.posted', e.value ->> '$.aiAddressed', e.value ->> '$.feedback' ${childSource}
 ON CONFLICT (org_key, finding_id) DO UPDATE SET
   pr_id = excluded.pr_id, created_at = excluded.created_at, posted = excluded.posted,
   ai_addressed = excluded.ai_addressed, feedback = excluded.feedback, updated_at = excluded.updated_at
@@ -242,7 +223,7 @@ WHERE findings.updated_at IS NULL OR excluded.updated_at > findings.updated_at`;
 
 const UPSERT_AI_AUTHORSHIP = `
 INSERT INTO ai_authorship (org_key, source_id, pr_id, updated_at, lines)
-SELECT p.org_key, e.value ->> 4, p.id, e.value ->> 5, e.value ->> 6 ${childSource}
+SELECT p.org_key, e.value ->> '$.id', p.id, e.value ->> '$.updatedAt', e.value ->> '$.lines' ${childSource}
 ON CONFLICT (org_key, source_id) DO UPDATE SET
   pr_id = excluded.pr_id, lines = excluded.lines, updated_at = excluded.updated_at
 WHERE ai_authorship.updated_at IS NULL OR excluded.updated_at > ai_authorship.updated_at`;
@@ -257,16 +238,16 @@ INSERT INTO pull_requests_to_refresh (pr_id)
 SELECT r.pr_id
 FROM json_each(?1) AS e
 JOIN pull_requests AS p
-  ON p.org_key = e.value ->> 0 AND p.repo_key = e.value ->> 1 AND p.pr_number = e.value ->> 2
-JOIN reviews AS r ON r.org_key = e.value ->> 0 AND r.review_id = e.value ->> 4
-WHERE r.pr_id <> p.id AND (r.updated_at IS NULL OR e.value ->> 5 > r.updated_at)
+  ON p.org_key = e.value ->> '$.orgKey' AND p.repo_key = e.value ->> '$.repoKey' AND p.pr_number = e.value ->> '$.prNumber'
+JOIN reviews AS r ON r.org_key = e.value ->> '$.orgKey' AND r.review_id = e.value ->> '$.id'
+WHERE r.pr_id <> p.id AND (r.updated_at IS NULL OR e.value ->> '$.updatedAt' > r.updated_at)
 ON CONFLICT (pr_id) DO NOTHING`;
 
 /** The pull requests the batch names through merges or reviews, and those noted above. */
 const REFRESH_REVIEW_SPANS = refreshReviewSpansSql(`
   SELECT p.id AS id FROM json_each(?1) AS e
   JOIN pull_requests AS p
-    ON p.org_key = e.value ->> 0 AND p.repo_key = e.value ->> 1 AND p.pr_number = e.value ->> 2
+    ON p.org_key = e.value ->> '$.orgKey' AND p.repo_key = e.value ->> '$.repoKey' AND p.pr_number = e.value ->> '$.prNumber'
   UNION
   SELECT pr_id AS id FROM pull_requests_to_refresh`);
 

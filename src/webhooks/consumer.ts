@@ -1,9 +1,8 @@
-import { allocatedHome, defaultHome, gatherStrayRows, homeOfDelivery, organizationAt } from "../durable/directory";
-import type { GithubChangeResult } from "../durable/organization";
+import { storeEventsAtHome } from "../directory/events";
+import type { ReportedIdentity } from "../directory/identity";
+import { learnIdentity } from "../directory/learn";
+import { type DeliveryLookup, deliveryHomes, organizationAt, type Place, resolveHome } from "../directory/resolve";
 import { callDurable } from "../lib/durable-call";
-import { foldName } from "../lib/names";
-import { recordHome } from "../storage/directory";
-import { storeEvents } from "../storage/events";
 import { parkDelivery } from "../storage/parked";
 import { moveRows } from "../storage/renames";
 import { messageKey, QueueMessage } from "./changes";
@@ -56,8 +55,8 @@ export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promi
  * ledger makes a second application a no-op), pull requests through the versioned event upsert
  * (an older or equal `updated_at` writes nothing). Throws when a store failed: the message is retried.
  *
- * The organization is found by GitHub's account id first, else by login (`durable/directory.ts`);
- * a rename also tries its `from` login. An installation for a login whose object is another
+ * The organization is found by GitHub's account id first, else by login (`directory/resolve.ts`
+ * `deliveryHomes`); a rename also tries its `from` login. An installation for a login whose object is another
  * organization's gets a home of its own. After a change of the organization's identity (created,
  * renamed, account id learned) the directory in D1 learns it, and the rows stored under the login's
  * folded key before it did (events that used a new login early) join the organization; a retry
@@ -68,62 +67,51 @@ export async function applyMessage(env: Env, m: QueueMessage): Promise<void> {
   const accountId = m.accountId ?? null;
   const change = m.change;
   if (change.kind === "pull_request") {
-    const repositoryAt = (at: string) =>
-      callDurable(() => organizationAt(env, at).repositoryName(m.org, accountId, change.repositoryId), { idempotent: true });
-    let home = await homeOfDelivery(env, accountId, [m.org]);
-    let repo = await repositoryAt(home);
-    // A stale directory entry led to another organization: the folded login's object, if it is this one's.
-    if (!repo.here && home !== defaultHome(m.org)) {
-      home = defaultHome(m.org);
-      repo = await repositoryAt(home);
-    }
-    if (!repo.here) throw notYetKnown(m, home);
+    const { place, answer: repo } = await resolveHome<RepositoryAnswer>(
+      deliveryHomes(env, { accountId, login: m.org }),
+      ({ home }) =>
+        callDurable(() => organizationAt(env, home).repositoryName(m.org, accountId, change.repositoryId), { idempotent: true }),
+      (answer) => answer.here,
+    );
+    if (!repo.here) throw notYetKnown(m, place.home);
     const event = repo.name === null ? change.event : { ...change.event, repo: repo.name };
-    await storeEvents(env.DB, [event], new Map([[foldName(m.org), home]]));
+    await storeEventsAtHome(env.DB, [event], { login: m.org, home: place.home });
     return;
   }
-  const logins: [string, ...string[]] = change.kind === "organization_renamed" ? [change.from, m.org] : [m.org];
-  let home = await homeOfDelivery(env, accountId, logins);
-  const apply = (at: string) =>
-    callDurable<GithubChangeResult>(
-      () => organizationAt(env, at).applyGithubChange(messageKey(m), { home: at, login: m.org }, accountId, change),
+  const lookup: DeliveryLookup = { accountId, login: m.org };
+  if (change.kind === "organization_renamed") lookup.from = change.from;
+  if (change.kind === "installation_created") lookup.installationId = change.installationId;
+  const apply = ({ home }: Place) =>
+    callDurable<ChangeAnswer>(
+      () => organizationAt(env, home).applyGithubChange(messageKey(m), { home, login: m.org }, accountId, change),
       { idempotent: true },
     );
-  let result = await apply(home);
-  // The directory named another organization's home (a stale entry): the folded login's object, if
-  // it is this organization's or no one's (for a rename its `from` first: the organization is still
-  // there until the rename applies, while another one may already hold that login in the
-  // directory); for an installation, then a home of its own (the login's object is another
-  // organization's: renamed away, or another account).
-  const fallbacks = [
-    ...(change.kind === "organization_renamed" ? [defaultHome(change.from)] : []),
-    defaultHome(m.org),
-    ...(change.kind === "installation_created" ? [allocatedHome(m.org, change.installationId)] : []),
-  ];
-  for (const next of fallbacks) {
-    if (result.kind === "applied") break;
-    if (next === home) continue;
-    home = next;
-    result = await apply(home);
-  }
+  const { place, answer: result } = await resolveHome(
+    deliveryHomes<ChangeAnswer>(env, lookup),
+    apply,
+    (a) => a.kind === "applied",
+  );
+  const home = place.home;
   if (result.kind !== "applied") throw notYetKnown(m, home);
-  const identity = result.directory;
-  if (identity) {
-    await recordHome(env.DB, {
-      key: identity.home,
-      login: identity.login,
-      accountId: identity.accountId,
-      installationId: identity.installationId,
-      version: identity.version,
-    });
-    // After the directory: from then on nothing new lands under the login's default home.
-    await gatherStrayRows(env, { home: identity.home, login: identity.login });
-  }
+  if (result.directory) await learnIdentity(env, result.directory);
   for (const rename of result.renames) {
     await moveRows(env.DB, { orgKey: home, repo: rename.fromKey }, { orgKey: home, repo: rename.toName });
     await callDurable(() => organizationAt(env, home).renameFollowed(rename.fromKey), { idempotent: true });
   }
 }
+
+/** `OrganizationObject.repositoryName`: whether the object is the delivery's organization, and the repository's current name. */
+type RepositoryAnswer = { here: boolean; name: string | null };
+
+/**
+ * `OrganizationObject.applyGithubChange`, as far as the consumer reads it (checked against the
+ * object's answer where it is called): applied, with the repository renames still to follow in D1
+ * and the identity the directory must learn; or not this organization's object.
+ */
+type ChangeAnswer =
+  | { kind: "applied"; renames: { fromKey: string; toName: string }[]; directory: ReportedIdentity | null }
+  | { kind: "taken" }
+  | { kind: "elsewhere" };
 
 /**
  * The object the delivery resolved to is another organization's, and neither the account id nor

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { storeEvents } from "../../src/directory/events";
 import { Event, EventBatch } from "../../src/schemas/events";
-import { storeEvents } from "../../src/storage/events";
 import { GAP_TIER_BOUNDS_MS } from "../../src/storage/review-span";
 import { addMember, admin, call, createKey, createOrg, createUser, EVENT_VERSION, env, ev, postEvents, unique } from "./helpers";
 

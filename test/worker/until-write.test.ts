@@ -1,11 +1,11 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { UntilWrite } from "../../src/durable/until-write";
+import { UntilWrite } from "../../src/lib/until-write";
 import { addMember, adminOk, call, createKey, createOrg, createUser, env, ev, postEventsOk } from "./helpers";
 
 /**
  * The Durable Objects keep the answers asked on every request (the export's access, a key's
- * record) until their storage is next written (src/durable/until-write.ts). Any write must be
+ * record) until their storage is next written (src/lib/until-write.ts). Any write must be
  * seen by the very next request, whichever code path made it: the tests write with raw SQL,
  * bypassing every method of the objects.
  */

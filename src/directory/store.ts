@@ -1,8 +1,8 @@
 import { foldName } from "../lib/names";
 
 /**
- * The organization directory in D1 (`organization_names`, `organization_accounts`; see
- * `durable/directory.ts` for how it is used). Only organizations whose home key is not their folded
+ * The organization directory in D1 (`organization_names`, `organization_accounts`,
+ * `organization_homes`, `organization_installations`; see `resolve.ts` for how it is used). Only organizations whose home key is not their folded
  * login have a name row, so the default of every lookup is the folded login.
  */
 
@@ -30,6 +30,25 @@ export async function homesOf(db: D1Database, logins: Iterable<string>): Promise
   for (const row of results) homes.set(row.login_key, row.home_key);
   return homes;
 }
+
+/**
+ * A statement for the transaction that stores rows under `homes` (folded login → home, as
+ * `homesOf` read them): it fails the transaction when a login no longer resolves to that home (a
+ * rename's directory write came in between). SQLite has no RAISE outside triggers: the failure is
+ * an integer overflow, evaluated only when needed; `homesMoved` recognises it.
+ */
+export const homesUnmoved = (db: D1Database, homes: ReadonlyMap<string, string>): D1PreparedStatement =>
+  db.prepare(FAIL_IF_HOMES_MOVED).bind(JSON.stringify([...homes].map(([loginKey, home]) => ({ loginKey, home }))));
+
+/** Whether a failed transaction failed on `homesUnmoved`. */
+export const homesMoved = (error: unknown): boolean => String(error).includes("integer overflow");
+
+const FAIL_IF_HOMES_MOVED = `
+SELECT CASE WHEN EXISTS (
+  SELECT 1 FROM json_each(?1) AS h
+  WHERE coalesce((SELECT home_key FROM organization_names WHERE login_key = h.value ->> '$.loginKey'), h.value ->> '$.loginKey')
+    <> h.value ->> '$.home'
+) THEN abs(-9223372036854775807 - 1) ELSE 0 END AS moved`;
 
 /**
  * Where a GitHub delivery belongs, in one read: the home recorded for its account id, else the first

@@ -1,9 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { claimOf, followRenames, type WaitingRename } from "../../src/durable/identity";
+import { claimOf, followRenames, type WaitingRename } from "../../src/directory/identity";
 
 /**
- * The identity rules as plain functions (`durable/identity.ts`), without storage: which
+ * The identity rules as plain functions (`directory/identity.ts`), without storage: which
  * organization an object is, and where a chain of renames delivered in any order ends. The
  * webhook tests observe the same through the interfaces.
  */

@@ -1,16 +1,39 @@
 import { foldName } from "../lib/names";
 
 /**
- * Organization identity as plain functions (facts in, decision out): whether an organization's
- * object is the one a call names, and where a chain of renames ends. The object loads the facts
- * and applies the decision in its transaction; `durable/directory.ts` has the whole design.
+ * Organization identity as plain functions (facts in, decision out): the home keys a login may
+ * live under, whether an organization's object is the one a call names, and where a chain of
+ * renames ends. The object loads the facts and applies the decision in its transaction;
+ * `resolve.ts` has the whole design. No `cloudflare:*` import: the unit tests run it on Node.
  */
+
+/** An organization as a call names it: the object (home key) and the login the caller used. */
+export interface OrgAddress {
+  home: string;
+  login: string;
+}
+
+/** The home of a login the directory does not name: the folded login. */
+export const defaultHome = (login: string): string => foldName(login);
+
+/**
+ * The home of a login re-used while its folded key is another organization's home (`~` never
+ * occurs in a GitHub login, so it is no login's default home).
+ */
+export const allocatedHome = (login: string, installationId: number): string => `${defaultHome(login)}~${installationId}`;
 
 /** What an object knows of whom it belongs to: its installation row, if any. */
 export interface Identity {
   login: string;
   accountId: number | null;
 }
+
+/**
+ * What an object reports of its identity for the directory in D1 (`store.ts` `recordHome`): its
+ * home, login, account id and installation, and `version`, the membership clock, raised by every
+ * change of identity. The object's answers are checked against this shape where they are read.
+ */
+export type ReportedIdentity = Identity & { home: string; installationId: number; version: number };
 
 /** The installation row's facts `claimOf` weighs: the identity, and which installation it holds. */
 export interface Registration extends Identity {

@@ -1,0 +1,92 @@
+/**
+ * The layering of docs/architecture.md ("Dependencies point one way"), checked by `npm run lint:deps`
+ * (in `npm run check` and .ci/run). Top to bottom: entry (index.ts, interfaces.ts) → interfaces
+ * (http/, routes, handlers, webhooks/, control-plane/, openapi/, operations/) → directory/ →
+ * objects (durable/, auth/user-object.ts) and storage/ → rules (pure functions) → schemas/ → lib/.
+ * TypeScript 7 has no JavaScript API, so it runs with TypeScript 5 (scripts/lib/typescript5.mjs).
+ */
+const INTERFACES =
+  "^src/(http|openapi|operations|control-plane)/|^src/[^/]+/routes[.]ts$|^src/webhooks/(consumer|receive)[.]ts$|^src/(index|interfaces)[.]ts$";
+const RULES = "^src/(members/rules|analytics/access|auth/quota|directory/identity)[.]ts$";
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: "no-folder-cycle",
+      comment:
+        "No import cycle between folders of src/ (a file-level cycle-free graph can still have one). " +
+        "KNOWN EXCEPTION, to remove after the organization split is merged: durable/organization.ts imports " +
+        "members/rules, members/query and analytics/access, while members/ and analytics/ import the object's " +
+        "module, so cycles among exactly src/durable, src/members and src/analytics are allowed. Any cycle " +
+        "through another folder fails.",
+      severity: "error",
+      scope: "folder",
+      // Each folder on a cycle reports it, so exempting these three as `from` exempts only the
+      // cycles among them.
+      from: { path: "^src", pathNot: "^src/(durable|members|analytics)$" },
+      to: { circular: true },
+    },
+    {
+      name: "no-cycle",
+      comment: "No import cycle between files either.",
+      severity: "error",
+      from: { path: "^src/" },
+      to: { circular: true },
+    },
+    {
+      name: "lib-at-the-bottom",
+      comment: "lib/ imports nothing else of src/.",
+      severity: "error",
+      from: { path: "^src/lib/" },
+      to: { path: "^src/", pathNot: "^src/lib/" },
+    },
+    {
+      name: "schemas-on-lib-only",
+      severity: "error",
+      from: { path: "^src/schemas/" },
+      to: { path: "^src/", pathNot: "^src/(lib|schemas)/" },
+    },
+    {
+      name: "rules-are-pure",
+      comment: "Rules decide from facts: other rules, schemas and lib only, and no cloudflare:* (they run on Node).",
+      severity: "error",
+      from: { path: RULES },
+      to: { pathNot: `${RULES}|^src/(lib|schemas)/|^node_modules/` },
+    },
+    {
+      name: "storage-on-rules-schemas-lib",
+      comment: "D1 statements import no directory, object, auth or interface module.",
+      severity: "error",
+      from: { path: "^src/storage/" },
+      to: { path: "^src/", pathNot: "^src/(lib|schemas|storage)/" },
+    },
+    {
+      name: "directory-reaches-objects-by-binding",
+      comment: "directory/ calls the objects through env.ORGANIZATIONS, never by importing their modules.",
+      severity: "error",
+      from: { path: "^src/directory/" },
+      to: { path: "^src/", pathNot: "^src/(lib|schemas|storage|directory)/" },
+    },
+    {
+      name: "nothing-below-imports-interfaces",
+      comment: "Objects, storage, the directory, rules, schemas and lib import no interface (http, routes, handlers).",
+      severity: "error",
+      from: { path: "^src/(lib|schemas|storage|directory|durable|auth)/" },
+      to: { path: INTERFACES },
+    },
+    {
+      name: "auth-from-interfaces-only",
+      comment: "auth/ owns everything about keys; nothing below http/ imports it.",
+      severity: "error",
+      from: { path: "^src/(lib|schemas|storage|directory|durable)/" },
+      to: { path: "^src/auth/" },
+    },
+  ],
+  options: {
+    tsConfig: { fileName: "tsconfig.json" },
+    tsPreCompilationDeps: true,
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "^migrations/" },
+  },
+};
