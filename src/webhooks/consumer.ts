@@ -1,7 +1,7 @@
 import { allocatedHome, defaultHome, gatherStrayRows, homeOfDelivery, organizationAt } from "../durable/directory";
-import type { GithubChangeResult } from "../durable/organization";
 import { callDurable } from "../lib/durable-call";
 import { foldName } from "../lib/names";
+import type { GithubChangeResult } from "../organization/answers";
 import { recordHome } from "../storage/directory";
 import { storeEvents } from "../storage/events";
 import { parkDelivery } from "../storage/parked";

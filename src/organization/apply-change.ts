@@ -1,0 +1,118 @@
+import type { OrgAddress } from "../durable/directory";
+import { followRenames } from "../durable/identity";
+import { foldName } from "../lib/names";
+import type { OrganizationChange } from "../webhooks/changes";
+import type { ChangeOrigin } from "./answers";
+import {
+  collaboratorRepoKey,
+  installationCreated,
+  installationDeleted,
+  memberAdded,
+  organizationRenamed,
+  repositoryJoined,
+  repositoryRemoved,
+  repositoryRenamed,
+} from "./github-changes";
+import { removeMember, writeMember } from "./member-sync";
+import type { Db } from "./store/db";
+import {
+  addWaitingRename,
+  deleteWaitingRenames,
+  getInstallation,
+  putInstallation,
+  updateInstallation,
+  waitingRenamesSince,
+} from "./store/installation";
+import { DELIVERY_MEMORY_MS } from "./store/ledgers";
+import { getMember } from "./store/members";
+import {
+  addCollaborator,
+  addPendingRename,
+  findRepository,
+  putRepository,
+  rekeyRepository,
+  removeCollaborator,
+  repositoryByGithubId,
+  repositoryByKey,
+  tombstoneRepository,
+} from "./store/repositories";
+
+/**
+ * Applies one GitHub change inside the caller's transaction: for its kind, load the facts, ask
+ * `github-changes.ts`, write the decision through the stores. Member changes go through the same
+ * write as the control plane's sync (`member-sync.ts`).
+ */
+export function applyChange(db: Db, at: OrgAddress, change: OrganizationChange, origin: ChangeOrigin): void {
+  const apply = APPLY[change.kind] as Apply<OrganizationChange["kind"]>;
+  apply(db, at, change, origin);
+}
+
+type Apply<K extends OrganizationChange["kind"]> = (
+  db: Db,
+  at: OrgAddress,
+  change: Extract<OrganizationChange, { kind: K }>,
+  origin: ChangeOrigin,
+) => void;
+
+const APPLY: { [K in OrganizationChange["kind"]]: Apply<K> } = {
+  installation_created: (db, at, change) => {
+    const decision = installationCreated(getInstallation(db), at, change);
+    if (decision.kind === "first") putInstallation(db, decision.row);
+    else if (decision.set) updateInstallation(db, decision.set);
+    // Renames delivered before this installation (or before its reinstall) waited: they follow now.
+    followWaitingRenames(db);
+  },
+  installation_deleted: (db, _at, change) => {
+    if (installationDeleted(getInstallation(db), change)) updateInstallation(db, { installed: false });
+  },
+  installation_suspended: (db, _at, change) => updateInstallation(db, { blocked: change.blocked }),
+  repositories_added: (db, _at, change) => {
+    for (const repository of change.repositories) putRepository(db, repositoryJoined(findRepository(db, repository), repository));
+  },
+  repository_visibility: (db, _at, { repository }) =>
+    putRepository(db, repositoryJoined(findRepository(db, repository), repository)),
+  repositories_removed: (db, _at, change) => {
+    for (const repository of change.repositories) {
+      const decision = repositoryRemoved(findRepository(db, repository), repository);
+      if (decision.kind === "tombstone") tombstoneRepository(db, decision.repoKey);
+      else putRepository(db, decision.write);
+    }
+  },
+  repository_renamed: (db, _at, { from, repository }) => {
+    const byId = repositoryByGithubId(db, repository.id);
+    const decision = repositoryRenamed(from, repository, byId, byId ? undefined : repositoryByKey(db, foldName(from)));
+    if (decision.kind === "stale") return;
+    if (decision.rekey) rekeyRepository(db, decision.rekey.fromKey, decision.rekey.toKey);
+    putRepository(db, decision.write);
+    if (decision.pending) addPendingRename(db, decision.pending.fromKey, decision.pending.toName);
+  },
+  collaborator: (db, _at, change) => {
+    const repoKey = collaboratorRepoKey(findRepository(db, change.repository), change.repository);
+    if (change.added) addCollaborator(db, repoKey, change.githubUserId);
+    else removeCollaborator(db, repoKey, change.githubUserId);
+  },
+  member_added: (db, _at, change, origin) => {
+    writeMember(db, change.githubUserId, memberAdded(getMember(db, change.githubUserId), change), origin);
+  },
+  member_removed: (db, _at, change, origin) => {
+    removeMember(db, change.githubUserId, origin);
+  },
+  organization_renamed: (db, at, change) => {
+    addWaitingRename(db, organizationRenamed(change.from, at.login, Date.now()));
+    followWaitingRenames(db);
+  },
+};
+
+/**
+ * GitHub promises no order, so organization renames wait (`waiting_renames`) and the chain is
+ * followed from the current login (`followRenames`): a rename applies when its `from` is the current
+ * login, then every waiting rename that continues the chain. With no installation yet they keep
+ * waiting: the installation follows them once it is registered.
+ */
+function followWaitingRenames(db: Db): void {
+  const row = getInstallation(db);
+  if (!row) return;
+  const { login, used } = followRenames(row.login, waitingRenamesSince(db, Date.now() - DELIVERY_MEMORY_MS));
+  deleteWaitingRenames(db, used);
+  if (login !== row.login) updateInstallation(db, { login });
+}
