@@ -4,7 +4,10 @@ import { foldName } from "../lib/names";
 import type { OrganizationChange } from "../webhooks/changes";
 import type { ChangeOrigin } from "./answers";
 import {
+  accountIdToLearn,
+  claimChange,
   collaboratorRepoKey,
+  identityChange,
   installationCreated,
   installationDeleted,
   memberAdded,
@@ -13,7 +16,8 @@ import {
   repositoryRemoved,
   repositoryRenamed,
 } from "./github-changes";
-import { removeMember, writeMember } from "./member-sync";
+import { startRelogin, tickMembershipClock } from "./member-index";
+import { removeMember, writeMember } from "./member-writes";
 import type { Db } from "./store/db";
 import {
   addWaitingRename,
@@ -23,7 +27,7 @@ import {
   updateInstallation,
   waitingRenamesSince,
 } from "./store/installation";
-import { DELIVERY_MEMORY_MS } from "./store/ledgers";
+import { DELIVERY_MEMORY_MS, deliveryApplied, rememberDelivery } from "./store/ledgers";
 import { getMember } from "./store/members";
 import {
   addCollaborator,
@@ -38,11 +42,43 @@ import {
 } from "./store/repositories";
 
 /**
+ * Applies one GitHub delivery's change inside the caller's transaction, with its ledger entry, if
+ * it is this organization's (`claimChange`): `taken`/`elsewhere` when not; `seen` when an earlier
+ * attempt applied it; else `identity` when the organization's login or account id changed (the
+ * directory in D1 has to learn it, and the members' indexes the login: `startRelogin`), `applied`
+ * otherwise. The organization learns its account id from the first delivery that names it.
+ */
+export function applyDelivery(
+  db: Db,
+  deliveryKey: string,
+  at: OrgAddress,
+  accountId: number | null,
+  change: OrganizationChange,
+): "taken" | "elsewhere" | "seen" | "identity" | "applied" {
+  const before = getInstallation(db);
+  const claim = claimChange(before, at, accountId, change);
+  if (claim !== "here") return claim;
+  const now = Date.now();
+  if (deliveryApplied(db, deliveryKey)) return "seen";
+  applyChange(db, at, change, { source: "github", correlationId: deliveryKey, actor: null });
+  const learnt = accountIdToLearn(getInstallation(db), accountId);
+  if (learnt !== null) updateInstallation(db, { accountId: learnt });
+  const identity = identityChange(before, getInstallation(db), at);
+  // Also when the installation arrived after a rename of it: members synchronised before it told
+  // their indexes the login the caller used.
+  if (identity.newLogin !== null) startRelogin(db, identity.newLogin);
+  rememberDelivery(db, deliveryKey, now);
+  // The directory's version of this identity: newer than any it replaces.
+  if (identity.changed) tickMembershipClock(db);
+  return identity.changed ? "identity" : "applied";
+}
+
+/**
  * Applies one GitHub change inside the caller's transaction: for its kind, load the facts, ask
  * `github-changes.ts`, write the decision through the stores. Member changes go through the same
- * write as the control plane's sync (`member-sync.ts`).
+ * write as the control plane's sync (`member-writes.ts`).
  */
-export function applyChange(db: Db, at: OrgAddress, change: OrganizationChange, origin: ChangeOrigin): void {
+function applyChange(db: Db, at: OrgAddress, change: OrganizationChange, origin: ChangeOrigin): void {
   const apply = APPLY[change.kind] as Apply<OrganizationChange["kind"]>;
   apply(db, at, change, origin);
 }

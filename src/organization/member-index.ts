@@ -4,7 +4,8 @@ import { callDurable } from "../lib/durable-call";
 import { foldName } from "../lib/names";
 import { type InstallationRow, indexRelogin, membershipClock } from "./schema";
 import type { Db } from "./store/db";
-import { memberIdsAfter } from "./store/members";
+import { getInstallation } from "./store/installation";
+import { getMember, memberIdsAfter } from "./store/members";
 
 /**
  * What the members' organizations indexes (their `UserObject`) learn from this object: the
@@ -47,6 +48,12 @@ export async function tellIndex(
   await callDurable(() => env.USERS.getByName(githubUserId).recordMembership(home, loginKey, member, version), {
     idempotent: true,
   });
+}
+
+/** Tells the member's index whether they are a member now, at the current clock (after a change's commit). */
+export async function tellMembership(env: Env, db: Db, at: OrgAddress, githubUserId: string): Promise<void> {
+  const member = getMember(db, githubUserId) !== undefined;
+  await tellIndex(env, getInstallation(db), at, githubUserId, member, membershipVersion(db));
 }
 
 /**

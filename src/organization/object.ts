@@ -14,38 +14,37 @@ import type { OrganizationInput } from "../schemas/organization";
 import type { Repository, RepositoryInput } from "../schemas/repository";
 import type { OrganizationChange } from "../webhooks/changes";
 import type * as A from "./answers";
-import { applyChange } from "./apply-change";
-import { accountIdToLearn, claimChange, identityChange } from "./github-changes";
-import { membershipVersion, runRelogin, scheduleRelogin, startRelogin, tellIndex, tickMembershipClock } from "./member-index";
-import { removeMember, writeMember } from "./member-sync";
-import { toAuditEntry, toDirectoryIdentity, toMember, toOrganization, toOrganizationEntry, toResult } from "./present";
+import { applyDelivery } from "./apply-change";
+import { membershipVersion, runRelogin, scheduleRelogin, tellIndex, tellMembership } from "./member-index";
+import { removeMember, writeMember, writeMemberChanges } from "./member-writes";
+import {
+  orgNotFound,
+  toAuditRows,
+  toDirectoryIdentity,
+  toMember,
+  toMemberRows,
+  toOrganization,
+  toOrganizationEntry,
+  toReplayedResults,
+  toResult,
+  unreachable,
+} from "./present";
+import { decideRegistration } from "./registration";
 import * as schema from "./schema";
-import { appendAudit, auditPage } from "./store/audit-log";
+import { auditPage } from "./store/audit-log";
 import type { Db } from "./store/db";
-import { getInstallation, putInstallation, updateInstallation } from "./store/installation";
-import { deliveryApplied, operationApplied, rememberDelivery, rememberOperation } from "./store/ledgers";
+import { getInstallation, putInstallation } from "./store/installation";
+import { operationApplied } from "./store/ledgers";
 import * as members from "./store/members";
 import * as repos from "./store/repositories";
 
-const notHere = <T>(): DurableResult<T> => ({
-  ok: false,
-  code: "org_not_found",
-  message: "The organization cannot be resolved to an installation.",
-});
-
-/** Unreachable: memberAccess refuses a missing installation. */
-const fail = (): DurableResult<never> => ({ ok: false, code: "internal_error", message: "An unexpected error occurred." });
-
 /**
- * One object per organization, named by its home key (the lower-cased login it was installed
- * under, which survives renames: `durable/directory.ts`). It owns the organization's installation,
- * plan, subscription and seats, its members and its repositories with their access lists. Every
- * call that names the organization by login passes that login, and the object answers only for
- * its current login (else "organization not found"), so an old login or a stale directory entry
- * never reaches another organization's data. Each method loads facts (`store/`), asks the rules
- * (`members/rules.ts`, `analytics/access.ts`, `identity.ts`, `github-changes.ts`) and writes their
- * outcome in one synchronous transaction, so a member sync and a PATCH of the same organization are
- * serialised and never half applied. Only the public methods are reachable over RPC.
+ * One object per organization, named by its home key (`durable/directory.ts`): its installation,
+ * plan, seats, members and repositories. A call naming the organization by login is answered only
+ * for its current login, so an old login or a stale directory entry never reaches another
+ * organization's data. Each method loads facts (`store/`), asks a rule (`members/rules.ts`,
+ * `analytics/access.ts`, `identity.ts`, `registration.ts`, `github-changes.ts`) and writes the
+ * outcome in one synchronous transaction, so concurrent writes are serialised and never half applied.
  */
 export class OrganizationObject extends DurableObject<Env> {
   readonly #db: Db;
@@ -67,41 +66,17 @@ export class OrganizationObject extends DurableObject<Env> {
     });
   }
 
-  /**
-   * Control plane: registers or updates the installation, plan and subscription. The installation
-   * this object holds is its own whatever login the call names: billing and subscription change,
-   * the login does not (only GitHub's renames change it; a call naming an old login, or a new one
-   * not applied yet, must neither move it nor copy the organization). An installation registered
-   * for another login is `taken` (left alone); with none, the organization is created only when
-   * `create` says the caller checked the directory.
-   */
+  /** Control plane: registers or updates the installation, plan and subscription (`registration.ts`). */
   putOrganization(at: OrgAddress, input: OrganizationInput, create: boolean): A.PutOrganizationResult {
-    const existing = getInstallation(this.#db);
-    const same = existing !== undefined && existing.installationId === input.installationId;
-    const claim = same ? "own" : claimOf(existing, [at.login]);
-    if (claim === "other") return { kind: "taken" };
-    if (claim === "absent" && !create) return { kind: "absent" };
-    const row: schema.InstallationRow = {
-      id: 1,
-      login: same ? existing.login : at.login,
-      homeKey: existing?.homeKey ?? at.home,
-      accountId: existing?.accountId ?? null,
-      installationId: input.installationId,
-      installedAt: input.installedAt,
-      blocked: input.blocked,
-      plan: input.plan,
-      subscriptionStatus: input.subscription.status,
-      billedThroughService: input.subscription.billedThroughService,
-      purchasedSeats: input.subscription.purchasedSeats,
-      installed: true,
-    };
-    putInstallation(this.#db, row);
-    return { kind: "stored", organization: toOrganization(row), directory: this.#directoryIdentity(row) };
+    const decision = decideRegistration(getInstallation(this.#db), at, input, create);
+    if (decision.kind !== "store") return decision;
+    putInstallation(this.#db, decision.row);
+    return { kind: "stored", organization: toOrganization(decision.row), directory: this.#directoryIdentity(decision.row) };
   }
 
   /** Control plane: registers a repository and replaces its collaborator list. */
   putRepository(at: OrgAddress, name: string, input: RepositoryInput, adopt: boolean): DurableResult<Repository> {
-    if (!this.#writable(at, adopt)) return notHere();
+    if (!this.#writable(at, adopt)) return orgNotFound();
     const collaborators = [...new Set(input.collaborators)].sort();
     this.ctx.storage.transactionSync(() => {
       repos.putRepository(this.#db, { name, private: input.private, githubId: null });
@@ -112,7 +87,7 @@ export class OrganizationObject extends DurableObject<Env> {
 
   /**
    * Member sync from the source of truth (the control plane, or GitHub): no guards, no seat
-   * capacity check; written with its audit entry (`member-sync.ts`). Then the member's
+   * capacity check; written with its audit entry (`member-writes.ts`). Then the member's
    * organizations index (their `UserObject`) learns the membership, after the commit: if that
    * fails the call fails, and a retry (the write is idempotent) tells it again. `adopt`: see `#writable`.
    */
@@ -123,7 +98,7 @@ export class OrganizationObject extends DurableObject<Env> {
     origin: A.ChangeOrigin,
     adopt: boolean,
   ): Promise<DurableResult<Member>> {
-    if (!this.#writable(at, adopt)) return notHere();
+    if (!this.#writable(at, adopt)) return orgNotFound();
     const { row, version } = this.ctx.storage.transactionSync(() => writeMember(this.#db, githubUserId, input, origin));
     await tellIndex(this.env, getInstallation(this.#db), at, githubUserId, true, version);
     return ok(toMember(row));
@@ -131,16 +106,15 @@ export class OrganizationObject extends DurableObject<Env> {
 
   /** The person left the GitHub organization. Idempotent; the member's index is told after the commit. */
   async deleteMember(at: OrgAddress, githubUserId: string, origin: A.ChangeOrigin, adopt: boolean): Promise<DurableResult<null>> {
-    if (!this.#writable(at, adopt)) return notHere();
+    if (!this.#writable(at, adopt)) return orgNotFound();
     const version = this.ctx.storage.transactionSync(() => removeMember(this.#db, githubUserId, origin));
     await tellIndex(this.env, getInstallation(this.#db), at, githubUserId, false, version);
     return ok(null);
   }
 
   /**
-   * Whether a control-plane write for `at.login` belongs here: the installation is that login's;
-   * or there is none yet and the caller has checked that the directory names no other home for the
-   * login (`adopt`: members and repositories may be synchronised before the installation).
+   * A control-plane write for `at.login` belongs here when the installation is that login's, or
+   * with none yet when the caller checked the directory (`adopt`: members may come first).
    */
   #writable(at: OrgAddress, adopt: boolean): boolean {
     const claim = claimOf(getInstallation(this.#db), [at.login]);
@@ -161,24 +135,16 @@ export class OrganizationObject extends DurableObject<Env> {
   }
 
   /**
-   * A page of members for any member of the organization (contract section 8), in
-   * `members_by_login` order after the cursor's position (`store/members.ts`). The keyset (not an
-   * offset) makes a walk return every member present throughout it exactly once, whatever is added
-   * or removed meanwhile. One read, so the page and the seats agree.
+   * A page of members for any member (contract section 8) after the cursor's keyset position
+   * (`store/members.ts`): a walk returns every member present throughout it exactly once.
+   * One read, so the page and the seats agree.
    */
   listMembers(login: string, callerUserId: string, filters: members.MemberFilters): DurableResult<A.MemberRows> {
     const installation = this.#installation(login);
     const refused = memberAccess(installation, members.getMember(this.#db, callerUserId), "read");
-    if (refused || !installation) return refused ?? fail();
+    if (refused || !installation) return refused ?? unreachable();
     const rows = members.memberPageQuery(this.#db, filters).all();
-    const page = rows.slice(0, filters.limit);
-    const last = page.at(-1);
-    const used = members.seatsUsed(this.#db);
-    return ok({
-      data: page.map(toMember),
-      next: rows.length > filters.limit && last ? { loginKey: last.loginKey, githubUserId: last.githubUserId } : null,
-      seats: { purchased: installation.purchasedSeats, used, available: Math.max(0, installation.purchasedSeats - used) },
-    });
+    return ok(toMemberRows(rows, filters.limit, { purchased: installation.purchasedSeats, used: members.seatsUsed(this.#db) }));
   }
 
   /** The audit log for admins of the organization, newest first, below the cursor's id. */
@@ -189,10 +155,7 @@ export class OrganizationObject extends DurableObject<Env> {
   ): DurableResult<A.AuditRows> {
     const refused = memberAccess(this.#installation(login), members.getMember(this.#db, callerUserId), "admin");
     if (refused) return refused;
-    const rows = auditPage(this.#db, Date.now(), query);
-    const page = rows.slice(0, query.limit);
-    const last = page.at(-1);
-    return ok({ data: page.map(toAuditEntry), next: rows.length > query.limit && last ? last.id : null });
+    return ok(toAuditRows(auditPage(this.#db, Date.now(), query), query.limit));
   }
 
   /**
@@ -209,32 +172,13 @@ export class OrganizationObject extends DurableObject<Env> {
     change: OrganizationChange,
   ): Promise<A.GithubChangeResult> {
     const db = this.#db;
-    const outcome = this.ctx.storage.transactionSync(() => {
-      const before = getInstallation(db);
-      const claim = claimChange(before, at, accountId, change);
-      if (claim !== "here") return claim;
-      const now = Date.now();
-      if (deliveryApplied(db, deliveryKey)) return "seen" as const;
-      applyChange(db, at, change, { source: "github", correlationId: deliveryKey, actor: null });
-      const learnt = accountIdToLearn(getInstallation(db), accountId);
-      if (learnt !== null) updateInstallation(db, { accountId: learnt });
-      const identity = identityChange(before, getInstallation(db), at);
-      // Also when the installation arrived after a rename of it: members synchronised before it told
-      // their indexes the login the caller used.
-      if (identity.newLogin !== null) startRelogin(db, identity.newLogin);
-      rememberDelivery(db, deliveryKey, now);
-      // The directory's version of this identity: newer than any it replaces.
-      if (identity.changed) tickMembershipClock(db);
-      return identity.changed ? ("identity" as const) : ("applied" as const);
-    });
+    const outcome = this.ctx.storage.transactionSync(() => applyDelivery(db, deliveryKey, at, accountId, change));
     if (outcome === "taken" || outcome === "elsewhere") return { kind: outcome };
     if (outcome !== "applied") await scheduleRelogin(this.ctx.storage, db);
     // The member's organizations index learns the current membership after the commit, also when
     // a retry finds the delivery already applied (the first attempt may have failed right here).
-    if (change.kind === "member_added" || change.kind === "member_removed") {
-      const member = members.getMember(db, change.githubUserId) !== undefined;
-      await tellIndex(this.env, getInstallation(db), at, change.githubUserId, member, membershipVersion(db));
-    }
+    if (change.kind === "member_added" || change.kind === "member_removed")
+      await tellMembership(this.env, db, at, change.githubUserId);
     const row = getInstallation(db);
     return {
       kind: "applied",
@@ -302,13 +246,10 @@ export class OrganizationObject extends DurableObject<Env> {
   }
 
   /**
-   * Applies a list of guarded changes (`members/rules.ts`) atomically: preconditions, every guard,
-   * the state rules, the writes and the results are one synchronous transaction. `pathPrefix` names
-   * the list in `details` (`changes` for a batch; none for a single PATCH). `operationId`
-   * identifies the HTTP request: a retry that finds it already applied is answered "desired equals
-   * current" (changed false), not a guard mismatch against its own earlier write. Every change that
-   * changed something is audited (`member.updated`, source `api`, the caller as actor); a refusal,
-   * a no-op or a retry writes nothing.
+   * Applies a list of guarded changes (`members/rules.ts`) atomically, audited (`member-writes.ts`).
+   * `pathPrefix` names the list in `details` (`changes` for a batch; none for a single PATCH).
+   * `operationId` identifies the HTTP request: a retry that finds it already applied is answered
+   * "desired equals current" (changed false), not a guard mismatch against its own earlier write.
    */
   updateMembers(
     login: string,
@@ -323,39 +264,19 @@ export class OrganizationObject extends DurableObject<Env> {
       const installation = this.#installation(login);
       const caller = members.getMember(db, callerUserId);
       const refused = memberAccess(installation, caller, "write");
-      if (refused || !installation || !caller) return refused ?? fail();
-      const member = (id: string) => members.getMember(db, id);
-      const facts = {
-        member,
-        purchasedSeats: installation.purchasedSeats,
-        seatsUsed: members.seatsUsed(db),
-        adminCount: members.adminCount(db),
-      };
+      if (refused || !installation || !caller) return refused ?? unreachable();
+      const facts = members.changeFacts(db, installation.purchasedSeats);
       if (operationApplied(db, operationId)) {
+        const states = changes.map((c) => facts.member(c.githubUserId)).filter((m) => m !== undefined);
         const available = Math.max(0, facts.purchasedSeats - facts.seatsUsed);
-        const states = changes.map((c) => member(c.githubUserId)).filter((m) => m !== undefined);
-        const results = states.map(({ githubUserId, seat, role }) =>
-          toResult({ githubUserId, before: { seat, role }, after: { seat, role } }, available),
-        );
-        return ok({ results, availableSeats: available });
+        return ok({ results: toReplayedResults(states, available), availableSeats: available });
       }
       const decision = decideMemberChanges(facts, changes, (i, field) =>
         pathPrefix === null ? field : `${pathPrefix}.${i}.${field}`,
       );
       if (!decision.ok) return decision;
-      const now = Date.now();
-      const changed = decision.updates.filter(isChange);
-      for (const update of changed) members.setMemberState(db, update.githubUserId, update.after);
-      if (changed.length > 0) {
-        rememberOperation(db, operationId, now);
-        const actor = { githubUserId: caller.githubUserId, githubLogin: caller.githubLogin };
-        appendAudit(
-          db,
-          now,
-          { source: "api", correlationId, actor },
-          changed.map((u) => ({ action: "member.updated" as const, ...u })),
-        );
-      }
+      const actor = { githubUserId: caller.githubUserId, githubLogin: caller.githubLogin };
+      writeMemberChanges(db, decision.updates.filter(isChange), { operationId, correlationId, actor }, Date.now());
       const { updates, availableSeats } = decision;
       return ok({ results: updates.map((u) => toResult(u, availableSeats)), availableSeats });
     });

@@ -1,6 +1,6 @@
 import { and, count, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
 import type { MemberCursor } from "../../members/query";
-import type { MemberState } from "../../members/rules";
+import type { ChangeFacts, MemberState } from "../../members/rules";
 import type { Role } from "../../schemas/common";
 import { type MemberRow, members } from "../schema";
 import type { Db } from "./db";
@@ -79,4 +79,10 @@ export function memberIdsAfter(db: Db, after: string, limit: number): string[] {
     .limit(limit)
     .all()
     .map((m) => m.githubUserId);
+}
+
+/** What the rules of guarded changes read (`decideMemberChanges`), for an organization with `purchasedSeats`. */
+export function changeFacts(db: Db, purchasedSeats: number) {
+  const member = (githubUserId: string) => getMember(db, githubUserId);
+  return { member, purchasedSeats, seatsUsed: seatsUsed(db), adminCount: adminCount(db) } satisfies ChangeFacts;
 }

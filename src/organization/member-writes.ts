@@ -1,15 +1,19 @@
+import type { MemberUpdate } from "../members/rules";
+import type { AuditActor } from "../schemas/audit";
 import type { ChangeOrigin } from "./answers";
 import { auditAction } from "./github-changes";
 import { tickMembershipClock } from "./member-index";
 import type { MemberRow } from "./schema";
 import { appendAudit } from "./store/audit-log";
 import type { Db } from "./store/db";
-import { deleteMember, getMember, putMember } from "./store/members";
+import { rememberOperation } from "./store/ledgers";
+import { deleteMember, getMember, putMember, setMemberState } from "./store/members";
 
 /**
- * The one write and the one removal of a member's synchronised state (control plane and GitHub),
- * inside the caller's transaction: the member, its audit entry (`auditAction`) and the membership
- * clock the member's index is then told.
+ * The writes of members, inside the caller's transaction, each with its audit entries: the one
+ * write and the one removal of a member's synchronised state (control plane and GitHub, also
+ * raising the membership clock the member's index is then told), and the guarded changes of the
+ * API that the rules allowed.
  */
 
 const stateOf = (row: MemberRow) => ({ seat: row.seat, role: row.role });
@@ -44,4 +48,22 @@ export function removeMember(db: Db, githubUserId: string, origin: ChangeOrigin)
     appendAudit(db, Date.now(), auditOrigin(origin), [{ action, githubUserId, before: stateOf(before), after: null }]);
   }
   return tickMembershipClock(db);
+}
+
+/**
+ * Writes the guarded changes that changed something (`isChange`), remembers the operation for its
+ * retries and audits each change (`member.updated`, source `api`, the caller as actor); writes
+ * nothing for an empty list.
+ */
+export function writeMemberChanges(
+  db: Db,
+  changed: readonly MemberUpdate[],
+  request: { operationId: string; correlationId: string; actor: AuditActor },
+  now: number,
+): void {
+  for (const update of changed) setMemberState(db, update.githubUserId, update.after);
+  if (changed.length === 0) return;
+  rememberOperation(db, request.operationId, now);
+  const entries = changed.map((u) => ({ action: "member.updated" as const, ...u }));
+  appendAudit(db, now, { source: "api", correlationId: request.correlationId, actor: request.actor }, entries);
 }
