@@ -4,6 +4,6 @@ import { defineConfig } from "drizzle-kit";
 export default defineConfig({
   dialect: "sqlite",
   driver: "durable-sqlite",
-  schema: "./src/durable/organization-schema.ts",
+  schema: "./src/organization/schema.ts",
   out: "./migrations/organization",
 });

@@ -5,7 +5,7 @@ import { INTERFACES } from "./interfaces";
 import { handleQueue } from "./webhooks/consumer";
 
 export { UserObject } from "./auth/user-object";
-export { OrganizationObject } from "./durable/organization";
+export { OrganizationObject } from "./organization/object";
 
 const registry = new Registry(INTERFACES);
 

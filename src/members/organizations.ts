@@ -1,8 +1,8 @@
 import type { MembershipPosition } from "../auth/user-object";
 import { userStub } from "../auth/user-stub";
 import { organizationAt } from "../directory/resolve";
-import type { MembershipAnswer } from "../durable/organization";
 import { callDurable } from "../lib/durable-call";
+import type { MembershipAnswer } from "../organization/answers";
 import type { OrganizationEntry, OrganizationPage } from "../schemas/organization";
 import { encodeOrgCursor, type OrgCursor } from "./query";
 

@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { atOrganization } from "../directory/resolve";
-import type { AuditRows, MemberChangesResult, MemberRows } from "../durable/organization";
 import { membersEnvelope } from "../http/envelopes";
 import { type ApiInterface, defineRoute, type RequestContext, signedIn } from "../http/route";
 import { unwrap } from "../lib/durable-call";
 import type { ErrorCode } from "../lib/errors";
+import type { AuditRows, MemberChangesResult, MemberRows } from "../organization/answers";
 import { AuditPage } from "../schemas/audit";
 import { GithubUserId, OrgLogin } from "../schemas/common";
 import { Member, MemberBatchPatch, MemberBatchResult, MemberPage, MemberPatch, MemberUpdateResult } from "../schemas/member";

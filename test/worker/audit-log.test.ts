@@ -1,6 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { OrganizationObject } from "../../src/durable/organization";
+import type { OrganizationObject } from "../../src/organization/object";
 import { type AuditEntry, errorOf, setup, walk } from "./admin-helpers";
 import { admin, env, unique } from "./helpers";
 

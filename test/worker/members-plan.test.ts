@@ -1,9 +1,9 @@
 import { runInDurableObject } from "cloudflare:test";
 import { drizzle } from "drizzle-orm/durable-sqlite";
 import { describe, expect, it } from "vitest";
-import { type MemberFilters, memberPageQuery } from "../../src/durable/member-queries";
-import type { OrganizationObject } from "../../src/durable/organization";
-import * as schema from "../../src/durable/organization-schema";
+import type { OrganizationObject } from "../../src/organization/object";
+import * as schema from "../../src/organization/schema";
+import { type MemberFilters, memberPageQuery } from "../../src/organization/store/members";
 import { createOrg, env, unique } from "./helpers";
 
 /** The member list walks members_by_login from the cursor: no sort, whatever the filters. */

@@ -7,7 +7,7 @@ import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "driz
  * Exactly one row (id = 1) once the control plane or GitHub has registered the installation.
  * `login` is the organization's current login; `home_key` names this object (and the D1 rows of the
  * organization): the folded login it was first installed under, or an allocated `<login>~<id>` when
- * that object was taken (see `durable/directory.ts`). It never changes, also when the login does.
+ * that object was taken (see `directory/resolve.ts`). It never changes, also when the login does.
  */
 export const installation = sqliteTable("installation", {
   id: integer("id").primaryKey(),
@@ -88,7 +88,7 @@ const ROLES = ["member", "admin", "viewer"] as const;
  * Every change of a member's seat or role and every member added or removed, written in the same
  * transaction as the change (contract section 8). `id` grows with every entry (AUTOINCREMENT never
  * reuses one, also after pruning), so newest first is `id` descending and the cursor is an id.
- * Entries older than the retention (`AUDIT_RETENTION_MS`) are deleted on write.
+ * Entries older than the retention (`AUDIT_RETENTION_MS`, `store/audit-log.ts`) are deleted on write.
  */
 export const auditLog = sqliteTable(
   "audit_log",
@@ -167,3 +167,8 @@ export const indexRelogin = sqliteTable("index_relogin", {
   login: text("login").notNull(),
   after: text("after").notNull(),
 });
+
+export type InstallationRow = typeof installation.$inferSelect;
+export type MemberRow = typeof members.$inferSelect;
+export type RepositoryRow = typeof repositories.$inferSelect;
+export type AuditRow = typeof auditLog.$inferSelect;

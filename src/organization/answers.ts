@@ -1,0 +1,81 @@
+import type { Identity } from "../directory/identity";
+import type { MemberCursor } from "../members/query";
+import type { AuditActor, AuditEntry, AuditSource } from "../schemas/audit";
+import type { Member, MemberUpdateResult, SeatSummary } from "../schemas/member";
+import type { Organization, OrganizationEntry } from "../schemas/organization";
+
+/** The shapes the organization object's RPC methods take and answer, for its callers. */
+
+/**
+ * Who and what made a member sync (control plane or, later, a GitHub webhook): recorded in the
+ * audit log as `source` with the request's correlation id. `actor` is the person behind it when
+ * one is known (a webhook's sender), else null.
+ */
+export interface ChangeOrigin {
+  source: Exclude<AuditSource, "api">;
+  correlationId: string;
+  actor?: AuditActor | null;
+}
+
+/** A page of members in list order, the position after its last one, and the seats. */
+export interface MemberRows {
+  data: Member[];
+  next: MemberCursor | null;
+  seats: SeatSummary;
+}
+
+export interface AuditRows {
+  data: AuditEntry[];
+  /** The id to continue below, or null on the last page. */
+  next: number | null;
+}
+
+/**
+ * What this organization says about one user, for the organizations list: the entry when the
+ * user is a member of an installed organization, and `member`/`version` for repairing that user's
+ * index when it claims a membership that is gone.
+ */
+export interface MembershipAnswer {
+  member: boolean;
+  version: number;
+  entry: OrganizationEntry | null;
+}
+
+/** A repository rename whose D1 rows still have to follow (see `pendingRenames`). */
+export interface PendingRename {
+  fromKey: string;
+  toName: string;
+}
+
+/** What the directory in D1 learns of this object: `storage/directory.ts` `recordHome`. */
+export type DirectoryIdentity = Identity & { home: string; installationId: number; version: number };
+
+/** `putOrganization`: stored; or not here (no installation, and the caller did not say to create one); or another organization's. */
+export type PutOrganizationResult =
+  | { kind: "stored"; organization: Organization; directory: DirectoryIdentity }
+  | { kind: "absent" }
+  | { kind: "taken" };
+
+/**
+ * `applyGithubChange`: applied (now, or by an earlier attempt: `applied` false), with the repository
+ * renames still to follow in D1 and, when the directory in D1 may need to learn this object's
+ * identity (it changed now, or an earlier attempt may have failed before writing D1), that
+ * identity. `taken`: an installation for an organization this object is not (the caller allocates
+ * it a home of its own). `elsewhere`: any other change of an organization this object is not.
+ */
+export type GithubChangeResult =
+  | {
+      kind: "applied";
+      applied: boolean;
+      renames: PendingRename[];
+      /** `version`: the membership clock, raised by every change of identity (`recordHome` keeps the newest). */
+      directory: DirectoryIdentity | null;
+    }
+  | { kind: "taken" }
+  | { kind: "elsewhere" };
+
+/** The answer to a list of member changes: one result per change, in order, and the seats left after all of them. */
+export interface MemberChangesResult {
+  results: MemberUpdateResult[];
+  availableSeats: number;
+}

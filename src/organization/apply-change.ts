@@ -1,0 +1,154 @@
+import type { OrgAddress } from "../directory/identity";
+import { followRenames } from "../directory/identity";
+import { foldName } from "../lib/names";
+import type { OrganizationChange } from "../webhooks/changes";
+import type { ChangeOrigin } from "./answers";
+import {
+  accountIdToLearn,
+  claimChange,
+  collaboratorRepoKey,
+  identityChange,
+  installationCreated,
+  installationDeleted,
+  memberAdded,
+  organizationRenamed,
+  repositoryJoined,
+  repositoryRemoved,
+  repositoryRenamed,
+} from "./github-changes";
+import { startRelogin, tickMembershipClock } from "./member-index";
+import { removeMember, writeMember } from "./member-writes";
+import type { Db } from "./store/db";
+import {
+  addWaitingRename,
+  deleteWaitingRenames,
+  getInstallation,
+  putInstallation,
+  updateInstallation,
+  waitingRenamesSince,
+} from "./store/installation";
+import { DELIVERY_MEMORY_MS, deliveryApplied, rememberDelivery } from "./store/ledgers";
+import { getMember } from "./store/members";
+import {
+  addCollaborator,
+  addPendingRename,
+  findRepository,
+  putRepository,
+  rekeyRepository,
+  removeCollaborator,
+  repositoryByGithubId,
+  repositoryByKey,
+  tombstoneRepository,
+} from "./store/repositories";
+
+/**
+ * Applies one GitHub delivery's change inside the caller's transaction, with its ledger entry, if
+ * it is this organization's (`claimChange`): `taken`/`elsewhere` when not; `seen` when an earlier
+ * attempt applied it; else `identity` when the organization's login or account id changed (the
+ * directory in D1 has to learn it, and the members' indexes the login: `startRelogin`), `applied`
+ * otherwise. The organization learns its account id from the first delivery that names it.
+ */
+export function applyDelivery(
+  db: Db,
+  deliveryKey: string,
+  at: OrgAddress,
+  accountId: number | null,
+  change: OrganizationChange,
+): "taken" | "elsewhere" | "seen" | "identity" | "applied" {
+  const before = getInstallation(db);
+  const claim = claimChange(before, at, accountId, change);
+  if (claim !== "here") return claim;
+  const now = Date.now();
+  if (deliveryApplied(db, deliveryKey)) return "seen";
+  applyChange(db, at, change, { source: "github", correlationId: deliveryKey, actor: null });
+  const learnt = accountIdToLearn(getInstallation(db), accountId);
+  if (learnt !== null) updateInstallation(db, { accountId: learnt });
+  const identity = identityChange(before, getInstallation(db), at);
+  // Also when the installation arrived after a rename of it: members synchronised before it told
+  // their indexes the login the caller used.
+  if (identity.newLogin !== null) startRelogin(db, identity.newLogin);
+  rememberDelivery(db, deliveryKey, now);
+  // The directory's version of this identity: newer than any it replaces.
+  if (identity.changed) tickMembershipClock(db);
+  return identity.changed ? "identity" : "applied";
+}
+
+/**
+ * Applies one GitHub change inside the caller's transaction: for its kind, load the facts, ask
+ * `github-changes.ts`, write the decision through the stores. Member changes go through the same
+ * write as the control plane's sync (`member-writes.ts`).
+ */
+function applyChange(db: Db, at: OrgAddress, change: OrganizationChange, origin: ChangeOrigin): void {
+  const apply = APPLY[change.kind] as Apply<OrganizationChange["kind"]>;
+  apply(db, at, change, origin);
+}
+
+type Apply<K extends OrganizationChange["kind"]> = (
+  db: Db,
+  at: OrgAddress,
+  change: Extract<OrganizationChange, { kind: K }>,
+  origin: ChangeOrigin,
+) => void;
+
+const APPLY: { [K in OrganizationChange["kind"]]: Apply<K> } = {
+  installation_created: (db, at, change) => {
+    const decision = installationCreated(getInstallation(db), at, change);
+    if (decision.kind === "first") putInstallation(db, decision.row);
+    else if (decision.set) updateInstallation(db, decision.set);
+    // Renames delivered before this installation (or before its reinstall) waited: they follow now.
+    followWaitingRenames(db);
+  },
+  installation_deleted: (db, _at, change) => {
+    if (installationDeleted(getInstallation(db), change)) updateInstallation(db, { installed: false });
+  },
+  installation_suspended: (db, _at, change) => updateInstallation(db, { blocked: change.blocked }),
+  repositories_added: (db, _at, change) => {
+    for (const repository of change.repositories) putRepository(db, repositoryJoined(findRepository(db, repository), repository));
+  },
+  repository_visibility: (db, _at, { repository }) =>
+    putRepository(db, repositoryJoined(findRepository(db, repository), repository)),
+  repositories_removed: (db, _at, change) => {
+    for (const repository of change.repositories) {
+      const decision = repositoryRemoved(findRepository(db, repository), repository);
+      if (decision.kind === "tombstone") tombstoneRepository(db, decision.repoKey);
+      else putRepository(db, decision.write);
+    }
+  },
+  repository_renamed: (db, _at, { from, repository }) => {
+    const byId = repositoryByGithubId(db, repository.id);
+    const decision = repositoryRenamed(from, repository, byId, byId ? undefined : repositoryByKey(db, foldName(from)));
+    if (decision.kind === "stale") return;
+    if (decision.rekey) rekeyRepository(db, decision.rekey.fromKey, decision.rekey.toKey);
+    putRepository(db, decision.write);
+    if (decision.pending) addPendingRename(db, decision.pending.fromKey, decision.pending.toName);
+  },
+  collaborator: (db, _at, change) => {
+    const repoKey = collaboratorRepoKey(findRepository(db, change.repository), change.repository);
+    if (change.added) addCollaborator(db, repoKey, change.githubUserId);
+    else removeCollaborator(db, repoKey, change.githubUserId);
+  },
+  member_added: (db, _at, change, origin) => {
+    writeMember(db, change.githubUserId, memberAdded(getMember(db, change.githubUserId), change), origin);
+  },
+  member_removed: (db, _at, change, origin) => {
+    removeMember(db, change.githubUserId, origin);
+  },
+  organization_renamed: (db, at, change) => {
+    addWaitingRename(db, organizationRenamed(change.from, at.login, Date.now()));
+    followWaitingRenames(db);
+  },
+};
+
+/**
+ * GitHub promises no order, so organization renames wait (`waiting_renames`) and the chain is
+ * followed from the current login (`followRenames`): a rename applies when its `from` is the current
+ * login, then every waiting rename that continues the chain. With no installation yet they keep
+ * waiting: the installation follows them once it is registered.
+ */
+function followWaitingRenames(db: Db): void {
+  const row = getInstallation(db);
+  if (!row) return;
+  const { login, used } = followRenames(row.login, waitingRenamesSince(db, Date.now() - DELIVERY_MEMORY_MS));
+  deleteWaitingRenames(db, used);
+  if (login !== row.login) updateInstallation(db, { login });
+}

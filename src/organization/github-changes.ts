@@ -1,0 +1,196 @@
+import { claimOf } from "../directory/identity";
+import { foldName } from "../lib/names";
+import type { MemberState } from "../members/rules";
+import type { AuditAction } from "../schemas/audit";
+import type { GithubRepository, OrganizationChange } from "../webhooks/changes";
+import type { PendingRename } from "./answers";
+import type { InstallationRow, MemberRow, RepositoryRow } from "./schema";
+import type { RepositoryWrite } from "./store/repositories";
+
+/**
+ * The decisions of GitHub's changes (contract section 9) as plain functions: facts (stored rows,
+ * the change) in, a decision out, which `apply-change.ts` writes through the stores. No storage
+ * here, so each rule is table-tested on its own (test/unit/github-changes.test.ts).
+ */
+
+type Change<K extends OrganizationChange["kind"]> = Extract<OrganizationChange, { kind: K }>;
+
+/**
+ * Whether a change delivered for `at` is this object's (`claimOf`: same account id, else same
+ * login; a rename also matches its `from`): `here`, else `taken` for an installation (the caller
+ * gives it a home of its own) and `elsewhere` for anything else.
+ */
+export function claimChange(
+  installation: InstallationRow | undefined,
+  at: { login: string },
+  accountId: number | null,
+  change: OrganizationChange,
+): "here" | "taken" | "elsewhere" {
+  const logins = change.kind === "organization_renamed" ? [at.login, change.from] : [at.login];
+  const installationId = change.kind === "installation_created" ? change.installationId : null;
+  if (claimOf(installation, logins, accountId, installationId) !== "other") return "here";
+  return change.kind === "installation_created" ? "taken" : "elsewhere";
+}
+
+/** The account id to store: the first delivery naming it teaches it; a known one never changes. */
+export const accountIdToLearn = (installation: InstallationRow | undefined, accountId: number | null): number | null =>
+  accountId !== null && installation?.accountId === null ? accountId : null;
+
+/**
+ * What a change did to the organization's identity: the new login when it differs from the one
+ * the members' indexes were told (the stored one, else the login the caller used before the
+ * installation existed), and whether the directory in D1 has to learn the identity again.
+ */
+export function identityChange(
+  before: InstallationRow | undefined,
+  after: InstallationRow | undefined,
+  at: { login: string },
+): { newLogin: string | null; changed: boolean } {
+  if (!after) return { newLogin: null, changed: false };
+  return {
+    newLogin: after.login !== (before?.login ?? at.login) ? after.login : null,
+    changed: before?.login !== after.login || before?.accountId !== after.accountId,
+  };
+}
+
+/**
+ * `installation_created`, three cases (every one then follows the renames that waited for it):
+ * - `same`: this installation again (a late retry, a redelivery, or billing registered it first):
+ *   its login is as old as the installation, so the login stays and a rename applied since stays
+ *   applied; only an installation marked deleted is installed again (`set`, else null);
+ * - `reinstalled`: a new installation of a known organization: a plan or subscription billing has
+ *   set stays, it is not suspended, and its login is the organization's login now;
+ * - `first`: no installation yet: a free organization with no seats.
+ */
+export type InstallationCreated =
+  | { kind: "same"; set: Partial<InstallationRow> | null }
+  | { kind: "reinstalled"; set: Partial<InstallationRow> }
+  | { kind: "first"; row: InstallationRow };
+
+export function installationCreated(
+  row: InstallationRow | undefined,
+  at: { login: string; home: string },
+  change: Change<"installation_created">,
+): InstallationCreated {
+  const { installationId, installedAt } = change;
+  if (row?.installationId === installationId) {
+    return { kind: "same", set: row.installed ? null : { installedAt, installed: true, blocked: false } };
+  }
+  if (row) {
+    const set = { login: at.login, installationId, installedAt, installed: true };
+    return { kind: "reinstalled", set: row.installed ? set : { ...set, blocked: false } };
+  }
+  return {
+    kind: "first",
+    row: {
+      id: 1,
+      login: at.login,
+      homeKey: at.home,
+      accountId: null,
+      installationId,
+      installedAt,
+      blocked: false,
+      plan: "free",
+      subscriptionStatus: "none",
+      billedThroughService: false,
+      purchasedSeats: 0,
+      installed: true,
+    },
+  };
+}
+
+/** `installation_deleted`: only this installation's deletion marks the organization uninstalled (its data stays). */
+export const installationDeleted = (row: InstallationRow | undefined, change: Change<"installation_deleted">): boolean =>
+  row !== undefined && row.installationId === change.installationId;
+
+/**
+ * `repositories_added` and `repository_visibility`: GitHub's numeric id is the identity, so a
+ * repository known by id keeps its stored name (only a rename changes names: a late delivery
+ * carrying an old name cannot undo one); it is back in the installation.
+ */
+export const repositoryJoined = (known: RepositoryRow | undefined, repository: GithubRepository): RepositoryWrite => ({
+  name: known?.name ?? repository.name,
+  private: repository.private,
+  githubId: repository.id,
+});
+
+/**
+ * `repositories_removed`: tombstoning. A known repository keeps its row, marked removed; an unknown
+ * one (its D1 rows came from reviewer events) is stored as a private tombstone, so those rows are
+ * not exported either.
+ */
+export type RepositoryRemoved = { kind: "tombstone"; repoKey: string } | { kind: "tombstone-new"; write: RepositoryWrite };
+
+export function repositoryRemoved(known: RepositoryRow | undefined, repository: { id: number; name: string }): RepositoryRemoved {
+  if (known) return { kind: "tombstone", repoKey: known.repoKey };
+  return { kind: "tombstone-new", write: { name: repository.name, private: true, githubId: repository.id, removed: true } };
+}
+
+/**
+ * `repository_renamed`: the row and its collaborators move to the new key (`rekey`, when the key
+ * changes and the repository is known), the row takes the new name, and D1's rows follow through
+ * the outbox (`pending`). `stale`: the repository known by this id is not called `from` any more (a
+ * later rename was applied first), so nothing changes. `byId`: the stored repository with the
+ * renamed one's id; `byFromKey`: the one stored under `from`.
+ */
+export type RepositoryRenamed =
+  | { kind: "stale" }
+  | {
+      kind: "renamed";
+      rekey: { fromKey: string; toKey: string } | null;
+      write: RepositoryWrite;
+      pending: PendingRename | null;
+    };
+
+export function repositoryRenamed(
+  from: string,
+  repository: GithubRepository,
+  byId: RepositoryRow | undefined,
+  byFromKey: RepositoryRow | undefined,
+): RepositoryRenamed {
+  const fromKey = foldName(from);
+  const toKey = foldName(repository.name);
+  if (byId && byId.repoKey !== fromKey) return { kind: "stale" };
+  const current = byId ?? byFromKey;
+  return {
+    kind: "renamed",
+    rekey: current && fromKey !== toKey ? { fromKey, toKey } : null,
+    write: { name: repository.name, private: repository.private, githubId: repository.id, removed: current?.removed },
+    pending: fromKey !== toKey || current?.name !== repository.name ? { fromKey, toName: repository.name } : null,
+  };
+}
+
+/** `collaborator`: the key of the repository as stored (known by id, it keeps its stored name). */
+export const collaboratorRepoKey = (known: RepositoryRow | undefined, repository: { name: string }): string =>
+  foldName(known?.name ?? repository.name);
+
+/**
+ * `member_added`: role, seat and e-mail of a known member are the service's (PATCH, sync), so a
+ * redelivered or late member_added must not reset them; GitHub's login and account type are kept
+ * current. A new member gets GitHub's role, no seat and no e-mail yet.
+ */
+export function memberAdded(existing: MemberRow | undefined, change: Change<"member_added">): Omit<MemberRow, "githubUserId"> {
+  if (existing) {
+    const { githubUserId: _, ...kept } = existing;
+    return { ...kept, githubLogin: change.githubLogin, isBot: change.isBot };
+  }
+  return { githubLogin: change.githubLogin, workEmail: null, role: change.role, seat: false, isBot: change.isBot };
+}
+
+/** `organization_renamed`: the rename waits to be followed from the current login (`followRenames`). */
+export const organizationRenamed = (from: string, to: string, now: number) => ({
+  fromKey: foldName(from),
+  toLogin: to,
+  receivedAt: now,
+});
+
+/**
+ * Which audit action a synchronised member write produces: `member.added` for a new member,
+ * `member.removed` for a removed one, `member.updated` when seat or role changed, and none when
+ * neither did (or nobody was removed).
+ */
+export function auditAction(before: MemberState | undefined, after: MemberState | null): AuditAction | null {
+  if (!before) return after ? "member.added" : null;
+  if (!after) return "member.removed";
+  return before.seat !== after.seat || before.role !== after.role ? "member.updated" : null;
+}

@@ -1,0 +1,114 @@
+import type { DurableResult } from "../lib/durable-call";
+import { formatInstant } from "../lib/time";
+import { capabilities, isChange, type MemberState, type MemberUpdate } from "../members/rules";
+import type { AuditEntry } from "../schemas/audit";
+import type { Role } from "../schemas/common";
+import type { Member, MemberUpdateResult } from "../schemas/member";
+import type { Organization, OrganizationEntry } from "../schemas/organization";
+import type { AuditRows, DirectoryIdentity, MemberRows } from "./answers";
+import type { AuditRow, InstallationRow, MemberRow } from "./schema";
+
+/** Stored rows as the wire (and the directory in D1) sees them, and the object's own refusals. */
+
+export const orgNotFound = <T>(): DurableResult<T> => ({
+  ok: false,
+  code: "org_not_found",
+  message: "The organization cannot be resolved to an installation.",
+});
+
+/** Unreachable: memberAccess refuses a missing installation. */
+export const unreachable = (): DurableResult<never> => ({
+  ok: false,
+  code: "internal_error",
+  message: "An unexpected error occurred.",
+});
+
+export const toOrganization = (row: InstallationRow): Organization => ({
+  login: row.login,
+  installationId: row.installationId,
+  installedAt: formatInstant(row.installedAt),
+  blocked: row.blocked,
+  plan: row.plan,
+  subscription: {
+    status: row.subscriptionStatus,
+    billedThroughService: row.billedThroughService,
+    purchasedSeats: row.purchasedSeats,
+  },
+});
+
+const stateOrNull = (seat: boolean | null, role: Role | null): MemberState | null =>
+  seat === null || role === null ? null : { seat, role };
+
+export const toAuditEntry = (row: AuditRow): AuditEntry => ({
+  id: String(row.id),
+  at: formatInstant(row.at),
+  action: row.action,
+  actor: row.actorUserId === null ? null : { githubUserId: row.actorUserId, githubLogin: row.actorLogin ?? "" },
+  source: row.source,
+  githubUserId: row.githubUserId,
+  before: stateOrNull(row.beforeSeat, row.beforeRole),
+  after: stateOrNull(row.afterSeat, row.afterRole),
+  correlationId: row.correlationId,
+});
+
+/** `workEmail` is omitted while unknown (a member GitHub announced, before a sync provides it). */
+export const toMember = (row: MemberRow): Member => ({
+  githubUserId: row.githubUserId,
+  githubLogin: row.githubLogin,
+  ...(row.workEmail === null ? {} : { workEmail: row.workEmail }),
+  role: row.role,
+  seat: row.seat,
+  isBot: row.isBot,
+});
+
+/** One member's entry in `GET /api/v1/organizations`, under the installation's current login. */
+export const toOrganizationEntry = (installation: InstallationRow, member: MemberRow): OrganizationEntry => ({
+  org: installation.login,
+  plan: installation.plan,
+  role: member.role,
+  seat: member.seat,
+  ...capabilities(installation, member),
+});
+
+/** One change's answer; `availableSeats` is the organization's after the whole list. */
+export const toResult = (u: MemberUpdate, availableSeats: number): MemberUpdateResult => ({
+  ...u,
+  changed: isChange(u),
+  availableSeats,
+  // This operation never buys seats.
+  purchasedQuantityChanged: false,
+});
+
+/** What the directory in D1 learns of this object; `version` is the membership clock. */
+export const toDirectoryIdentity = (row: InstallationRow, version: number): DirectoryIdentity => {
+  const { homeKey: home, login, accountId, installationId } = row;
+  return { home, login, accountId, installationId, version };
+};
+
+/** A member page from the rows read (one past `limit` when a next page exists) and the seats. */
+export function toMemberRows(
+  rows: readonly (MemberRow & { loginKey: string })[],
+  limit: number,
+  seats: { purchased: number; used: number },
+): MemberRows {
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    data: page.map(toMember),
+    next: rows.length > limit && last ? { loginKey: last.loginKey, githubUserId: last.githubUserId } : null,
+    seats: { ...seats, available: Math.max(0, seats.purchased - seats.used) },
+  };
+}
+
+/** An audit page from the rows read (one past `limit` when a next page exists). */
+export function toAuditRows(rows: readonly AuditRow[], limit: number): AuditRows {
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return { data: page.map(toAuditEntry), next: rows.length > limit && last ? last.id : null };
+}
+
+/** A retry of an applied operation: each member as it is, unchanged ("desired equals current"). */
+export const toReplayedResults = (rows: readonly MemberRow[], availableSeats: number): MemberUpdateResult[] =>
+  rows.map(({ githubUserId, seat, role }) =>
+    toResult({ githubUserId, before: { seat, role }, after: { seat, role } }, availableSeats),
+  );

@@ -1,0 +1,66 @@
+import { and, desc, eq, lt, sql } from "drizzle-orm";
+import type { MemberState } from "../../members/rules";
+import type { AuditAction, AuditActor, AuditSource } from "../../schemas/audit";
+import { type AuditRow, auditLog } from "../schema";
+import type { Db } from "./db";
+
+/** How long audit entries are kept: older ones are deleted by every write that adds an entry. */
+export const AUDIT_RETENTION_MS = 400 * 24 * 3_600_000;
+
+/** Who and why for every entry of one write. */
+export interface AuditOrigin {
+  source: AuditSource;
+  correlationId: string;
+  actor: AuditActor | null;
+}
+
+/** One change of one member, as the audit log records it. */
+export interface AuditChange {
+  action: AuditAction;
+  githubUserId: string;
+  before: MemberState | null;
+  after: MemberState | null;
+}
+
+/** Appends audit entries and drops those past the retention; callers are inside the transaction of the change. */
+export function appendAudit(db: Db, now: number, origin: AuditOrigin, entries: readonly AuditChange[]): void {
+  for (const e of entries) {
+    db.insert(auditLog)
+      .values({
+        at: now,
+        action: e.action,
+        actorUserId: origin.actor?.githubUserId ?? null,
+        actorLogin: origin.actor?.githubLogin ?? null,
+        source: origin.source,
+        githubUserId: e.githubUserId,
+        beforeSeat: e.before?.seat ?? null,
+        beforeRole: e.before?.role ?? null,
+        afterSeat: e.after?.seat ?? null,
+        afterRole: e.after?.role ?? null,
+        correlationId: origin.correlationId,
+      })
+      .run();
+  }
+  db.delete(auditLog)
+    .where(lt(auditLog.at, now - AUDIT_RETENTION_MS))
+    .run();
+}
+
+/** Up to `limit + 1` entries, newest first, below the id `before`, within the retention at `now`. */
+export function auditPage(db: Db, now: number, query: { githubUserId?: string; before?: number; limit: number }): AuditRow[] {
+  const a = auditLog;
+  return db
+    .select()
+    .from(a)
+    .where(
+      and(
+        query.githubUserId === undefined ? undefined : eq(a.githubUserId, query.githubUserId),
+        query.before === undefined ? undefined : lt(a.id, query.before),
+        // Past the retention even before the next write prunes it.
+        sql`${a.at} >= ${now - AUDIT_RETENTION_MS}`,
+      ),
+    )
+    .orderBy(desc(a.id))
+    .limit(query.limit + 1)
+    .all();
+}

@@ -1,0 +1,283 @@
+import { describe, expect, it } from "vitest";
+import {
+  accountIdToLearn,
+  auditAction,
+  claimChange,
+  collaboratorRepoKey,
+  identityChange,
+  installationCreated,
+  installationDeleted,
+  memberAdded,
+  organizationRenamed,
+  repositoryJoined,
+  repositoryRemoved,
+  repositoryRenamed,
+} from "../../src/organization/github-changes";
+import type { InstallationRow, MemberRow, RepositoryRow } from "../../src/organization/schema";
+
+/** The decisions of GitHub's changes (contract section 9) as tables: facts in, decision out, no storage. */
+
+const installation = (over: Partial<InstallationRow> = {}): InstallationRow => ({
+  id: 1,
+  login: "Acme",
+  homeKey: "acme",
+  accountId: null,
+  installationId: 41,
+  installedAt: 1_000,
+  blocked: false,
+  plan: "pro",
+  subscriptionStatus: "active",
+  billedThroughService: true,
+  purchasedSeats: 10,
+  installed: true,
+  ...over,
+});
+
+const repo = (over: Partial<RepositoryRow> = {}): RepositoryRow => ({
+  repoKey: "api",
+  name: "API",
+  private: false,
+  githubId: 7,
+  removed: false,
+  ...over,
+});
+
+const at = { login: "acme", home: "acme" };
+
+describe("installation_created: the three cases", () => {
+  it("the same installation, still installed, changes nothing (the login stays, a rename applied since stays)", () => {
+    expect(installationCreated(installation(), at, { kind: "installation_created", installationId: 41, installedAt: 5 })).toEqual(
+      {
+        kind: "same",
+        set: null,
+      },
+    );
+  });
+
+  it("the same installation marked deleted is installed again and unblocked, its login untouched", () => {
+    const row = installation({ installed: false, blocked: true, login: "Renamed" });
+    expect(installationCreated(row, at, { kind: "installation_created", installationId: 41, installedAt: 5 })).toEqual({
+      kind: "same",
+      set: { installedAt: 5, installed: true, blocked: false },
+    });
+  });
+
+  it.each([
+    ["installed: a suspension stays", true, { login: "acme", installationId: 42, installedAt: 5, installed: true }],
+    ["deleted: it is unblocked", false, { login: "acme", installationId: 42, installedAt: 5, installed: true, blocked: false }],
+  ])(
+    "a new installation of a known organization, %s; plan and billing stay, the caller's login is its login",
+    (_, installed, set) => {
+      const row = installation({ installed, blocked: true, login: "Old" });
+      expect(installationCreated(row, at, { kind: "installation_created", installationId: 42, installedAt: 5 })).toEqual({
+        kind: "reinstalled",
+        set,
+      });
+    },
+  );
+
+  it("no installation yet: a free, unblocked organization with no seats, at the caller's login and home", () => {
+    const decision = installationCreated(
+      undefined,
+      { login: "NewCo", home: "newco~3" },
+      {
+        kind: "installation_created",
+        installationId: 9,
+        installedAt: 5,
+      },
+    );
+    expect(decision).toEqual({
+      kind: "first",
+      row: {
+        id: 1,
+        login: "NewCo",
+        homeKey: "newco~3",
+        accountId: null,
+        installationId: 9,
+        installedAt: 5,
+        blocked: false,
+        plan: "free",
+        subscriptionStatus: "none",
+        billedThroughService: false,
+        purchasedSeats: 0,
+        installed: true,
+      },
+    });
+  });
+});
+
+describe("which deliveries are this organization's", () => {
+  it.each([
+    ["no installation: anything applies here", undefined, "acme", null, "installation_deleted", "here"],
+    ["same login, case-insensitively", installation(), "ACME", null, "installation_deleted", "here"],
+    ["another login: elsewhere", installation(), "other", null, "installation_deleted", "elsewhere"],
+    ["another login's installation: taken", installation(), "other", null, "installation_created", "taken"],
+    ["same account id under a new login", installation({ accountId: 5 }), "other", 5, "installation_deleted", "here"],
+    ["another account id under the same login", installation({ accountId: 5 }), "acme", 6, "installation_deleted", "elsewhere"],
+  ] as const)("%s", (_, row, login, accountId, kind, expected) => {
+    const change =
+      kind === "installation_created" ? { kind, installationId: 41, installedAt: 1 } : ({ kind, installationId: 41 } as const);
+    expect(claimChange(row, { login }, accountId, change)).toBe(expected);
+  });
+
+  it("a rename also matches its from: the organization under its old login receives it", () => {
+    expect(claimChange(installation(), { login: "NewName" }, null, { kind: "organization_renamed", from: "acme" })).toBe("here");
+    expect(claimChange(installation(), { login: "NewName" }, null, { kind: "organization_renamed", from: "x" })).toBe(
+      "elsewhere",
+    );
+  });
+
+  it("the account id is learnt once, from the first delivery naming it", () => {
+    expect(accountIdToLearn(installation(), 5)).toBe(5);
+    expect(accountIdToLearn(installation({ accountId: 4 }), 5)).toBeNull();
+    expect(accountIdToLearn(installation(), null)).toBeNull();
+    expect(accountIdToLearn(undefined, 5)).toBeNull();
+  });
+});
+
+describe("identity after a change", () => {
+  it.each([
+    ["nothing changed", installation(), installation(), { newLogin: null, changed: false }],
+    ["renamed", installation(), installation({ login: "NewName" }), { newLogin: "NewName", changed: true }],
+    ["account id learnt", installation(), installation({ accountId: 5 }), { newLogin: null, changed: true }],
+    ["first installation", undefined, installation({ login: "acme" }), { newLogin: null, changed: true }],
+    ["installed after a waiting rename", undefined, installation({ login: "Later" }), { newLogin: "Later", changed: true }],
+    ["still no installation", undefined, undefined, { newLogin: null, changed: false }],
+  ])("%s", (_, before, after, expected) => {
+    expect(identityChange(before, after, { login: "acme" })).toEqual(expected);
+  });
+});
+
+describe("installation_deleted: only this installation's deletion uninstalls", () => {
+  it.each([
+    [installation(), 41, true],
+    [installation(), 42, false],
+    [undefined, 41, false],
+  ])("%#", (row, installationId, expected) => {
+    expect(installationDeleted(row, { kind: "installation_deleted", installationId })).toBe(expected);
+  });
+});
+
+describe("repositories: a known repository keeps its stored name", () => {
+  it.each([
+    ["known by id: stored name kept, visibility and id from GitHub", repo(), { name: "API", private: true, githubId: 7 }],
+    ["unknown: GitHub's name", undefined, { name: "api", private: true, githubId: 7 }],
+  ])("%s", (_, known, expected) => {
+    expect(repositoryJoined(known, { id: 7, name: "api", private: true })).toEqual(expected);
+  });
+
+  it("collaborators are keyed by the stored name, folded", () => {
+    expect(collaboratorRepoKey(repo({ name: "Stored-Name" }), { name: "late-name" })).toBe("stored-name");
+    expect(collaboratorRepoKey(undefined, { name: "Late-Name" })).toBe("late-name");
+  });
+});
+
+describe("tombstoning: a removed repository stays, marked removed", () => {
+  it("a known one is tombstoned under its stored key", () => {
+    expect(repositoryRemoved(repo({ repoKey: "stored" }), { id: 7, name: "other" })).toEqual({
+      kind: "tombstone",
+      repoKey: "stored",
+    });
+  });
+
+  it("an unknown one is stored as a private tombstone with its GitHub id", () => {
+    expect(repositoryRemoved(undefined, { id: 8, name: "Gone" })).toEqual({
+      kind: "tombstone-new",
+      write: { name: "Gone", private: true, githubId: 8, removed: true },
+    });
+  });
+});
+
+describe("repository renames, stale ones included", () => {
+  const renamed = { id: 7, name: "Service", private: false };
+
+  it("known by id under from: moves to the new key, takes the name, D1 follows", () => {
+    expect(repositoryRenamed("API", renamed, repo(), undefined)).toEqual({
+      kind: "renamed",
+      rekey: { fromKey: "api", toKey: "service" },
+      write: { name: "Service", private: false, githubId: 7, removed: false },
+      pending: { fromKey: "api", toName: "Service" },
+    });
+  });
+
+  it("stale: the repository with this id is not called from any more (a later rename came first)", () => {
+    expect(repositoryRenamed("api", renamed, repo({ repoKey: "later" }), undefined)).toEqual({ kind: "stale" });
+  });
+
+  it("known only by the old name (registered by the control plane): moves too, a tombstone stays one", () => {
+    const decision = repositoryRenamed("api", renamed, undefined, repo({ githubId: null, removed: true }));
+    expect(decision).toMatchObject({ rekey: { fromKey: "api", toKey: "service" }, write: { removed: true } });
+  });
+
+  it("unknown: nothing to move, the repository is stored under the new name and D1 follows", () => {
+    expect(repositoryRenamed("api", renamed, undefined, undefined)).toEqual({
+      kind: "renamed",
+      rekey: null,
+      write: { name: "Service", private: false, githubId: 7, removed: undefined },
+      pending: { fromKey: "api", toName: "Service" },
+    });
+  });
+
+  it("a change of case only: same key, new name, D1 still follows; the same name again writes no outbox entry", () => {
+    expect(repositoryRenamed("api", { ...renamed, name: "Api" }, repo({ name: "api" }), undefined)).toMatchObject({
+      rekey: null,
+      pending: { fromKey: "api", toName: "Api" },
+    });
+    expect(repositoryRenamed("api", { ...renamed, name: "api" }, repo({ name: "api" }), undefined)).toMatchObject({
+      rekey: null,
+      pending: null,
+    });
+  });
+});
+
+describe("member_added: what a redelivered or late one may overwrite", () => {
+  const existing: MemberRow = {
+    githubUserId: "1002",
+    githubLogin: "old-login",
+    workEmail: "max@acme.test",
+    role: "viewer",
+    seat: true,
+    isBot: false,
+  };
+  const change = { kind: "member_added", githubUserId: "1002", githubLogin: "new-login", role: "admin", isBot: true } as const;
+
+  it("a known member keeps role, seat and e-mail (the service's); GitHub's login and account type are current", () => {
+    expect(memberAdded(existing, change)).toEqual({
+      githubLogin: "new-login",
+      workEmail: "max@acme.test",
+      role: "viewer",
+      seat: true,
+      isBot: true,
+    });
+  });
+
+  it("a new member gets GitHub's role, no seat and no e-mail yet", () => {
+    expect(memberAdded(undefined, change)).toEqual({
+      githubLogin: "new-login",
+      workEmail: null,
+      role: "admin",
+      seat: false,
+      isBot: true,
+    });
+  });
+});
+
+describe("organization_renamed waits under the folded from", () => {
+  it("keeps the new login as sent", () => {
+    expect(organizationRenamed("Old-Name", "New-Name", 9)).toEqual({ fromKey: "old-name", toLogin: "New-Name", receivedAt: 9 });
+  });
+});
+
+describe("which audit action a member write produces", () => {
+  const member = { seat: false, role: "member" } as const;
+  it.each([
+    ["a new member", undefined, member, "member.added"],
+    ["seat changed", member, { ...member, seat: true }, "member.updated"],
+    ["role changed", member, { ...member, role: "admin" }, "member.updated"],
+    ["neither changed", member, { ...member }, null],
+    ["removed", member, null, "member.removed"],
+    ["nobody removed", undefined, null, null],
+  ] as const)("%s", (_, before, after, expected) => {
+    expect(auditAction(before, after)).toBe(expected);
+  });
+});
