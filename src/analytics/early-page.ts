@@ -2,8 +2,8 @@ import type { z } from "zod";
 import { atOrganization } from "../directory/resolve";
 import type { DurableResult } from "../lib/durable-call";
 import { foldName } from "../lib/names";
+import type { AnalyticsAccess } from "../rules/analytics-access";
 import { listMergedPullRequests, type MergedPullRequestPage, type MergedPullRequestQuery } from "../storage/analytics";
-import type { AnalyticsAccess } from "./access";
 import { type AnalyticsQuery, DEFAULT_PER_PAGE } from "./query";
 import { resolveWindow } from "./window";
 

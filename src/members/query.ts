@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { MemberCursor } from "../organization/store/members";
 import { GithubUserId, PageSize, Role } from "../schemas/common";
 
 /**
@@ -74,11 +75,6 @@ const decodeOrgCursor = (value: string): OrgCursor | null => {
   return loginKey === "" || orgKey === "" ? null : { loginKey, orgKey };
 };
 
-/** Members: after this (lower(githubLogin), githubUserId). */
-export interface MemberCursor {
-  loginKey: string;
-  githubUserId: string;
-}
 export const encodeMemberCursor = (c: MemberCursor): string => toBase64Url(`m:${c.githubUserId}:${c.loginKey}`);
 const decodeMemberCursor = (value: string): MemberCursor | null => {
   const match = /^m:(\d{1,20}):([\s\S]+)$/.exec(fromBase64Url(value) ?? "");

@@ -5,6 +5,7 @@ import { type ApiInterface, defineRoute, type RequestContext, signedIn } from ".
 import { unwrap } from "../lib/durable-call";
 import type { ErrorCode } from "../lib/errors";
 import type { AuditRows, MemberChangesResult, MemberRows } from "../organization/answers";
+import type { MemberChange } from "../rules/members";
 import { AuditPage } from "../schemas/audit";
 import { GithubUserId, OrgLogin } from "../schemas/common";
 import { Member, MemberBatchPatch, MemberBatchResult, MemberPage, MemberPatch, MemberUpdateResult } from "../schemas/member";
@@ -19,7 +20,6 @@ import {
   MemberListQuery,
   OrganizationListQuery,
 } from "./query";
-import type { MemberChange } from "./rules";
 
 const MemberPath = z.object({ org: OrgLogin, githubUserId: GithubUserId });
 const OrgPath = z.object({ org: OrgLogin });

@@ -1,8 +1,8 @@
 import type { Identity } from "../directory/identity";
-import type { MemberCursor } from "../members/query";
 import type { AuditActor, AuditEntry, AuditSource } from "../schemas/audit";
 import type { Member, MemberUpdateResult, SeatSummary } from "../schemas/member";
 import type { Organization, OrganizationEntry } from "../schemas/organization";
+import type { MemberCursor } from "./store/members";
 
 /** The shapes the organization object's RPC methods take and answer, for its callers. */
 

@@ -1,7 +1,7 @@
 import type { OrgAddress } from "../directory/identity";
 import { followRenames } from "../directory/identity";
 import { foldName } from "../lib/names";
-import type { OrganizationChange } from "../webhooks/changes";
+import type { OrganizationChange } from "../schemas/github-changes";
 import type { ChangeOrigin } from "./answers";
 import {
   accountIdToLearn,

@@ -1,8 +1,8 @@
 import { claimOf } from "../directory/identity";
 import { foldName } from "../lib/names";
-import type { MemberState } from "../members/rules";
+import type { MemberState } from "../rules/members";
 import type { AuditAction } from "../schemas/audit";
-import type { GithubRepository, OrganizationChange } from "../webhooks/changes";
+import type { GithubRepository, OrganizationChange } from "../schemas/github-changes";
 import type { PendingRename } from "./answers";
 import type { InstallationRow, MemberRow, RepositoryRow } from "./schema";
 import type { RepositoryWrite } from "./store/repositories";

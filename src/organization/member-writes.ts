@@ -1,4 +1,4 @@
-import type { MemberUpdate } from "../members/rules";
+import type { MemberUpdate } from "../rules/members";
 import type { AuditActor } from "../schemas/audit";
 import type { ChangeOrigin } from "./answers";
 import { auditAction } from "./github-changes";

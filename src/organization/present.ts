@@ -1,6 +1,6 @@
 import type { DurableResult } from "../lib/durable-call";
 import { formatInstant } from "../lib/time";
-import { capabilities, isChange, type MemberState, type MemberUpdate } from "../members/rules";
+import { capabilities, isChange, type MemberState, type MemberUpdate } from "../rules/members";
 import type { AuditEntry } from "../schemas/audit";
 import type { Role } from "../schemas/common";
 import type { Member, MemberUpdateResult } from "../schemas/member";

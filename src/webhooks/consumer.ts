@@ -3,9 +3,9 @@ import type { ReportedIdentity } from "../directory/identity";
 import { learnIdentity } from "../directory/learn";
 import { type DeliveryLookup, deliveryHomes, organizationAt, type Place, resolveHome } from "../directory/resolve";
 import { callDurable } from "../lib/durable-call";
+import { messageKey, QueueMessage } from "../schemas/github-changes";
 import { parkDelivery } from "../storage/parked";
 import { moveRows } from "../storage/renames";
-import { messageKey, QueueMessage } from "./changes";
 
 /** Queue names as in wrangler.toml. */
 export const WEBHOOK_QUEUE = "pr-review-webhooks";

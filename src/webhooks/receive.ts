@@ -1,6 +1,6 @@
 import { parseJsonObject, readJsonBytes } from "../http/body";
 import { AppError, badRequest, notFound, storageFailure } from "../lib/errors";
-import type { QueueMessageInput } from "./changes";
+import type { QueueMessageInput } from "../schemas/github-changes";
 import { reduceDelivery } from "./reduce";
 import { parseSignatureHeader, verifySignature } from "./signature";
 

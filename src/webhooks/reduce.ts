@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { GithubOrgName } from "../schemas/common";
-import type { ChangeInput, QueueMessageInput } from "./changes";
+import type { ChangeInput, QueueMessageInput } from "../schemas/github-changes";
 
 /**
  * Contract section 9, first half: which deliveries the service uses, reduced to the changes it

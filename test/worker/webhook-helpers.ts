@@ -2,7 +2,7 @@ import { createExecutionContext, createMessageBatch, getQueueResult } from "clou
 import examples from "@octokit/webhooks-examples";
 import { expect } from "vitest";
 import worker from "../../src/index";
-import type { QueueMessageInput } from "../../src/webhooks/changes";
+import type { QueueMessageInput } from "../../src/schemas/github-changes";
 import { reduceDelivery } from "../../src/webhooks/reduce";
 import { signatureHeader } from "../../src/webhooks/signature";
 import { adminOk, call, createKey, createUser, env, type MemberErrorBody, postEventsOk, unique } from "./helpers";

@@ -1,5 +1,5 @@
 import { and, desc, eq, lt, sql } from "drizzle-orm";
-import type { MemberState } from "../../members/rules";
+import type { MemberState } from "../../rules/members";
 import type { AuditAction, AuditActor, AuditSource } from "../../schemas/audit";
 import { type AuditRow, auditLog } from "../schema";
 import type { Db } from "./db";

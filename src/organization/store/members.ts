@@ -1,11 +1,16 @@
 import { and, count, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
-import type { MemberCursor } from "../../members/query";
-import type { ChangeFacts, MemberState } from "../../members/rules";
+import type { ChangeFacts, MemberState } from "../../rules/members";
 import type { Role } from "../../schemas/common";
 import { type MemberRow, members } from "../schema";
 import type { Db } from "./db";
 
 /** The members table: one row per member of the organization. Storage only: the caller has checked access. */
+
+/** A position in the member list: after this (lower(githubLogin), githubUserId). */
+export interface MemberCursor {
+  loginKey: string;
+  githubUserId: string;
+}
 
 export interface MemberFilters {
   role?: Role;

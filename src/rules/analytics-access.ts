@@ -1,5 +1,5 @@
 import { foldName } from "../lib/names";
-import type { InstallationFacts, MemberState, Refusal } from "../members/rules";
+import type { InstallationFacts, MemberState, Refusal } from "./members";
 
 /** What the analytics export may read of an organization. */
 export interface AnalyticsAccess {
