@@ -1,7 +1,7 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { signatureHeader } from "../../src/webhooks/signature";
-import { env, fetchWithEnv, type MemberErrorBody, unique } from "./helpers";
-import { deliver, eventually, example, newDelivery, PREVIOUS_SECRET } from "./webhook-helpers";
+import { call, env, fetchWithEnv, type MemberErrorBody, unique } from "./helpers";
+import { deliver, eventually, example, newDelivery, PREVIOUS_SECRET, WEBHOOK_SECRET } from "./webhook-helpers";
 
 /** Contract section 9: receiving. Every response is checked against the internal document by `call`. */
 
@@ -152,5 +152,15 @@ describe("answers", () => {
     expect(failed.status).toBe(503);
     const again = await fetchWithEnv(await request(), {});
     expect(await again.json()).toEqual({ delivery, status: "queued" });
+  });
+});
+
+describe("X-GitHub-Event names no property of a plain object", () => {
+  it.each(["constructor", "__proto__"])("%s: a signed delivery is ignored, not queued as changes", async (event) => {
+    // Shaped like a reduction: `Object` as a reducer would hand it back as the changes to apply.
+    const org = unique("proto");
+    const res = await deliver(event, { action: "created", org, changes: [{ kind: "member_removed", githubUserId: "1" }] });
+    expect(res.status).toBe(202);
+    expect(await res.json()).toMatchObject({ status: "ignored" });
   });
 });
