@@ -292,7 +292,7 @@ describe("never limited", () => {
       ["/healthz", {}],
       ["/readyz", {}],
       ["/openapi.json", {}],
-      ["/internal/v1/openapi.json", { Authorization: "Bearer test-admin-token" }],
+      ["/internal/v1/openapi.json", { Authorization: "Bearer test-admin-token-0123456789abcdef" }],
     ];
     for (let round = 0; round < 3; round++) {
       for (const [path, headers] of requests) {
