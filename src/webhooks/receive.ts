@@ -31,7 +31,7 @@ export const deliveryMarker = (delivery: string): string => `delivery:${delivery
 export async function receiveDelivery(
   request: Request,
   env: Env,
-  log: (msg: string, extra: object) => void,
+  log: (level: "info" | "warn", msg: string, extra: object) => void,
   afterAnswer: (work: Promise<unknown>) => void,
 ): Promise<Receipt> {
   if (!env.GITHUB_WEBHOOK_SECRET) throw notFound();
@@ -60,7 +60,7 @@ export async function receiveDelivery(
 
   const reduced = reduceDelivery(event, delivery, payload);
   if (reduced.status === "ignored") {
-    log("webhook ignored", { delivery, event, reason: reduced.reason });
+    log(reduced.warn ? "warn" : "info", "webhook ignored", { delivery, event, reason: reduced.reason });
     return { kind: "accepted", delivery, status: "ignored" };
   }
   const seen = await env.WEBHOOK_DELIVERIES.get(deliveryMarker(delivery)).catch(() => null);
@@ -71,7 +71,7 @@ export async function receiveDelivery(
   // only lets a redelivery through to the consumer's ledger.
   afterAnswer(
     env.WEBHOOK_DELIVERIES.put(deliveryMarker(delivery), "1", { expirationTtl: DEDUPE_TTL_SECONDS }).catch((error) =>
-      log("webhook dedupe marker not written", { delivery, error: String(error) }),
+      log("warn", "webhook dedupe marker not written", { delivery, error: String(error) }),
     ),
   );
   return { kind: "accepted", delivery, status: "queued" };

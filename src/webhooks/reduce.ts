@@ -1,15 +1,17 @@
 import { z } from "zod";
 import { GithubOrgName } from "../schemas/common";
-import type { ChangeInput, QueueMessageInput } from "./changes";
+import { type ChangeInput, QueueMessage, type QueueMessageInput } from "./changes";
 
 /**
  * Contract section 9, first half: which deliveries the service uses, reduced to the changes it
  * applies. Pure (payload in, messages out) so every rule is testable without a queue. What the
  * service does not use is `ignored`; so is a payload whose fields do not have the shape GitHub
- * documents (logged by the caller).
+ * documents, or whose values no message could carry (a repository name with a space, pull request
+ * 0): queued, such a delivery would only be parked by the consumer. Those are `warn`: a used event
+ * GitHub should not have sent like that, logged as a warning by the caller.
  */
 
-export type Reduced = { status: "ignored"; reason: string } | { status: "queued"; messages: QueueMessageInput[] };
+export type Reduced = { status: "ignored"; reason: string; warn: boolean } | { status: "queued"; messages: QueueMessageInput[] };
 
 /** Repositories per message: names are at most 100 characters, so 500 stay far below 128 KB. */
 export const REPOSITORIES_PER_MESSAGE = 500;
@@ -70,7 +72,7 @@ const PullRequestPayload = z.object({
   }),
 });
 
-const ignored = (reason: string): Reduced => ({ status: "ignored", reason });
+const ignored = (reason: string, warn = false): Reduced => ({ status: "ignored", reason, warn });
 
 /** The messages to enqueue for one verified delivery, or why it is ignored. */
 export function reduceDelivery(event: string, delivery: string, payload: unknown): Reduced {
@@ -78,13 +80,12 @@ export function reduceDelivery(event: string, delivery: string, payload: unknown
   if (!reducer) return ignored(`event ${event} is not used`);
   const result = reducer(payload);
   if (result === null) return ignored(`${event} action is not used`);
-  if ("invalid" in result) return ignored(`${event} payload does not have the expected shape: ${result.invalid}`);
-  if (!GithubOrgName.safeParse(result.org).success) return ignored(`${event}: the owner login is not a GitHub login`);
+  if ("invalid" in result) return ignored(`${event} payload does not have the expected shape: ${result.invalid}`, true);
+  if (!GithubOrgName.safeParse(result.org).success) return ignored(`${event}: the owner login is not a GitHub login`, true);
   const action = (payload as { action?: unknown }).action;
   const name = typeof action === "string" ? `${event}.${action}` : event;
-  return {
-    status: "queued",
-    messages: result.changes.map((change, part) => ({
+  const messages = result.changes.map(
+    (change, part): QueueMessageInput => ({
       v: 1,
       delivery,
       part,
@@ -92,8 +93,17 @@ export function reduceDelivery(event: string, delivery: string, payload: unknown
       org: result.org,
       ...(result.accountId === undefined ? {} : { accountId: result.accountId }),
       change,
-    })),
-  };
+    }),
+  );
+  // The consumer parses every message with the same schema; what it would refuse is refused here.
+  for (const message of messages) {
+    const parsed = QueueMessage.safeParse(message);
+    if (!parsed.success) {
+      const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+      return ignored(`${name} can never apply: ${problems}`, true);
+    }
+  }
+  return { status: "queued", messages };
 }
 
 /** The owner's login and, when the payload names it, GitHub's account id; then the changes. */

@@ -53,7 +53,11 @@ const receiveGithubWebhook = defineRoute({
     const receipt = await receiveDelivery(
       rc.request,
       rc.env,
-      (msg, extra) => console.log(JSON.stringify({ level: "info", msg, correlationId: rc.correlationId, ...extra })),
+      (level, msg, extra) => {
+        const line = JSON.stringify({ level, msg, correlationId: rc.correlationId, ...extra });
+        if (level === "warn") console.warn(line);
+        else console.log(line);
+      },
       (work) => rc.ctx.waitUntil(work),
     );
     if (receipt.kind === "pong") return json({ status: "pong" }, 200);

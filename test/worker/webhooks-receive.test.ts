@@ -164,3 +164,37 @@ describe("X-GitHub-Event names no property of a plain object", () => {
     expect(await res.json()).toMatchObject({ status: "ignored" });
   });
 });
+
+describe("X-GitHub-Event names no property of a plain object", () => {
+  it.each(["constructor", "__proto__"])("%s: a signed delivery is ignored, not queued as changes", async (event) => {
+    // Shaped like a reduction: `Object` as a reducer would hand it back as the changes to apply.
+    const org = unique("proto");
+    const res = await deliver(event, { action: "created", org, changes: [{ kind: "member_removed", githubUserId: "1" }] });
+    expect(res.status).toBe(202);
+    expect(await res.json()).toMatchObject({ status: "ignored" });
+  });
+});
+
+describe("deliveries that can never apply are ignored with a warning, not queued", () => {
+  const cases: [string, string, (p: Record<string, any>) => void][] = [
+    ["a repository name with a space", "pull_request", (p) => { p.repository.name = "has space"; }],
+    ["pull request number 0", "pull_request", (p) => { p.pull_request.number = 0; }],
+    ["negative additions", "pull_request", (p) => { p.pull_request.additions = -5; }],
+    ["installation id 0", "installation", (p) => { p.installation.id = 0; }],
+  ];
+  it.each(cases)("%s", async (_name, event, spoil) => {
+    const payload = example(event, event === "installation" ? "created" : "opened", unique("never"));
+    spoil(payload);
+    const warned = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      const delivery = newDelivery();
+      const res = await deliver(event, payload, { delivery });
+      expect(res.status).toBe(202);
+      expect(await res.json()).toEqual({ delivery, status: "ignored" });
+      expect(warned).toHaveBeenCalledTimes(1);
+      expect(JSON.parse(String(warned.mock.calls[0]?.[0]))).toMatchObject({ level: "warn", delivery, msg: "webhook ignored" });
+    } finally {
+      warned.mockRestore();
+    }
+  });
+});
