@@ -15,7 +15,6 @@ import { Repository, RepositoryInput } from "../schemas/repository";
 import { ApiKeyCreated, ApiKeyCreateInput, KeyKind, User, UserInput } from "../schemas/user";
 import { storeEvents } from "../storage/events";
 import { deleteParked, listParked, readParked } from "../storage/parked";
-import { requireAdmin } from "./admin-auth";
 
 /** Control-plane bodies may be large (member lists, event batches), but not unbounded. */
 export const CONTROL_PLANE_MAX_BODY = 1024 * 1024;
@@ -307,7 +306,7 @@ export const controlPlaneInterface: ApiInterface = {
   basePath: "/internal",
   document: "internal",
   envelope: membersEnvelope,
-  auth: { kind: "guard", securityScheme: "adminToken", check: requireAdmin, errors: ["unauthenticated", "not_found"] },
+  auth: { kind: "adminToken" },
   errors: ["internal_error", "unavailable"],
   routes: [
     putOrganization,
