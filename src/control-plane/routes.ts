@@ -156,6 +156,10 @@ const createApiKey = defineRoute({
   path: "/internal/v1/users/{githubUserId}/api-keys",
   operationId: "createApiKey",
   summary: "Create (or regenerate) the user's key of one kind; the previous one stops working at once",
+  description:
+    "A user's key creations (and revocations, and blocking) run one at a time: each 201 answers the key that is current " +
+    "when it is answered. Of several concurrent creations of one kind, the one answered last is the key that keeps working. " +
+    "A blocked user's new key works once the user is unblocked.",
   request: {
     params: UserPath,
     body: body(ApiKeyCreateInput, { kind: "analytics", expiresAt: "2027-01-01T00:00:00Z" }),
