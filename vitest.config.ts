@@ -24,7 +24,7 @@ export default defineConfig(async () => {
               wrangler: { configPath: "./wrangler.toml" },
               miniflare: {
                 bindings: {
-                  ADMIN_TOKEN: "test-admin-token",
+                  ADMIN_TOKEN: "test-admin-token-0123456789abcdef",
                   GITHUB_WEBHOOK_SECRET: "test-webhook-secret",
                   GITHUB_WEBHOOK_SECRET_PREVIOUS: "test-webhook-secret-previous",
                   TEST_MIGRATIONS: migrations,

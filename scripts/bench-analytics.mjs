@@ -56,7 +56,7 @@ const persistTo = opts.smoke ? ".bench/analytics-smoke" : `.bench/analytics-${si
 const DAY = 86_400_000;
 const BATCH_SHAPE = "per pull request 1 pull_request, 3 reviews, 10 findings, 1 AI-authorship event";
 const now = Date.now();
-const adminToken = `bench-${now}`;
+const adminToken = `bench-${now}-${crypto.randomUUID()}`; // the Worker refuses tokens under 32 characters
 const log = (...args) => console.log(...args);
 
 // 1. Data.

@@ -49,7 +49,7 @@ const BIG = Number(opts["big-members"] ?? (opts.smoke ? 300 : 5000));
 const BATCH = opts.smoke ? 20 : 100;
 const ROUNDS = opts.smoke ? 1 : 5;
 const persistTo = opts.smoke ? ".bench/members-smoke" : ".bench/members";
-const adminToken = `bench-${Date.now()}`;
+const adminToken = `bench-${crypto.randomUUID()}`; // the Worker refuses tokens under 32 characters
 const log = (...args) => console.log(...args);
 
 rmSync(persistTo, { recursive: true, force: true });

@@ -36,7 +36,11 @@ const varArgs = args.flatMap((a, i) => (a === "--var" ? [args[i + 1] ?? ""] : a.
 let adminToken = varArgs.find((v) => v.startsWith("ADMIN_TOKEN:"))?.slice("ADMIN_TOKEN:".length);
 const devArgs = [...args];
 adminToken ??= adminTokenFromDevVars() ?? process.env.ADMIN_TOKEN;
+if (adminToken && adminToken.length < 32) {
+  console.warn("ADMIN_TOKEN is shorter than 32 characters: the Worker answers 404 on /internal until a longer one is set.");
+}
 if (!adminToken) {
+  // 24 random bytes are 32 base64url characters: the Worker's minimum.
   adminToken = randomBytes(24).toString("base64url");
   devArgs.push("--var", `ADMIN_TOKEN:${adminToken}`);
   console.log(`No ADMIN_TOKEN configured: using ${adminToken} for this run (put one in .dev.vars to keep it).`);

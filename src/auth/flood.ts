@@ -2,7 +2,7 @@ import { AppError, isAppError } from "../lib/errors";
 
 /**
  * Requests that fail authentication count against nobody's quota; they are throttled per client
- * address with the Workers Rate Limiting binding `AUTH_FAILURES` (approximate and per location by
+ * address (an IPv6 address by its /64) with the Workers Rate Limiting binding `AUTH_FAILURES` (approximate and per location by
  * design, see the README). Once the binding says an address is over, this isolate refuses that
  * address for the rest of the period before any key lookup, so a flood of forged keys cannot buy
  * unlimited KV reads.
@@ -10,7 +10,31 @@ import { AppError, isAppError } from "../lib/errors";
 const FLOOD_PERIOD_MS = 60_000;
 const throttled = new Map<string, number>();
 
-const clientAddress = (request: Request): string => request.headers.get("CF-Connecting-IP") ?? "unknown";
+const clientAddress = (request: Request): string => throttleKey(request.headers.get("CF-Connecting-IP") ?? "unknown");
+
+/**
+ * Whom a failure counts against: an IPv4 address, or an IPv6 address's /64 (one subscriber gets a
+ * whole /64 and can rotate through it at will). Anything unparsable counts as itself.
+ */
+export function throttleKey(address: string): string {
+  const bare = address.trim().split("%")[0]?.toLowerCase() ?? "";
+  if (!bare.includes(":")) return address;
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/.exec(bare);
+  if (mapped?.[1]) return mapped[1];
+  const halves = bare.split("::");
+  if (halves.length > 2) return address;
+  const groups = (part: string | undefined) => (part ? part.split(":") : []);
+  const head = groups(halves[0]);
+  const tail = groups(halves[1]);
+  const missing = 8 - head.length - tail.length;
+  if (halves.length === 1 ? missing !== 0 : missing < 1) return address;
+  const all = [...head, ...Array<string>(halves.length === 1 ? 0 : missing).fill("0"), ...tail];
+  if (!all.every((g) => /^[0-9a-f]{1,4}$/.test(g))) return address;
+  return `${all
+    .slice(0, 4)
+    .map((g) => Number.parseInt(g, 16).toString(16))
+    .join(":")}::/64`;
+}
 
 const tooMany = (retryAfterSeconds: number) =>
   new AppError("rate_limited", "Too many failed authentications from this address. Retry later.", {

@@ -35,6 +35,11 @@ export class UserObject extends DurableObject<Env> {
   /** Quota counters loaded or counted since the object started; see `#counted`. */
   readonly #quotas = new Map<KeyKind, QuotaState>();
   #persistTimer: ReturnType<typeof setTimeout> | null = null;
+  /**
+   * Writes of the account and its keys, one after the other: each awaits KV, and interleaved they
+   * could answer a key already replaced, or leave a lookup for a blocked owner.
+   */
+  #keyWrites: Promise<unknown> = Promise.resolve();
   /** The account and its current key of each kind (read on every request), until the next write. */
   readonly #keys: UntilWrite<{ account: AccountRow | undefined; key: ApiKeyRow | undefined }>;
 
@@ -51,19 +56,59 @@ export class UserObject extends DurableObject<Env> {
     return this.#db.select().from(schema.account).where(eq(schema.account.id, 1)).get();
   }
 
-  /** Control plane: creates or updates the user; blocking takes effect on the next request. */
-  putUser(githubUserId: string, input: UserInput): User {
-    const row = { id: 1, githubUserId, githubLogin: input.githubLogin, blocked: input.blocked };
-    this.#db.insert(schema.account).values(row).onConflictDoUpdate({ target: schema.account.id, set: row }).run();
-    return { githubUserId, githubLogin: input.githubLogin, blocked: input.blocked };
+  /** Runs `write` after every earlier account or key write has finished. */
+  #serialised<T>(write: () => Promise<T>): Promise<T> {
+    const result = this.#keyWrites.then(write);
+    this.#keyWrites = result.catch(() => {});
+    return result;
+  }
+
+  /**
+   * Control plane: creates or updates the user; blocking takes effect on the next request. A
+   * blocked owner's keys lose their KV lookups, so they are refused like unknown keys (a KV miss,
+   * no call here: no timing tells a stolen key's holder "real key, blocked owner"); unblocking
+   * writes them again.
+   */
+  putUser(githubUserId: string, input: UserInput): Promise<User> {
+    return this.#serialised(async () => {
+      const before = this.#account();
+      const row = { id: 1, githubUserId, githubLogin: input.githubLogin, blocked: input.blocked };
+      this.#db.insert(schema.account).values(row).onConflictDoUpdate({ target: schema.account.id, set: row }).run();
+      if (before !== undefined && before.blocked !== input.blocked) {
+        const keys = this.#db.select().from(schema.apiKeys).all();
+        const now = Date.now();
+        for (const key of keys) {
+          if (input.blocked) await this.#forgetLookup(key.keyHash);
+          else if (key.expiresAt === null || key.expiresAt > now) await this.#writeLookup(githubUserId, key, now);
+        }
+      }
+      return { githubUserId, githubLogin: input.githubLogin, blocked: input.blocked };
+    });
+  }
+
+  async #writeLookup(userId: string, key: ApiKeyRow, now: number): Promise<void> {
+    const record: KeyRecord = {
+      v: 1,
+      keyId: key.keyId,
+      userId,
+      kind: key.kind,
+      createdAt: key.createdAt,
+      expiresAt: key.expiresAt,
+    };
+    await this.env.API_KEYS.put(keyRecordKey(key.keyHash), JSON.stringify(record), kvExpiry(key.expiresAt, now));
   }
 
   /**
    * Creates the user's key of `kind`, replacing (and so invalidating) the previous one.
-   * The KV record is written before the key becomes current here: a key is never current
-   * without a lookup entry, and a failed call leaves the previous key working.
+   * The KV record is written before the key becomes current here: a key of an unblocked owner is
+   * never current without a lookup entry, and a failed call leaves the previous key working.
+   * Creations run one at a time, so each answers the key that is current when it answers.
    */
-  async createKey(kind: KeyKind, expiresAt: number | null, now: number): Promise<DurableResult<ApiKeyCreated>> {
+  createKey(kind: KeyKind, expiresAt: number | null, now: number): Promise<DurableResult<ApiKeyCreated>> {
+    return this.#serialised(() => this.#createKey(kind, expiresAt, now));
+  }
+
+  async #createKey(kind: KeyKind, expiresAt: number | null, now: number): Promise<DurableResult<ApiKeyCreated>> {
     const account = this.#account();
     if (!account)
       return {
@@ -74,13 +119,12 @@ export class UserObject extends DurableObject<Env> {
     const key = generateApiKey(kind);
     const keyHash = await hashApiKey(key);
     const keyId = crypto.randomUUID();
-    const record: KeyRecord = { v: 1, keyId, userId: account.githubUserId, kind, createdAt: now, expiresAt };
-    await this.env.API_KEYS.put(keyRecordKey(keyHash), JSON.stringify(record), kvExpiry(expiresAt, now));
+    const row = { kind, keyId, keyHash, createdAt: now, expiresAt };
+    // A blocked owner's keys have no lookup (see putUser); unblocking writes it.
+    if (!account.blocked) await this.#writeLookup(account.githubUserId, row, now);
 
-    // Re-read after the await: another call may have replaced the key meanwhile.
     const previous = this.ctx.storage.transactionSync(() => {
       const before = this.#db.select().from(schema.apiKeys).where(eq(schema.apiKeys.kind, kind)).get();
-      const row = { kind, keyId, keyHash, createdAt: now, expiresAt };
       this.#db.insert(schema.apiKeys).values(row).onConflictDoUpdate({ target: schema.apiKeys.kind, set: row }).run();
       return before;
     });
@@ -95,13 +139,15 @@ export class UserObject extends DurableObject<Env> {
   }
 
   /** Revokes the user's key of `kind`. Idempotent. */
-  async revokeKey(kind: KeyKind): Promise<void> {
-    const previous = this.ctx.storage.transactionSync(() => {
-      const before = this.#db.select().from(schema.apiKeys).where(eq(schema.apiKeys.kind, kind)).get();
-      this.#db.delete(schema.apiKeys).where(eq(schema.apiKeys.kind, kind)).run();
-      return before;
+  revokeKey(kind: KeyKind): Promise<void> {
+    return this.#serialised(async () => {
+      const previous = this.ctx.storage.transactionSync(() => {
+        const before = this.#db.select().from(schema.apiKeys).where(eq(schema.apiKeys.kind, kind)).get();
+        this.#db.delete(schema.apiKeys).where(eq(schema.apiKeys.kind, kind)).run();
+        return before;
+      });
+      if (previous) await this.#forgetLookup(previous.keyHash);
     });
-    if (previous) await this.#forgetLookup(previous.keyHash);
   }
 
   /**

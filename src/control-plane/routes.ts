@@ -16,7 +16,6 @@ import { Organization, OrganizationInput } from "../schemas/organization";
 import { Repository, RepositoryInput } from "../schemas/repository";
 import { ApiKeyCreated, ApiKeyCreateInput, KeyKind, User, UserInput } from "../schemas/user";
 import { deleteParked, listParked, readParked } from "../storage/parked";
-import { requireAdmin } from "./admin-auth";
 
 /** Control-plane bodies may be large (member lists, event batches), but not unbounded. */
 export const CONTROL_PLANE_MAX_BODY = 1024 * 1024;
@@ -158,6 +157,10 @@ const createApiKey = defineRoute({
   path: "/internal/v1/users/{githubUserId}/api-keys",
   operationId: "createApiKey",
   summary: "Create (or regenerate) the user's key of one kind; the previous one stops working at once",
+  description:
+    "A user's key creations (and revocations, and blocking) run one at a time: each 201 answers the key that is current " +
+    "when it is answered. Of several concurrent creations of one kind, the one answered last is the key that keeps working. " +
+    "A blocked user's new key works once the user is unblocked.",
   request: {
     params: UserPath,
     body: body(ApiKeyCreateInput, { kind: "analytics", expiresAt: "2027-01-01T00:00:00Z" }),
@@ -308,7 +311,7 @@ export const controlPlaneInterface: ApiInterface = {
   basePath: "/internal",
   document: "internal",
   envelope: membersEnvelope,
-  auth: { kind: "guard", securityScheme: "adminToken", check: requireAdmin, errors: ["unauthenticated", "not_found"] },
+  auth: { kind: "adminToken" },
   errors: ["internal_error", "unavailable"],
   routes: [
     putOrganization,

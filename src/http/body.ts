@@ -14,21 +14,29 @@ export async function readJsonObject(
   maxBytes: number,
   deadlineMs = BODY_READ_DEADLINE_MS,
 ): Promise<Record<string, unknown>> {
-  return parseJsonObject(await readJsonBytes(request, maxBytes, deadlineMs));
+  return parseJsonObject(await readJsonBytes(request, maxBytes, { deadlineMs }));
+}
+
+export interface ReadOptions {
+  deadlineMs?: number;
+  /** Sees every chunk as it arrives (e.g. to compute a signature while streaming). */
+  onChunk?: (chunk: Uint8Array) => void;
 }
 
 /**
  * The raw bytes of an `application/json` body (415 otherwise, 413 past `maxBytes`), for a caller
  * that must see them exactly as sent (a signature over the body) before parsing them.
  */
-export async function readJsonBytes(request: Request, maxBytes: number, deadlineMs = BODY_READ_DEADLINE_MS): Promise<Uint8Array> {
+export async function readJsonBytes(request: Request, maxBytes: number, options: ReadOptions = {}): Promise<Uint8Array> {
   const mediaType = (request.headers.get("Content-Type") ?? "").split(";")[0]?.trim().toLowerCase();
   if (mediaType !== "application/json") {
     throw new AppError("unsupported_media_type", "Content-Type must be application/json.");
   }
   const declared = Number(request.headers.get("Content-Length"));
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
-  return request.body ? await readAll(request.body, maxBytes, deadlineMs) : new Uint8Array(0);
+  if (!request.body) return new Uint8Array(0);
+  const expected = Number.isInteger(declared) && declared > 0 ? declared : null;
+  return readAll(request.body, maxBytes, expected, options);
 }
 
 /** 400 unless the bytes are UTF-8 text of a JSON object. */
@@ -53,7 +61,19 @@ export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> {
 
 const tooLarge = (maxBytes: number) => new AppError("payload_too_large", `The request body must not exceed ${maxBytes} bytes.`);
 
-async function readAll(body: ReadableStream<Uint8Array>, maxBytes: number, deadlineMs: number): Promise<Uint8Array> {
+/** Without a Content-Length the buffer starts here and doubles. */
+const INITIAL_BUFFER = 64 * 1024;
+
+/**
+ * Reads into one buffer: sized by Content-Length when the client declared one (GitHub does), else
+ * grown by doubling. Never a list of chunks copied together at the end, which held twice the body.
+ */
+async function readAll(
+  body: ReadableStream<Uint8Array>,
+  maxBytes: number,
+  declared: number | null,
+  { deadlineMs = BODY_READ_DEADLINE_MS, onChunk }: ReadOptions,
+): Promise<Uint8Array> {
   const reader = body.getReader();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<never>((_, reject) => {
@@ -62,7 +82,7 @@ async function readAll(body: ReadableStream<Uint8Array>, maxBytes: number, deadl
       deadlineMs,
     );
   });
-  const chunks: Uint8Array[] = [];
+  let buffer = new Uint8Array(declared ?? Math.min(INITIAL_BUFFER, maxBytes));
   let size = 0;
   try {
     for (;;) {
@@ -74,9 +94,16 @@ async function readAll(body: ReadableStream<Uint8Array>, maxBytes: number, deadl
         throw badRequest("The request body could not be read completely: the client closed the connection.");
       }
       if (step.done) break;
-      size += step.value.byteLength;
-      if (size > maxBytes) throw tooLarge(maxBytes);
-      chunks.push(step.value);
+      const chunk = step.value;
+      if (size + chunk.byteLength > maxBytes) throw tooLarge(maxBytes);
+      if (size + chunk.byteLength > buffer.byteLength) {
+        const grown = new Uint8Array(Math.min(maxBytes, Math.max(buffer.byteLength * 2, size + chunk.byteLength)));
+        grown.set(buffer.subarray(0, size));
+        buffer = grown;
+      }
+      buffer.set(chunk, size);
+      size += chunk.byteLength;
+      onChunk?.(chunk);
     }
   } catch (error) {
     reader.cancel().catch(() => {});
@@ -84,11 +111,5 @@ async function readAll(body: ReadableStream<Uint8Array>, maxBytes: number, deadl
   } finally {
     if (timer !== undefined) clearTimeout(timer);
   }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
+  return size === buffer.byteLength ? buffer : buffer.subarray(0, size);
 }

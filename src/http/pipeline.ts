@@ -5,8 +5,8 @@ import { correlationIdFor, isCanonicalPath } from "./request";
 import type { RequestContext } from "./route";
 
 /**
- * Every request passes here: canonical-path guard, the interface's own guard (the admin token),
- * routing (404, or 405 with `Allow`), the one error mapping, and the headers every response
+ * Every request passes here: canonical-path guard, routing (the routes' stages, authentication
+ * first; for an unrouted path 404, or 405 with `Allow`), the one error mapping, and the headers every response
  * carries (`X-Correlation-Id`, `Cache-Control`, and whatever a stage added).
  */
 export async function dispatch(
@@ -32,9 +32,8 @@ export async function dispatch(
   let response: Response;
   try {
     if (!isCanonicalPath(url.pathname)) throw notFound();
-    if (api?.auth.kind === "guard") await api.auth.check(request, env);
     const routed: Response | undefined = await registry.router.fetch(request, rc);
-    response = routed ?? registry.unrouted(request.method, url.pathname);
+    response = routed ?? (await registry.unrouted(api, rc));
   } catch (error) {
     response = errorResponse(error, api?.envelope ?? fallback, correlationId);
   }

@@ -1,12 +1,8 @@
 import { type IRequest, Router, type RouterType } from "itty-router";
 import type { z } from "zod";
-import type { KeyKind } from "../auth/api-key";
-import { type KnownKey, lookupApiKey, verifyApiKey } from "../auth/authenticate";
-import { countFailedAuthentication, refuseThrottledClient } from "../auth/flood";
-import { quotaHeaders } from "../auth/quota";
 import { attempt } from "../lib/attempt";
 import { AppError, type ErrorDetail, notFound } from "../lib/errors";
-import type { User } from "../schemas/user";
+import { authDocumentation, authenticate } from "./authentication";
 import { readJsonObject } from "./body";
 import { json } from "./envelopes";
 import { readPathParams, readQuery } from "./request";
@@ -19,8 +15,9 @@ const pathPattern = (path: string) => new RegExp(`^${path.replace(/\{\w+\}/g, "[
 
 /**
  * Turns interface definitions into the router. Each route runs the same stages in the contract's
- * order: authentication (401), parameters (400), body (415/413/400), then its handler; a read
- * declared `alongside` runs in parallel with the key verdict and is judged after it.
+ * order: its interface's authentication (`http/authentication.ts`: 404/429/401), parameters (400),
+ * body (415/413/400), then its handler; a read declared `alongside` runs in parallel with the key
+ * verdict and is judged after it.
  */
 export class Registry {
   readonly router: RouterType<IRequest, [RequestContext]>;
@@ -48,8 +45,15 @@ export class Registry {
     return best;
   }
 
-  /** No route answered: 405 with `Allow` when the path exists under another method, else 404. */
-  unrouted(method: string, pathname: string): never {
+  /**
+   * No route answered: 405 with `Allow` when the path exists under another method, else 404; first
+   * the interface's authentication where it covers every path (the admin token), so that an
+   * unauthenticated caller learns nothing about the routes.
+   */
+  async unrouted(api: ApiInterface | undefined, rc: RequestContext): Promise<never> {
+    if (api && authDocumentation(api.auth).everyPath) await authenticate(api.auth, null, rc, Date.now());
+    const method = rc.request.method;
+    const pathname = rc.url.pathname;
     const allowed = new Set(this.#patterns.filter((p) => p.pattern.test(pathname)).map((p) => p.method));
     if (allowed.size === 0 || allowed.has(method)) throw notFound(`No resource at ${pathname}.`);
     const allow = [...allowed].sort().join(", ");
@@ -64,35 +68,10 @@ interface Parsed {
   query: unknown;
 }
 
-/**
- * The API-key stage: the key (401), then the owner's quota (429), in one call to the owner's
- * Durable Object. Failed authentications are throttled per client address instead (flood.ts).
- * Resolves to the caller; the quota headers go on whatever the request answers.
- */
-async function verifiedCaller(rc: RequestContext, known: KnownKey, now: number): Promise<User> {
-  const { user, quota } = await verifyApiKey(rc.env, known, now).catch((error) =>
-    countFailedAuthentication(rc.request, rc.env, error, now),
-  );
-  if (quota === null) return user;
-  for (const [name, value] of Object.entries(quotaHeaders(quota, now))) rc.responseHeaders.set(name, value);
-  if (!quota.allowed) {
-    throw new AppError(
-      "rate_limited",
-      `Rate limit exceeded: ${quota.limit} requests per ${quota.windowMs / 1000} seconds. Retry after the Retry-After seconds.`,
-    );
-  }
-  return user;
-}
-
-async function lookup(rc: RequestContext, kind: KeyKind, now: number): Promise<KnownKey> {
-  refuseThrottledClient(rc.request, now);
-  return lookupApiKey(rc.request, rc.env, kind).catch((error) => countFailedAuthentication(rc.request, rc.env, error, now));
-}
-
 async function runRoute(api: ApiInterface, route: Route, request: IRequest, rc: RequestContext): Promise<Response> {
-  const now = Date.now();
-  const known = api.auth.kind === "apiKey" ? await lookup(rc, api.auth.keyKind, now) : null;
-  const verdict = known ? verifiedCaller(rc, known, now) : Promise.resolve(null);
+  const authenticated = await authenticate(api.auth, route, rc, Date.now());
+  const known = authenticated.kind === "apiKey" ? authenticated.known : null;
+  const verdict = authenticated.kind === "apiKey" ? authenticated.verdict : Promise.resolve(null);
 
   const parsed = attempt((): Parsed => {
     const params = route.request?.params ? readPathParams(route.request.params, request.params, invalid(route, "path")) : {};
@@ -118,7 +97,8 @@ async function runRoute(api: ApiInterface, route: Route, request: IRequest, rc: 
   }
   if (read.status === "rejected") throw read.reason;
 
-  const result = await route.handler({ ...parsed.value, body, caller: caller.value, read: read.value }, rc);
+  const raw = authenticated.kind === "webhookSignature" ? authenticated.body : null;
+  const result = await route.handler({ ...parsed.value, body, caller: caller.value, read: read.value, raw }, rc);
   if (result instanceof Response) return result;
   const status = Number(Object.keys(route.responses)[0]);
   return result === null ? new Response(null, { status }) : json(result, status);

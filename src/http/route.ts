@@ -47,8 +47,9 @@ export interface BodySpec<B extends z.ZodType> {
   maxBytes: number;
   example?: unknown;
   /**
-   * The handler reads the body itself from `rc.request` (a signature over the exact bytes must be
-   * checked before parsing); `schema` then only describes it in the document.
+   * The authentication stage reads the body (a signature over the exact bytes is checked while it
+   * streams in) and the handler gets those bytes as `raw`; `schema` then only describes it in the
+   * document.
    */
   raw?: boolean;
 }
@@ -64,6 +65,8 @@ export interface HandlerArgs<P, Q, B, T> extends RouteInput<P, Q, B> {
   caller: User | null;
   /** What `alongside` read, once the key verdict allowed it to be seen. */
   read: T;
+  /** The body as sent, verified by its signature (routes with a `raw` body), else null. */
+  raw: Uint8Array | null;
 }
 
 /** A handler returns the success body (answered with the first documented success status), null for 204, or a Response. */
@@ -118,15 +121,18 @@ export function defineRoute<
   return spec as Route;
 }
 
-/** How an interface authenticates its routes. */
+/**
+ * How an interface authenticates its routes: one declared stage, run by `http/authentication.ts`
+ * (which also counts failures per client address).
+ */
 export type InterfaceAuth =
   | { kind: "none" }
   /** A personal API key of this kind, judged by the owner's Durable Object; counted against a quota. */
   | { kind: "apiKey"; keyKind: KeyKind }
-  /** A check of its own, run for every path under the interface's base path, routed or not (the admin token). */
-  | { kind: "guard"; securityScheme: string; check: (request: Request, env: Env) => Promise<void>; errors: readonly ErrorCode[] }
-  /** A signature over the request body, which the route's handler verifies itself (GitHub webhooks); not rate limited. */
-  | { kind: "signature"; securityScheme: string; errors: readonly ErrorCode[] };
+  /** `Authorization: Bearer <ADMIN_TOKEN>`, for every path under the base path, routed or not. */
+  | { kind: "adminToken" }
+  /** GitHub's `X-Hub-Signature-256` over the raw body, checked while the body streams in (routes with a `raw` body). */
+  | { kind: "webhookSignature" };
 
 /**
  * An interface: a group of routes sharing a base path, an error envelope, an authentication and a

@@ -1,4 +1,5 @@
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from "zod-openapi";
+import { authDocumentation } from "../http/authentication";
 import type { ApiInterface, HeaderSpec, Route } from "../http/route";
 import { AppError, ERROR_CODES, type ErrorCode } from "../lib/errors";
 
@@ -99,11 +100,7 @@ const always = { "X-Correlation-Id": ref("X-Correlation-Id"), "Cache-Control": r
 /** Every error code a route can answer: its own, its interface's, and those of the stages it passes. */
 export function errorCodesOf(api: ApiInterface, route: Route): ErrorCode[] {
   const codes = new Set<ErrorCode>([...route.errors, ...api.errors, "method_not_allowed", "internal_error"]);
-  if (api.auth.kind === "apiKey") {
-    codes.add("unauthenticated");
-    codes.add("rate_limited");
-  }
-  if (api.auth.kind === "guard" || api.auth.kind === "signature") for (const code of api.auth.errors) codes.add(code);
+  for (const code of authDocumentation(api.auth).errors) codes.add(code);
   if (route.request?.params || route.request?.query || route.request?.body) codes.add("invalid_request");
   // A path segment that is not valid percent-encoding matches no resource.
   if (route.request?.params) codes.add("not_found");
@@ -127,7 +124,7 @@ function errorResponses(api: ApiInterface, route: Route): ZodOpenApiResponsesObj
   const responses: ZodOpenApiResponsesObject = {};
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
     const headers: Record<string, unknown> = { ...always, ...quotaHeadersFor(api, status) };
-    if (status === 401 && api.auth.kind !== "signature") headers["WWW-Authenticate"] = ref("WWW-Authenticate");
+    if (status === 401 && authDocumentation(api.auth).bearer) headers["WWW-Authenticate"] = ref("WWW-Authenticate");
     if (status === 405) headers.Allow = ref("Allow");
     if (status === 429) headers["Retry-After"] = ref("Retry-After");
     const [first] = codes as [ErrorCode];
@@ -146,12 +143,8 @@ function errorResponses(api: ApiInterface, route: Route): ZodOpenApiResponsesObj
 }
 
 function operation(api: ApiInterface, route: Route): ZodOpenApiOperationObject {
-  const security =
-    api.auth.kind === "apiKey"
-      ? [{ [api.auth.keyKind === "analytics" ? "analyticsKey" : "membersKey"]: [] }]
-      : api.auth.kind === "guard" || api.auth.kind === "signature"
-        ? [{ [api.auth.securityScheme]: [] }]
-        : [];
+  const scheme = authDocumentation(api.auth).securityScheme;
+  const security = scheme === null ? [] : [{ [scheme]: [] }];
   const responses: ZodOpenApiResponsesObject = {};
   for (const [status, spec] of Object.entries(route.responses)) {
     const headers: Record<string, unknown> = { ...always, ...quotaHeadersFor(api, Number(status)) };
@@ -221,17 +214,7 @@ export function buildDocument(interfaces: readonly ApiInterface[], which: "publi
       (paths[route.path] as Record<string, ZodOpenApiOperationObject>)[route.method.toLowerCase()] = operation(api, route);
     }
   }
-  const used = new Set(
-    mine.map((api) =>
-      api.auth.kind === "apiKey"
-        ? api.auth.keyKind === "analytics"
-          ? "analyticsKey"
-          : "membersKey"
-        : api.auth.kind === "guard" || api.auth.kind === "signature"
-          ? api.auth.securityScheme
-          : "",
-    ),
-  );
+  const used = new Set(mine.map((api) => authDocumentation(api.auth).securityScheme));
   return withIntegerFormats(
     createDocument({
       openapi: "3.1.0",

@@ -1,8 +1,7 @@
-import { parseJsonObject, readJsonBytes } from "../http/body";
-import { AppError, badRequest, notFound, storageFailure } from "../lib/errors";
+import { parseJsonObject } from "../http/body";
+import { badRequest, storageFailure } from "../lib/errors";
 import type { QueueMessageInput } from "../schemas/github-changes";
 import { reduceDelivery } from "./reduce";
-import { parseSignatureHeader, verifySignature } from "./signature";
 
 /** GitHub sends payloads up to 25 MB; the route takes up to 25 MiB. */
 export const WEBHOOK_MAX_BODY = 25 * 1024 * 1024;
@@ -19,9 +18,9 @@ export type Receipt = { kind: "pong" } | { kind: "accepted"; delivery: string; s
 export const deliveryMarker = (delivery: string): string => `delivery:${delivery}`;
 
 /**
- * `POST /webhooks/github` (contract section 9), in this order: 404 without a secret, 401 without a
- * well-formed signature, 415/413 body, 401 wrong signature (current or previous secret), 400
- * headers or not a JSON object; then `ping` → pong, or the delivery is reduced and queued.
+ * `POST /webhooks/github` (contract section 9), once the authentication stage verified the body's
+ * signature (`http/authentication.ts`: 404 without a secret, 429, 401, 415, 413): 400 headers or
+ * not a JSON object; then `ping` → pong, or the delivery is reduced and queued.
  *
  * Nothing accepted is lost: the dedupe marker is written only after the queue took every message
  * (a failed enqueue is a 503 that GitHub shows as failed, and a redelivery is not mistaken for a
@@ -30,20 +29,11 @@ export const deliveryMarker = (delivery: string): string => `delivery:${delivery
  */
 export async function receiveDelivery(
   request: Request,
+  body: Uint8Array,
   env: Env,
-  log: (msg: string, extra: object) => void,
+  log: (level: "info" | "warn", msg: string, extra: object) => void,
   afterAnswer: (work: Promise<unknown>) => void,
 ): Promise<Receipt> {
-  if (!env.GITHUB_WEBHOOK_SECRET) throw notFound();
-  const secrets = [env.GITHUB_WEBHOOK_SECRET, env.GITHUB_WEBHOOK_SECRET_PREVIOUS].filter(
-    (s): s is string => typeof s === "string" && s !== "",
-  );
-
-  const header = parseSignatureHeader(request.headers.get("X-Hub-Signature-256"));
-  if (header.kind !== "signature") throw unsigned(header.kind === "missing" ? "is required" : "must be sha256=<64 hex digits>");
-  const body = await readJsonBytes(request, WEBHOOK_MAX_BODY);
-  if (!(await verifySignature(secrets, body, header.bytes))) throw unsigned("does not match the body");
-
   const event = request.headers.get("X-GitHub-Event");
   const delivery = request.headers.get("X-GitHub-Delivery");
   const missing = [
@@ -60,7 +50,7 @@ export async function receiveDelivery(
 
   const reduced = reduceDelivery(event, delivery, payload);
   if (reduced.status === "ignored") {
-    log("webhook ignored", { delivery, event, reason: reduced.reason });
+    log(reduced.warn ? "warn" : "info", "webhook ignored", { delivery, event, reason: reduced.reason });
     return { kind: "accepted", delivery, status: "ignored" };
   }
   const seen = await env.WEBHOOK_DELIVERIES.get(deliveryMarker(delivery)).catch(() => null);
@@ -71,7 +61,7 @@ export async function receiveDelivery(
   // only lets a redelivery through to the consumer's ledger.
   afterAnswer(
     env.WEBHOOK_DELIVERIES.put(deliveryMarker(delivery), "1", { expirationTtl: DEDUPE_TTL_SECONDS }).catch((error) =>
-      log("webhook dedupe marker not written", { delivery, error: String(error) }),
+      log("warn", "webhook dedupe marker not written", { delivery, error: String(error) }),
     ),
   );
   return { kind: "accepted", delivery, status: "queued" };
@@ -87,6 +77,3 @@ async function enqueue(env: Env, messages: QueueMessageInput[]): Promise<void> {
     throw storageFailure("Queue", error);
   }
 }
-
-const unsigned = (what: string) =>
-  new AppError("unauthenticated", `X-Hub-Signature-256 ${what}: sign the raw body with the webhook secret.`);

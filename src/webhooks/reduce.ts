@@ -1,15 +1,17 @@
 import { z } from "zod";
 import { GithubOrgName } from "../schemas/common";
-import type { ChangeInput, QueueMessageInput } from "../schemas/github-changes";
+import { type ChangeInput, QueueMessage, type QueueMessageInput } from "../schemas/github-changes";
 
 /**
  * Contract section 9, first half: which deliveries the service uses, reduced to the changes it
  * applies. Pure (payload in, messages out) so every rule is testable without a queue. What the
  * service does not use is `ignored`; so is a payload whose fields do not have the shape GitHub
- * documents (logged by the caller).
+ * documents, or whose values no message could carry (a repository name with a space, pull request
+ * 0): queued, such a delivery would only be parked by the consumer. Those are `warn`: a used event
+ * GitHub should not have sent like that, logged as a warning by the caller.
  */
 
-export type Reduced = { status: "ignored"; reason: string } | { status: "queued"; messages: QueueMessageInput[] };
+export type Reduced = { status: "ignored"; reason: string; warn: boolean } | { status: "queued"; messages: QueueMessageInput[] };
 
 /** Repositories per message: names are at most 100 characters, so 500 stay far below 128 KB. */
 export const REPOSITORIES_PER_MESSAGE = 500;
@@ -70,21 +72,20 @@ const PullRequestPayload = z.object({
   }),
 });
 
-const ignored = (reason: string): Reduced => ({ status: "ignored", reason });
+const ignored = (reason: string, warn = false): Reduced => ({ status: "ignored", reason, warn });
 
 /** The messages to enqueue for one verified delivery, or why it is ignored. */
 export function reduceDelivery(event: string, delivery: string, payload: unknown): Reduced {
-  const reducer = REDUCERS[event];
+  const reducer = REDUCERS.get(event);
   if (!reducer) return ignored(`event ${event} is not used`);
   const result = reducer(payload);
   if (result === null) return ignored(`${event} action is not used`);
-  if ("invalid" in result) return ignored(`${event} payload does not have the expected shape: ${result.invalid}`);
-  if (!GithubOrgName.safeParse(result.org).success) return ignored(`${event}: the owner login is not a GitHub login`);
+  if ("invalid" in result) return ignored(`${event} payload does not have the expected shape: ${result.invalid}`, true);
+  if (!GithubOrgName.safeParse(result.org).success) return ignored(`${event}: the owner login is not a GitHub login`, true);
   const action = (payload as { action?: unknown }).action;
   const name = typeof action === "string" ? `${event}.${action}` : event;
-  return {
-    status: "queued",
-    messages: result.changes.map((change, part) => ({
+  const messages = result.changes.map(
+    (change, part): QueueMessageInput => ({
       v: 1,
       delivery,
       part,
@@ -92,8 +93,17 @@ export function reduceDelivery(event: string, delivery: string, payload: unknown
       org: result.org,
       ...(result.accountId === undefined ? {} : { accountId: result.accountId }),
       change,
-    })),
-  };
+    }),
+  );
+  // The consumer parses every message with the same schema; what it would refuse is refused here.
+  for (const message of messages) {
+    const parsed = QueueMessage.safeParse(message);
+    if (!parsed.success) {
+      const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+      return ignored(`${name} can never apply: ${problems}`, true);
+    }
+  }
+  return { status: "queued", messages };
 }
 
 /** The owner's login and, when the payload names it, GitHub's account id; then the changes. */
@@ -127,125 +137,131 @@ const removed = (repositories: { id: number; name: string }[]): ChangeInput[] =>
     repositories: part.map(({ id, name }) => ({ id, name })),
   }));
 
-const REDUCERS: Record<string, (payload: unknown) => Result> = {
-  installation: using(InstallationPayload, (p) => {
-    const { login: org, id: accountId } = p.installation.account;
-    const installationId = p.installation.id;
-    switch (p.action) {
-      case "created":
-        if (!Number.isFinite(p.installation.created_at)) return null;
+/**
+ * A Map, not a plain object: the event name comes from a header the signature does not cover, and
+ * an object would answer `constructor` or `__proto__` with something that is not a reducer.
+ */
+const REDUCERS = new Map<string, (payload: unknown) => Result>(
+  Object.entries({
+    installation: using(InstallationPayload, (p) => {
+      const { login: org, id: accountId } = p.installation.account;
+      const installationId = p.installation.id;
+      switch (p.action) {
+        case "created":
+          if (!Number.isFinite(p.installation.created_at)) return null;
+          return {
+            org,
+            accountId,
+            changes: [
+              { kind: "installation_created", installationId, installedAt: p.installation.created_at },
+              ...added(p.repositories ?? []),
+            ],
+          };
+        case "deleted":
+          return { org, accountId, changes: [{ kind: "installation_deleted", installationId }] };
+        case "suspend":
+        case "unsuspend":
+          return { org, accountId, changes: [{ kind: "installation_suspended", blocked: p.action === "suspend" }] };
+        default:
+          return null;
+      }
+    }),
+    installation_repositories: using(InstallationRepositoriesPayload, (p) => {
+      const { login: org, id: accountId } = p.installation.account;
+      if (p.action === "added") return { org, accountId, changes: added(p.repositories_added) };
+      if (p.action === "removed") return { org, accountId, changes: removed(p.repositories_removed) };
+      return null;
+    }),
+    repository: using(RepositoryPayload, (p) => {
+      const { id, name, private: isPrivate, owner } = p.repository;
+      const repository = { id, name, private: isPrivate };
+      const org = owner.login;
+      const accountId = owner.id;
+      switch (p.action) {
+        case "privatized":
+        case "publicized":
+          return { org, accountId, changes: [{ kind: "repository_visibility", repository }] };
+        case "renamed": {
+          const from = p.changes?.repository?.name.from;
+          return from === undefined ? null : { org, accountId, changes: [{ kind: "repository_renamed", from, repository }] };
+        }
+        case "deleted":
+          return { org, accountId, changes: removed([{ id, name }]) };
+        case "transferred": {
+          // The payload names the new owner; the repository leaves the previous one.
+          const from = p.changes?.owner?.from;
+          const previous = from?.organization?.login ?? from?.user?.login;
+          if (previous === undefined) return null;
+          return { org: previous, accountId: from?.organization?.id, changes: removed([{ id, name }]) };
+        }
+        default:
+          return null;
+      }
+    }),
+    member: using(MemberPayload, (p) => {
+      if (p.action !== "added" && p.action !== "removed") return null;
+      const { id, name, owner } = p.repository;
+      return {
+        org: owner.login,
+        accountId: owner.id,
+        changes: [
+          { kind: "collaborator", added: p.action === "added", repository: { id, name }, githubUserId: String(p.member.id) },
+        ],
+      };
+    }),
+    organization: using(OrganizationPayload, (p) => {
+      const user = p.membership?.user;
+      const { login: org, id: accountId } = p.organization;
+      if (p.action === "member_added" && user) {
         return {
           org,
           accountId,
           changes: [
-            { kind: "installation_created", installationId, installedAt: p.installation.created_at },
-            ...added(p.repositories ?? []),
+            {
+              kind: "member_added",
+              githubUserId: String(user.id),
+              githubLogin: user.login,
+              role: p.membership?.role === "admin" ? "admin" : "member",
+              isBot: user.type === "Bot",
+            },
           ],
         };
-      case "deleted":
-        return { org, accountId, changes: [{ kind: "installation_deleted", installationId }] };
-      case "suspend":
-      case "unsuspend":
-        return { org, accountId, changes: [{ kind: "installation_suspended", blocked: p.action === "suspend" }] };
-      default:
-        return null;
-    }
-  }),
-  installation_repositories: using(InstallationRepositoriesPayload, (p) => {
-    const { login: org, id: accountId } = p.installation.account;
-    if (p.action === "added") return { org, accountId, changes: added(p.repositories_added) };
-    if (p.action === "removed") return { org, accountId, changes: removed(p.repositories_removed) };
-    return null;
-  }),
-  repository: using(RepositoryPayload, (p) => {
-    const { id, name, private: isPrivate, owner } = p.repository;
-    const repository = { id, name, private: isPrivate };
-    const org = owner.login;
-    const accountId = owner.id;
-    switch (p.action) {
-      case "privatized":
-      case "publicized":
-        return { org, accountId, changes: [{ kind: "repository_visibility", repository }] };
-      case "renamed": {
-        const from = p.changes?.repository?.name.from;
-        return from === undefined ? null : { org, accountId, changes: [{ kind: "repository_renamed", from, repository }] };
       }
-      case "deleted":
-        return { org, accountId, changes: removed([{ id, name }]) };
-      case "transferred": {
-        // The payload names the new owner; the repository leaves the previous one.
-        const from = p.changes?.owner?.from;
-        const previous = from?.organization?.login ?? from?.user?.login;
-        if (previous === undefined) return null;
-        return { org: previous, accountId: from?.organization?.id, changes: removed([{ id, name }]) };
+      if (p.action === "member_removed" && user) {
+        return { org, accountId, changes: [{ kind: "member_removed", githubUserId: String(user.id) }] };
       }
-      default:
-        return null;
-    }
-  }),
-  member: using(MemberPayload, (p) => {
-    if (p.action !== "added" && p.action !== "removed") return null;
-    const { id, name, owner } = p.repository;
-    return {
-      org: owner.login,
-      accountId: owner.id,
-      changes: [
-        { kind: "collaborator", added: p.action === "added", repository: { id, name }, githubUserId: String(p.member.id) },
-      ],
-    };
-  }),
-  organization: using(OrganizationPayload, (p) => {
-    const user = p.membership?.user;
-    const { login: org, id: accountId } = p.organization;
-    if (p.action === "member_added" && user) {
+      // `organization.login` is already the new login; the account id is what stays.
+      const from = p.changes?.login?.from;
+      if (p.action === "renamed" && from !== undefined) {
+        if (!GithubOrgName.safeParse(from).success) return { invalid: "changes.login.from: not a GitHub login" };
+        return { org, accountId, changes: [{ kind: "organization_renamed", from }] };
+      }
+      return null;
+    }),
+    pull_request: using(PullRequestPayload, (p) => {
+      const pr = p.pull_request;
       return {
-        org,
-        accountId,
+        org: p.repository.owner.login,
+        accountId: p.repository.owner.id,
         changes: [
           {
-            kind: "member_added",
-            githubUserId: String(user.id),
-            githubLogin: user.login,
-            role: p.membership?.role === "admin" ? "admin" : "member",
-            isBot: user.type === "Bot",
+            kind: "pull_request",
+            repositoryId: p.repository.id,
+            event: {
+              type: "pull_request",
+              org: p.repository.owner.login,
+              repo: p.repository.name,
+              prNumber: pr.number,
+              author: pr.user.login,
+              createdAt: pr.created_at,
+              mergedAt: pr.merged_at ?? null,
+              linesAdded: pr.additions ?? null,
+              linesDeleted: pr.deletions ?? null,
+              updatedAt: pr.updated_at,
+            },
           },
         ],
       };
-    }
-    if (p.action === "member_removed" && user) {
-      return { org, accountId, changes: [{ kind: "member_removed", githubUserId: String(user.id) }] };
-    }
-    // `organization.login` is already the new login; the account id is what stays.
-    const from = p.changes?.login?.from;
-    if (p.action === "renamed" && from !== undefined) {
-      if (!GithubOrgName.safeParse(from).success) return { invalid: "changes.login.from: not a GitHub login" };
-      return { org, accountId, changes: [{ kind: "organization_renamed", from }] };
-    }
-    return null;
+    }),
   }),
-  pull_request: using(PullRequestPayload, (p) => {
-    const pr = p.pull_request;
-    return {
-      org: p.repository.owner.login,
-      accountId: p.repository.owner.id,
-      changes: [
-        {
-          kind: "pull_request",
-          repositoryId: p.repository.id,
-          event: {
-            type: "pull_request",
-            org: p.repository.owner.login,
-            repo: p.repository.name,
-            prNumber: pr.number,
-            author: pr.user.login,
-            createdAt: pr.created_at,
-            mergedAt: pr.merged_at ?? null,
-            linesAdded: pr.additions ?? null,
-            linesDeleted: pr.deletions ?? null,
-            updatedAt: pr.updated_at,
-          },
-        },
-      ],
-    };
-  }),
-};
+);

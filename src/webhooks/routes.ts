@@ -18,7 +18,7 @@ const Accepted = z
 
 const Pong = z.object({ status: z.literal("pong") }).meta({ id: "WebhookPong" });
 
-/** Documented only: the route reads the raw body itself (the signature covers the exact bytes). */
+/** Documented only: the authentication stage reads the raw body (the signature covers the exact bytes). */
 const GithubPayload = z
   .looseObject({ action: z.string().max(100).optional() })
   .meta({ id: "GithubWebhookPayload", description: "A GitHub webhook payload, as GitHub sends it." });
@@ -31,7 +31,8 @@ const receiveGithubWebhook = defineRoute({
   description:
     "Headers: X-Hub-Signature-256 (sha256=<hex HMAC-SHA256 of the raw body> with GITHUB_WEBHOOK_SECRET or, during a rotation, " +
     "GITHUB_WEBHOOK_SECRET_PREVIOUS), X-GitHub-Event, X-GitHub-Delivery. Answered before any processing: the work goes through a " +
-    "queue and is applied idempotently. 404 while no secret is set.",
+    "queue and is applied idempotently. 404 while no secret is set. Bad signatures count as failed authentications of the " +
+    "client address: past 100 a minute that address gets 429 before its body is read.",
   request: {
     body: {
       schema: GithubPayload,
@@ -49,11 +50,17 @@ const receiveGithubWebhook = defineRoute({
     200: { description: "A ping: the webhook is set up.", body: Pong, example: { status: "pong" } },
   },
   errors: ["not_found"],
-  handler: async (_args, rc) => {
+  handler: async ({ raw }, rc) => {
+    if (raw === null) throw new Error("the webhook signature stage hands over the verified body");
     const receipt = await receiveDelivery(
       rc.request,
+      raw,
       rc.env,
-      (msg, extra) => console.log(JSON.stringify({ level: "info", msg, correlationId: rc.correlationId, ...extra })),
+      (level, msg, extra) => {
+        const line = JSON.stringify({ level, msg, correlationId: rc.correlationId, ...extra });
+        if (level === "warn") console.warn(line);
+        else console.log(line);
+      },
       (work) => rc.ctx.waitUntil(work),
     );
     if (receipt.kind === "pong") return json({ status: "pong" }, 200);
@@ -68,7 +75,7 @@ export const webhooksInterface: ApiInterface = {
   basePath: "/webhooks",
   document: "internal",
   envelope: membersEnvelope,
-  auth: { kind: "signature", securityScheme: "githubSignature", errors: ["unauthenticated", "not_found"] },
+  auth: { kind: "webhookSignature" },
   errors: ["internal_error", "unavailable"],
   routes: [receiveGithubWebhook],
 };

@@ -104,7 +104,7 @@ describe("what the documents say", () => {
     expect(params(pub, "/api/analytics/v1/prs", "get").format).toMatchObject({ enum: ["json", "csv"], default: "json" });
   });
 
-  it("the webhook endpoint is internal, signed (no bearer challenge on its 401), and answers 200 pong or 202", () => {
+  it("the webhook endpoint is internal, signed (no bearer challenge on its 401), answers 200 pong or 202, and 429 only to a flood of bad signatures", () => {
     expect(Object.keys(pub.paths ?? {})).not.toContain("/webhooks/github");
     const post = internal.paths?.["/webhooks/github"]?.post as unknown as {
       security: object[];
@@ -112,9 +112,11 @@ describe("what the documents say", () => {
     };
     expect(post.security).toEqual([{ githubSignature: [] }]);
     expect(Object.keys(post.responses)).toEqual(
-      expect.arrayContaining(["200", "202", "400", "401", "404", "413", "415", "500", "503"]),
+      expect.arrayContaining(["200", "202", "400", "401", "404", "413", "415", "429", "500", "503"]),
     );
-    expect(Object.keys(post.responses)).not.toContain("429");
+    // No quota: 429 is the per-address limit on failed authentications.
+    expect(post.responses["429"]?.headers).toHaveProperty("Retry-After");
+    expect(post.responses["429"]?.headers).not.toHaveProperty("X-RateLimit-Limit");
     expect(post.responses["401"]?.headers).not.toHaveProperty("WWW-Authenticate");
   });
 });

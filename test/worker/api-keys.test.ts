@@ -3,6 +3,7 @@ import fc from "fast-check";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { generateApiKey, hashApiKey, parseApiKey, parseBearer } from "../../src/auth/api-key";
 import { isKeyRecordCached } from "../../src/auth/authenticate";
+import { keyRecordKey } from "../../src/auth/key-record";
 import { kvExpiry } from "../../src/auth/user-object";
 import { admin, call, createKey, createUser, env } from "./helpers";
 
@@ -180,6 +181,24 @@ describe("authentication", () => {
     await passes(withKey(ANALYTICS, key));
   });
 
+  it("a blocked owner's key is refused as cheaply as an unknown key: its lookup is gone, no owner's object is asked", async () => {
+    const user = await createUser();
+    const analytics = await createKey(user, "analytics");
+    const members = await createKey(user, "members");
+    const hashes = await Promise.all([hashApiKey(analytics.key), hashApiKey(members.key)]);
+    await admin("PUT", `/internal/v1/users/${user}`, { githubLogin: `user${user}`, blocked: true });
+    for (const hash of hashes) expect(await env.API_KEYS.get(keyRecordKey(hash))).toBeNull();
+    expect((await withKey(ANALYTICS, analytics.key)).status).toBe(401);
+    expect(isKeyRecordCached(hashes[0] as string)).toBe(false);
+    // A key created while blocked gets no lookup either, and works once the owner is unblocked.
+    const created = await createKey(user, "analytics");
+    expect(await env.API_KEYS.get(keyRecordKey(await hashApiKey(created.key)))).toBeNull();
+    await admin("PUT", `/internal/v1/users/${user}`, { githubLogin: `user${user}`, blocked: false });
+    await passes(withKey(ANALYTICS, created.key));
+    await passes(withKey(MEMBERS, members.key));
+    expect((await withKey(ANALYTICS, analytics.key)).status).toBe(401);
+  });
+
   describe("expiry", () => {
     afterEach(() => {
       vi.useRealTimers();
@@ -207,6 +226,31 @@ describe("authentication", () => {
       vi.setSystemTime(Date.now() + 10 * 365 * 86_400_000);
       await passes(withKey(ANALYTICS, created.key));
     });
+  });
+});
+
+describe("concurrent creation (README: each answer is the key current when it was answered)", () => {
+  it("10 concurrent creations for one user: ten 201s, and the one key that works is the one answered last", async () => {
+    const user = await createUser();
+    const answered: string[] = [];
+    const statuses = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        admin("POST", `/internal/v1/users/${user}/api-keys`, { kind: "members", expiresAt: null }).then(async (res) => {
+          answered.push(((await res.clone().json()) as { key: string }).key);
+          return res.status;
+        }),
+      ),
+    );
+    expect(statuses).toEqual(Array(10).fill(201));
+    expect(new Set(answered).size).toBe(10);
+    const working: string[] = [];
+    for (const key of answered) if ((await withKey(MEMBERS, key)).status !== 401) working.push(key);
+    expect(working).toEqual([answered[9]]);
+    // Every replaced key's lookup is gone from KV; only the working one remains.
+    const present = await Promise.all(
+      answered.map(async (key) => (await env.API_KEYS.get(keyRecordKey(await hashApiKey(key)))) !== null),
+    );
+    expect(present).toEqual([...Array(9).fill(false), true]);
   });
 });
 

@@ -1,4 +1,5 @@
 import { type Schema, Validator } from "@cfworker/json-schema";
+import { authDocumentation } from "../../src/http/authentication";
 import { isCanonicalPath } from "../../src/http/request";
 import { INTERFACES, internalDocument, publicDocument } from "../../src/interfaces";
 
@@ -61,10 +62,12 @@ export async function checkAgainstDocuments(request: Request, response: Response
 
   if (!match) {
     // Outside every documented operation only the routing answers exist: 404, or 405 on a known
-    // path, or what an interface's own guard answers for every path under it (the admin token).
+    // path, or what an interface's authentication answers where it covers every path (the admin token).
     const expected = new Set([matches.length > 0 ? 405 : 404]);
-    const guarded = INTERFACES.find((api) => api.auth.kind === "guard" && url.pathname.startsWith(`${api.basePath}/`));
-    if (guarded && canonical) for (const code of ["unauthenticated", "not_found"]) expected.add(code === "not_found" ? 404 : 401);
+    const guarded = INTERFACES.find(
+      (api) => authDocumentation(api.auth).everyPath && url.pathname.startsWith(`${api.basePath}/`),
+    );
+    if (guarded && canonical) for (const status of [401, 404, 429]) expected.add(status);
     if (!expected.has(response.status)) {
       throw new ContractViolation(`${where}: an undocumented operation must answer ${[...expected].join(" or ")}`);
     }

@@ -1,5 +1,5 @@
 import { runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import {
   ADMIN_TOKEN,
   addMember,
@@ -66,6 +66,58 @@ describe("admin token", () => {
 
   it("an unknown /internal path without a token is 401, not a map of the routes", async () => {
     expect((await call("/internal/v1/nothing-here")).status).toBe(401);
+  });
+
+  it("wrong tokens count as failed authentications: a flooding address gets 429 with Retry-After, even with the right token", async () => {
+    const from = (ip: string, token: string) =>
+      call("/internal/v1/users/4711", {
+        method: "PUT",
+        json: { githubLogin: "flood" },
+        headers: { Authorization: `Bearer ${token}`, "CF-Connecting-IP": ip },
+      });
+    // The binding allows 100 failures per 60 s per address, in fixed wall-clock windows locally: if
+    // a window boundary passes during the flood, up to 200 may be refused before the first 429.
+    let refused = 0;
+    let first = await from("203.0.113.41", "wrong");
+    while (first.status === 401 && refused < 250) {
+      refused++;
+      first = await from("203.0.113.41", "wrong");
+    }
+    expect(first.status).toBe(429);
+    expect(refused).toBeGreaterThanOrEqual(100);
+    expect(refused).toBeLessThanOrEqual(200);
+    expect(((await first.json()) as ErrorBody).error).toMatchObject({ code: "rate_limited", retriable: true });
+    const right = await from("203.0.113.41", ADMIN_TOKEN);
+    expect(right.status).toBe(429);
+    expect(Number(right.headers.get("Retry-After"))).toBeGreaterThanOrEqual(1);
+    expect((await from("203.0.113.42", ADMIN_TOKEN)).status).toBe(200);
+  });
+
+  it("an ADMIN_TOKEN shorter than 32 characters is refused: the tree answers 404 and an error line says why", async () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const short = "a".repeat(31);
+      const request = new Request("https://service.test/internal/v1/users/4712", {
+        method: "PUT",
+        headers: { Authorization: `Bearer ${short}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ githubLogin: "short" }),
+      });
+      expect((await fetchWithEnv(request, { ADMIN_TOKEN: short })).status).toBe(404);
+      const lines = logged.mock.calls.map((c) => JSON.parse(String(c[0])) as { level: string; msg: string });
+      expect(lines).toContainEqual(
+        expect.objectContaining({ level: "error", msg: expect.stringMatching(/ADMIN_TOKEN.*32 characters/) }),
+      );
+      // 32 characters are enough.
+      const enough = "a".repeat(32);
+      const ok = new Request("https://service.test/internal/v1/users/4712", {
+        method: "PUT",
+        headers: { Authorization: `Bearer ${enough}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ githubLogin: "short" }),
+      });
+      expect((await fetchWithEnv(ok, { ADMIN_TOKEN: enough })).status).toBe(200);
+    } finally {
+      logged.mockRestore();
+    }
   });
 });
 

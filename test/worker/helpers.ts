@@ -1,7 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { checkAgainstDocuments } from "./contract";
 
-export const ADMIN_TOKEN = "test-admin-token";
+export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
 const BASE = "https://service.test";
 
 let counter = 0;

@@ -151,7 +151,7 @@ describe("a client that breaks off its request body", () => {
     try {
       const res = await call("/internal/v1/users/4244", {
         method: "PUT",
-        headers: { Authorization: "Bearer test-admin-token", "Content-Type": "application/json" },
+        headers: { Authorization: "Bearer test-admin-token-0123456789abcdef", "Content-Type": "application/json" },
         body: brokenBody(),
         duplex: "half",
       } as RequestInit);
@@ -208,7 +208,11 @@ describe("unexpected failures", () => {
   it("a storage failure answers 503 unavailable (retriable) with one message, and never leaks internals", async () => {
     const request = new Request("https://service.test/internal/v1/events", {
       method: "POST",
-      headers: { Authorization: "Bearer test-admin-token", "Content-Type": "application/json", "X-Correlation-Id": "trace-500" },
+      headers: {
+        Authorization: "Bearer test-admin-token-0123456789abcdef",
+        "Content-Type": "application/json",
+        "X-Correlation-Id": "trace-500",
+      },
       body: JSON.stringify({
         events: [
           { type: "ai_authorship", org: "x", repo: "y", prNumber: 1, sourceId: "s", lines: 1, updatedAt: "2026-10-01T00:00:00Z" },

@@ -292,7 +292,7 @@ describe("never limited", () => {
       ["/healthz", {}],
       ["/readyz", {}],
       ["/openapi.json", {}],
-      ["/internal/v1/openapi.json", { Authorization: "Bearer test-admin-token" }],
+      ["/internal/v1/openapi.json", { Authorization: "Bearer test-admin-token-0123456789abcdef" }],
     ];
     for (let round = 0; round < 3; round++) {
       for (const [path, headers] of requests) {
@@ -341,5 +341,24 @@ describe("unauthenticated floods (per client address, the Rate Limiting binding)
     expect(throttled.headers.get("X-RateLimit-Limit")).toBeNull();
     expect(await throttled.json()).toEqual({ error: expect.stringMatching(/failed authentications/), details: [] });
     expect((await flood("198.51.100.9")).status).toBe(401);
+  });
+
+  it("IPv6 addresses are throttled by /64: forged keys from one /64 get 429, another /64 still 401", async () => {
+    const forged = (ip: string) =>
+      call("/api/analytics/v1/prs?org=acme", { headers: { Authorization: "Bearer cak_forged", "CF-Connecting-IP": ip } });
+    // One client controls a whole /64: every request from another address inside it.
+    let refused = 0;
+    let last = await forged("2001:db8:7:64::1");
+    while (last.status === 401 && refused < 300) {
+      refused++;
+      last = await forged(
+        `2001:db8:7:64:${((refused * 7919) % 0xffff).toString(16)}:${refused.toString(16)}:0:${(refused % 9) + 1}`,
+      );
+    }
+    expect(last.status).toBe(429);
+    expect(refused).toBeLessThanOrEqual(200);
+    // The same /64 written another way is the same client.
+    expect((await forged("2001:0db8:0007:0064:ffff::2")).status).toBe(429);
+    expect((await forged("2001:db8:7:65::1")).status).toBe(401);
   });
 });

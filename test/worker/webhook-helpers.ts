@@ -1,10 +1,10 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import examples from "@octokit/webhooks-examples";
 import { expect } from "vitest";
+import { signatureHeader } from "../../src/auth/webhook-signature";
 import worker from "../../src/index";
 import type { QueueMessageInput } from "../../src/schemas/github-changes";
 import { reduceDelivery } from "../../src/webhooks/reduce";
-import { signatureHeader } from "../../src/webhooks/signature";
 import { adminOk, call, createKey, createUser, env, type MemberErrorBody, postEventsOk, unique } from "./helpers";
 
 export const WEBHOOK_SECRET = "test-webhook-secret";

@@ -1,7 +1,7 @@
-import { describe, expect, it } from "vitest";
-import { signatureHeader } from "../../src/webhooks/signature";
-import { env, fetchWithEnv, type MemberErrorBody, unique } from "./helpers";
-import { deliver, eventually, example, newDelivery, PREVIOUS_SECRET } from "./webhook-helpers";
+import { describe, expect, it, vi } from "vitest";
+import { signatureHeader } from "../../src/auth/webhook-signature";
+import { call, env, fetchWithEnv, type MemberErrorBody, unique } from "./helpers";
+import { deliver, eventually, example, newDelivery, PREVIOUS_SECRET, WEBHOOK_SECRET } from "./webhook-helpers";
 
 /** Contract section 9: receiving. Every response is checked against the internal document by `call`. */
 
@@ -152,5 +152,166 @@ describe("answers", () => {
     expect(failed.status).toBe(503);
     const again = await fetchWithEnv(await request(), {});
     expect(await again.json()).toEqual({ delivery, status: "queued" });
+  });
+});
+
+/** The Rate Limiting binding's local windows are aligned to the wall clock (60 s). */
+const windowOf = (ms: number) => Math.floor(ms / 60_000);
+let addresses = 0;
+const freshAddress = () => `192.0.2.${(addresses++ % 250) + 1}`;
+
+describe("bad signatures count as failed authentications (AUTH_FAILURES, per address)", () => {
+  it("a bad signature on a large body is refused with 401 and counted: it is that address's 100th failure, the next one is 429", async () => {
+    const ip = "198.51.100.77";
+    const started = Date.now();
+    const big = `{"pad":"${"x".repeat(24 * 1024 * 1024)}"}`;
+    const large = await deliver("pull_request", null, {
+      body: big,
+      secret: "not-the-secret",
+      headers: { "CF-Connecting-IP": ip },
+    });
+    expect(large.status).toBe(401);
+    const payload = example("pull_request", "opened", unique("bad"));
+    const statuses: number[] = [];
+    for (let i = 0; i < 100; i++) {
+      const res = await deliver("pull_request", payload, { secret: "not-the-secret", headers: { "CF-Connecting-IP": ip } });
+      statuses.push(res.status);
+      if (res.status === 429) break;
+    }
+    if (windowOf(started) === windowOf(Date.now())) {
+      // One window: the large body was failure 1, so 99 more are 401 and the 101st failure is 429.
+      expect(statuses.slice(0, 99).every((s) => s === 401)).toBe(true);
+      expect(statuses[99]).toBe(429);
+    } else {
+      // A window boundary passed (fixed windows locally): the limit restarted, and 429 may come later.
+      expect(statuses.every((s) => s === 401 || s === 429)).toBe(true);
+    }
+  });
+
+  it("a flooding address gets 429 with Retry-After before its body is read", async () => {
+    const ip = freshAddress();
+    const payload = example("pull_request", "opened", unique("flood"));
+    let first = await deliver("pull_request", payload, { secret: "wrong", headers: { "CF-Connecting-IP": ip } });
+    let refused = 0;
+    while (first.status === 401 && refused < 250) {
+      refused++;
+      first = await deliver("pull_request", payload, { secret: "wrong", headers: { "CF-Connecting-IP": ip } });
+    }
+    expect(first.status).toBe(429);
+    expect(refused).toBeGreaterThanOrEqual(100);
+    expect(refused).toBeLessThanOrEqual(200);
+    expect(((await first.json()) as MemberErrorBody).error).toMatchObject({ code: "rate_limited", retriable: true });
+
+    // A body that never ends would hold a reader until the 10 s deadline (then 400): refused at once.
+    const never = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"zen":'));
+      },
+    });
+    const throttled = await call("/webhooks/github", {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        "X-GitHub-Event": "ping",
+        "X-GitHub-Delivery": newDelivery(),
+        "X-Hub-Signature-256": `sha256=${"0".repeat(64)}`,
+        "CF-Connecting-IP": ip,
+      },
+      body: never,
+      duplex: "half",
+    } as RequestInit);
+    expect(throttled.status).toBe(429);
+    expect(Number(throttled.headers.get("Retry-After"))).toBeGreaterThanOrEqual(1);
+    // Another address is not affected.
+    expect((await deliver("pull_request", payload, { headers: { "CF-Connecting-IP": freshAddress() } })).status).toBe(202);
+  });
+
+  it("a good signature over a body arriving in many small chunks is accepted (either secret)", async () => {
+    for (const secret of [WEBHOOK_SECRET, PREVIOUS_SECRET]) {
+      const delivery = newDelivery();
+      const bytes = new TextEncoder().encode(JSON.stringify(example("pull_request", "opened", unique("chunks"))));
+      let offset = 0;
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (offset >= bytes.length) return controller.close();
+          controller.enqueue(bytes.slice(offset, offset + 97));
+          offset += 97;
+        },
+      });
+      const res = await call("/webhooks/github", {
+        method: "POST",
+        headers: {
+          "Content-Type": "application/json",
+          "X-GitHub-Event": "pull_request",
+          "X-GitHub-Delivery": delivery,
+          "X-Hub-Signature-256": await signatureHeader(secret, bytes),
+        },
+        body,
+        duplex: "half",
+      } as RequestInit);
+      expect(res.status).toBe(202);
+      expect(await res.json()).toEqual({ delivery, status: "queued" });
+    }
+  });
+});
+
+describe("X-GitHub-Event names no property of a plain object", () => {
+  it.each(["constructor", "__proto__"])("%s: a signed delivery is ignored, not queued as changes", async (event) => {
+    // Shaped like a reduction: `Object` as a reducer would hand it back as the changes to apply.
+    const org = unique("proto");
+    const res = await deliver(event, { action: "created", org, changes: [{ kind: "member_removed", githubUserId: "1" }] });
+    expect(res.status).toBe(202);
+    expect(await res.json()).toMatchObject({ status: "ignored" });
+  });
+});
+
+/** A GitHub payload's objects, to spoil one field. */
+type Payload = Record<"repository" | "pull_request" | "installation", Record<string, unknown>>;
+
+describe("deliveries that can never apply are ignored with a warning, not queued", () => {
+  const cases: [string, string, (p: Payload) => void][] = [
+    [
+      "a repository name with a space",
+      "pull_request",
+      (p) => {
+        p.repository.name = "has space";
+      },
+    ],
+    [
+      "pull request number 0",
+      "pull_request",
+      (p) => {
+        p.pull_request.number = 0;
+      },
+    ],
+    [
+      "negative additions",
+      "pull_request",
+      (p) => {
+        p.pull_request.additions = -5;
+      },
+    ],
+    [
+      "installation id 0",
+      "installation",
+      (p) => {
+        p.installation.id = 0;
+      },
+    ],
+  ];
+  it.each(cases)("%s", async (_name, event, spoil) => {
+    const payload = example(event, event === "installation" ? "created" : "opened", unique("never"));
+    spoil(payload as unknown as Payload);
+    const warned = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      const delivery = newDelivery();
+      const res = await deliver(event, payload, { delivery });
+      expect(res.status).toBe(202);
+      expect(await res.json()).toEqual({ delivery, status: "ignored" });
+      expect(warned).toHaveBeenCalledTimes(1);
+      expect(JSON.parse(String(warned.mock.calls[0]?.[0]))).toMatchObject({ level: "warn", delivery, msg: "webhook ignored" });
+    } finally {
+      warned.mockRestore();
+    }
   });
 });

@@ -1,0 +1,150 @@
+import { checkAdminToken, configuredAdminToken } from "../auth/admin-token";
+import { type KnownKey, lookupApiKey, verifyApiKey } from "../auth/authenticate";
+import { countFailedAuthentication, refuseThrottledClient } from "../auth/flood";
+import { quotaHeaders } from "../auth/quota";
+import { parseSignatureHeader, SignatureVerifier } from "../auth/webhook-signature";
+import { AppError, type ErrorCode, notFound } from "../lib/errors";
+import type { User } from "../schemas/user";
+import { readJsonBytes } from "./body";
+import type { InterfaceAuth, RequestContext, Route } from "./route";
+
+/**
+ * The authentication stage, for every interface and every kind of credential: the one place that
+ * knows how each kind is checked, and where failures are counted per client address
+ * (`auth/flood.ts`: an address over the limit gets 429 before its credential is looked at).
+ * Order inside the stage: the credential's configuration (404 when the interface does not exist
+ * without it), the flood throttle (429), then the credential (401, counted).
+ */
+
+/** What the stage established, for the rest of the route's stages. */
+export type Authenticated =
+  | { kind: "none" }
+  /** The key exists; its verdict (still current, owner not blocked, quota) is settled alongside the parameters. */
+  | { kind: "apiKey"; known: KnownKey; verdict: Promise<User> }
+  | { kind: "adminToken" }
+  /** The body, exactly as sent and verified. */
+  | { kind: "webhookSignature"; body: Uint8Array };
+
+/** What the documents say about an interface's authentication. */
+export interface AuthDocumentation {
+  /** The security scheme's name in the OpenAPI components, or null. */
+  securityScheme: string | null;
+  /** Error codes the stage itself can answer. */
+  errors: readonly ErrorCode[];
+  /** Whether its 401 carries `WWW-Authenticate: Bearer`. */
+  bearer: boolean;
+  /** Whether the stage runs for every path under the base path, routed or not. */
+  everyPath: boolean;
+}
+
+/** The documentation of each kind of authentication. */
+export function authDocumentation(auth: InterfaceAuth): AuthDocumentation {
+  switch (auth.kind) {
+    case "none":
+      return { securityScheme: null, errors: [], bearer: false, everyPath: false };
+    case "apiKey":
+      return {
+        securityScheme: auth.keyKind === "analytics" ? "analyticsKey" : "membersKey",
+        errors: ["unauthenticated", "rate_limited"],
+        bearer: true,
+        everyPath: false,
+      };
+    case "adminToken":
+      return {
+        securityScheme: "adminToken",
+        errors: ["unauthenticated", "not_found", "rate_limited"],
+        bearer: true,
+        everyPath: true,
+      };
+    case "webhookSignature":
+      return {
+        securityScheme: "githubSignature",
+        errors: ["unauthenticated", "not_found", "rate_limited"],
+        bearer: false,
+        everyPath: false,
+      };
+  }
+}
+
+/**
+ * Runs the interface's authentication for a request (`route` null: a path no route matches, for
+ * interfaces whose authentication covers every path).
+ */
+export async function authenticate(
+  auth: InterfaceAuth,
+  route: Route | null,
+  rc: RequestContext,
+  now: number,
+): Promise<Authenticated> {
+  switch (auth.kind) {
+    case "none":
+      return { kind: "none" };
+    case "apiKey": {
+      const known = await counted(rc, now, () => lookupApiKey(rc.request, rc.env, auth.keyKind));
+      return { kind: "apiKey", known, verdict: verifiedCaller(rc, known, now) };
+    }
+    case "adminToken": {
+      const expected = configuredAdminToken(rc.env);
+      await counted(rc, now, () => checkAdminToken(rc.request, expected));
+      return { kind: "adminToken" };
+    }
+    case "webhookSignature": {
+      const secrets = webhookSecrets(rc.env);
+      const maxBytes = route?.request?.body?.maxBytes;
+      if (maxBytes === undefined) throw new Error("a webhook-signature route must declare its raw body");
+      const body = await counted(rc, now, () => signedBody(rc.request, secrets, maxBytes));
+      return { kind: "webhookSignature", body };
+    }
+  }
+}
+
+/** Throttled addresses are refused first; a refused credential is counted against its address. */
+async function counted<T>(rc: RequestContext, now: number, check: () => Promise<T>): Promise<T> {
+  refuseThrottledClient(rc.request, now);
+  return check().catch((error) => countFailedAuthentication(rc.request, rc.env, error, now));
+}
+
+/**
+ * The second half of an API key: the owner's Durable Object judges the key (401, counted) and
+ * counts the request against the owner's quota (429), in one call. Resolves to the caller; the
+ * quota headers go on whatever the request answers.
+ */
+async function verifiedCaller(rc: RequestContext, known: KnownKey, now: number): Promise<User> {
+  const { user, quota } = await verifyApiKey(rc.env, known, now).catch((error) =>
+    countFailedAuthentication(rc.request, rc.env, error, now),
+  );
+  if (quota === null) return user;
+  for (const [name, value] of Object.entries(quotaHeaders(quota, now))) rc.responseHeaders.set(name, value);
+  if (!quota.allowed) {
+    throw new AppError(
+      "rate_limited",
+      `Rate limit exceeded: ${quota.limit} requests per ${quota.windowMs / 1000} seconds. Retry after the Retry-After seconds.`,
+    );
+  }
+  return user;
+}
+
+/** The current secret and, during a rotation, the previous one; without a current one the path does not exist. */
+function webhookSecrets(env: Env): string[] {
+  if (!env.GITHUB_WEBHOOK_SECRET) throw notFound();
+  return [env.GITHUB_WEBHOOK_SECRET, env.GITHUB_WEBHOOK_SECRET_PREVIOUS].filter(
+    (s): s is string => typeof s === "string" && s !== "",
+  );
+}
+
+/**
+ * The signature header (401) before any byte is read, then the body (415, 413) with the HMAC of
+ * every secret computed chunk by chunk, then the comparison (401).
+ */
+async function signedBody(request: Request, secrets: readonly string[], maxBytes: number): Promise<Uint8Array> {
+  const header = parseSignatureHeader(request.headers.get("X-Hub-Signature-256"));
+  if (header.kind !== "signature") throw unsigned(header.kind === "missing" ? "is required" : "must be sha256=<64 hex digits>");
+  const verifier = new SignatureVerifier(secrets);
+  const body = await readJsonBytes(request, maxBytes, { onChunk: (chunk) => verifier.update(chunk) });
+  if (!verifier.matches(header.bytes)) throw unsigned("does not match the body");
+  return body;
+}
+
+// Not `unauthenticated()`: a webhook's 401 has no bearer scheme to name.
+const unsigned = (what: string) =>
+  new AppError("unauthenticated", `X-Hub-Signature-256 ${what}: sign the raw body with the webhook secret.`);
