@@ -7,7 +7,7 @@ import { callDurable, type DurableResult, unwrap } from "../lib/durable-call";
 import { badRequest, inStore, notFound, storageFailure } from "../lib/errors";
 import { formatInstant } from "../lib/time";
 import { internalDocumentRoute } from "../openapi/routes";
-import { GithubOrgName, GithubRepoName, GithubUserId, InstantOutput } from "../schemas/common";
+import { GithubId, GithubOrgName, GithubRepoName, InstantOutput } from "../schemas/common";
 import { EventBatch, EventBatchAccepted } from "../schemas/events";
 import { Member, MemberInput } from "../schemas/member";
 import { Organization, OrganizationInput } from "../schemas/organization";
@@ -22,9 +22,9 @@ export const CONTROL_PLANE_MAX_BODY = 1024 * 1024;
 
 const OrgPath = z.object({ org: GithubOrgName });
 const RepoPath = z.object({ org: GithubOrgName, repo: GithubRepoName });
-const MemberPath = z.object({ org: GithubOrgName, githubUserId: GithubUserId });
-const UserPath = z.object({ githubUserId: GithubUserId });
-const KeyPath = z.object({ githubUserId: GithubUserId, kind: KeyKind });
+const MemberPath = z.object({ org: GithubOrgName, githubUserId: GithubId });
+const UserPath = z.object({ githubUserId: GithubId });
+const KeyPath = z.object({ githubUserId: GithubId, kind: KeyKind });
 
 const body = <S extends z.ZodType>(schema: S, example: unknown) => ({ schema, maxBytes: CONTROL_PLANE_MAX_BODY, example });
 

@@ -1,15 +1,11 @@
 import { z } from "zod";
-import { GithubLogin, GithubUserId, Role } from "./common";
+import { EmailAddress, GithubLogin, GithubUserId, GithubUserLogin, Role } from "./common";
 
 /** Control plane: `PUT /internal/v1/organizations/{org}/members/{githubUserId}` (sync, no guards). */
 export const MemberInput = z
   .strictObject({
-    githubLogin: GithubLogin,
-    workEmail: z
-      .string()
-      .min(3)
-      .max(320)
-      .regex(/^[^\s@]+@[^\s@]+$/, "must be an e-mail address"),
+    githubLogin: GithubUserLogin,
+    workEmail: EmailAddress,
     role: Role,
     seat: z.boolean(),
     isBot: z.boolean(),

@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { GithubLogin, GithubUserId, InstantInput, InstantOutput } from "./common";
+import { GithubLogin, GithubUserId, GithubUserLogin, InstantInput, InstantOutput } from "./common";
 
 /** Control plane: `PUT /internal/v1/users/{githubUserId}`. */
 export const UserInput = z
-  .strictObject({ githubLogin: GithubLogin, blocked: z.boolean().default(false) })
+  .strictObject({ githubLogin: GithubUserLogin, blocked: z.boolean().default(false) })
   .meta({ id: "UserInput" });
 export type UserInput = z.output<typeof UserInput>;
 
