@@ -25,8 +25,8 @@ const HEADERS: Record<string, HeaderSpec> = {
   "Cache-Control": { description: "Always no-store: the data is personal.", schema: { type: "string", const: "no-store" } },
   "WWW-Authenticate": { description: "The scheme to authenticate with.", schema: { type: "string", const: "Bearer" } },
   Allow: {
-    description: "The methods this path answers.",
-    schema: { type: "string", pattern: "^[A-Z]+(, [A-Z]+)*$", maxLength: 40, example: "GET, PATCH" },
+    description: "The methods this path answers; HEAD wherever GET is.",
+    schema: { type: "string", pattern: "^[A-Z]+(, [A-Z]+)*$", maxLength: 40, example: "GET, HEAD, PATCH" },
   },
   "Retry-After": {
     description: "Whole seconds until a retry may succeed (at least 1).",
@@ -202,12 +202,14 @@ const DOCUMENTS = {
     title: "Pull request analytics and member management",
     description:
       "Analytics export (cak_ keys, Pro plan) and member management (cbk_ keys) of an automated pull-request reviewer. " +
-      "Every response carries X-Correlation-Id and Cache-Control: no-store. Date-times are UTC with milliseconds.",
+      "Every response carries X-Correlation-Id and Cache-Control: no-store. Date-times are UTC with milliseconds. " +
+      "HEAD is answered wherever GET is: the GET's status and headers (quota counted), no body.",
   },
   internal: {
     title: "Pull request analytics service: internal control plane",
     description:
-      "Synchronisation, event ingestion, key management and parked webhook deliveries (ADMIN_TOKEN), and the GitHub App webhook endpoint (signed deliveries). Not for end users; served only with the admin token.",
+      "Synchronisation, event ingestion, key management and parked webhook deliveries (ADMIN_TOKEN), and the GitHub App webhook endpoint (signed deliveries). Not for end users; served only with the admin token. " +
+      "HEAD is answered wherever GET is: the GET's status and headers, no body.",
   },
 } as const;
 
