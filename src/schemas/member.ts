@@ -55,11 +55,37 @@ function checkPairs(body: PatchFields, ctx: z.RefinementCtx): void {
   }
 }
 
-/** The pairing rules above, for the documents: each pair complete, at least one pair. */
-const pairsOverride = {
-  dependentRequired: { seat: ["expectedSeat"], expectedSeat: ["seat"], role: ["expectedRole"], expectedRole: ["role"] },
-  anyOf: [{ required: ["seat", "expectedSeat"] }, { required: ["role", "expectedRole"] }],
-};
+type JsonSchema = Record<string, unknown> & { properties?: Record<string, unknown> };
+
+/**
+ * The pairing rules above, for the documents: a `oneOf` of three closed objects (the seat pair,
+ * the role pair, both pairs), each also naming the other pair's fields as absent (`false`). Code
+ * generators turn `required`-only branches into `unknown` (any body compiles); closed branches
+ * become a union that refuses a half pair or a stray field at compile time
+ * (examples/client/invalid-bodies.ts). `also` are fields every branch carries (the batch's member).
+ */
+const pairsOverride =
+  (also: readonly string[] = []) =>
+  ({ jsonSchema }: { jsonSchema: JsonSchema }) => {
+    const properties = jsonSchema.properties ?? {};
+    const pick = (names: readonly string[]) => Object.fromEntries(names.map((name) => [name, properties[name]]));
+    const absent = (names: readonly string[]) => Object.fromEntries(names.map((name) => [name, false]));
+    const branch = (title: string, fields: readonly string[], without: readonly string[]) => ({
+      title,
+      type: "object",
+      properties: { ...pick([...also, ...fields]), ...absent(without) },
+      required: [...also, ...fields],
+      additionalProperties: false,
+    });
+    const seatPair = ["seat", "expectedSeat"];
+    const rolePair = ["role", "expectedRole"];
+    for (const key of Object.keys(jsonSchema)) if (key !== "description" && key !== "id") delete jsonSchema[key];
+    jsonSchema.oneOf = [
+      branch("Seat change", seatPair, rolePair),
+      branch("Role change", rolePair, seatPair),
+      branch("Seat and role change", [...seatPair, ...rolePair], []),
+    ];
+  };
 
 /**
  * `PATCH /api/v1/organizations/{org}/members/{githubUserId}`: one or both guarded pairs.
@@ -68,7 +94,7 @@ const pairsOverride = {
 export const MemberPatch = z.strictObject(patchShape).superRefine(checkPairs).meta({
   id: "MemberPatch",
   description: "seat with expectedSeat, role with expectedRole, or both pairs (applied atomically). No other fields.",
-  override: pairsOverride,
+  override: pairsOverride(),
 });
 export type MemberPatch = z.output<typeof MemberPatch>;
 
@@ -99,7 +125,7 @@ export const BatchChange = z
   .meta({
     id: "MemberChange",
     description: "githubUserId, and seat with expectedSeat, role with expectedRole, or both pairs. No other fields.",
-    override: { ...pairsOverride, required: ["githubUserId"] },
+    override: pairsOverride(["githubUserId"]),
   });
 
 /** `PATCH /api/v1/organizations/{org}/members`: 1 to 100 changes, no member twice, all or nothing. */
