@@ -159,7 +159,7 @@ const createApiKey = defineRoute({
   summary: "Create (or regenerate) the user's key of one kind; the previous one stops working at once",
   request: {
     params: UserPath,
-    body: body(ApiKeyCreateInput, { kind: "analytics", expiresAt: "2027-01-01T00:00:00Z" }),
+    body: body(ApiKeyCreateInput, { kind: "analytics", expiresAt: "2030-12-31T23:59:59Z" }),
     check: ({ body }) => {
       if (body.expiresAt !== null && body.expiresAt <= Date.now()) {
         throw badRequest("Invalid request body.", [{ path: "expiresAt", message: "must be in the future" }]);
@@ -175,7 +175,7 @@ const createApiKey = defineRoute({
         keyId: "6d9f7a52-1c3e-4b1a-9f0e-2b7c8d5e4a31",
         kind: "analytics",
         createdAt: "2026-11-22T10:00:00.000Z",
-        expiresAt: "2027-01-01T00:00:00.000Z",
+        expiresAt: "2030-12-31T23:59:59.000Z",
       },
     },
   },
@@ -240,7 +240,7 @@ const ParkedDelivery = z
     id: z.string().max(140).meta({ description: "The delivery id and the part of the delivery (`<delivery>:<part>`)." }),
     delivery: z.string().max(140).meta({ description: "X-GitHub-Delivery." }),
     event: z.string().max(100).meta({ description: "Event and action, e.g. pull_request.closed." }),
-    attempts: z.number().int().meta({ description: "Attempts the queue made before parking it." }),
+    attempts: z.number().int().min(0).meta({ description: "Attempts the queue made before parking it." }),
     parkedAt: InstantOutput,
     message: z.unknown().meta({ description: "The queue message as it was sent (the reduced delivery)." }),
   })

@@ -93,6 +93,12 @@ const EXAMPLE_MESSAGES: Partial<Record<ErrorCode, string>> = {
   unavailable: "The service is temporarily unavailable. Retry with the same request.",
 };
 
+/** The other 429 of an API-key route (README "Rate limits"; `auth/flood.ts`). */
+const FLOOD_429 =
+  "Also answered per client address (CF-Connecting-IP) once it has had 100 failed authentications within 60 seconds: " +
+  "for the rest of that minute every request from it gets 429 before any key is looked up, valid keys too, " +
+  "with Retry-After but no quota headers (no quota was counted).";
+
 const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
 const always = { "X-Correlation-Id": ref("X-Correlation-Id"), "Cache-Control": ref("Cache-Control") };
 
@@ -136,8 +142,9 @@ function errorResponses(api: ApiInterface, route: Route): ZodOpenApiResponsesObj
       new AppError(first, EXAMPLE_MESSAGES[first] ?? `${ERROR_CODES[first].when}.`),
       EXAMPLE_ID,
     );
+    const description = codes.map((c) => `${c}: ${ERROR_CODES[c].when}.`).join(" ");
     responses[`${status}` as `4${string}`] = {
-      description: codes.map((c) => `${c}: ${ERROR_CODES[c].when}.`).join(" "),
+      description: status === 429 && api.auth.kind === "apiKey" ? `${description} ${FLOOD_429}` : description,
       headers: headers as never,
       content: { "application/json": { schema: api.envelope.schema(codes), example } },
     };
@@ -163,6 +170,7 @@ function operation(api: ApiInterface, route: Route): ZodOpenApiOperationObject {
     responses[status as `2${string}`] = {
       description: spec.description,
       headers: headers as never,
+      ...(spec.links ? { links: spec.links as never } : {}),
       ...(Object.keys(content).length > 0 ? { content: content as never } : {}),
     };
   }
@@ -174,11 +182,12 @@ function operation(api: ApiInterface, route: Route): ZodOpenApiOperationObject {
     ...(route.description ? { description: route.description } : {}),
     tags: [api.name],
     security,
-    ...(route.request?.params || route.request?.query
+    ...(route.request?.params || route.request?.query || route.request?.headers
       ? {
           requestParams: {
             ...(route.request.params ? { path: route.request.params } : {}),
             ...(route.request.query ? { query: route.request.query } : {}),
+            ...(route.request.headers ? { header: route.request.headers } : {}),
           },
         }
       : {}),
@@ -234,28 +243,42 @@ export function buildDocument(interfaces: readonly ApiInterface[], which: "publi
           : "",
     ),
   );
-  return withIntegerFormats(
-    createDocument({
-      openapi: "3.1.0",
-      info: { title: DOCUMENTS[which].title, version: "1.0.0", description: DOCUMENTS[which].description },
-      servers: [
-        {
-          url: "/",
-          description: "production (or local, under npm start): the deployment that serves this document",
-          "x-internal": which === "internal",
+  return withUsedHeadersOnly(
+    withIntegerFormats(
+      createDocument({
+        openapi: "3.1.0",
+        info: { title: DOCUMENTS[which].title, version: "1.0.0", description: DOCUMENTS[which].description },
+        servers: [
+          {
+            url: "/",
+            description: "production (or local, under npm start): the deployment that serves this document",
+            "x-internal": which === "internal",
+          },
+        ],
+        tags: mine.map((api) => ({ name: api.name, description: api.description })),
+        components: {
+          headers: Object.fromEntries([
+            ...Object.entries({ ...HEADERS, ...QUOTA_HEADERS }).map(([name, h]) => [name, { ...h, required: true }]),
+            ...Object.entries(QUOTA_HEADERS).map(([name, h]) => [`${name}-optional`, { ...h, required: false }]),
+          ]) as never,
+          securitySchemes: Object.fromEntries(Object.entries(SECURITY_SCHEMES).filter(([name]) => used.has(name))) as never,
         },
-      ],
-      tags: mine.map((api) => ({ name: api.name, description: api.description })),
-      components: {
-        headers: Object.fromEntries([
-          ...Object.entries({ ...HEADERS, ...QUOTA_HEADERS }).map(([name, h]) => [name, { ...h, required: true }]),
-          ...Object.entries(QUOTA_HEADERS).map(([name, h]) => [`${name}-optional`, { ...h, required: false }]),
-        ]) as never,
-        securitySchemes: Object.fromEntries(Object.entries(SECURITY_SCHEMES).filter(([name]) => used.has(name))) as never,
-      },
-      paths: paths as never,
-    }),
+        paths: paths as never,
+      }),
+    ),
   );
+}
+
+/**
+ * The header components both documents could use, minus those no operation of this one refers to
+ * (the internal document has no quota headers).
+ */
+function withUsedHeadersOnly<T extends { paths?: unknown; components?: { headers?: Record<string, unknown> } }>(document: T): T {
+  const paths = JSON.stringify(document.paths);
+  const headers = document.components?.headers;
+  if (headers)
+    for (const name of Object.keys(headers)) if (!paths.includes(`"#/components/headers/${name}"`)) delete headers[name];
+  return document;
 }
 
 /**

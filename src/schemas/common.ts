@@ -89,19 +89,33 @@ export const EmailAddress = z
   }, "must be an e-mail address")
   .meta({ format: "email", example: "max@example.com" });
 
-/** An RFC 3339 timestamp on input, epoch milliseconds inside the service. */
-export const InstantInput = z
-  .string()
-  .max(64)
-  .transform((value, ctx) => {
-    const parsed = parseTimestamp(value);
-    if (parsed.kind === "invalid") {
-      ctx.addIssue({ code: "custom", message: parsed.reason });
-      return z.NEVER;
-    }
-    return parsed.ms;
-  })
-  .meta({ override: { type: "string", format: "date-time" }, example: "2026-11-02T09:30:00.000Z" });
+/** Every cursor of the section 8 lists: base64url without padding (their decoder refuses anything else). */
+export const LIST_CURSOR = /^[A-Za-z0-9_-]+$/;
+
+/** What every date-time input takes (`lib/time.ts`); a field with a description of its own repeats the range. */
+export const INSTANT_RANGE =
+  "RFC 3339 with Z or ±HH:MM (fraction kept to the millisecond), from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z.";
+
+/** An RFC 3339 timestamp on input, epoch milliseconds inside the service; `example` for the documents. */
+export const instantInput = (example: string) =>
+  z
+    .string()
+    .max(64)
+    .transform((value, ctx) => {
+      const parsed = parseTimestamp(value);
+      if (parsed.kind === "invalid") {
+        ctx.addIssue({ code: "custom", message: parsed.reason });
+        return z.NEVER;
+      }
+      return parsed.ms;
+    })
+    .meta({
+      override: { type: "string", format: "date-time" },
+      description: INSTANT_RANGE,
+      example,
+    });
+
+export const InstantInput = instantInput("2026-11-02T09:30:00.000Z");
 
 /** Response date-times: UTC, millisecond precision. */
 export const InstantOutput = z.string().meta({

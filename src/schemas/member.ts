@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { EmailAddress, GithubLogin, GithubUserId, GithubUserLogin, Role } from "./common";
+import { EmailAddress, GithubLogin, GithubUserId, GithubUserLogin, LIST_CURSOR, Role } from "./common";
 
 /** Control plane: `PUT /internal/v1/organizations/{org}/members/{githubUserId}` (sync, no guards). */
 export const MemberInput = z
@@ -109,6 +109,7 @@ export const MemberUpdateResult = z
     availableSeats: z
       .number()
       .int()
+      .min(0)
       .meta({ description: "Purchased seats minus members holding one, after the change; never below 0." }),
     purchasedQuantityChanged: z.boolean().meta({ description: "Always false: this operation never buys seats." }),
   })
@@ -155,6 +156,7 @@ export const MemberBatchResult = z
     availableSeats: z
       .number()
       .int()
+      .min(0)
       .meta({ description: "Purchased seats minus members holding one, after the batch; never below 0." }),
   })
   .meta({ id: "MemberBatchResult" });
@@ -174,6 +176,7 @@ export const MemberPage = z
     nextCursor: z
       .string()
       .max(2048)
+      .regex(LIST_CURSOR)
       .nullable()
       .meta({ description: "Pass back as cursor with the same filters; null on the last page." }),
     seats: SeatSummary,

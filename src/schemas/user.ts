@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { GithubLogin, GithubUserId, GithubUserLogin, InstantInput, InstantOutput } from "./common";
+import { GithubLogin, GithubUserId, GithubUserLogin, InstantOutput, instantInput } from "./common";
 
 /** Control plane: `PUT /internal/v1/users/{githubUserId}`. */
 export const UserInput = z
@@ -16,7 +16,13 @@ export const KeyKind = z.enum(["analytics", "members"]).meta({
 
 /** Control plane: `POST /internal/v1/users/{githubUserId}/api-keys`. */
 export const ApiKeyCreateInput = z
-  .strictObject({ kind: KeyKind, expiresAt: InstantInput.nullable().default(null) })
+  .strictObject({
+    kind: KeyKind,
+    expiresAt: instantInput("2030-12-31T23:59:59.000Z").nullable().default(null).meta({
+      description: "When the key stops working: a future date-time, at most 9999-12-31T23:59:59.999Z; null (default) for never.",
+      example: "2030-12-31T23:59:59.000Z",
+    }),
+  })
   .meta({ id: "ApiKeyCreateInput" });
 export type ApiKeyCreateInput = z.output<typeof ApiKeyCreateInput>;
 

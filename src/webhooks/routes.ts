@@ -23,6 +23,18 @@ const GithubPayload = z
   .looseObject({ action: z.string().max(100).optional() })
   .meta({ id: "GithubWebhookPayload", description: "A GitHub webhook payload, as GitHub sends it." });
 
+/** Documented only: `receive.ts` reads them (400 when either is missing). */
+const DeliveryHeaders = z.object({
+  "X-GitHub-Event": z
+    .string()
+    .max(100)
+    .meta({ description: "The event name, e.g. pull_request; ping answers 200 pong.", example: "pull_request" }),
+  "X-GitHub-Delivery": z.string().max(128).meta({
+    description: "The delivery's id; one seen in the last 7 days is answered duplicate and has no effect.",
+    example: "72d3162e-cc78-11e3-81ab-4c9367dc0958",
+  }),
+});
+
 const receiveGithubWebhook = defineRoute({
   method: "POST",
   path: "/webhooks/github",
@@ -33,6 +45,7 @@ const receiveGithubWebhook = defineRoute({
     "GITHUB_WEBHOOK_SECRET_PREVIOUS), X-GitHub-Event, X-GitHub-Delivery. Answered before any processing: the work goes through a " +
     "queue and is applied idempotently. 404 while no secret is set.",
   request: {
+    headers: DeliveryHeaders,
     body: {
       schema: GithubPayload,
       maxBytes: WEBHOOK_MAX_BODY,
