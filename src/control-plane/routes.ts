@@ -1,7 +1,8 @@
 import { z } from "zod";
+import { KeyKind } from "../auth/key-kind";
 import { userStub } from "../auth/user-stub";
 import { putOrganization as putOrganizationAtHome, syncOrganization } from "../durable/directory";
-import { membersEnvelope } from "../http/envelopes";
+import { codedErrorEnvelope } from "../http/envelopes";
 import { type ApiInterface, defineRoute } from "../http/route";
 import { callDurable, type DurableResult, unwrap } from "../lib/durable-call";
 import { badRequest, inStore, notFound, storageFailure } from "../lib/errors";
@@ -12,7 +13,7 @@ import { EventBatch, EventBatchAccepted } from "../schemas/events";
 import { Member, MemberInput } from "../schemas/member";
 import { Organization, OrganizationInput } from "../schemas/organization";
 import { Repository, RepositoryInput } from "../schemas/repository";
-import { ApiKeyCreated, ApiKeyCreateInput, KeyKind, User, UserInput } from "../schemas/user";
+import { ApiKeyCreated, ApiKeyCreateInput, User, UserInput } from "../schemas/user";
 import { storeEvents } from "../storage/events";
 import { deleteParked, listParked, readParked } from "../storage/parked";
 import { requireAdmin } from "./admin-auth";
@@ -35,8 +36,13 @@ const body = <S extends z.ZodType>(schema: S, example: unknown) => ({ schema, ma
 const viaOrg = async <T>(env: Env, org: string, call: Parameters<typeof syncOrganization<T>>[2]) =>
   unwrap(await syncOrganization<T>(env, org, call));
 
-const viaUser = <T>(env: Env, id: string, call: (stub: ReturnType<typeof userStub>) => Promise<T>, idempotent = true) =>
-  callDurable<T>(() => call(userStub(env, id)), { idempotent });
+/** A call to the user's object; retried on a transient failure unless `idempotent: false` says a retry could act twice. */
+const viaUser = <T>(
+  env: Env,
+  id: string,
+  call: (stub: ReturnType<typeof userStub>) => Promise<T>,
+  { idempotent = true }: { idempotent?: boolean } = {},
+) => callDurable<T>(() => call(userStub(env, id)), { idempotent });
 
 const putOrganization = defineRoute({
   method: "PUT",
@@ -187,7 +193,7 @@ const createApiKey = defineRoute({
         env,
         params.githubUserId,
         (stub) => stub.createKey(body.kind, body.expiresAt, Date.now()),
-        false,
+        { idempotent: false },
       ),
     ),
 });
@@ -306,7 +312,7 @@ export const controlPlaneInterface: ApiInterface = {
   description: "Internal: synchronisation, event ingestion and key management (ADMIN_TOKEN).",
   basePath: "/internal",
   document: "internal",
-  envelope: membersEnvelope,
+  envelope: codedErrorEnvelope,
   auth: { kind: "guard", securityScheme: "adminToken", check: requireAdmin, errors: ["unauthenticated", "not_found"] },
   errors: ["internal_error", "unavailable"],
   routes: [

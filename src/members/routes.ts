@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { atOrganization } from "../durable/directory";
 import type { AuditRows, MemberChangesResult, MemberRows } from "../durable/organization";
-import { membersEnvelope } from "../http/envelopes";
+import { codedErrorEnvelope } from "../http/envelopes";
 import { type ApiInterface, defineRoute, type RequestContext, signedIn } from "../http/route";
 import { unwrap } from "../lib/durable-call";
 import type { ErrorCode } from "../lib/errors";
@@ -367,7 +367,7 @@ export const membersInterface: ApiInterface = {
     "at once); the audit log (personal cbk_ keys).",
   basePath: "/api/v1",
   document: "public",
-  envelope: membersEnvelope,
+  envelope: codedErrorEnvelope,
   auth: { kind: "apiKey", keyKind: "members" },
   errors: ["internal_error", "unavailable"],
   routes: [

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { KeyKind } from "../auth/key-kind";
 import { GithubLogin, GithubUserId, GithubUserLogin, InstantOutput, instantInput } from "./common";
 
 /** Control plane: `PUT /internal/v1/users/{githubUserId}`. */
@@ -9,10 +10,6 @@ export type UserInput = z.output<typeof UserInput>;
 
 export const User = z.object({ githubUserId: GithubUserId, githubLogin: GithubLogin, blocked: z.boolean() }).meta({ id: "User" });
 export type User = z.infer<typeof User>;
-
-export const KeyKind = z.enum(["analytics", "members"]).meta({
-  description: "analytics keys start with cak_, members keys with cbk_.",
-});
 
 /** Control plane: `POST /internal/v1/users/{githubUserId}/api-keys`. */
 export const ApiKeyCreateInput = z

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { json, membersEnvelope } from "../http/envelopes";
+import { codedErrorEnvelope, json } from "../http/envelopes";
 import { type ApiInterface, defineRoute } from "../http/route";
 import { receiveDelivery, WEBHOOK_MAX_BODY } from "./receive";
 
@@ -80,7 +80,7 @@ export const webhooksInterface: ApiInterface = {
   description: "GitHub App webhooks: signed deliveries, queued and applied idempotently.",
   basePath: "/webhooks",
   document: "internal",
-  envelope: membersEnvelope,
+  envelope: codedErrorEnvelope,
   auth: { kind: "signature", securityScheme: "githubSignature", errors: ["unauthenticated", "not_found"] },
   errors: ["internal_error", "unavailable"],
   routes: [receiveGithubWebhook],
