@@ -217,8 +217,11 @@ describe("issue 22: what the documents must also say", () => {
       );
       expect(param?.schema.pattern, path).toBeTypeOf("string");
       expect(new RegExp(param?.schema.pattern ?? "").test(issued), path).toBe(true);
-      const next = (pub.components?.schemas?.[page]?.properties as Record<string, { anyOf?: Node[]; pattern?: string }>)
-        .nextCursor;
+      const properties = (pub.components?.schemas?.[page]?.properties ?? {}) as Record<
+        string,
+        { anyOf?: Node[]; pattern?: string }
+      >;
+      const next = properties.nextCursor;
       const out = String(next?.anyOf?.find((s) => s.type === "string")?.pattern ?? next?.pattern);
       expect(out, page).not.toBe("undefined");
       expect(new RegExp(out).test(issued), page).toBe(true);
@@ -238,7 +241,7 @@ describe("issue 22: what the documents must also say", () => {
 
   it("control-plane date-times state the 1970 floor; the key expiry's example lies in the future", () => {
     const internal = internalDocument() as unknown as AnyDoc;
-    const installedAt = (internal.components?.schemas?.OrganizationInput?.properties as Record<string, Node>).installedAt;
+    const installedAt = ((internal.components?.schemas?.OrganizationInput?.properties ?? {}) as Record<string, Node>).installedAt;
     expect(JSON.stringify(installedAt)).toContain("1970");
     const keyInput = internal.components?.schemas?.ApiKeyCreateInput as { properties: Record<string, Node> };
     const examples = [...schemaNodes(internal, keyInput.properties.expiresAt, "expiresAt")].flatMap(([, s]) =>
@@ -250,7 +253,7 @@ describe("issue 22: what the documents must also say", () => {
 
   it("links lead from the member list to the member read, and from the read to the guarded PATCH", () => {
     const pub = publicDocument() as unknown as AnyDoc;
-    const ok = (path: string, method: string) => (pub.paths?.[path]?.[method]?.responses as Record<string, Node>)["200"];
+    const ok = (path: string, method: string) => ((pub.paths?.[path]?.[method]?.responses ?? {}) as Record<string, Node>)["200"];
     const listLinks = ok("/api/v1/organizations/{org}/members", "get")?.links as Record<string, Node>;
     const readLinks = ok("/api/v1/organizations/{org}/members/{githubUserId}", "get")?.links as Record<string, Node>;
     expect(Object.values(listLinks ?? {})).toContainEqual(
