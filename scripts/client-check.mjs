@@ -4,7 +4,9 @@
  * Proves that docs/openapi/public.json is good enough to write a typed client against:
  * 1. generates TypeScript types from it with openapi-typescript into examples/client/schema.d.ts
  *    (gitignored);
- * 2. typechecks examples/client/client.ts (openapi-fetch) with the project's TypeScript 7 `tsc`.
+ * 2. typechecks examples/client/client.ts (openapi-fetch) and examples/client/invalid-bodies.ts
+ *    (request bodies the API refuses, each of which must fail to compile: `@ts-expect-error`) with
+ *    the project's TypeScript 7 `tsc`.
  *
  * openapi-typescript 7 builds its output with the TypeScript 5 compiler API (`ts.factory`), which
  * TypeScript 7 does not have. The project installs TypeScript 5 under the alias `typescript5`, and

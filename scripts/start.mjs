@@ -5,10 +5,13 @@
  * local database loads the demo data and prints working keys with curl examples.
  * Without an ADMIN_TOKEN (from --var ADMIN_TOKEN:..., .dev.vars or the environment) a random one
  * is generated for this run and printed.
+ * While the demo data loads, wrangler's output is shown without its per-request lines (a few
+ * hundred control-plane calls would bury the keys); after that, every request is logged as usual.
  */
 import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { controlPlaneClient, waitForHealthy } from "./lib/control-plane-client.mjs";
+import { quietWhileLoading, relay } from "./lib/dev-output.mjs";
 import { adminTokenFromDevVars } from "./lib/dev-vars.mjs";
 import { keyReport, seedDemo } from "./lib/seed.mjs";
 
@@ -51,8 +54,10 @@ if (!argValue("--port")) devArgs.push("--port", port);
 const wrangler = (wranglerArgs, options = {}) =>
   execFileSync("wrangler", wranglerArgs, { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], ...options });
 
-console.log("Applying local D1 migrations...");
-process.stdout.write(wrangler(["d1", "migrations", "apply", "DB", "--local", ...persistArgs]));
+// wrangler's migration table is a dozen lines a newcomer does not need; a failure still shows (stderr, exit).
+process.stdout.write("Applying local D1 migrations... ");
+const applied = wrangler(["d1", "migrations", "apply", "DB", "--local", ...persistArgs]);
+console.log(/No migrations to apply/i.test(applied) ? "up to date." : "done.");
 
 const countOut = wrangler([
   "d1",
@@ -66,7 +71,17 @@ const countOut = wrangler([
 ]);
 const empty = Number(JSON.parse(countOut)?.[0]?.results?.[0]?.n ?? 0) === 0;
 
-const dev = spawn("wrangler", ["dev", ...devArgs], { stdio: "inherit" });
+const marker = `npm-start-${randomBytes(6).toString("hex")}`;
+const output = quietWhileLoading(marker);
+const dev = spawn("wrangler", ["dev", ...devArgs], { stdio: ["inherit", "pipe", "pipe"] });
+relay(dev.stdout, process.stdout, output.show);
+relay(dev.stderr, process.stderr, output.show);
+
+/** The load's last request: once its log line has come through, everything printed comes after the load's output. */
+async function caughtUp() {
+  await fetch(`${url}/healthz`, { headers: { "X-Correlation-Id": marker } });
+  await Promise.race([output.caughtUp, new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
+}
 const stop = () => dev.kill("SIGINT");
 process.on("SIGINT", stop);
 process.on("SIGTERM", stop);
@@ -77,14 +92,18 @@ try {
   if (empty) {
     console.log("\nEmpty local database: loading demo data...");
     const keys = await seedDemo({ url, adminToken });
+    await caughtUp();
+    console.log(`\nThe service is running at ${url} (Ctrl-C stops it); requests are logged from here on.`);
     console.log(keyReport(url, keys));
   } else {
     // Prove the admin token works, so the hint below is accurate.
     await controlPlaneClient(url, adminToken).request("PUT", "/internal/v1/users/1001", { githubLogin: "ada-admin" });
+    await caughtUp();
     console.log(
       `\nDemo data already loaded. For fresh demo keys: npm run seed -- --keys-only --url ${url} --admin-token ${adminToken}\n`,
     );
   }
 } catch (error) {
+  output.live();
   console.error(`Could not load the demo data: ${error instanceof Error ? error.message : error}`);
 }

@@ -1,4 +1,4 @@
-import { membersEnvelope } from "./http/envelopes";
+import { codedErrorEnvelope } from "./http/envelopes";
 import { dispatch } from "./http/pipeline";
 import { Registry } from "./http/registry";
 import { INTERFACES } from "./interfaces";
@@ -11,7 +11,7 @@ const registry = new Registry(INTERFACES);
 
 export default {
   // Paths outside every interface answer in the members envelope (contract section 1).
-  fetch: (request, env, ctx) => dispatch(registry, membersEnvelope, request, env, ctx),
+  fetch: (request, env, ctx) => dispatch(registry, codedErrorEnvelope, request, env, ctx),
   // GitHub webhook deliveries (and the dead-letter queue): see webhooks/consumer.ts.
   queue: (batch, env) => handleQueue(batch, env),
 } satisfies ExportedHandler<Env>;

@@ -35,12 +35,16 @@ export const CSV_HEADER = CSV_COLUMNS.join(",");
 
 /**
  * Spreadsheets run a cell that starts with `=`, `+`, `-` or `@` as a formula, and some also after
- * a leading tab or CR (OWASP, "CSV Injection"). A text field starting so gets a leading single
- * quote, which spreadsheets show as text and do not evaluate. Numbers and date-times are written by
- * the service and never start so; a negative number must stay a number.
+ * a leading tab or CR (OWASP, "CSV Injection"). They also skip leading blanks and invisible
+ * characters (space, newline, NBSP, zero-width space, word joiner, BOM) before such a sign, and
+ * some fold the full-width (`＝＋－＠`) and small (`﹦﹢﹣﹫`) forms to it: reviewer events can carry
+ * such an author. A text field starting so gets a leading single quote, which spreadsheets show as
+ * text and do not evaluate. Numbers and date-times are written by the service and never start so;
+ * a negative number must stay a number.
  */
-const FORMULA_START = /^[=+\-@\t\r]/;
+const FORMULA_START = /^(?:[\t\r]|[\s\u200B-\u200D\u2060\uFEFF]*[=+\-@\uFF1D\uFF0B\uFF0D\uFF20\uFE66\uFE62\uFE63\uFE6B])/;
 
+/** The text as a spreadsheet-safe cell value: a leading single quote where a spreadsheet would see a formula. */
 export function neutralizeFormula(text: string): string {
   return FORMULA_START.test(text) ? `'${text}` : text;
 }
@@ -76,5 +80,6 @@ export const AnalyticsPrCsv = z
     description:
       "RFC 4180 CSV with CRLF line ends: a header row of the row fields in the order of AnalyticsPrRow, then one record per row. " +
       "null is an empty field; a field holding a comma, a quote, CR or LF is quoted (quotes doubled). A text field (org, repo, author) " +
-      "that starts with =, +, -, @, a tab or CR gets a leading single quote so spreadsheets do not run it as a formula.",
+      "that starts with =, +, -, @, a tab or CR, also after leading blanks or invisible characters (space, newline, NBSP, zero-width space, BOM) " +
+      "and in the full-width or small forms of those signs, gets a leading single quote so spreadsheets do not run it as a formula.",
   });

@@ -9,6 +9,17 @@ export const MAX_PER_PAGE = 100;
 const MAX_LENGTH = 255;
 const tooLong = `must be at most ${MAX_LENGTH} characters`;
 
+/** Section 3's grammar of a date bound, for the documents; the parser below also checks the calendar and the range. */
+const DATE_BOUND_PATTERN = "^\\d{4}-\\d{2}-\\d{2}(?:[Tt]\\d{2}:\\d{2}:\\d{2}(?:\\.\\d{1,9})?(?:[Zz]|[+-]\\d{2}:\\d{2}))?$";
+const DATE_RANGE = " Not before 1970-01-01T00:00:00Z; a date that does not exist (2026-02-30) or a time without a zone is 400.";
+
+/**
+ * The cursor grammar, for the documents: a timestamp, `|`, a positive id. The export issues the
+ * response form (`ANALYTICS_CURSOR_OUT`); the parser takes any timestamp section 3 takes.
+ */
+const CURSOR_PATTERN =
+  "^\\d{4}-\\d{2}-\\d{2}[Tt]\\d{2}:\\d{2}:\\d{2}(?:\\.\\d{1,9})?(?:[Zz]|[+-]\\d{2}:\\d{2})\\|[1-9]\\d{0,15}$";
+
 /** A date bound: `YYYY-MM-DD` (the first or last millisecond of that UTC day) or a timestamp with a zone. */
 const ReviewBound = (edge: "start" | "end", description: string, example: string) =>
   z
@@ -20,7 +31,15 @@ const ReviewBound = (edge: "start" | "end", description: string, example: string
       ctx.addIssue({ code: "custom", message: parsed.reason });
       return z.NEVER;
     })
-    .meta({ override: { type: "string", maxLength: MAX_LENGTH, description, examples: [example] } });
+    .meta({
+      override: {
+        type: "string",
+        maxLength: MAX_LENGTH,
+        pattern: DATE_BOUND_PATTERN,
+        description: `${description}${DATE_RANGE}`,
+        examples: [example],
+      },
+    });
 
 /**
  * Query parameters of `GET /api/analytics/v1/prs` (contract section 3). The registry has already
@@ -65,6 +84,7 @@ export const AnalyticsQuery = z.object({
       override: {
         type: "string",
         maxLength: MAX_LENGTH,
+        pattern: CURSOR_PATTERN,
         description: "The nextCursor of the previous page, unchanged (URL-encoded). Keep org, repo and the window the same.",
         examples: ["2026-11-20T16:44:17.054Z|137"],
       },

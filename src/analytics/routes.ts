@@ -3,7 +3,7 @@ import { type ApiInterface, defineRoute } from "../http/route";
 import { unwrap } from "../lib/durable-call";
 import { AppError, inStore } from "../lib/errors";
 import { REPO_DENIED } from "../rules/analytics-access";
-import { AnalyticsPrPage } from "../schemas/analytics";
+import { ANALYTICS_CURSOR_OUT, AnalyticsPrPage } from "../schemas/analytics";
 import { listMergedPullRequests } from "../storage/analytics";
 import { repositoryHasEvents } from "../storage/repositories";
 import { AnalyticsPrCsv, CSV_CONTENT_TYPE, toCsv } from "./csv";
@@ -30,7 +30,8 @@ const listPullRequestAnalytics = defineRoute({
     "with review metrics. Cursor-paginated: pass nextCursor back as cursor with the same org, repo and window; null on the last page. " +
     'Every page but the last carries Link: <next page URL>; rel="next" (the same parameters with the new cursor) and X-Next-Cursor. ' +
     "format=csv, or Accept naming text/csv above JSON, answers the same page as CSV; errors stay JSON. " +
-    "Rows are read from a read replica and may lag recent events by a short time.",
+    "Rows are read from a read replica and may lag recent events by a short time. " +
+    "Parameters are trimmed before they are checked; blank optional values are ignored; a parameter given twice is 400; unknown parameters are ignored.",
   request: {
     query: AnalyticsQuery,
     check: ({ query }) => checkDateRange(query, Date.now()),
@@ -85,7 +86,12 @@ const listPullRequestAnalytics = defineRoute({
         },
         "X-Next-Cursor": {
           description: "The nextCursor of this page (the cursor of the next one). Absent on the last page.",
-          schema: { type: "string", maxLength: 255, pattern: "^[^|]+\\|[1-9][0-9]*$", example: "2026-11-20T16:44:17.054Z|137" },
+          schema: {
+            type: "string",
+            maxLength: 255,
+            pattern: ANALYTICS_CURSOR_OUT.source,
+            example: "2026-11-20T16:44:17.054Z|137",
+          },
           required: false,
         },
         Vary: {

@@ -4,7 +4,9 @@
  * truncated paste is refused by the checksum before any storage is touched.
  */
 
-export type KeyKind = "analytics" | "members";
+import type { KeyKind } from "../schemas/key-kind";
+
+export type { KeyKind } from "../schemas/key-kind";
 
 export const KEY_PREFIX: Record<KeyKind, string> = { analytics: "cak_", members: "cbk_" };
 

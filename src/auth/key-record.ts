@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { KeyKind } from "../schemas/key-kind";
 
 /**
  * The only API-key data in Workers KV: `apikey:<sha256-hex of the key>` → this record.
@@ -8,7 +9,7 @@ export const KeyRecord = z.object({
   v: z.literal(1),
   keyId: z.string(),
   userId: z.string(),
-  kind: z.enum(["analytics", "members"]),
+  kind: KeyKind,
   createdAt: z.number(),
   expiresAt: z.number().nullable(),
 });

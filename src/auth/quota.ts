@@ -1,3 +1,5 @@
+import type { KeyKind } from "../schemas/key-kind";
+
 /**
  * Exact per-owner quotas (contract section 7), as plain functions. The owner's Durable Object
  * holds the counter and calls `countRequest` in the same transaction that judges the key, so the
@@ -68,7 +70,7 @@ const count = (value: unknown, fallback: number): number => {
  * `RATE_LIMIT_WINDOW_SECONDS`, `RATE_LIMIT_PERSIST_MS` at most a minute); null when the operator set the limit to 0 (no quota: nothing is
  * counted and no quota headers are sent).
  */
-export function quotaPolicy(env: Env, kind: "analytics" | "members"): QuotaPolicy | null {
+export function quotaPolicy(env: Env, kind: KeyKind): QuotaPolicy | null {
   const vars = env as unknown as Record<string, unknown>;
   const limit =
     kind === "analytics"

@@ -1,4 +1,5 @@
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { KEY_KINDS } from "../schemas/key-kind";
 
 /** Tables inside each user's Durable Object: the authority on whether a key still works. */
 
@@ -12,7 +13,7 @@ export const account = sqliteTable("account", {
 
 /** The current key of each kind. Only the SHA-256 hash is kept; a new key replaces the row. */
 export const apiKeys = sqliteTable("api_keys", {
-  kind: text("kind", { enum: ["analytics", "members"] }).primaryKey(),
+  kind: text("kind", { enum: KEY_KINDS }).primaryKey(),
   keyId: text("key_id").notNull(),
   keyHash: text("key_hash").notNull(),
   createdAt: integer("created_at").notNull(),
@@ -25,7 +26,7 @@ export const apiKeys = sqliteTable("api_keys", {
  * after the previous one ended.
  */
 export const quotas = sqliteTable("quotas", {
-  kind: text("kind", { enum: ["analytics", "members"] }).primaryKey(),
+  kind: text("kind", { enum: KEY_KINDS }).primaryKey(),
   windowStart: integer("window_start").notNull(),
   used: integer("used").notNull(),
 });

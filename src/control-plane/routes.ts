@@ -3,18 +3,19 @@ import { userStub } from "../auth/user-stub";
 import { storeEvents } from "../directory/events";
 import { putOrganization as putOrganizationAtHome } from "../directory/put";
 import { syncOrganization } from "../directory/resolve";
-import { membersEnvelope } from "../http/envelopes";
+import { codedErrorEnvelope } from "../http/envelopes";
 import { type ApiInterface, defineRoute } from "../http/route";
 import { callDurable, type DurableResult, unwrap } from "../lib/durable-call";
 import { badRequest, inStore, notFound, storageFailure } from "../lib/errors";
 import { formatInstant } from "../lib/time";
 import { internalDocumentRoute } from "../openapi/routes";
-import { GithubOrgName, GithubRepoName, GithubUserId, InstantOutput } from "../schemas/common";
+import { GithubId, GithubOrgName, GithubRepoName, InstantOutput } from "../schemas/common";
 import { EventBatch, EventBatchAccepted } from "../schemas/events";
+import { KeyKind } from "../schemas/key-kind";
 import { Member, MemberInput } from "../schemas/member";
 import { Organization, OrganizationInput } from "../schemas/organization";
 import { Repository, RepositoryInput } from "../schemas/repository";
-import { ApiKeyCreated, ApiKeyCreateInput, KeyKind, User, UserInput } from "../schemas/user";
+import { ApiKeyCreated, ApiKeyCreateInput, User, UserInput } from "../schemas/user";
 import { deleteParked, listParked, readParked } from "../storage/parked";
 
 /** Control-plane bodies may be large (member lists, event batches), but not unbounded. */
@@ -22,9 +23,9 @@ export const CONTROL_PLANE_MAX_BODY = 1024 * 1024;
 
 const OrgPath = z.object({ org: GithubOrgName });
 const RepoPath = z.object({ org: GithubOrgName, repo: GithubRepoName });
-const MemberPath = z.object({ org: GithubOrgName, githubUserId: GithubUserId });
-const UserPath = z.object({ githubUserId: GithubUserId });
-const KeyPath = z.object({ githubUserId: GithubUserId, kind: KeyKind });
+const MemberPath = z.object({ org: GithubOrgName, githubUserId: GithubId });
+const UserPath = z.object({ githubUserId: GithubId });
+const KeyPath = z.object({ githubUserId: GithubId, kind: KeyKind });
 
 const body = <S extends z.ZodType>(schema: S, example: unknown) => ({ schema, maxBytes: CONTROL_PLANE_MAX_BODY, example });
 
@@ -35,8 +36,13 @@ const body = <S extends z.ZodType>(schema: S, example: unknown) => ({ schema, ma
 const viaOrg = async <T>(env: Env, org: string, call: Parameters<typeof syncOrganization<T>>[2]) =>
   unwrap(await syncOrganization<T>(env, org, call));
 
-const viaUser = <T>(env: Env, id: string, call: (stub: ReturnType<typeof userStub>) => Promise<T>, idempotent = true) =>
-  callDurable<T>(() => call(userStub(env, id)), { idempotent });
+/** A call to the user's object; retried on a transient failure unless `idempotent: false` says a retry could act twice. */
+const viaUser = <T>(
+  env: Env,
+  id: string,
+  call: (stub: ReturnType<typeof userStub>) => Promise<T>,
+  { idempotent = true }: { idempotent?: boolean } = {},
+) => callDurable<T>(() => call(userStub(env, id)), { idempotent });
 
 const putOrganization = defineRoute({
   method: "PUT",
@@ -163,7 +169,7 @@ const createApiKey = defineRoute({
     "A blocked user's new key works once the user is unblocked.",
   request: {
     params: UserPath,
-    body: body(ApiKeyCreateInput, { kind: "analytics", expiresAt: "2027-01-01T00:00:00Z" }),
+    body: body(ApiKeyCreateInput, { kind: "analytics", expiresAt: "2030-12-31T23:59:59Z" }),
     check: ({ body }) => {
       if (body.expiresAt !== null && body.expiresAt <= Date.now()) {
         throw badRequest("Invalid request body.", [{ path: "expiresAt", message: "must be in the future" }]);
@@ -179,7 +185,7 @@ const createApiKey = defineRoute({
         keyId: "6d9f7a52-1c3e-4b1a-9f0e-2b7c8d5e4a31",
         kind: "analytics",
         createdAt: "2026-11-22T10:00:00.000Z",
-        expiresAt: "2027-01-01T00:00:00.000Z",
+        expiresAt: "2030-12-31T23:59:59.000Z",
       },
     },
   },
@@ -191,7 +197,7 @@ const createApiKey = defineRoute({
         env,
         params.githubUserId,
         (stub) => stub.createKey(body.kind, body.expiresAt, Date.now()),
-        false,
+        { idempotent: false },
       ),
     ),
 });
@@ -244,7 +250,7 @@ const ParkedDelivery = z
     id: z.string().max(140).meta({ description: "The delivery id and the part of the delivery (`<delivery>:<part>`)." }),
     delivery: z.string().max(140).meta({ description: "X-GitHub-Delivery." }),
     event: z.string().max(100).meta({ description: "Event and action, e.g. pull_request.closed." }),
-    attempts: z.number().int().meta({ description: "Attempts the queue made before parking it." }),
+    attempts: z.number().int().min(0).meta({ description: "Attempts the queue made before parking it." }),
     parkedAt: InstantOutput,
     message: z.unknown().meta({ description: "The queue message as it was sent (the reduced delivery)." }),
   })
@@ -310,7 +316,7 @@ export const controlPlaneInterface: ApiInterface = {
   description: "Internal: synchronisation, event ingestion and key management (ADMIN_TOKEN).",
   basePath: "/internal",
   document: "internal",
-  envelope: membersEnvelope,
+  envelope: codedErrorEnvelope,
   auth: { kind: "adminToken" },
   errors: ["internal_error", "unavailable"],
   routes: [

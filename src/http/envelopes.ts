@@ -21,7 +21,7 @@ export const ErrorDetailSchema = z
  * interface a path belongs to.
  */
 export interface Envelope {
-  name: "analytics" | "members";
+  name: "analytics" | "coded";
   /** The body a client sees. */
   render(error: AppError, correlationId: string): unknown;
   /** The body schema for the given codes of one status (for the documents and the response checks). */
@@ -68,9 +68,13 @@ const AnalyticsErrorWithDetails = z
   })
   .meta({ id: "AnalyticsErrorWithDetails" });
 
-/** `{"error": {code, message, retriable, correlationId, details}}`; `details` always present. */
-export const membersEnvelope: Envelope = {
-  name: "members",
+/**
+ * `{"error": {code, message, retriable, correlationId, details}}`; `details` always present. The
+ * contract calls it "the members envelope"; it is the envelope of every interface but the
+ * analytics export (members, operations, control plane, webhooks), named for what it holds.
+ */
+export const codedErrorEnvelope: Envelope = {
+  name: "coded",
   render: (e, correlationId) => ({
     error: { code: e.code, message: e.message, retriable: e.retriable, correlationId, details: e.details },
   }),

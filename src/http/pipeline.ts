@@ -1,5 +1,6 @@
-import { type AppError, internalError, isAppError, notFound } from "../lib/errors";
-import { type Envelope, json } from "./envelopes";
+import { notFound } from "../lib/errors";
+import type { Envelope } from "./envelopes";
+import { errorResponse } from "./error-response";
 import type { Registry } from "./registry";
 import { correlationIdFor, isCanonicalPath } from "./request";
 import type { RequestContext } from "./route";
@@ -54,34 +55,4 @@ export async function dispatch(
     }),
   );
   return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
-}
-
-/**
- * The one place errors become responses. An AppError keeps its public message; anything else is
- * logged with the correlation id and answered as a generic 500.
- */
-export function errorResponse(error: unknown, envelope: Envelope, correlationId: string): Response {
-  let appError: AppError;
-  if (isAppError(error)) {
-    appError = error;
-    if (appError.status >= 500) logFailure(correlationId, appError.logAs ?? `answered ${appError.code}`, appError.cause);
-  } else {
-    logFailure(correlationId, "unhandled error", error);
-    appError = internalError();
-  }
-  appError = envelope.translate(appError);
-  return json(envelope.render(appError, correlationId), appError.status, appError.headers);
-}
-
-/** Every server-side failure is logged once, here, with the request's correlation id. */
-function logFailure(correlationId: string, msg: string, cause: unknown): void {
-  console.error(
-    JSON.stringify({
-      level: "error",
-      msg,
-      correlationId,
-      error: cause instanceof Error ? `${cause.name}: ${cause.message}` : cause === undefined ? undefined : String(cause),
-      stack: cause instanceof Error ? cause.stack : undefined,
-    }),
-  );
 }

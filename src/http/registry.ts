@@ -5,6 +5,7 @@ import { AppError, type ErrorDetail, notFound } from "../lib/errors";
 import { authDocumentation, authenticate } from "./authentication";
 import { readJsonObject } from "./body";
 import { json } from "./envelopes";
+import { errorResponse } from "./error-response";
 import { readPathParams, readQuery } from "./request";
 import type { ApiInterface, RequestContext, Route } from "./route";
 import { parseOrThrow } from "./validation";
@@ -12,6 +13,10 @@ import { parseOrThrow } from "./validation";
 /** `/a/{b}/c` → `/a/:b/c` for itty, and a RegExp for `Allow`. */
 const ittyPath = (path: string) => path.replace(/\{(\w+)\}/g, ":$1");
 const pathPattern = (path: string) => new RegExp(`^${path.replace(/\{\w+\}/g, "[^/]+")}$`);
+
+/** RFC 9110: a HEAD answer is the GET's status and headers without the body. */
+const withoutBody = (response: Response): Response =>
+  new Response(null, { status: response.status, statusText: response.statusText, headers: response.headers });
 
 /**
  * Turns interface definitions into the router. Each route runs the same stages in the contract's
@@ -31,6 +36,16 @@ export class Registry {
         this.router[route.method.toLowerCase() as "get"](ittyPath(route.path), (request: IRequest, rc: RequestContext) =>
           runRoute(api, route, request, rc),
         );
+        // HEAD wherever GET is (contract section 1): the same stages, quota included, and its
+        // error answers too lose their body, so they are rendered here rather than in dispatch.
+        if (route.method === "GET") {
+          this.#patterns.push({ method: "HEAD", pattern: pathPattern(route.path) });
+          this.router.head(ittyPath(route.path), (request: IRequest, rc: RequestContext) =>
+            runRoute(api, route, request, rc).then(withoutBody, (error) =>
+              withoutBody(errorResponse(error, api.envelope, rc.correlationId)),
+            ),
+          );
+        }
       }
     }
   }

@@ -40,6 +40,11 @@ export interface SuccessResponse {
   media?: Record<string, { schema: z.ZodType; example?: string }>;
   headers?: Record<string, HeaderSpec & { required?: boolean }>;
   example?: unknown;
+  /** OpenAPI links: operations a client can call next with values of this answer (runtime expressions). */
+  links?: Record<
+    string,
+    { operationId: string; description: string; parameters?: Record<string, string>; requestBody?: unknown }
+  >;
 }
 
 export interface BodySpec<B extends z.ZodType> {
@@ -83,6 +88,8 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
     params?: P;
     query?: Q;
     body?: BodySpec<B>;
+    /** Request headers the handler reads itself (e.g. a webhook's event name): documented, not parsed by the registry. */
+    headers?: z.ZodObject;
     /** Rules across fields (e.g. a date range), run once every part parsed; throw an AppError. */
     check?: (input: RouteInput<z.output<P>, z.output<Q>, z.output<B>>) => void;
     /** The 400 message for invalid parameters; default "Invalid path parameters." / "Invalid query parameters.". */

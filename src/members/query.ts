@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { MemberCursor } from "../organization/store/members";
-import { GithubUserId, PageSize, Role } from "../schemas/common";
+import { GithubUserId, LIST_CURSOR, PageSize, Role } from "../schemas/common";
 
 /**
  * Query parameters of the section 8 lists. The registry has already trimmed them, dropped blank
@@ -55,7 +55,7 @@ const cursorParam = <T>(max: number, decode: (value: string) => T | null, descri
       return z.NEVER;
     })
     .optional()
-    .meta({ override: { type: "string", maxLength: max, description } });
+    .meta({ override: { type: "string", maxLength: max, pattern: LIST_CURSOR.source, description } });
 
 /**
  * Organizations: after this lower-cased login and home key (`directory/resolve.ts`). Both are the

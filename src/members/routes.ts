@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { atOrganization } from "../directory/resolve";
-import { membersEnvelope } from "../http/envelopes";
+import { codedErrorEnvelope } from "../http/envelopes";
 import { type ApiInterface, defineRoute, type RequestContext, signedIn } from "../http/route";
 import { unwrap } from "../lib/durable-call";
 import type { ErrorCode } from "../lib/errors";
@@ -65,6 +65,14 @@ function applyChanges(
   );
 }
 
+/**
+ * The list's keyset is (lower(githubLogin), githubUserId): exact while members come and go, but a
+ * login is part of the position. Keeping a walk exact under renames would need a snapshot per
+ * walk or an order that is not the contract's; the limit is stated instead (README, document).
+ */
+const MEMBER_WALK_LIMIT =
+  "A member whose githubLogin changes during the walk moves in this order, so it may be returned twice or not at all.";
+
 const exampleMember = {
   githubUserId: "1002",
   githubLogin: "max-member",
@@ -88,7 +96,29 @@ const getOrganizationMember = defineRoute({
   request: { params: MemberPath },
   alongside: ({ params }, callerId, { env }) =>
     atOrganization<Member>(env, params.org, (stub) => stub.readMember(params.org, callerId, params.githubUserId)),
-  responses: { 200: { description: "The member.", body: Member, example: exampleMember } },
+  responses: {
+    200: {
+      description: "The member.",
+      body: Member,
+      example: exampleMember,
+      // The guard workflow: PATCH with the values just read. As written, each keeps the value (changed false);
+      // a client sets seat or role to what it wants and keeps the expected value from this read.
+      links: {
+        updateSeatGuarded: {
+          operationId: "updateOrganizationMember",
+          description: "Change this member's seat, guarded by the seat just read (expectedSeat).",
+          parameters: { org: "$request.path.org", githubUserId: "$response.body#/githubUserId" },
+          requestBody: { seat: "$response.body#/seat", expectedSeat: "$response.body#/seat" },
+        },
+        updateRoleGuarded: {
+          operationId: "updateOrganizationMember",
+          description: "Change this member's role, guarded by the role just read (expectedRole).",
+          parameters: { org: "$request.path.org", githubUserId: "$response.body#/githubUserId" },
+          requestBody: { role: "$response.body#/role", expectedRole: "$response.body#/role" },
+        },
+      },
+    },
+  },
   errors: ["org_not_found", "installation_blocked", "org_access_denied", "member_not_found"],
   handler: async ({ read }) => unwrap(read),
 });
@@ -185,8 +215,8 @@ const listOrganizationMembers = defineRoute({
   description:
     "Any member of the organization may list. Ordered by githubLogin case-insensitively, then githubUserId. Filters: role, " +
     "seat, and search (a case-insensitive substring of githubLogin or workEmail). Walking every page with nextCursor " +
-    "returns each matching member exactly once, also while members are added or removed. seats counts the whole " +
-    "organization, not the filtered page.",
+    "returns each matching member exactly once, also while members are added or removed. " +
+    `${MEMBER_WALK_LIMIT} seats counts the whole organization, not the filtered page.`,
   request: { params: OrgPath, query: MemberListQuery, invalidMessage: invalidListQueryMessage },
   alongside: ({ params, query }, callerId, { env }) =>
     atOrganization<MemberRows>(env, params.org, (stub) =>
@@ -206,6 +236,13 @@ const listOrganizationMembers = defineRoute({
         data: [exampleMember],
         nextCursor: "bTo1ODMyMzE6bWF4LW1lbWJlcg",
         seats: { purchased: 10, used: 7, available: 3 },
+      },
+      links: {
+        getMember: {
+          operationId: "getOrganizationMember",
+          description: "Read a listed member (the first here; any index of data works), then PATCH it with what the read gave.",
+          parameters: { org: "$request.path.org", githubUserId: "$response.body#/data/0/githubUserId" },
+        },
       },
     },
   },
@@ -330,7 +367,7 @@ export const membersInterface: ApiInterface = {
     "at once); the audit log (personal cbk_ keys).",
   basePath: "/api/v1",
   document: "public",
-  envelope: membersEnvelope,
+  envelope: codedErrorEnvelope,
   auth: { kind: "apiKey", keyKind: "members" },
   errors: ["internal_error", "unavailable"],
   routes: [

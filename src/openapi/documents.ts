@@ -26,8 +26,8 @@ const HEADERS: Record<string, HeaderSpec> = {
   "Cache-Control": { description: "Always no-store: the data is personal.", schema: { type: "string", const: "no-store" } },
   "WWW-Authenticate": { description: "The scheme to authenticate with.", schema: { type: "string", const: "Bearer" } },
   Allow: {
-    description: "The methods this path answers.",
-    schema: { type: "string", pattern: "^[A-Z]+(, [A-Z]+)*$", maxLength: 40, example: "GET, PATCH" },
+    description: "The methods this path answers; HEAD wherever GET is.",
+    schema: { type: "string", pattern: "^[A-Z]+(, [A-Z]+)*$", maxLength: 40, example: "GET, HEAD, PATCH" },
   },
   "Retry-After": {
     description: "Whole seconds until a retry may succeed (at least 1).",
@@ -94,6 +94,12 @@ const EXAMPLE_MESSAGES: Partial<Record<ErrorCode, string>> = {
   unavailable: "The service is temporarily unavailable. Retry with the same request.",
 };
 
+/** The other 429 of an API-key route (README "Rate limits"; `auth/flood.ts`). */
+const FLOOD_429 =
+  "Also answered per client address (CF-Connecting-IP) once it has had 100 failed authentications within 60 seconds: " +
+  "for the rest of that minute every request from it gets 429 before any key is looked up, valid keys too, " +
+  "with Retry-After but no quota headers (no quota was counted).";
+
 const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
 const always = { "X-Correlation-Id": ref("X-Correlation-Id"), "Cache-Control": ref("Cache-Control") };
 
@@ -133,8 +139,9 @@ function errorResponses(api: ApiInterface, route: Route): ZodOpenApiResponsesObj
       new AppError(first, EXAMPLE_MESSAGES[first] ?? `${ERROR_CODES[first].when}.`),
       EXAMPLE_ID,
     );
+    const description = codes.map((c) => `${c}: ${ERROR_CODES[c].when}.`).join(" ");
     responses[`${status}` as `4${string}`] = {
-      description: codes.map((c) => `${c}: ${ERROR_CODES[c].when}.`).join(" "),
+      description: status === 429 && api.auth.kind === "apiKey" ? `${description} ${FLOOD_429}` : description,
       headers: headers as never,
       content: { "application/json": { schema: api.envelope.schema(codes), example } },
     };
@@ -156,6 +163,7 @@ function operation(api: ApiInterface, route: Route): ZodOpenApiOperationObject {
     responses[status as `2${string}`] = {
       description: spec.description,
       headers: headers as never,
+      ...(spec.links ? { links: spec.links as never } : {}),
       ...(Object.keys(content).length > 0 ? { content: content as never } : {}),
     };
   }
@@ -167,11 +175,12 @@ function operation(api: ApiInterface, route: Route): ZodOpenApiOperationObject {
     ...(route.description ? { description: route.description } : {}),
     tags: [api.name],
     security,
-    ...(route.request?.params || route.request?.query
+    ...(route.request?.params || route.request?.query || route.request?.headers
       ? {
           requestParams: {
             ...(route.request.params ? { path: route.request.params } : {}),
             ...(route.request.query ? { query: route.request.query } : {}),
+            ...(route.request.headers ? { header: route.request.headers } : {}),
           },
         }
       : {}),
@@ -195,12 +204,14 @@ const DOCUMENTS = {
     title: "Pull request analytics and member management",
     description:
       "Analytics export (cak_ keys, Pro plan) and member management (cbk_ keys) of an automated pull-request reviewer. " +
-      "Every response carries X-Correlation-Id and Cache-Control: no-store. Date-times are UTC with milliseconds.",
+      "Every response carries X-Correlation-Id and Cache-Control: no-store. Date-times are UTC with milliseconds. " +
+      "HEAD is answered wherever GET is: the GET's status and headers (quota counted), no body.",
   },
   internal: {
     title: "Pull request analytics service: internal control plane",
     description:
-      "Synchronisation, event ingestion, key management and parked webhook deliveries (ADMIN_TOKEN), and the GitHub App webhook endpoint (signed deliveries). Not for end users; served only with the admin token.",
+      "Synchronisation, event ingestion, key management and parked webhook deliveries (ADMIN_TOKEN), and the GitHub App webhook endpoint (signed deliveries). Not for end users; served only with the admin token. " +
+      "HEAD is answered wherever GET is: the GET's status and headers, no body.",
   },
 } as const;
 
@@ -215,28 +226,42 @@ export function buildDocument(interfaces: readonly ApiInterface[], which: "publi
     }
   }
   const used = new Set(mine.map((api) => authDocumentation(api.auth).securityScheme));
-  return withIntegerFormats(
-    createDocument({
-      openapi: "3.1.0",
-      info: { title: DOCUMENTS[which].title, version: "1.0.0", description: DOCUMENTS[which].description },
-      servers: [
-        {
-          url: "/",
-          description: "production (or local, under npm start): the deployment that serves this document",
-          "x-internal": which === "internal",
+  return withUsedHeadersOnly(
+    withIntegerFormats(
+      createDocument({
+        openapi: "3.1.0",
+        info: { title: DOCUMENTS[which].title, version: "1.0.0", description: DOCUMENTS[which].description },
+        servers: [
+          {
+            url: "/",
+            description: "production (or local, under npm start): the deployment that serves this document",
+            "x-internal": which === "internal",
+          },
+        ],
+        tags: mine.map((api) => ({ name: api.name, description: api.description })),
+        components: {
+          headers: Object.fromEntries([
+            ...Object.entries({ ...HEADERS, ...QUOTA_HEADERS }).map(([name, h]) => [name, { ...h, required: true }]),
+            ...Object.entries(QUOTA_HEADERS).map(([name, h]) => [`${name}-optional`, { ...h, required: false }]),
+          ]) as never,
+          securitySchemes: Object.fromEntries(Object.entries(SECURITY_SCHEMES).filter(([name]) => used.has(name))) as never,
         },
-      ],
-      tags: mine.map((api) => ({ name: api.name, description: api.description })),
-      components: {
-        headers: Object.fromEntries([
-          ...Object.entries({ ...HEADERS, ...QUOTA_HEADERS }).map(([name, h]) => [name, { ...h, required: true }]),
-          ...Object.entries(QUOTA_HEADERS).map(([name, h]) => [`${name}-optional`, { ...h, required: false }]),
-        ]) as never,
-        securitySchemes: Object.fromEntries(Object.entries(SECURITY_SCHEMES).filter(([name]) => used.has(name))) as never,
-      },
-      paths: paths as never,
-    }),
+        paths: paths as never,
+      }),
+    ),
   );
+}
+
+/**
+ * The header components both documents could use, minus those no operation of this one refers to
+ * (the internal document has no quota headers).
+ */
+function withUsedHeadersOnly<T extends { paths?: unknown; components?: { headers?: Record<string, unknown> } }>(document: T): T {
+  const paths = JSON.stringify(document.paths);
+  const headers = document.components?.headers;
+  if (headers)
+    for (const name of Object.keys(headers)) if (!paths.includes(`"#/components/headers/${name}"`)) delete headers[name];
+  return document;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { membersEnvelope } from "../http/envelopes";
+import { codedErrorEnvelope } from "../http/envelopes";
 import { type ApiInterface, defineRoute } from "../http/route";
 import { inStore } from "../lib/errors";
 import { publicDocumentRoute } from "../openapi/routes";
@@ -35,7 +35,7 @@ export const operationsInterface: ApiInterface = {
   description: "Health, readiness and this document. No key needed.",
   basePath: "/",
   document: "public",
-  envelope: membersEnvelope,
+  envelope: codedErrorEnvelope,
   auth: { kind: "none" },
   errors: [],
   routes: [liveness, readiness, publicDocumentRoute],

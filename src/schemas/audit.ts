@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { GithubLogin, GithubUserId, InstantOutput, Role } from "./common";
+import { GithubLogin, GithubUserId, InstantOutput, LIST_CURSOR, Role } from "./common";
 
 const State = z.object({ seat: z.boolean(), role: Role });
 
@@ -38,6 +38,7 @@ export const AuditPage = z
     nextCursor: z
       .string()
       .max(255)
+      .regex(LIST_CURSOR)
       .nullable()
       .meta({ description: "Pass back as cursor with the same filter; null on the last page." }),
   })

@@ -40,21 +40,82 @@ export const GithubUserId = z
   .regex(/^\d{1,20}$/, "must be a numeric GitHub user id of 1 to 20 digits")
   .meta({ description: "Numeric GitHub user id.", example: "583231", override: { maxLength: 20 } });
 
+/**
+ * A GitHub user id where the control plane or a webhook names a person: GitHub's ids have no
+ * leading zero, so `01002` would be a second identity of `1002` (contract section 5). The public
+ * routes keep `GithubUserId`, where such an id simply names no member.
+ */
+export const GithubId = z
+  .string()
+  .regex(/^[1-9]\d{0,19}$/, "must be a numeric GitHub user id of 1 to 20 digits without a leading zero")
+  .meta({
+    description: "Numeric GitHub user id, without a leading zero.",
+    example: "583231",
+    override: { maxLength: 20 },
+  });
+
+/** A user login as the service answers it. */
 export const GithubLogin = z.string().min(1).max(255).meta({ example: "octocat" });
 
-/** An RFC 3339 timestamp on input, epoch milliseconds inside the service. */
-export const InstantInput = z
+/**
+ * A user login where the control plane or a webhook sets one: GitHub's ASCII set (letters, digits,
+ * hyphens, at most 39, no leading hyphen), plus the `[bot]` suffix of GitHub's bot accounts. Only
+ * ASCII, so that the member search's case folding (SQLite's `lower`, ASCII only) is exact.
+ */
+export const GithubUserLogin = z
   .string()
-  .max(64)
-  .transform((value, ctx) => {
-    const parsed = parseTimestamp(value);
-    if (parsed.kind === "invalid") {
-      ctx.addIssue({ code: "custom", message: parsed.reason });
-      return z.NEVER;
-    }
-    return parsed.ms;
-  })
-  .meta({ override: { type: "string", format: "date-time" }, example: "2026-11-02T09:30:00.000Z" });
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9-]{0,38}(?:\[bot\])?$/,
+    "must be a GitHub login: 1 to 39 ASCII letters, digits or hyphens, not starting with a hyphen, optionally ending in [bot]",
+  )
+  .meta({ example: "octocat", override: { maxLength: 44 } });
+
+/**
+ * An e-mail address as JSON Schema's `email` format means it (the form ajv-formats checks): an
+ * ASCII local part of dot-separated atoms (at most 64 characters), `@`, and a host name with at
+ * least one dot (labels of at most 63 characters, at most 253 in all). The service answers every
+ * stored address as `format: email`, so the control plane accepts nothing else.
+ */
+export const EmailAddress = z
+  .string()
+  .max(320)
+  .refine((value) => {
+    const match =
+      /^([a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*)@((?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)$/i.exec(
+        value,
+      );
+    const [, local = "", host = ""] = match ?? [];
+    return match !== null && local.length <= 64 && host.length <= 253 && host.split(".").every((label) => label.length <= 63);
+  }, "must be an e-mail address")
+  .meta({ format: "email", example: "max@example.com" });
+
+/** Every cursor of the section 8 lists: base64url without padding (their decoder refuses anything else). */
+export const LIST_CURSOR = /^[A-Za-z0-9_-]+$/;
+
+/** What every date-time input takes (`lib/time.ts`); a field with a description of its own repeats the range. */
+export const INSTANT_RANGE =
+  "RFC 3339 with Z or ±HH:MM (fraction kept to the millisecond), from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z.";
+
+/** An RFC 3339 timestamp on input, epoch milliseconds inside the service; `example` for the documents. */
+export const instantInput = (example: string) =>
+  z
+    .string()
+    .max(64)
+    .transform((value, ctx) => {
+      const parsed = parseTimestamp(value);
+      if (parsed.kind === "invalid") {
+        ctx.addIssue({ code: "custom", message: parsed.reason });
+        return z.NEVER;
+      }
+      return parsed.ms;
+    })
+    .meta({
+      override: { type: "string", format: "date-time" },
+      description: INSTANT_RANGE,
+      example,
+    });
+
+export const InstantInput = instantInput("2026-11-02T09:30:00.000Z");
 
 /** Response date-times: UTC, millisecond precision. */
 export const InstantOutput = z.string().meta({

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { GithubOrgName, GithubRepoName, InstantInput } from "./common";
+import { GithubOrgName, GithubRepoName, INSTANT_RANGE, InstantInput } from "./common";
 
 export const MAX_EVENTS_PER_BATCH = 1000;
 
@@ -14,7 +14,8 @@ const prRef = { org: GithubOrgName, repo: GithubRepoName, prNumber: PrNumber };
 const version = {
   updatedAt: InstantInput.meta({
     description:
-      "When the record reached the state this event reports, at the source. For one record the event with the greatest updatedAt wins whatever the arrival order; an older or equal one changes nothing (it still counts in accepted).",
+      "When the record reached the state this event reports, at the source. For one record the event with the greatest updatedAt wins whatever the arrival order; an older or equal one changes nothing (it still counts in accepted). " +
+      INSTANT_RANGE,
   }),
 };
 
@@ -78,4 +79,4 @@ export const EventBatch = z
   .meta({ id: "EventBatch" });
 export type EventBatch = z.output<typeof EventBatch>;
 
-export const EventBatchAccepted = z.object({ accepted: z.number().int() }).meta({ id: "EventBatchAccepted" });
+export const EventBatchAccepted = z.object({ accepted: z.number().int().min(0) }).meta({ id: "EventBatchAccepted" });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { GithubOrgName, GithubRepoName, GithubUserId } from "../schemas/common";
+import { GithubId, GithubOrgName, GithubRepoName, GithubUserLogin } from "../schemas/common";
 import { PullRequestEvent } from "../schemas/events";
 
 /**
@@ -32,16 +32,16 @@ export const OrganizationChange = z.discriminatedUnion("kind", [
     kind: z.literal("collaborator"),
     added: z.boolean(),
     repository: GithubRepository.pick({ id: true, name: true }),
-    githubUserId: GithubUserId,
+    githubUserId: GithubId,
   }),
   z.object({
     kind: z.literal("member_added"),
-    githubUserId: GithubUserId,
-    githubLogin: z.string().min(1).max(255),
+    githubUserId: GithubId,
+    githubLogin: GithubUserLogin,
     role: z.enum(["admin", "member"]),
     isBot: z.boolean(),
   }),
-  z.object({ kind: z.literal("member_removed"), githubUserId: GithubUserId }),
+  z.object({ kind: z.literal("member_removed"), githubUserId: GithubId }),
   /** The organization's login changed from `from` to the message's `org`. */
   z.object({ kind: z.literal("organization_renamed"), from: GithubOrgName }),
 ]);

@@ -1,15 +1,11 @@
 import { z } from "zod";
-import { GithubLogin, GithubUserId, Role } from "./common";
+import { EmailAddress, GithubLogin, GithubUserId, GithubUserLogin, LIST_CURSOR, Role } from "./common";
 
 /** Control plane: `PUT /internal/v1/organizations/{org}/members/{githubUserId}` (sync, no guards). */
 export const MemberInput = z
   .strictObject({
-    githubLogin: GithubLogin,
-    workEmail: z
-      .string()
-      .min(3)
-      .max(320)
-      .regex(/^[^\s@]+@[^\s@]+$/, "must be an e-mail address"),
+    githubLogin: GithubUserLogin,
+    workEmail: EmailAddress,
     role: Role,
     seat: z.boolean(),
     isBot: z.boolean(),
@@ -59,11 +55,37 @@ function checkPairs(body: PatchFields, ctx: z.RefinementCtx): void {
   }
 }
 
-/** The pairing rules above, for the documents: each pair complete, at least one pair. */
-const pairsOverride = {
-  dependentRequired: { seat: ["expectedSeat"], expectedSeat: ["seat"], role: ["expectedRole"], expectedRole: ["role"] },
-  anyOf: [{ required: ["seat", "expectedSeat"] }, { required: ["role", "expectedRole"] }],
-};
+type JsonSchema = Record<string, unknown> & { properties?: Record<string, unknown> };
+
+/**
+ * The pairing rules above, for the documents: a `oneOf` of three closed objects (the seat pair,
+ * the role pair, both pairs), each also naming the other pair's fields as absent (`false`). Code
+ * generators turn `required`-only branches into `unknown` (any body compiles); closed branches
+ * become a union that refuses a half pair or a stray field at compile time
+ * (examples/client/invalid-bodies.ts). `also` are fields every branch carries (the batch's member).
+ */
+const pairsOverride =
+  (also: readonly string[] = []) =>
+  ({ jsonSchema }: { jsonSchema: JsonSchema }) => {
+    const properties = jsonSchema.properties ?? {};
+    const pick = (names: readonly string[]) => Object.fromEntries(names.map((name) => [name, properties[name]]));
+    const absent = (names: readonly string[]) => Object.fromEntries(names.map((name) => [name, false]));
+    const branch = (title: string, fields: readonly string[], without: readonly string[]) => ({
+      title,
+      type: "object",
+      properties: { ...pick([...also, ...fields]), ...absent(without) },
+      required: [...also, ...fields],
+      additionalProperties: false,
+    });
+    const seatPair = ["seat", "expectedSeat"];
+    const rolePair = ["role", "expectedRole"];
+    for (const key of Object.keys(jsonSchema)) if (key !== "description" && key !== "id") delete jsonSchema[key];
+    jsonSchema.oneOf = [
+      branch("Seat change", seatPair, rolePair),
+      branch("Role change", rolePair, seatPair),
+      branch("Seat and role change", [...seatPair, ...rolePair], []),
+    ];
+  };
 
 /**
  * `PATCH /api/v1/organizations/{org}/members/{githubUserId}`: one or both guarded pairs.
@@ -72,7 +94,7 @@ const pairsOverride = {
 export const MemberPatch = z.strictObject(patchShape).superRefine(checkPairs).meta({
   id: "MemberPatch",
   description: "seat with expectedSeat, role with expectedRole, or both pairs (applied atomically). No other fields.",
-  override: pairsOverride,
+  override: pairsOverride(),
 });
 export type MemberPatch = z.output<typeof MemberPatch>;
 
@@ -87,6 +109,7 @@ export const MemberUpdateResult = z
     availableSeats: z
       .number()
       .int()
+      .min(0)
       .meta({ description: "Purchased seats minus members holding one, after the change; never below 0." }),
     purchasedQuantityChanged: z.boolean().meta({ description: "Always false: this operation never buys seats." }),
   })
@@ -103,7 +126,7 @@ export const BatchChange = z
   .meta({
     id: "MemberChange",
     description: "githubUserId, and seat with expectedSeat, role with expectedRole, or both pairs. No other fields.",
-    override: { ...pairsOverride, required: ["githubUserId"] },
+    override: pairsOverride(["githubUserId"]),
   });
 
 /** `PATCH /api/v1/organizations/{org}/members`: 1 to 100 changes, no member twice, all or nothing. */
@@ -133,6 +156,7 @@ export const MemberBatchResult = z
     availableSeats: z
       .number()
       .int()
+      .min(0)
       .meta({ description: "Purchased seats minus members holding one, after the batch; never below 0." }),
   })
   .meta({ id: "MemberBatchResult" });
@@ -152,6 +176,7 @@ export const MemberPage = z
     nextCursor: z
       .string()
       .max(2048)
+      .regex(LIST_CURSOR)
       .nullable()
       .meta({ description: "Pass back as cursor with the same filters; null on the last page." }),
     seats: SeatSummary,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { InstantInput, InstantOutput, OrgLogin, Role } from "./common";
+import { InstantInput, InstantOutput, LIST_CURSOR, OrgLogin, Role } from "./common";
 
 export const Plan = z.enum(["free", "team", "pro"]);
 export const SubscriptionStatus = z.enum(["active", "past_due", "canceled", "none"]);
@@ -25,14 +25,14 @@ export type OrganizationInput = z.output<typeof OrganizationInput>;
 export const Organization = z
   .object({
     login: OrgLogin,
-    installationId: z.number().int(),
+    installationId: z.number().int().min(1),
     installedAt: InstantOutput,
     blocked: z.boolean(),
     plan: Plan,
     subscription: z.object({
       status: SubscriptionStatus,
       billedThroughService: z.boolean(),
-      purchasedSeats: z.number().int(),
+      purchasedSeats: z.number().int().min(0),
     }),
   })
   .meta({ id: "Organization" });
@@ -57,7 +57,12 @@ export type OrganizationEntry = z.infer<typeof OrganizationEntry>;
 export const OrganizationPage = z
   .object({
     data: z.array(OrganizationEntry).max(100),
-    nextCursor: z.string().max(255).nullable().meta({ description: "Pass back as cursor; null on the last page." }),
+    nextCursor: z
+      .string()
+      .max(255)
+      .regex(LIST_CURSOR)
+      .nullable()
+      .meta({ description: "Pass back as cursor; null on the last page." }),
   })
   .meta({ id: "OrganizationPage" });
 export type OrganizationPage = z.infer<typeof OrganizationPage>;

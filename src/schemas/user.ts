@@ -1,22 +1,25 @@
 import { z } from "zod";
-import { GithubLogin, GithubUserId, InstantInput, InstantOutput } from "./common";
+import { GithubLogin, GithubUserId, GithubUserLogin, InstantOutput, instantInput } from "./common";
+import { KeyKind } from "./key-kind";
 
 /** Control plane: `PUT /internal/v1/users/{githubUserId}`. */
 export const UserInput = z
-  .strictObject({ githubLogin: GithubLogin, blocked: z.boolean().default(false) })
+  .strictObject({ githubLogin: GithubUserLogin, blocked: z.boolean().default(false) })
   .meta({ id: "UserInput" });
 export type UserInput = z.output<typeof UserInput>;
 
 export const User = z.object({ githubUserId: GithubUserId, githubLogin: GithubLogin, blocked: z.boolean() }).meta({ id: "User" });
 export type User = z.infer<typeof User>;
 
-export const KeyKind = z.enum(["analytics", "members"]).meta({
-  description: "analytics keys start with cak_, members keys with cbk_.",
-});
-
 /** Control plane: `POST /internal/v1/users/{githubUserId}/api-keys`. */
 export const ApiKeyCreateInput = z
-  .strictObject({ kind: KeyKind, expiresAt: InstantInput.nullable().default(null) })
+  .strictObject({
+    kind: KeyKind,
+    expiresAt: instantInput("2030-12-31T23:59:59.000Z").nullable().default(null).meta({
+      description: "When the key stops working: a future date-time, at most 9999-12-31T23:59:59.999Z; null (default) for never.",
+      example: "2030-12-31T23:59:59.000Z",
+    }),
+  })
   .meta({ id: "ApiKeyCreateInput" });
 export type ApiKeyCreateInput = z.output<typeof ApiKeyCreateInput>;
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { json, membersEnvelope } from "../http/envelopes";
+import { codedErrorEnvelope, json } from "../http/envelopes";
 import { type ApiInterface, defineRoute } from "../http/route";
 import { receiveDelivery, WEBHOOK_MAX_BODY } from "./receive";
 
@@ -23,6 +23,18 @@ const GithubPayload = z
   .looseObject({ action: z.string().max(100).optional() })
   .meta({ id: "GithubWebhookPayload", description: "A GitHub webhook payload, as GitHub sends it." });
 
+/** Documented only: `receive.ts` reads them (400 when either is missing). */
+const DeliveryHeaders = z.object({
+  "X-GitHub-Event": z
+    .string()
+    .max(100)
+    .meta({ description: "The event name, e.g. pull_request; ping answers 200 pong.", example: "pull_request" }),
+  "X-GitHub-Delivery": z.string().max(128).meta({
+    description: "The delivery's id; one seen in the last 7 days is answered duplicate and has no effect.",
+    example: "72d3162e-cc78-11e3-81ab-4c9367dc0958",
+  }),
+});
+
 const receiveGithubWebhook = defineRoute({
   method: "POST",
   path: "/webhooks/github",
@@ -34,6 +46,7 @@ const receiveGithubWebhook = defineRoute({
     "queue and is applied idempotently. 404 while no secret is set. Bad signatures count as failed authentications of the " +
     "client address: past 100 a minute that address gets 429 before its body is read.",
   request: {
+    headers: DeliveryHeaders,
     body: {
       schema: GithubPayload,
       maxBytes: WEBHOOK_MAX_BODY,
@@ -74,7 +87,7 @@ export const webhooksInterface: ApiInterface = {
   description: "GitHub App webhooks: signed deliveries, queued and applied idempotently.",
   basePath: "/webhooks",
   document: "internal",
-  envelope: membersEnvelope,
+  envelope: codedErrorEnvelope,
   auth: { kind: "webhookSignature" },
   errors: ["internal_error", "unavailable"],
   routes: [receiveGithubWebhook],

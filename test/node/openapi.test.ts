@@ -120,3 +120,156 @@ describe("what the documents say", () => {
     expect(post.responses["401"]?.headers).not.toHaveProperty("WWW-Authenticate");
   });
 });
+
+type Node = Record<string, unknown>;
+type AnyDoc = { paths?: Record<string, Record<string, Node>>; components?: Record<string, Record<string, Node>> };
+const operations = (doc: AnyDoc) =>
+  Object.entries(doc.paths ?? {}).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, op]) => ({ where: `${method.toUpperCase()} ${path}`, op: op as Node })),
+  );
+/** Every schema node under `node`, with where it sits, following $refs into the components once. */
+function* schemaNodes(doc: AnyDoc, node: unknown, where: string, seen = new Set<unknown>()): Generator<[string, Node]> {
+  if (!node || typeof node !== "object" || seen.has(node)) return;
+  seen.add(node);
+  const schema = node as Node;
+  if (typeof schema.$ref === "string") {
+    const [, , kind = "", name = ""] = schema.$ref.split("/");
+    yield* schemaNodes(doc, doc.components?.[kind]?.[name], schema.$ref, seen);
+    return;
+  }
+  yield [where, schema];
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === "example" || key === "examples") continue;
+    if (Array.isArray(value))
+      for (const [i, item] of value.entries()) yield* schemaNodes(doc, item, `${where}.${key}.${i}`, seen);
+    else yield* schemaNodes(doc, value, `${where}.${key}`, seen);
+  }
+}
+
+describe("issue 22: what the documents must also say", () => {
+  const docs = [
+    ["public", publicDocument() as unknown as AnyDoc],
+    ["internal", internalDocument() as unknown as AnyDoc],
+  ] as const;
+
+  it.each(docs)("%s: every 429 names the per-address limit on failed authentications, which hits valid keys too", (_n, doc) => {
+    let seen = 0;
+    for (const { where, op } of operations(doc)) {
+      const tooMany = (op.responses as Record<string, Node>)["429"];
+      if (!tooMany) continue;
+      seen += 1;
+      expect(tooMany.description, where).toMatch(/client address/);
+      expect(tooMany.description, where).toMatch(/failed authentications/);
+      expect(tooMany.description, where).toMatch(/valid keys too/);
+      expect(tooMany.description, where).toMatch(/no quota headers/);
+    }
+    if (_n === "public") expect(seen).toBeGreaterThan(0);
+  });
+
+  it.each(docs)("%s: every integer a response carries has a minimum of 0 or 1", (_n, doc) => {
+    for (const { where, op } of operations(doc)) {
+      for (const [status, response] of Object.entries(op.responses as Record<string, Node>)) {
+        for (const media of Object.values((response.content ?? {}) as Record<string, Node>)) {
+          for (const [at, schema] of schemaNodes(doc, media.schema, `${where} ${status}`)) {
+            const types = ([] as unknown[]).concat(schema.type);
+            if (types.includes("integer")) expect([0, 1], at).toContain(schema.minimum);
+          }
+        }
+      }
+    }
+  });
+
+  it.each(docs)("%s: every header component is used", (_n, doc) => {
+    const text = JSON.stringify(doc.paths);
+    for (const name of Object.keys(doc.components?.headers ?? {})) {
+      expect(text.includes(`"#/components/headers/${name}"`), name).toBe(true);
+    }
+  });
+
+  it("the analytics dates carry section 3's grammar, the 1970 floor, and the rule for blank values", () => {
+    const list = publicDocument().paths?.["/api/analytics/v1/prs"]?.get as unknown as {
+      description: string;
+      parameters: { name: string; description?: string; schema: { pattern?: string; description?: string } }[];
+    };
+    const param = (name: string) => list.parameters.find((p) => p.name === name);
+    for (const name of ["startDate", "endDate"]) {
+      const pattern = new RegExp(param(name)?.schema.pattern ?? "^$");
+      for (const ok of ["2026-09-01", "2026-09-01T10:00:00Z", "2026-09-01T10:00:00.123456+02:00", "2026-09-01t10:00:00z"]) {
+        expect(pattern.test(ok), `${name} ${ok}`).toBe(true);
+      }
+      for (const bad of ["2026-09-01T10:00:00", "2026-9-1", "yesterday", "2026-09-01 10:00:00Z", "1e9"]) {
+        expect(pattern.test(bad), `${name} ${bad}`).toBe(false);
+      }
+      expect(JSON.stringify(param(name)), name).toContain("1970");
+    }
+    expect(list.description).toMatch(/[Bb]lank optional values are ignored/);
+  });
+
+  it("every cursor, in and out, has a pattern that the cursors the service issues match", () => {
+    const pub = publicDocument() as unknown as AnyDoc;
+    const cursors: [string, string, string][] = [
+      ["/api/analytics/v1/prs", "AnalyticsPrPage", "2026-11-20T16:44:17.054Z|137"],
+      ["/api/v1/organizations", "OrganizationPage", "bzphY21l"],
+      ["/api/v1/organizations/{org}/members", "MemberPage", "bToxMDAyOm1heC1tZW1iZXI"],
+      ["/api/v1/organizations/{org}/audit-log", "AuditPage", "YTo0Mg"],
+    ];
+    for (const [path, page, issued] of cursors) {
+      const param = ((pub.paths?.[path]?.get?.parameters ?? []) as { name: string; schema: { pattern?: string } }[]).find(
+        (p) => p.name === "cursor",
+      );
+      expect(param?.schema.pattern, path).toBeTypeOf("string");
+      expect(new RegExp(param?.schema.pattern ?? "").test(issued), path).toBe(true);
+      const properties = (pub.components?.schemas?.[page]?.properties ?? {}) as Record<
+        string,
+        { anyOf?: Node[]; pattern?: string }
+      >;
+      const next = properties.nextCursor;
+      const out = String(next?.anyOf?.find((s) => s.type === "string")?.pattern ?? next?.pattern);
+      expect(out, page).not.toBe("undefined");
+      expect(new RegExp(out).test(issued), page).toBe(true);
+    }
+  });
+
+  it("the webhook declares X-GitHub-Event and X-GitHub-Delivery as required header parameters", () => {
+    const post = internalDocument().paths?.["/webhooks/github"]?.post as unknown as {
+      parameters: { name: string; in: string; required?: boolean }[];
+    };
+    const headers = post.parameters.filter((p) => p.in === "header");
+    expect(headers.map((p) => [p.name, p.required])).toEqual([
+      ["X-GitHub-Event", true],
+      ["X-GitHub-Delivery", true],
+    ]);
+  });
+
+  it("control-plane date-times state the 1970 floor; the key expiry's example lies in the future", () => {
+    const internal = internalDocument() as unknown as AnyDoc;
+    const installedAt = ((internal.components?.schemas?.OrganizationInput?.properties ?? {}) as Record<string, Node>).installedAt;
+    expect(JSON.stringify(installedAt)).toContain("1970");
+    const keyInput = internal.components?.schemas?.ApiKeyCreateInput as { properties: Record<string, Node> };
+    const examples = [...schemaNodes(internal, keyInput.properties.expiresAt, "expiresAt")].flatMap(([, s]) =>
+      [s.example, ...((s.examples as unknown[]) ?? [])].filter((e): e is string => typeof e === "string"),
+    );
+    expect(examples.length).toBeGreaterThan(0);
+    for (const example of examples) expect(Date.parse(example), example).toBeGreaterThan(Date.parse("2030-01-01T00:00:00Z"));
+  });
+
+  it("links lead from the member list to the member read, and from the read to the guarded PATCH", () => {
+    const pub = publicDocument() as unknown as AnyDoc;
+    const ok = (path: string, method: string) => ((pub.paths?.[path]?.[method]?.responses ?? {}) as Record<string, Node>)["200"];
+    const listLinks = ok("/api/v1/organizations/{org}/members", "get")?.links as Record<string, Node>;
+    const readLinks = ok("/api/v1/organizations/{org}/members/{githubUserId}", "get")?.links as Record<string, Node>;
+    expect(Object.values(listLinks ?? {})).toContainEqual(
+      expect.objectContaining({
+        operationId: "getOrganizationMember",
+        parameters: { org: "$request.path.org", githubUserId: "$response.body#/data/0/githubUserId" },
+      }),
+    );
+    expect(Object.values(readLinks ?? {})).toContainEqual(
+      expect.objectContaining({
+        operationId: "updateOrganizationMember",
+        parameters: { org: "$request.path.org", githubUserId: "$response.body#/githubUserId" },
+        requestBody: expect.objectContaining({ expectedSeat: "$response.body#/seat" }),
+      }),
+    );
+  });
+});

@@ -69,8 +69,14 @@ async function setup(authors: readonly string[], extra: (i: number) => Record<st
 
 const records = (text: string): string[][] => parse(text, { relax_quotes: false, skip_empty_lines: false }) as string[][];
 
-/** The cell OWASP's advice makes of a text value: a leading single quote before =, +, -, @, tab or CR. */
-const neutralized = (text: string) => (/^[=+\-@\t\r]/.test(text) ? `'${text}` : text);
+/**
+ * The cell OWASP's advice makes of a text value: a leading single quote before =, +, -, @ (also
+ * after leading blanks or invisible characters, and in their full-width and small forms), tab or CR.
+ */
+const neutralized = (text: string) =>
+  /^(?:[\t\r]|[\s\u200B-\u200D\u2060\uFEFF]*[=+\-@\uFF1D\uFF0B\uFF0D\uFF20\uFE66\uFE62\uFE63\uFE6B])/.test(text)
+    ? `'${text}`
+    : text;
 
 function expectSameRows(csvText: string, page: Page) {
   const [header, ...body] = records(csvText);
@@ -138,7 +144,18 @@ describe("format=csv answers the same page as RFC 4180 CSV", () => {
 
 describe("spreadsheet formula injection: text fields starting with =, +, -, @, tab or CR get a leading single quote", () => {
   it("authors and repository names are neutralized; numbers, date-times and harmless text are not", async () => {
-    const authors = ['=HYPERLINK("https://evil.example","x")', "+1+1", "-2", "@SUM(A1)", "\tTab", "\rCR", "a=b", "safe-name"];
+    const authors = [
+      '=HYPERLINK("https://evil.example","x")',
+      "+1+1",
+      "-2",
+      "@SUM(A1)",
+      "\tTab",
+      "\rCR",
+      "a=b",
+      "safe-name",
+      "\u00a0=1+1",
+      "\n\uff1dSUM(A1)",
+    ];
     const { org, get } = await setup(authors, (i) => (i === 7 ? { repo: "-dash-repo" } : {}));
     const page = (await (await get(`org=${org}&${WINDOW}`)).json()) as Page;
     const text = await (await get(`org=${org}&${WINDOW}&format=csv`)).text();
@@ -153,6 +170,9 @@ describe("spreadsheet formula injection: text fields starting with =, +, -, @, t
     expect(authorOf(6)).toBe("'\rCR");
     expect(authorOf(7)).toBe("a=b");
     expect(authorOf(8)).toBe("safe-name");
+    // Look-alikes a reviewer event can carry: a blank before the sign, the full-width sign.
+    expect(authorOf(9)).toBe("'\u00a0=1+1");
+    expect(authorOf(10)).toBe("'\n\uff1dSUM(A1)");
     expect(byNumber.get(8)?.[1]).toBe("'-dash-repo");
     // The quoted-and-prefixed form on the wire for the one with quotes and commas.
     expect(text).toContain(`,"'=HYPERLINK(""https://evil.example"",""x"")",`);

@@ -53,9 +53,13 @@ export class ContractViolation extends Error {}
 /** Throws a ContractViolation describing how the response differs from the documents. */
 export async function checkAgainstDocuments(request: Request, response: Response): Promise<void> {
   const url = new URL(request.url);
-  const method = request.method.toLowerCase();
+  // HEAD is answered wherever GET is, with the GET's status and headers and no body (contract
+  // section 1): it is checked against the GET operation, and its body must be empty.
+  const head = request.method === "HEAD";
+  const method = head ? "get" : request.method.toLowerCase();
   const where = `${request.method} ${url.pathname} → ${response.status}`;
   const text = await response.clone().text();
+  if (head && text !== "") throw new ContractViolation(`${where}: a HEAD answer has a body: ${text.slice(0, 200)}`);
   const canonical = isCanonicalPath(url.pathname);
   const matches = canonical ? routes.filter((r) => r.pattern.test(url.pathname)) : [];
   const match = matches.find((r) => r.item[method]);
@@ -71,7 +75,7 @@ export async function checkAgainstDocuments(request: Request, response: Response
     if (!expected.has(response.status)) {
       throw new ContractViolation(`${where}: an undocumented operation must answer ${[...expected].join(" or ")}`);
     }
-    if (!JSON.parse(text).error) throw new ContractViolation(`${where}: not an error envelope: ${text}`);
+    if (!head && !JSON.parse(text).error) throw new ContractViolation(`${where}: not an error envelope: ${text}`);
     return;
   }
 
@@ -97,6 +101,7 @@ export async function checkAgainstDocuments(request: Request, response: Response
     if (!result.valid) throw new ContractViolation(`${where}: header ${name}: ${value} does not match its documented schema`);
   }
   const content = documented.content ?? {};
+  if (head) return;
   if (Object.keys(content).length === 0) {
     if (text !== "") throw new ContractViolation(`${where}: documented without a body, but got ${text.slice(0, 200)}`);
     return;

@@ -12,6 +12,7 @@ import {
   fetchWithEnv,
   type MemberErrorBody,
   unique,
+  uniqueUserId,
 } from "./helpers";
 
 type ErrorBody = MemberErrorBody;
@@ -285,6 +286,90 @@ describe("names (contract section 5)", () => {
       const res = await admin("PUT", `/internal/v1/organizations/${org}/repositories/${repo}`, { private: false });
       expect(res.status).toBe(200);
       expect(await res.json()).toMatchObject({ name: repo });
+    }
+  });
+});
+
+describe("member and user identities (contract section 5)", () => {
+  const memberBody = (extra: Record<string, unknown> = {}) => ({
+    githubLogin: "max",
+    workEmail: "max@example.com",
+    role: "member",
+    seat: false,
+    isBot: false,
+    ...extra,
+  });
+  const paths = async (res: Response) => {
+    expect(res.status).toBe(400);
+    return ((await res.json()) as ErrorBody).error.details.map((d) => d.path);
+  };
+
+  it.each([
+    ["a leading zero", "01002"],
+    ["zeros only", "000"],
+    ["zero", "0"],
+  ])("a githubUserId with %s is 400 on every control-plane route (one person, one identity)", async (_what, id) => {
+    const org = await createOrg();
+    expect(await paths(await admin("PUT", `/internal/v1/organizations/${org}/members/${id}`, memberBody()))).toEqual([
+      "githubUserId",
+    ]);
+    expect(await paths(await admin("DELETE", `/internal/v1/organizations/${org}/members/${id}`))).toEqual(["githubUserId"]);
+    expect(await paths(await admin("PUT", `/internal/v1/users/${id}`, { githubLogin: "max" }))).toEqual(["githubUserId"]);
+    expect(await paths(await admin("POST", `/internal/v1/users/${id}/api-keys`, { kind: "members" }))).toEqual(["githubUserId"]);
+    expect(await paths(await admin("DELETE", `/internal/v1/users/${id}/api-keys/members`))).toEqual(["githubUserId"]);
+    const repo = await admin("PUT", `/internal/v1/organizations/${org}/repositories/api`, { private: true, collaborators: [id] });
+    expect(await paths(repo)).toEqual(["collaborators.0"]);
+  });
+
+  it.each([
+    ["a non-ASCII letter", "m\u00e4x"],
+    ["the Kelvin sign", "\u212Aelvin"],
+    ["an underscore", "max_1"],
+    ["a leading hyphen", "-max"],
+    ["40 characters", "m".repeat(40)],
+    ["a space", "max power"],
+  ])("a member or user login with %s is 400: logins are GitHub's ASCII set", async (_what, login) => {
+    const org = await createOrg();
+    const id = uniqueUserId();
+    const member = await admin("PUT", `/internal/v1/organizations/${org}/members/${id}`, memberBody({ githubLogin: login }));
+    expect(await paths(member)).toEqual(["githubLogin"]);
+    expect(await paths(await admin("PUT", `/internal/v1/users/${id}`, { githubLogin: login }))).toEqual(["githubLogin"]);
+  });
+
+  it("GitHub's own logins pass: 39 characters with hyphens, and a bot's [bot] suffix", async () => {
+    const org = await createOrg();
+    for (const login of ["a", "Max-Power-2", `m-${"x".repeat(37)}`, "review-bot[bot]"]) {
+      const id = uniqueUserId();
+      const res = await admin("PUT", `/internal/v1/organizations/${org}/members/${id}`, memberBody({ githubLogin: login }));
+      expect(res.status, login).toBe(200);
+      expect((await admin("PUT", `/internal/v1/users/${id}`, { githubLogin: login })).status, login).toBe(200);
+    }
+  });
+
+  it.each([
+    ["no domain dot", "a@b"],
+    ["a control character", "a\u0001b@example.com"],
+    ["a newline", "a@example.com\n"],
+    ["a space", "a b@example.com"],
+    ["two @", "a@b@example.com"],
+    ["no local part", "@example.com"],
+    ["a leading dot", ".a@example.com"],
+    ["two dots in a row", "a..b@example.com"],
+    ["a non-ASCII letter", "j\u00f6rg@example.com"],
+    ["a 65-character local part", `${"a".repeat(65)}@example.com`],
+    ["a domain label of 64 characters", `a@${"d".repeat(64)}.com`],
+  ])("a workEmail with %s is 400: the input is checked as the output promises (format email)", async (_what, workEmail) => {
+    const org = await createOrg();
+    const res = await admin("PUT", `/internal/v1/organizations/${org}/members/${uniqueUserId()}`, memberBody({ workEmail }));
+    expect(await paths(res)).toEqual(["workEmail"]);
+  });
+
+  it("ordinary addresses pass", async () => {
+    const org = await createOrg();
+    for (const workEmail of ["a@b.co", "first.last+tag@mail.example.org", "dave_50%@corp.example", "O'Neil@x-y.example"]) {
+      const res = await admin("PUT", `/internal/v1/organizations/${org}/members/${uniqueUserId()}`, memberBody({ workEmail }));
+      expect(res.status, workEmail).toBe(200);
+      expect(await res.json()).toMatchObject({ workEmail });
     }
   });
 });

@@ -230,6 +230,16 @@ describe("order of checks", () => {
 });
 
 describe("reading a member", () => {
+  it("a githubUserId with a leading zero names no member (404), even when the same number does", async () => {
+    const { get, patch, member } = await setup();
+    const target = await member();
+    expect((await get(target)).status).toBe(200);
+    for (const res of [await get(`0${target}`), await patch(`00${target}`, { seat: true, expectedSeat: false })]) {
+      expect(res.status).toBe(404);
+      expect(await errorOf(res)).toMatchObject({ code: "member_not_found" });
+    }
+  });
+
   it("answers 200 with the member from the organization's current state", async () => {
     const { org, get } = await setup();
     const id = uniqueUserId();

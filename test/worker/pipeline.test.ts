@@ -94,21 +94,21 @@ describe("unknown paths and methods", () => {
   it("405 with Allow for a known path and another method (members envelope)", async () => {
     const res = await call("/api/v1/organizations/acme/members/1", { method: "DELETE" });
     expect(res.status).toBe(405);
-    expect(res.headers.get("Allow")).toBe("GET, PATCH");
+    expect(res.headers.get("Allow")).toBe("GET, HEAD, PATCH");
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("method_not_allowed");
   });
 
   it("405 with Allow in the analytics envelope", async () => {
     const res = await call("/api/analytics/v1/prs", { method: "POST" });
     expect(res.status).toBe(405);
-    expect(res.headers.get("Allow")).toBe("GET");
+    expect(res.headers.get("Allow")).toBe("GET, HEAD");
     expect(await res.json()).toEqual({ error: expect.stringContaining("POST") });
   });
 
   it("405 on /healthz for POST", async () => {
     const res = await call("/healthz", { method: "POST" });
     expect(res.status).toBe(405);
-    expect(res.headers.get("Allow")).toBe("GET");
+    expect(res.headers.get("Allow")).toBe("GET, HEAD");
   });
 
   it("405 with Allow inside the control plane once authenticated", async () => {
