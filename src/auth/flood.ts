@@ -3,7 +3,7 @@ import { AppError, isAppError } from "../lib/errors";
 /**
  * Requests that fail authentication count against nobody's quota; they are throttled per client
  * address (an IPv6 address by its /64) with the Workers Rate Limiting binding `AUTH_FAILURES` (approximate and per location by
- * design, see the README). Once the binding says an address is over, this isolate refuses that
+ * design, see docs/api.md). Once the binding says an address is over, this isolate refuses that
  * address for the rest of the period before any key lookup, so a flood of forged keys cannot buy
  * unlimited KV reads.
  */

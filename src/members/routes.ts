@@ -68,7 +68,7 @@ function applyChanges(
 /**
  * The list's keyset is (lower(githubLogin), githubUserId): exact while members come and go, but a
  * login is part of the position. Keeping a walk exact under renames would need a snapshot per
- * walk or an order that is not the contract's; the limit is stated instead (README, document).
+ * walk or an order that is not the contract's; the limit is stated instead (docs/api.md, the document).
  */
 const MEMBER_WALK_LIMIT =
   "A member whose githubLogin changes during the walk moves in this order, so it may be returned twice or not at all.";

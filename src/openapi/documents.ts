@@ -94,7 +94,7 @@ const EXAMPLE_MESSAGES: Partial<Record<ErrorCode, string>> = {
   unavailable: "The service is temporarily unavailable. Retry with the same request.",
 };
 
-/** The other 429 of an API-key route (README "Rate limits"; `auth/flood.ts`). */
+/** The other 429 of an API-key route (docs/api.md "Rate limits"; `auth/flood.ts`). */
 const FLOOD_429 =
   "Also answered per client address (CF-Connecting-IP) once it has had 100 failed authentications within 60 seconds: " +
   "for the rest of that minute every request from it gets 429 before any key is looked up, valid keys too, " +

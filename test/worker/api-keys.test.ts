@@ -229,7 +229,7 @@ describe("authentication", () => {
   });
 });
 
-describe("concurrent creation (README: each answer is the key current when it was answered)", () => {
+describe("concurrent creation (docs/api.md: each answer is the key current when it was answered)", () => {
   it("10 concurrent creations for one user: ten 201s, and the one key that works is the one answered last", async () => {
     const user = await createUser();
     const answered: string[] = [];
