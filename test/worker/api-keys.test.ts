@@ -6,13 +6,22 @@ import { isKeyRecordCached } from "../../src/auth/authenticate";
 import { kvExpiry } from "../../src/auth/user-object";
 import { admin, call, createKey, createUser, env } from "./helpers";
 
-const ANALYTICS = "/api/analytics/v1/prs?org=acme";
-const MEMBERS = "/api/v1/organizations/acme/members/1";
-/** Authentication passed: whatever comes next (404 for these unknown organizations), it is not a 401. */
+// An organization no test creates: a key that passes authentication gets the next check's 404.
+const NO_ORG = "no-such-org-for-key-tests";
+const ANALYTICS = `/api/analytics/v1/prs?org=${NO_ORG}`;
+const MEMBERS = `/api/v1/organizations/${NO_ORG}/members/1`;
+/**
+ * Authentication passed: the answer is the 404 of the unknown organization, the check that comes
+ * right after authentication (not a 401, and not a 500 or any other failure either).
+ */
 async function passes(res: Promise<Response>): Promise<void> {
   const response = await res;
-  expect(response.status).not.toBe(401);
+  const body = (await response.json()) as { error: string | { code: string } };
+  expect(response.status).toBe(404);
   expect(response.headers.get("WWW-Authenticate")).toBeNull();
+  // The analytics envelope carries its message, the members envelope its code.
+  if (typeof body.error === "string") expect(body.error).toBe("The organization cannot be resolved to an installation.");
+  else expect(body.error.code).toBe("org_not_found");
 }
 
 const withKey = (path: string, key: string, scheme = "Bearer") => call(path, { headers: { Authorization: `${scheme} ${key}` } });
