@@ -516,7 +516,7 @@ describe("Durable Object failures", () => {
     let calls = 0;
     const fn = async () => {
       calls++;
-      throw Object.assign(new Error("internal detail"), flags);
+      throw Object.assign(new Error("internal detail [expected-fault]"), flags);
     };
     return { fn, calls: () => calls };
   };

@@ -301,6 +301,6 @@ export function renamed(from: string, to: string, accountId: number) {
 export const d1WritesFail = () => ({
   prepare: (query: string) => env.DB.prepare(query),
   batch: async () => {
-    throw new Error("D1_ERROR: injected storage fault");
+    throw new Error("D1_ERROR: injected storage fault [expected-fault]");
   },
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { adminOk, call, createUser, type MemberErrorBody, postEventsOk, unique } from "./helpers";
+import { adminOk, call, createUser, type MemberErrorBody, postEventsOk, unique, uniqueInstallationId } from "./helpers";
 import {
   billing,
   deliverQueued,
@@ -54,12 +54,13 @@ describe("installation", () => {
     const org = unique("gh");
     const admin = await person();
     // Billing names GitHub's installation id: the installation GitHub then announces is that one.
-    await billing(org, "pro", 77);
-    await install(org, [], 77);
+    const installation = uniqueInstallationId();
+    await billing(org, "pro", installation);
+    await install(org, [], installation);
     await joins(org, admin, "admin");
     expect((await readMember(org, admin, admin.id)).status).toBe(200);
     // The same installation event again (redelivered by hand under a new id): the plan still stays.
-    await install(org, [], 77);
+    await install(org, [], installation);
     expect((await exportPage(org, admin)).status).toBe(200);
   });
 

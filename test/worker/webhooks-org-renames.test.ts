@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { WEBHOOK_QUEUE } from "../../src/webhooks/consumer";
-import { admin, adminOk, call, env, type MemberErrorBody, postEventsOk } from "./helpers";
+import { admin, adminOk, call, env, type MemberErrorBody, postEventsOk, uniqueInstallationId } from "./helpers";
 import {
   accountOf,
   consume,
@@ -24,6 +24,9 @@ import {
   review,
   world,
 } from "./webhook-helpers";
+
+/** This file's installation ids: IDS + n, apart from every other file's (storage is shared across files). */
+const IDS = uniqueInstallationId();
 
 /**
  * Contract section 9, `organization` renamed: the organization answers under its new login (data,
@@ -318,7 +321,7 @@ describe("rows stored under the new login before the rename was applied join the
       prepare: (query: string) => env.DB.prepare(query),
       batch: async (statements: D1PreparedStatement[]) => {
         writes += 1;
-        if (writes > 1) throw new Error("D1_ERROR: injected storage fault");
+        if (writes > 1) throw new Error("D1_ERROR: injected storage fault [expected-fault]");
         return env.DB.batch(statements);
       },
     };
@@ -443,9 +446,9 @@ describe("the old login taken by another organization: both stay independent", (
     const newcomer = accountOf(`${a}-newcomer`);
     const newRepo = { id: repoId(), name: "api", private: false };
     const newAdmin = await person();
-    await installNewcomer(a, newcomer, 2, newAdmin, [{ ...newRepo, node_id: "x", full_name: `${a}/api` }]);
+    await installNewcomer(a, newcomer, IDS + 2, newAdmin, [{ ...newRepo, node_id: "x", full_name: `${a}/api` }]);
     await adminOk("PUT", `/internal/v1/organizations/${a}`, {
-      installationId: 2,
+      installationId: IDS + 2,
       installedAt: "2025-01-01T00:00:00Z",
       plan: "pro",
       subscription: { status: "active", billedThroughService: true, purchasedSeats: 5 },
@@ -484,14 +487,14 @@ describe("the old login taken by another organization: both stay independent", (
     await answersUnder(b, first.admin, first.member.id);
     const a = first.org;
     await adminOk("PUT", `/internal/v1/organizations/${a}`, {
-      installationId: 3,
+      installationId: IDS + 3,
       installedAt: "2025-01-01T00:00:00Z",
       plan: "pro",
       subscription: { status: "active", billedThroughService: true, purchasedSeats: 5 },
     });
     const newAdmin = await person();
     const newcomer = accountOf(`${a}-billing-first`);
-    await installNewcomer(a, newcomer, 3, newAdmin);
+    await installNewcomer(a, newcomer, IDS + 3, newAdmin);
     // Billing's Pro plan is the new organization's: its admin may export.
     expect((await exportPage(a, newAdmin)).status).toBe(200);
     expect((await readMember(b, first.admin, first.member.id)).status).toBe(200);

@@ -142,10 +142,10 @@ describe("answers", () => {
       );
     const broken = {
       send: async () => {
-        throw new Error("queue down");
+        throw new Error("queue down [expected-fault]");
       },
       sendBatch: async () => {
-        throw new Error("queue down");
+        throw new Error("queue down [expected-fault]");
       },
     };
     const failed = await fetchWithEnv(await request(), { WEBHOOKS: broken });
