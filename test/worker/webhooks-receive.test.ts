@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { signatureHeader } from "../../src/webhooks/signature";
 import { env, fetchWithEnv, type MemberErrorBody, unique } from "./helpers";
-import { deliver, eventually, example, newDelivery, PREVIOUS_SECRET } from "./webhook-helpers";
+import { deliver, example, newDelivery, PREVIOUS_SECRET } from "./webhook-helpers";
 
 /** Contract section 9: receiving. Every response is checked against the internal document by `call`. */
 
