@@ -100,6 +100,12 @@ const FLOOD_429 =
   "for the rest of that minute every request from it gets 429 before any key is looked up, valid keys too, " +
   "with Retry-After but no quota headers (no quota was counted).";
 
+/** The only 429 of an interface without quotas (control plane, webhooks): the same per-address throttle. */
+const FLOOD_ONLY_429 =
+  "rate_limited: this client address (CF-Connecting-IP; an IPv6 address by its /64) has had 100 failed authentications " +
+  "within 60 seconds: for the rest of that minute every request from it gets 429 before any credential is checked, " +
+  "valid ones too, with Retry-After. This interface has no quota.";
+
 const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
 const always = { "X-Correlation-Id": ref("X-Correlation-Id"), "Cache-Control": ref("Cache-Control") };
 
@@ -141,7 +147,7 @@ function errorResponses(api: ApiInterface, route: Route): ZodOpenApiResponsesObj
     );
     const description = codes.map((c) => `${c}: ${ERROR_CODES[c].when}.`).join(" ");
     responses[`${status}` as `4${string}`] = {
-      description: status === 429 && api.auth.kind === "apiKey" ? `${description} ${FLOOD_429}` : description,
+      description: status !== 429 ? description : api.auth.kind === "apiKey" ? `${description} ${FLOOD_429}` : FLOOD_ONLY_429,
       headers: headers as never,
       content: { "application/json": { schema: api.envelope.schema(codes), example } },
     };

@@ -1,7 +1,6 @@
 import { parse } from "csv-parse/sync";
 import { describe, expect, it } from "vitest";
 import { exportAnalytics } from "../../scripts/lib/export.mjs";
-import { chooseFormat } from "../../src/analytics/format";
 import { addMember, call, createKey, createOrg, createUser, ev, postEventsOk, unique } from "./helpers";
 
 /** Contract section 10: the analytics export as CSV, and `Link`/`X-Next-Cursor` on every non-last page. */
@@ -237,18 +236,6 @@ describe("format and Accept", () => {
       expect(res.headers.get("Content-Type"), `${JSON.stringify(headers)} ${query}`).toBe(type);
       await res.arrayBuffer();
     }
-  });
-
-  it("chooseFormat: the same rule as a plain function", () => {
-    expect(chooseFormat(undefined, null)).toBe("json");
-    expect(chooseFormat(undefined, "text/csv;q=0.9, application/*;q=0.8")).toBe("csv");
-    expect(chooseFormat(undefined, "text/csv;q=0.8, application/*;q=0.9")).toBe("json");
-    expect(chooseFormat(undefined, "application/json;q=0, text/csv;q=0.1")).toBe("csv");
-    // A malformed q-value is no preference at all (RFC 9110 qvalue: 0 to 1, three decimals at most).
-    expect(chooseFormat(undefined, "text/csv;q=banana")).toBe("json");
-    expect(chooseFormat(undefined, "text/csv;q=1.5")).toBe("json");
-    expect(chooseFormat(undefined, "text/csv;q=0.500")).toBe("csv");
-    expect(chooseFormat("json", "text/csv")).toBe("json");
   });
 });
 

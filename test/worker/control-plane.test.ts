@@ -12,15 +12,15 @@ import {
   fetchWithEnv,
   type MemberErrorBody,
   unique,
+  uniqueInstallationId,
   uniqueUserId,
 } from "./helpers";
 
 type ErrorBody = MemberErrorBody;
 
-let installations = 7;
 /** An organization's body, with an installation id of its own (GitHub's are unique: a PUT finds an organization by it). */
 const orgBody = () => ({
-  installationId: installations++,
+  installationId: uniqueInstallationId(),
   installedAt: "2026-01-02T03:04:05.678+02:00",
   plan: "pro",
   subscription: { status: "active", billedThroughService: true, purchasedSeats: 5 },

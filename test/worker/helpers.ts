@@ -1,4 +1,5 @@
 import { env, exports } from "cloudflare:workers";
+import { expect } from "vitest";
 import { checkAgainstDocuments } from "./contract";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
@@ -9,6 +10,24 @@ let counter = 0;
 export const unique = (prefix: string): string => `${prefix}-${Date.now().toString(36)}-${(counter++).toString(36)}`;
 let idCounter = 1_000_000 + Math.floor(Math.random() * 1_000_000);
 export const uniqueUserId = (): string => String(idCounter++);
+let installationCounter = 10_000_000 + Math.floor(Math.random() * 1_000_000_000);
+/**
+ * An installation id no other test uses: the control plane finds an organization by it, and
+ * files share storage (isolate: false), so a small literal id could name another file's organization.
+ */
+export const uniqueInstallationId = (): number => (installationCounter += 1000);
+
+/**
+ * A client address of the running test's own: failed authentications are throttled per address
+ * (100 a minute), and with files sharing one runtime (isolate: false) the 401s of every file would
+ * otherwise add up under one address.
+ */
+function testAddress(): string {
+  const { testPath, currentTestName } = expect.getState();
+  let hash = 2_166_136_261;
+  for (const c of `${testPath} ${currentTestName}`) hash = Math.imul(hash ^ c.charCodeAt(0), 16_777_619) >>> 0;
+  return `10.${(hash >>> 16) & 255}.${(hash >>> 8) & 255}.${hash & 255}`;
+}
 
 /**
  * Every integration test calls the Worker through here (or `fetchWithEnv`): each response is
@@ -21,6 +40,7 @@ export async function call(path: string, init: RequestInit & { json?: unknown } 
     body = JSON.stringify(init.json);
     if (!headers.has("Content-Type")) headers.set("Content-Type", "application/json");
   }
+  if (!headers.has("CF-Connecting-IP")) headers.set("CF-Connecting-IP", testAddress());
   const request = new Request(`${BASE}${path}`, { ...init, headers, body });
   const response = await exports.default.fetch(request);
   await checkAgainstDocuments(request, response);
@@ -47,7 +67,7 @@ export interface OrgOptions {
 
 export async function createOrg(login = unique("org"), options: OrgOptions = {}) {
   await adminOk("PUT", `/internal/v1/organizations/${login}`, {
-    installationId: 1 + counter++,
+    installationId: uniqueInstallationId(),
     installedAt: options.installedAt ?? "2025-01-01T00:00:00.000Z",
     blocked: options.blocked ?? false,
     plan: options.plan ?? "pro",
@@ -192,7 +212,7 @@ export type MemberErrorBody = {
 /** A Durable Object namespace whose every call fails like an unreachable object would. */
 export function failingNamespace(flags: Record<string, boolean> = {}): DurableObjectNamespace {
   const fail = async () => {
-    throw Object.assign(new Error("Durable Object reset: internal detail"), flags);
+    throw Object.assign(new Error("Durable Object reset: internal detail [expected-fault]"), flags);
   };
   const stub = new Proxy({}, { get: () => fail });
   return { getByName: () => stub, get: () => stub, idFromName: () => ({}) } as unknown as DurableObjectNamespace;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { errorOf, keyedUser, type Member, type MemberPage, setup, subscription, walk } from "./admin-helpers";
-import { admin, call, unique } from "./helpers";
+import { admin, call, unique, uniqueInstallationId } from "./helpers";
 
 /** `GET /api/v1/organizations/{org}/members` (contract section 8). */
 
@@ -123,7 +123,7 @@ describe("seat summary", () => {
     await member("member", { seat: true });
     expect((await listOk("limit=1")).seats).toEqual({ purchased: 3, used: 4, available: 0 });
     await admin("PUT", `/internal/v1/organizations/${org}`, {
-      installationId: 9,
+      installationId: uniqueInstallationId(),
       installedAt: "2025-01-01T00:00:00.000Z",
       plan: "team",
       subscription: subscription(10),

@@ -198,10 +198,10 @@ describe("a client that breaks off its request body", () => {
 describe("unexpected failures", () => {
   const brokenDb = {
     prepare() {
-      throw new Error("D1_ERROR: no such table: secret_internal_table");
+      throw new Error("D1_ERROR: no such table: secret_internal_table [expected-fault]");
     },
     batch() {
-      throw new Error("D1_ERROR: no such table: secret_internal_table");
+      throw new Error("D1_ERROR: no such table: secret_internal_table [expected-fault]");
     },
   } as unknown as D1Database;
 

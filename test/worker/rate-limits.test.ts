@@ -193,7 +193,9 @@ const storedUsed = (user: string, kind: "members" | "analytics") =>
 describe("the count survives a restart of the owner's object (RATE_LIMIT_PERSIST_MS)", () => {
   /** A crash of the owner's object (`ctx.abort()`, not graceful): what memory held and storage did not is gone. */
   const crash = (user: string) =>
-    runInDurableObject(env.USERS.getByName(user), (_instance: UserObject, state) => state.abort("test crash")).then(
+    runInDurableObject(env.USERS.getByName(user), (_instance: UserObject, state) =>
+      state.abort("test crash [expected-fault]"),
+    ).then(
       () => expect.unreachable("abort returned"),
       (error: unknown) => expect(String(error)).toContain("test crash"),
     );

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { WEBHOOK_QUEUE } from "../../src/webhooks/consumer";
-import { ADMIN_TOKEN, adminOk, env, ev, fetchWithEnv, unique } from "./helpers";
+import { ADMIN_TOKEN, adminOk, env, ev, fetchWithEnv, unique, uniqueInstallationId } from "./helpers";
 import {
   accountOf,
   consume,
@@ -16,6 +16,9 @@ import {
   renamed,
   world,
 } from "./webhook-helpers";
+
+/** This file's installation ids: IDS + n, apart from every other file's (storage is shared across files). */
+const IDS = uniqueInstallationId();
 
 /**
  * Contract section 9: "Deliveries may arrive in any order and may be redelivered by hand: the
@@ -55,7 +58,7 @@ describe("a rename and the installation in any order: the organization ends unde
     const account = accountOf(a);
     const owner = await person();
     await applied("organization", renamed(a, b, account));
-    await applied("installation", installed(a, account, 41));
+    await applied("installation", installed(a, account, IDS + 41));
     await applied("organization", joined(b, account, owner));
     expect(await statusOf(b, owner)).toBe(200);
     expect(await statusOf(a, owner)).toBe(404);
@@ -67,7 +70,7 @@ describe("a rename and the installation in any order: the organization ends unde
     const account = accountOf(a);
     const owner = await person();
     await adminOk("PUT", `/internal/v1/organizations/${a}`, {
-      installationId: 42,
+      installationId: IDS + 42,
       installedAt: "2025-01-01T00:00:00Z",
       plan: "pro",
       subscription: { status: "active", billedThroughService: true, purchasedSeats: 5 },
@@ -75,7 +78,7 @@ describe("a rename and the installation in any order: the organization ends unde
     await applied("organization", joined(a, account, owner));
     await applied("organization", renamed(a, b, account));
     expect(await statusOf(b, owner)).toBe(200);
-    await applied("installation", installed(a, account, 42));
+    await applied("installation", installed(a, account, IDS + 42));
     expect(await statusOf(b, owner)).toBe(200);
     expect(await statusOf(a, owner)).toBe(404);
   });
@@ -106,12 +109,12 @@ describe("an organization whose account id is unknown is not mixed with a new on
     const b = `${a}-b`;
     const first = await person();
     const second = await person();
-    await registered(a, 51);
+    await registered(a, IDS + 51);
     await syncedAdmin(a, first);
     // GitHub: the first organization renames itself to B; another account takes A and installs the
     // app. The queue applies the installation first.
     const newcomer = accountOf(`${a}-newcomer`);
-    await applied("installation", installed(a, newcomer, 52));
+    await applied("installation", installed(a, newcomer, IDS + 52));
     await applied("organization", renamed(a, b, accountOf(a)));
     await applied("organization", joined(a, newcomer, second));
 

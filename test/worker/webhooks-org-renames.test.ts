@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { WEBHOOK_QUEUE } from "../../src/webhooks/consumer";
-import { admin, adminOk, call, env, type MemberErrorBody, postEventsOk } from "./helpers";
+import { admin, adminOk, call, env, type MemberErrorBody, postEventsOk, uniqueInstallationId } from "./helpers";
 import {
   accountOf,
   consume,
@@ -24,6 +24,9 @@ import {
   review,
   world,
 } from "./webhook-helpers";
+
+/** This file's installation ids: IDS + n, apart from every other file's (storage is shared across files). */
+const IDS = uniqueInstallationId();
 
 /**
  * Contract section 9, `organization` renamed: the organization answers under its new login (data,
@@ -139,7 +142,7 @@ async function expectGone(org: string, who: Person, memberId: string, { controlP
 
 /** The organization answers under `org`: the admin reads the member there. */
 const answersUnder = async (org: string, who: Person, memberId: string) =>
-  eventually(async () => expect((await readMember(org, who, memberId)).status).toBe(200));
+  expect((await readMember(org, who, memberId)).status).toBe(200);
 
 describe("renamed: the organization answers under its new login; the old login is 404", () => {
   it("rows, members, the audit log and the keys' access follow; every route family answers 404 for the old login", async () => {
@@ -171,7 +174,7 @@ describe("renamed: the organization answers under its new login; the old login i
     await expectGone(org, owner, member.id, { controlPlane: true });
 
     // The members' organizations lists show the new login.
-    await eventually(async () => expect((await organizations(member)).data.map((o) => o.org)).toEqual([renamedTo]));
+    expect((await organizations(member)).data.map((o) => o.org)).toEqual([renamedTo]);
     expect((await organizations(owner)).data.map((o) => o.org)).toEqual([renamedTo]);
 
     // The reviewer's events and GitHub's pull requests under the new login land in the same organization.
@@ -180,7 +183,7 @@ describe("renamed: the organization answers under its new login; the old login i
       review(renamedTo, "api", 2),
     ]);
     await deliverQueued("pull_request", mergedPr(renamedTo, repo, 2, {}, accountOf(org)));
-    await eventually(async () => expect((await rowsOf(renamedTo, owner)).map((r) => r.prNumber)).toEqual([2, 1]));
+    expect((await rowsOf(renamedTo, owner)).map((r) => r.prNumber)).toEqual([2, 1]);
     // Billing under the new login updates the same organization.
     await adminOk("PUT", `/internal/v1/organizations/${renamedTo}`, {
       installationId: installationOf(org),
@@ -208,7 +211,7 @@ describe("renamed: the organization answers under its new login; the old login i
     expect((await rowsOf(a, owner)).map((r) => [r.org, r.prNumber])).toEqual([[a, 1]]);
     await expectGone(b, owner, member.id);
     await expectGone(c, owner, member.id);
-    await eventually(async () => expect((await organizations(member)).data.map((o) => o.org)).toEqual([a]));
+    expect((await organizations(member)).data.map((o) => o.org)).toEqual([a]);
   });
 
   it("the organizations list is ordered by the new login (and its cursor walks past a renamed entry)", async () => {
@@ -221,10 +224,12 @@ describe("renamed: the organization answers under its new login; the old login i
       membership.user = { ...membership.user, id: Number(user.id), login: `gh${user.id}`, type: "User" };
       await deliverQueued("organization", payload);
     }
-    await eventually(async () => expect((await organizations(user)).data.map((o) => o.org)).toEqual([first.org, second.org]));
+    expect((await organizations(user)).data.map((o) => o.org)).toEqual([first.org, second.org]);
     // `zz-…` sorts after every `gh-…` login of this file.
     const moved = `zz-${first.org}`.slice(0, 39);
     await deliverQueued("organization", renamed(first.org, moved, accountOf(first.org)));
+    // The rename is applied when deliverQueued returns; the user's index of organizations follows
+    // it after the answer (the organization's object reports to the user's), hence the wait.
     await eventually(async () => expect((await organizations(user)).data.map((o) => o.org)).toEqual([second.org, moved]));
     const page1 = await organizations(user, "limit=1");
     expect(page1.data.map((o) => o.org)).toEqual([second.org]);
@@ -283,11 +288,11 @@ describe("renames arrive in any order and more than once: the result is the same
     const { org: a, admin: owner } = await world([repo]);
     const b = another(a, "b");
     await deliverQueued("organization", renamed(a, b, accountOf(a)));
-    await eventually(async () => expect((await exportPage(b, owner)).status).toBe(200));
+    expect((await exportPage(b, owner)).status).toBe(200);
     // Sent by GitHub before the rename, delivered after it.
     await deliverQueued("pull_request", mergedPr(a, repo, 5));
     await postEventsOk([review(b, "api", 5)]);
-    await eventually(async () => expect((await rowsOf(b, owner)).map((r) => [r.org, r.prNumber])).toEqual([[b, 5]]));
+    expect((await rowsOf(b, owner)).map((r) => [r.org, r.prNumber])).toEqual([[b, 5]]);
   });
 });
 
@@ -316,7 +321,7 @@ describe("rows stored under the new login before the rename was applied join the
       prepare: (query: string) => env.DB.prepare(query),
       batch: async (statements: D1PreparedStatement[]) => {
         writes += 1;
-        if (writes > 1) throw new Error("D1_ERROR: injected storage fault");
+        if (writes > 1) throw new Error("D1_ERROR: injected storage fault [expected-fault]");
         return env.DB.batch(statements);
       },
     };
@@ -343,7 +348,7 @@ describe("rows stored under the new login before the rename was applied join the
       { ...review(a, "api", 3), reviewId: `r3-${a}` },
       { ...f3, posted: true, aiAddressed: false, feedback: null, updatedAt: "2026-10-03T00:00:00Z" },
     ]);
-    await eventually(async () => expect(await exported(a, owner)).toHaveLength(2));
+    expect(await exported(a, owner)).toHaveLength(2);
 
     // The reviewer follows GitHub faster than the queue: events under the new login B before the
     // rename is applied, stored under B's folded key.
@@ -441,16 +446,16 @@ describe("the old login taken by another organization: both stay independent", (
     const newcomer = accountOf(`${a}-newcomer`);
     const newRepo = { id: repoId(), name: "api", private: false };
     const newAdmin = await person();
-    await installNewcomer(a, newcomer, 2, newAdmin, [{ ...newRepo, node_id: "x", full_name: `${a}/api` }]);
+    await installNewcomer(a, newcomer, IDS + 2, newAdmin, [{ ...newRepo, node_id: "x", full_name: `${a}/api` }]);
     await adminOk("PUT", `/internal/v1/organizations/${a}`, {
-      installationId: 2,
+      installationId: IDS + 2,
       installedAt: "2025-01-01T00:00:00Z",
       plan: "pro",
       subscription: { status: "active", billedThroughService: true, purchasedSeats: 5 },
     });
     await deliverQueued("pull_request", mergedPr(a, newRepo, 7, {}, newcomer));
     await postEventsOk([review(a, "api", 7)]);
-    await eventually(async () => expect(await exported(a, newAdmin)).toHaveLength(1));
+    expect(await exported(a, newAdmin)).toHaveLength(1);
 
     // Each organization sees only its own rows and members.
     expect((await rowsOf(a, newAdmin)).map((r) => [r.org, r.prNumber])).toEqual([[a, 7]]);
@@ -482,14 +487,14 @@ describe("the old login taken by another organization: both stay independent", (
     await answersUnder(b, first.admin, first.member.id);
     const a = first.org;
     await adminOk("PUT", `/internal/v1/organizations/${a}`, {
-      installationId: 3,
+      installationId: IDS + 3,
       installedAt: "2025-01-01T00:00:00Z",
       plan: "pro",
       subscription: { status: "active", billedThroughService: true, purchasedSeats: 5 },
     });
     const newAdmin = await person();
     const newcomer = accountOf(`${a}-billing-first`);
-    await installNewcomer(a, newcomer, 3, newAdmin);
+    await installNewcomer(a, newcomer, IDS + 3, newAdmin);
     // Billing's Pro plan is the new organization's: its admin may export.
     expect((await exportPage(a, newAdmin)).status).toBe(200);
     expect((await readMember(b, first.admin, first.member.id)).status).toBe(200);

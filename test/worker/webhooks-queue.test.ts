@@ -25,10 +25,10 @@ import {
 
 const failingD1 = {
   prepare: () => {
-    throw new Error("D1_ERROR: injected storage fault");
+    throw new Error("D1_ERROR: injected storage fault [expected-fault]");
   },
   batch: async () => {
-    throw new Error("D1_ERROR: injected storage fault");
+    throw new Error("D1_ERROR: injected storage fault [expected-fault]");
   },
 };
 
