@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { signatureHeader } from "../../src/auth/webhook-signature";
 import { call, env, fetchWithEnv, type MemberErrorBody, unique } from "./helpers";
-import { deliver, eventually, example, newDelivery, PREVIOUS_SECRET, WEBHOOK_SECRET } from "./webhook-helpers";
+import { deliver, example, newDelivery, PREVIOUS_SECRET, WEBHOOK_SECRET } from "./webhook-helpers";
 
 /** Contract section 9: receiving. Every response is checked against the internal document by `call`. */
 
