@@ -1,4 +1,5 @@
 import { foldName } from "../lib/names";
+import { nextPullRequestState } from "../rules/pull-request-state";
 import type { Event } from "../schemas/events";
 import { refreshReviewSpansSql } from "./review-span";
 
@@ -18,7 +19,9 @@ export interface StoredEvents {
  * `updated_at`, and an event replaces a row only when its `updatedAt` is strictly greater. So for
  * one record the greatest `updatedAt` wins whatever the arrival order, an older or equal one
  * changes nothing (equal version, different content: the state stored first stays), and a replay
- * writes nothing at all. Inside a batch the same rule picks one event per record before anything
+ * writes nothing at all. Pull requests add the merge rule of contract section 17
+ * (`rules/pull-request-state.ts`): a merge beats an unmerged state of the same version, and once
+ * stored as merged a pull request stays merged. Inside a batch the same rule picks one event per record before anything
  * is sent: the greatest `updatedAt`, the earliest in the batch among equals — the same result as
  * storing the batch's events one by one in order.
  *
@@ -43,7 +46,7 @@ export async function writeEvents(
   homes: ReadonlyMap<string, string>,
   guard?: D1PreparedStatement,
 ): Promise<StoredEvents> {
-  const pullRequests = new Latest<PullRequestRow>();
+  const pullRequests = new Latest<PullRequestRow>(nextPullRequestState);
   const reviews = new Latest<ReviewRow>();
   const findings = new Latest<FindingRow>();
   const authorship = new Latest<AuthorshipRow>();
@@ -143,14 +146,21 @@ type Placeholder = Ref & { table: "reviews" | "findings" | "ai_authorship"; id: 
 /** JSON of the key: unambiguous whatever characters the names hold (a joined string is not). */
 const refKey = ({ orgKey, repoKey, prNumber }: PullRequestKey): string => JSON.stringify([orgKey, repoKey, prNumber]);
 
-/** Per record, the row of the event with the greatest version; the first among equals stays. */
+/**
+ * Per record, the row of the event with the greatest version, the first among equals; or, for
+ * pull requests, what `next` keeps (the merge rule, `rules/pull-request-state.ts`).
+ */
 class Latest<Row> {
   private readonly byRecord = new Map<string, { version: number; row: Row }>();
+
+  constructor(private readonly next?: (held: Row, incoming: Row) => Row) {}
 
   offer(record: readonly unknown[], version: number, row: Row): void {
     const key = JSON.stringify(record);
     const held = this.byRecord.get(key);
-    if (held === undefined || version > held.version) this.byRecord.set(key, { version, row });
+    if (held === undefined) this.byRecord.set(key, { version, row });
+    else if (this.next) this.byRecord.set(key, { version: Math.max(version, held.version), row: this.next(held.row, row) });
+    else if (version > held.version) this.byRecord.set(key, { version, row });
   }
 
   rows(): Row[] {
@@ -159,18 +169,32 @@ class Latest<Row> {
 }
 
 // `WHERE true` keeps SQLite from reading ON CONFLICT as part of the SELECT's join.
-// Every DO UPDATE is guarded by the version: an event that is not newer writes nothing. A stored
-// version of NULL (placeholder pull request, row from before versions) is older than any event.
+// Every DO UPDATE is guarded by the version: an event that is not newer writes nothing (for pull
+// requests, but for the merge rule). A stored version of NULL (placeholder pull request, row from
+// before versions) is older than any event.
+
+/**
+ * `supersedes` of `rules/pull-request-state.ts` in SQL: newer, or the same version merging an
+ * unmerged state. A stored version of NULL (a placeholder) is older than any event. When it does
+ * not hold, the WHERE lets through only an older merge onto an unmerged row, which sets merged_at
+ * alone (the merge rule's third case).
+ */
+const SUPERSEDES = `(pull_requests.updated_at IS NULL OR excluded.updated_at > pull_requests.updated_at
+    OR (excluded.updated_at = pull_requests.updated_at AND pull_requests.merged_at IS NULL AND excluded.merged_at IS NOT NULL))`;
 
 const UPSERT_PULL_REQUESTS = `
 INSERT INTO pull_requests (org_key, repo_key, pr_number, repo, author, created_at, merged_at, lines_added, lines_deleted, updated_at)
 SELECT value ->> '$.orgKey', value ->> '$.repoKey', value ->> '$.prNumber', value ->> '$.repo', value ->> '$.author', value ->> '$.createdAt', value ->> '$.mergedAt', value ->> '$.linesAdded', value ->> '$.linesDeleted', value ->> '$.updatedAt'
 FROM json_each(?1) WHERE true
 ON CONFLICT (org_key, repo_key, pr_number) DO UPDATE SET
-  repo = excluded.repo, author = excluded.author, created_at = excluded.created_at,
-  merged_at = excluded.merged_at, lines_added = excluded.lines_added, lines_deleted = excluded.lines_deleted,
-  updated_at = excluded.updated_at
-WHERE pull_requests.updated_at IS NULL OR excluded.updated_at > pull_requests.updated_at`;
+  repo = iif(${SUPERSEDES}, excluded.repo, pull_requests.repo),
+  author = iif(${SUPERSEDES}, excluded.author, pull_requests.author),
+  created_at = iif(${SUPERSEDES}, excluded.created_at, pull_requests.created_at),
+  lines_added = iif(${SUPERSEDES}, excluded.lines_added, pull_requests.lines_added),
+  lines_deleted = iif(${SUPERSEDES}, excluded.lines_deleted, pull_requests.lines_deleted),
+  merged_at = iif(${SUPERSEDES}, coalesce(excluded.merged_at, pull_requests.merged_at), excluded.merged_at),
+  updated_at = iif(${SUPERSEDES}, excluded.updated_at, pull_requests.updated_at)
+WHERE ${SUPERSEDES} OR (pull_requests.merged_at IS NULL AND excluded.merged_at IS NOT NULL)`;
 
 /**
  * A placeholder only where it is needed: no row for the pull request yet, and the child event will

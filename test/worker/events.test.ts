@@ -301,6 +301,86 @@ describe("versions: the greatest updatedAt wins (contract section 5)", () => {
   });
 });
 
+describe("a merge is final (contract section 17)", () => {
+  const T = "2026-10-05T10:00:00Z";
+  const LATER = "2026-10-05T11:00:00Z";
+  const MERGED = "2026-10-05T10:00:00Z";
+  const row = async (org: string) => {
+    const [p] = (await snapshot(org)).pullRequests as { merged_at: number | null; author: string; updated_at: number }[];
+    return p && { mergedAt: p.merged_at, author: p.author, updatedAt: p.updated_at };
+  };
+
+  it("issue 18: a merge in the same second as a stored unmerged state (labeled, then closed) is applied and exported", async () => {
+    const org = await createOrg(unique("org"), { installedAt: "2026-01-01T00:00:00Z" });
+    const user = await createUser();
+    await addMember(org, user, "admin");
+    const { key } = await createKey(user, "analytics");
+    await postEvents([pr(org, 3, { mergedAt: null, author: "labeled", updatedAt: T })]);
+    await postEvents([pr(org, 3, { mergedAt: MERGED, author: "closed", updatedAt: T })]);
+    await postEvents([review(org, 3, "r3", { completedAt: "2026-10-05T10:30:00Z", updatedAt: T })]);
+    expect(await row(org)).toEqual({ mergedAt: Date.parse(MERGED), author: "closed", updatedAt: Date.parse(T) });
+    const res = await call(`/api/analytics/v1/prs?org=${org}&startDate=2026-10-01&endDate=2026-10-31`, {
+      headers: { Authorization: `Bearer ${key}` },
+    });
+    expect(((await res.json()) as { data: { prNumber: number }[] }).data.map((r) => r.prNumber)).toEqual([3]);
+  });
+
+  it("a newer unmerged state cannot unmerge; its other fields still win", async () => {
+    const org = unique("org");
+    await postEvents([pr(org, 1, { mergedAt: MERGED, author: "first", updatedAt: T })]);
+    await postEvents([pr(org, 1, { mergedAt: null, author: "newer", updatedAt: LATER })]);
+    expect(await row(org)).toEqual({ mergedAt: Date.parse(MERGED), author: "newer", updatedAt: Date.parse(LATER) });
+  });
+
+  it("an older merged state still merges a newer unmerged one, and changes nothing else", async () => {
+    const org = unique("org");
+    await postEvents([pr(org, 1, { mergedAt: null, author: "newer", updatedAt: LATER })]);
+    await postEvents([pr(org, 1, { mergedAt: MERGED, author: "older", updatedAt: T })]);
+    expect(await row(org)).toEqual({ mergedAt: Date.parse(MERGED), author: "newer", updatedAt: Date.parse(LATER) });
+  });
+
+  it("any order of the same deliveries, one by one or in one batch, ends in the same row", async () => {
+    // Histories GitHub can produce: unmerged states before the merge's second, merged ones after
+    // it, and both within it (a labeled delivery sharing the merge's updated_at). Each (version,
+    // merged) pair has its own author, so the expected row is known exactly.
+    const versions = ["2026-10-05T10:00:00Z", "2026-10-05T10:00:01Z", "2026-10-05T10:00:02Z"];
+    const history = fc
+      .record({
+        mergeAt: fc.integer({ min: 0, max: versions.length }), // versions.length: never merged
+        states: fc.array(fc.record({ at: fc.nat(versions.length - 1), sameSecondMerged: fc.boolean() }), {
+          minLength: 1,
+          maxLength: 5,
+        }),
+      })
+      .map(({ mergeAt, states }) =>
+        states.map(({ at, sameSecondMerged }) => ({ at, merged: at > mergeAt || (at === mergeAt && sameSecondMerged) })),
+      );
+    await fc.assert(
+      fc.asyncProperty(history, fc.boolean(), async (states, oneBatch) => {
+        const events = (org: string) =>
+          states.map((s) =>
+            pr(org, 1, { mergedAt: s.merged ? MERGED : null, author: `v${s.at}-${s.merged}`, updatedAt: versions[s.at] }),
+          );
+        const forward = unique("org");
+        const backward = unique("org");
+        for (const e of events(forward)) await postEvents([e]);
+        if (oneBatch) await postEvents(events(backward).reverse());
+        else for (const e of events(backward).reverse()) await postEvents([e]);
+        const top = Math.max(...states.map((s) => s.at));
+        const topMerged = states.some((s) => s.at === top && s.merged);
+        const expected = {
+          mergedAt: states.some((s) => s.merged) ? Date.parse(MERGED) : null,
+          author: `v${top}-${topMerged}`,
+          updatedAt: Date.parse(versions[top] as string),
+        };
+        expect(await row(forward)).toEqual(expected);
+        expect(await row(backward)).toEqual(expected);
+      }),
+      { numRuns: 30 },
+    );
+  });
+});
+
 describe("rows written (D1 meta.rows_written)", () => {
   /** 1,000 events shaped like the reviewer's traffic: per pull request 3 reviews, 10 findings, 1 authorship record. */
   function reviewerBatch(org: string, updatedAt = EVENT_VERSION) {
