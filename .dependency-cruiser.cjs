@@ -53,7 +53,7 @@ module.exports = {
       comment: "D1 statements import no directory, object, auth or interface module.",
       severity: "error",
       from: { path: "^src/storage/" },
-      to: { path: "^src/", pathNot: "^src/(lib|schemas|storage)/" },
+      to: { path: "^src/", pathNot: "^src/(lib|schemas|storage|rules)/" },
     },
     {
       name: "directory-reaches-objects-by-binding",

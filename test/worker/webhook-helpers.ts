@@ -171,10 +171,17 @@ export const exportPage = (org: string, who: Person, extra = "") =>
     headers: { Authorization: `Bearer ${who.analyticsKey}` },
   });
 
-export async function exported(org: string, who: Person, extra = ""): Promise<{ repo: string; prNumber: number }[]> {
+/** The export's row, as far as the webhook tests look at it. */
+type ExportedRow = { repo: string; prNumber: number; linesAdded: number | null };
+
+export async function exported(
+  org: string,
+  who: Person,
+  extra = "",
+): Promise<ExportedRow[]> {
   const res = await exportPage(org, who, extra);
   if (res.status !== 200) throw new Error(`export → ${res.status}`);
-  return ((await res.json()) as { data: { repo: string; prNumber: number }[] }).data;
+  return ((await res.json()) as { data: ExportedRow[] }).data;
 }
 
 export const errorCode = async (res: Response) => ((await res.json()) as MemberErrorBody | { error: string }).error;

@@ -381,20 +381,26 @@ describe("pull requests", () => {
   });
 
   it.each(["opened", "synchronize", "reopened", "ready_for_review", "labeled", "assigned"])(
-    "%s carries the pull request: an unmerged one is stored but not exported",
+    "%s carries the pull request: an unmerged one is stored but not exported, until a merge arrives",
     async (action) => {
       const repo = { id: repoId(), name: "api", private: false };
       const { org, admin } = await world([repo]);
       const payload = example("pull_request", action, org);
       Object.assign(payload.repository as object, { id: repo.id, name: "api" });
-      Object.assign(payload.pull_request as object, { number: 5, updated_at: "2026-10-01T11:00:00Z" });
+      Object.assign(payload.pull_request as object, { number: 5, updated_at: "2026-10-01T11:00:00Z", additions: 77 });
       await deliverQueued("pull_request", payload);
       await postEventsOk([review(org, "api", 5)]);
-      // Stored: the merged delivery with an older version cannot overwrite it.
-      await deliverQueued("pull_request", mergedPr(org, repo, 5, { updated_at: "2026-10-01T10:30:00Z" }));
       await deliverQueued("pull_request", mergedPr(org, repo, 6));
       await postEventsOk([review(org, "api", 6)]);
       expect((await exported(org, admin)).map((r) => r.prNumber)).toEqual([6]);
+      // A merge is final (contract section 17): even a merged delivery older than the stored state
+      // merges it, whatever the arrival order; the newer state's other fields stay.
+      await deliverQueued("pull_request", mergedPr(org, repo, 5, { updated_at: "2026-10-01T10:30:00Z", additions: 999 }));
+      const rows = await exported(org, admin);
+      expect(rows.map((r) => [r.prNumber, r.linesAdded])).toEqual([
+        [6, 12],
+        [5, 77],
+      ]);
     },
   );
 
