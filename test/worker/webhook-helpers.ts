@@ -174,11 +174,7 @@ export const exportPage = (org: string, who: Person, extra = "") =>
 /** The export's row, as far as the webhook tests look at it. */
 type ExportedRow = { repo: string; prNumber: number; linesAdded: number | null };
 
-export async function exported(
-  org: string,
-  who: Person,
-  extra = "",
-): Promise<ExportedRow[]> {
+export async function exported(org: string, who: Person, extra = ""): Promise<ExportedRow[]> {
   const res = await exportPage(org, who, extra);
   if (res.status !== 200) throw new Error(`export → ${res.status}`);
   return ((await res.json()) as { data: ExportedRow[] }).data;
