@@ -6,10 +6,9 @@ import { callDurable } from "../lib/durable-call";
 import { messageKey, QueueMessage } from "../schemas/github-changes";
 import { parkDelivery } from "../storage/parked";
 import { moveRows } from "../storage/renames";
+import { DEAD_LETTER_QUEUE, WEBHOOK_MAX_RETRIES } from "./queues";
 
-/** Queue names as in wrangler.toml. */
-export const WEBHOOK_QUEUE = "pr-review-webhooks";
-export const DEAD_LETTER_QUEUE = "pr-review-webhooks-dlq";
+export { DEAD_LETTER_QUEUE, WEBHOOK_QUEUE } from "./queues";
 
 /** Retry delay after the n-th failed attempt: 10 s, 20 s, 40 s, ... at most 10 minutes. */
 export const backoffSeconds = (attempts: number): number => Math.min(600, 10 * 2 ** Math.max(0, attempts - 1));
@@ -124,7 +123,8 @@ const notYetKnown = (m: QueueMessage, home: string) =>
 async function parkBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   for (const message of batch.messages) {
     try {
-      await park(env, message);
+      // The dead-letter queue counts its own attempts from 1: what gave up was the main queue.
+      await park(env, message, WEBHOOK_MAX_RETRIES + 1);
       log("error", "webhook message parked in the dead-letter queue", { id: message.id });
       message.ack();
     } catch (error) {
@@ -134,7 +134,8 @@ async function parkBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> 
   }
 }
 
-function park(env: Env, message: Message<unknown>): Promise<void> {
+/** Keeps a copy for the control plane; `attempts`: how often applying it was tried. */
+function park(env: Env, message: Message<unknown>, attempts = message.attempts): Promise<void> {
   const body = message.body as { delivery?: unknown; part?: unknown; event?: unknown };
   const known = typeof body?.delivery === "string" && typeof body.part === "number";
   return parkDelivery(env.DB, {
@@ -142,7 +143,7 @@ function park(env: Env, message: Message<unknown>): Promise<void> {
     delivery: typeof body?.delivery === "string" ? body.delivery : message.id,
     event: typeof body?.event === "string" ? body.event : "unknown",
     message: message.body,
-    attempts: message.attempts,
+    attempts,
     parkedAt: Date.now(),
   });
 }

@@ -315,3 +315,50 @@ describe("deliveries that can never apply are ignored with a warning, not queued
     }
   });
 });
+
+describe("issue 18: the 202 waits for one round of queue sends, whatever the repository count", () => {
+  it("an installation with 20,000 repositories is enqueued in a few batches sent together, every message once", async () => {
+    const payload = example("installation", "created", unique("big"));
+    payload.repositories = Array.from({ length: 20_000 }, (_, i) => ({
+      id: i + 1,
+      name: `repository-${i}`,
+      full_name: `big/repository-${i}`,
+      private: i % 3 === 0,
+    }));
+    const body = JSON.stringify(payload);
+    const sent: unknown[][] = [];
+    let inFlight = 0;
+    let mostInFlight = 0;
+    const recording = {
+      send: async () => {
+        throw new Error("one message at a time is not how deliveries are enqueued");
+      },
+      sendBatch: async (batch: { body: unknown }[]) => {
+        inFlight += 1;
+        mostInFlight = Math.max(mostInFlight, inFlight);
+        // Every send of the delivery starts before the first one finishes.
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        inFlight -= 1;
+        expect(batch.length).toBeLessThanOrEqual(100);
+        expect(new TextEncoder().encode(JSON.stringify(batch.map((m) => m.body))).byteLength).toBeLessThan(256 * 1024);
+        sent.push(batch.map((m) => m.body));
+      },
+    };
+    const request = new Request("https://service.test/webhooks/github", {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        "X-GitHub-Event": "installation",
+        "X-GitHub-Delivery": newDelivery(),
+        "X-Hub-Signature-256": await signatureHeader(WEBHOOK_SECRET, body),
+      },
+      body,
+    });
+    const res = await fetchWithEnv(request, { WEBHOOKS: recording });
+    expect(res.status).toBe(202);
+    const parts = sent.flat() as { part: number }[];
+    expect(parts.map((m) => m.part).sort((a, b) => a - b)).toEqual(parts.map((_, i) => i));
+    expect(parts.length).toBe(1 + Math.ceil(20_000 / 500));
+    expect(mostInFlight).toBe(sent.length);
+  });
+});
