@@ -4,7 +4,8 @@ import { DEAD_LETTER_QUEUE, WEBHOOK_MAX_RETRIES, WEBHOOK_QUEUE } from "../../src
 
 /** The consumer's constants describe wrangler.toml's queues; a change to one must reach the other. */
 describe("webhook queues: the code and wrangler.toml agree", () => {
-  const toml = readFileSync(new URL("../../wrangler.toml", import.meta.url), "utf8");
+  // vitest runs from the project root.
+  const toml = readFileSync("wrangler.toml", "utf8");
   const consumers = toml.split("[[queues.consumers]]").slice(1);
   const consumerOf = (queue: string) => consumers.find((c) => c.includes(`queue = "${queue}"`));
 
