@@ -133,7 +133,11 @@ export function getUser(target: GithubInstallation, login: string): Promise<Gith
 }
 
 /** `GET /repos/{owner}/{repo}/collaborators?affiliation=all`, every page. */
-export function listCollaborators(target: GithubInstallation, owner: string, repo: string): Promise<GithubResult<GithubAccount[]>> {
+export function listCollaborators(
+  target: GithubInstallation,
+  owner: string,
+  repo: string,
+): Promise<GithubResult<GithubAccount[]>> {
   return withInstallation(target, async (octokit) => {
     const rows = await allPages(octokit, "GET /repos/{owner}/{repo}/collaborators", { owner, repo, affiliation: "all" }, Account);
     return rows.map(account);

@@ -59,14 +59,23 @@ export async function withInstallation<T>(
   const maxLimitRetries = options.maxLimitRetries ?? 10;
   let refusedWait: number | undefined;
 
-  const waitOrRefuse = (kind: string) => (retryAfter: number, request: { method: string; url: string }, _o: unknown, retryCount: number) => {
-    if (retryAfter <= maxWait && retryCount < maxLimitRetries) {
-      console.log(JSON.stringify({ level: "warn", msg: `GitHub ${kind}: waiting`, retryAfter, request: `${request.method} ${request.url}`, installationId }));
-      return true;
-    }
-    refusedWait = retryAfter;
-    return false;
-  };
+  const waitOrRefuse =
+    (kind: string) => (retryAfter: number, request: { method: string; url: string }, _o: unknown, retryCount: number) => {
+      if (retryAfter <= maxWait && retryCount < maxLimitRetries) {
+        console.log(
+          JSON.stringify({
+            level: "warn",
+            msg: `GitHub ${kind}: waiting`,
+            retryAfter,
+            request: `${request.method} ${request.url}`,
+            installationId,
+          }),
+        );
+        return true;
+      }
+      refusedWait = retryAfter;
+      return false;
+    };
 
   const octokit = new GithubOctokit({
     baseUrl: app.apiUrl,
@@ -116,7 +125,11 @@ function asGithubError(error: unknown, usage: GithubUsage, refusedWait: number |
   const status = typeof error === "object" && error && "status" in error ? Number(error.status) : undefined;
   const message = error instanceof Error ? error.message : String(error);
   if (refusedWait !== undefined && (status === 403 || status === 429)) {
-    return new GithubError("rate_limited", `GitHub rate limit: retry in ${refusedWait} s`, { status, retryAfterSeconds: refusedWait, ...cost });
+    return new GithubError("rate_limited", `GitHub rate limit: retry in ${refusedWait} s`, {
+      status,
+      retryAfterSeconds: refusedWait,
+      ...cost,
+    });
   }
   if (status === 401) return new GithubError("unauthorized", message, { status, ...cost });
   if (status === 403) return new GithubError("forbidden", message, { status, ...cost });

@@ -33,7 +33,7 @@ export function toPkcs8Pem(pem: string): PrivateKeyParse {
     return { kind: "invalid", reason: "not a PEM private key (BEGIN RSA PRIVATE KEY or BEGIN PRIVATE KEY)" };
   }
   const der = base64Body(pkcs1[1] ?? "");
-  if (!der || der[0] !== 0x30) return { kind: "invalid", reason: "the PKCS#1 key's body is not a DER sequence" };
+  if (der?.[0] !== 0x30) return { kind: "invalid", reason: "the PKCS#1 key's body is not a DER sequence" };
   const inner = [...VERSION_0, ...RSA_ALGORITHM, 0x04, ...derLength(der.length), ...der];
   return { kind: "ok", pkcs8: pemOf(Uint8Array.from([0x30, ...derLength(inner.length), ...inner])) };
 }

@@ -14,7 +14,10 @@ export async function startFakeGithub(fake = new FakeGithub()): Promise<{ url: s
   const server = createServer((req, res) => {
     handle(fake, req)
       .then(({ status, headers, body }) => {
-        res.writeHead(status, { ...(body === undefined ? {} : { "content-type": "application/json; charset=utf-8" }), ...headers });
+        res.writeHead(status, {
+          ...(body === undefined ? {} : { "content-type": "application/json; charset=utf-8" }),
+          ...headers,
+        });
         res.end(body === undefined ? undefined : JSON.stringify(body));
       })
       .catch((error: unknown) => {

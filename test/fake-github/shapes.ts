@@ -84,7 +84,13 @@ export function collaborator(base: string, a: Account, role: string) {
   const write = role === "admin" || role === "maintain" || role === "write";
   return {
     ...simpleUser(base, a),
-    permissions: { pull: true, triage: role !== "read", push: write, maintain: role === "admin" || role === "maintain", admin: role === "admin" },
+    permissions: {
+      pull: true,
+      triage: role !== "read",
+      push: write,
+      maintain: role === "admin" || role === "maintain",
+      admin: role === "admin",
+    },
     role_name: role,
   };
 }

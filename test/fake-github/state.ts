@@ -1,5 +1,18 @@
 import { createPublicKey, type KeyObject, randomBytes, verify } from "node:crypto";
-import { type Account, basicError, collaborator, installation, installationToken, publicUser, type Pull, pullFull, pullSimple, type Repo, repository, simpleUser } from "./shapes";
+import {
+  type Account,
+  basicError,
+  collaborator,
+  installation,
+  installationToken,
+  type Pull,
+  publicUser,
+  pullFull,
+  pullSimple,
+  type Repo,
+  repository,
+  simpleUser,
+} from "./shapes";
 
 /**
  * The fake GitHub's state and its answers: the REST calls of contract section 17 for any number of
@@ -216,7 +229,12 @@ export class FakeGithub {
    * GHES form), for the URLs in bodies and `Link` headers. Answers the installation it was for, so
    * the server can log the request and record a drift against it.
    */
-  api(method: string, url: URL, base: string, authorization: string | undefined): { answer: Answer; installation?: Installation; auth: Logged["auth"] } {
+  api(
+    method: string,
+    url: URL,
+    base: string,
+    authorization: string | undefined,
+  ): { answer: Answer; installation?: Installation; auth: Logged["auth"] } {
     const path = url.pathname;
     const [scheme, credential] = (authorization ?? "").split(/\s+/, 2);
     const jwt = /^bearer$/i.test(scheme ?? "") && credential?.split(".").length === 3;
@@ -270,12 +288,15 @@ export class FakeGithub {
     const notFound = { status: 404, body: basicError("Not Found") };
     if (path === "/installation/repositories") {
       const repos = [...this.#repos.values()].filter((r) => r.owner.id === inst.account.id).sort((x, y) => x.id - y.id);
-      return page(base, url, repos, (rows) => ({ total_count: repos.length, repositories: rows.map((r) => repository(base, r)) }));
+      return page(base, url, repos, (rows) => ({
+        total_count: repos.length,
+        repositories: rows.map((r) => repository(base, r)),
+      }));
     }
     let m = /^\/orgs\/([^/]+)\/members$/.exec(path);
     if (m) {
       const org = this.#accounts.get(decodeURIComponent(m[1] ?? "").toLowerCase());
-      if (!org || org.type !== "Organization" || org.id !== inst.account.id) return notFound;
+      if (org?.type !== "Organization" || org.id !== inst.account.id) return notFound;
       const role = q.get("role") ?? "all";
       const members = [...(this.#members.get(org.id)?.values() ?? [])]
         .filter((x) => role === "all" || x.role === role)

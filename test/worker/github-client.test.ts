@@ -10,6 +10,7 @@ import {
 } from "../../src/github/calls";
 import { githubSync } from "../../src/github/config";
 import { GithubError } from "../../src/github/errors";
+import type { PullSpec } from "../fake-github/state";
 import { configuredApp, fakeInstallation, registerApp } from "./github-fake";
 
 // Every answer of the fake is checked against GitHub's description; a drift is recorded per installation.
@@ -38,7 +39,10 @@ const at = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
 describe("configuration: sync is off without the App id and key", () => {
   it("off names what is missing; webhooks need neither", () => {
     expect(githubSync({})).toEqual({ kind: "off", missing: ["GITHUB_APP_ID", "GITHUB_APP_PRIVATE_KEY"] });
-    expect(githubSync({ GITHUB_APP_ID: "42", GITHUB_APP_PRIVATE_KEY: " " })).toEqual({ kind: "off", missing: ["GITHUB_APP_PRIVATE_KEY"] });
+    expect(githubSync({ GITHUB_APP_ID: "42", GITHUB_APP_PRIVATE_KEY: " " })).toEqual({
+      kind: "off",
+      missing: ["GITHUB_APP_PRIVATE_KEY"],
+    });
     expect(githubSync({ GITHUB_APP_ID: "", GITHUB_APP_PRIVATE_KEY: env.GITHUB_APP_PRIVATE_KEY })).toEqual({
       kind: "off",
       missing: ["GITHUB_APP_ID"],
@@ -48,9 +52,20 @@ describe("configuration: sync is off without the App id and key", () => {
   it("defaults: api.github.com and 90 days; a GHES URL loses its trailing slash", () => {
     const key = env.GITHUB_APP_PRIVATE_KEY;
     const on = githubSync({ GITHUB_APP_ID: "42", GITHUB_APP_PRIVATE_KEY: key });
-    expect(on.kind === "on" && { apiUrl: on.app.apiUrl, days: on.app.backfillDays }).toEqual({ apiUrl: "https://api.github.com", days: 90 });
-    const ghes = githubSync({ GITHUB_APP_ID: "42", GITHUB_APP_PRIVATE_KEY: key, GITHUB_API_URL: "https://ghe.example/api/v3/", GITHUB_BACKFILL_DAYS: "30" });
-    expect(ghes.kind === "on" && { apiUrl: ghes.app.apiUrl, days: ghes.app.backfillDays }).toEqual({ apiUrl: "https://ghe.example/api/v3", days: 30 });
+    expect(on.kind === "on" && { apiUrl: on.app.apiUrl, days: on.app.backfillDays }).toEqual({
+      apiUrl: "https://api.github.com",
+      days: 90,
+    });
+    const ghes = githubSync({
+      GITHUB_APP_ID: "42",
+      GITHUB_APP_PRIVATE_KEY: key,
+      GITHUB_API_URL: "https://ghe.example/api/v3/",
+      GITHUB_BACKFILL_DAYS: "30",
+    });
+    expect(ghes.kind === "on" && { apiUrl: ghes.app.apiUrl, days: ghes.app.backfillDays }).toEqual({
+      apiUrl: "https://ghe.example/api/v3",
+      days: 30,
+    });
   });
 
   it.each([
@@ -70,7 +85,10 @@ describe("App authentication: JWT and installation tokens", () => {
     expect(env.GITHUB_APP_PRIVATE_KEY).toContain("BEGIN RSA PRIVATE KEY");
     const fake = await installation();
     const { data, usage } = await getInstallation(fake.target);
-    expect(data).toMatchObject({ id: fake.installationId, account: { id: fake.accountId, login: fake.login, type: "Organization" } });
+    expect(data).toMatchObject({
+      id: fake.installationId,
+      account: { id: fake.accountId, login: fake.login, type: "Organization" },
+    });
     expect(data.suspendedAt).toBeNull();
     // An App call: no installation token, no installation rate points.
     expect(usage).toEqual({ calls: 1, points: 0 });
@@ -171,14 +189,21 @@ describe("the calls of section 17, every page", () => {
     const fake = await installation();
     await fake.setRepo("infra", {
       private: true,
-      collaborators: [{ login: `c1-${fake.login}`, role: "admin" }, { login: `c2-${fake.login}`, role: "read", type: "Bot" }],
+      collaborators: [
+        { login: `c1-${fake.login}`, role: "admin" },
+        { login: `c2-${fake.login}`, role: "read", type: "Bot" },
+      ],
     });
     const { data } = await listCollaborators(fake.target, fake.login, "infra");
     expect(data.map((c) => [c.login, c.type])).toEqual([
       [`c1-${fake.login}`, "User"],
       [`c2-${fake.login}`, "Bot"],
     ]);
-    expect((await getUser(fake.target, `c2-${fake.login}`)).data).toEqual({ id: data[1]?.id, login: `c2-${fake.login}`, type: "Bot" });
+    expect((await getUser(fake.target, `c2-${fake.login}`)).data).toEqual({
+      id: data[1]?.id,
+      login: `c2-${fake.login}`,
+      type: "Bot",
+    });
     const paths = (await fake.stats()).requests.map((r) => r.path);
     expect(paths).toContain(`/repos/${fake.login}/infra/collaborators?affiliation=all&per_page=100`);
   });
@@ -195,7 +220,7 @@ describe("the calls of section 17, every page", () => {
     const now = Date.now();
     const author = `author-${fake.login}`;
     // 210 closed pull requests, pull n last updated n hours ago; every third closed without merging.
-    const pulls = Array.from({ length: 210 }, (_, i) => {
+    const pulls: PullSpec[] = Array.from({ length: 210 }, (_, i) => {
       const n = i + 1;
       const updated = now - n * 3_600_000;
       return {
@@ -210,9 +235,27 @@ describe("the calls of section 17, every page", () => {
       };
     });
     // Merged long before the cut-off but commented on since: not in the window.
-    pulls.push({ number: 500, author, createdAt: at(now - 30 * DAY), updatedAt: at(now - 1000), mergedAt: at(now - 20 * DAY), closedAt: at(now - 20 * DAY), additions: 1, deletions: 1 });
+    pulls.push({
+      number: 500,
+      author,
+      createdAt: at(now - 30 * DAY),
+      updatedAt: at(now - 1000),
+      mergedAt: at(now - 20 * DAY),
+      closedAt: at(now - 20 * DAY),
+      additions: 1,
+      deletions: 1,
+    });
     // Still open: never listed.
-    pulls.push({ number: 501, author, createdAt: at(now - DAY), updatedAt: at(now - 500), mergedAt: null, closedAt: null, additions: 1, deletions: 1 });
+    pulls.push({
+      number: 501,
+      author,
+      createdAt: at(now - DAY),
+      updatedAt: at(now - 500),
+      mergedAt: null,
+      closedAt: null,
+      additions: 1,
+      deletions: 1,
+    });
     await fake.setPulls("api", pulls);
 
     const since = now - 110.5 * 3_600_000; // pulls 1..110 were updated after it
@@ -241,18 +284,21 @@ describe("the calls of section 17, every page", () => {
 });
 
 describe("rate limits are waited out, never failing the call; 5xx is retried a bounded number of times", () => {
-  it.each([403, 429] as const)("a secondary limit (%d, retry-after: 1) delays the call by that second, then it succeeds", async (status) => {
-    const fake = await installation();
-    await fake.setRepo("api", { private: false });
-    await fake.inject({ kind: "secondary", status, retryAfter: 1 });
-    const { data, usage } = await listInstallationRepositories(fake.target);
-    expect(data.map((r) => r.name)).toEqual(["api"]);
-    expect(usage).toEqual({ calls: 3, points: 2 });
-    const [limited, retried] = (await fake.stats()).requests.filter((r) => r.auth === "token");
-    expect([limited?.status, retried?.status]).toEqual([status, 200]);
-    // Sent immediately, the retry would arrive within milliseconds; the client waited retry-after.
-    expect((retried?.at ?? 0) - (limited?.at ?? 0)).toBeGreaterThanOrEqual(900);
-  });
+  it.each([403, 429] as const)(
+    "a secondary limit (%d, retry-after: 1) delays the call by that second, then it succeeds",
+    async (status) => {
+      const fake = await installation();
+      await fake.setRepo("api", { private: false });
+      await fake.inject({ kind: "secondary", status, retryAfter: 1 });
+      const { data, usage } = await listInstallationRepositories(fake.target);
+      expect(data.map((r) => r.name)).toEqual(["api"]);
+      expect(usage).toEqual({ calls: 3, points: 2 });
+      const [limited, retried] = (await fake.stats()).requests.filter((r) => r.auth === "token");
+      expect([limited?.status, retried?.status]).toEqual([status, 200]);
+      // Sent immediately, the retry would arrive within milliseconds; the client waited retry-after.
+      expect((retried?.at ?? 0) - (limited?.at ?? 0)).toBeGreaterThanOrEqual(900);
+    },
+  );
 
   it("x-ratelimit-remaining: 0 waits until x-ratelimit-reset", async () => {
     const fake = await installation();

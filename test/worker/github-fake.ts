@@ -60,8 +60,10 @@ export async function fakeInstallation(
         members,
       }),
     setUser: (user: string, type: "User" | "Bot" | "Organization") => control<{ id: number }>("PUT", `users/${user}`, { type }),
-    setRepo: (name: string, repo: { private: boolean; collaborators?: { login: string; role?: string; type?: "User" | "Bot" }[] }) =>
-      control<{ id: number }>("PUT", `repos/${login}/${name}`, repo),
+    setRepo: (
+      name: string,
+      repo: { private: boolean; collaborators?: { login: string; role?: string; type?: "User" | "Bot" }[] },
+    ) => control<{ id: number }>("PUT", `repos/${login}/${name}`, repo),
     deleteRepo: (name: string) => control<void>("DELETE", `repos/${login}/${name}`),
     setPulls: (repo: string, pulls: PullSpec[]) => control<{ ids: number[] }>("PUT", `repos/${login}/${repo}/pulls`, { pulls }),
     inject: (...faults: Fault[]) => control<void>("POST", `installations/${id}/faults`, { faults }),
