@@ -2,7 +2,8 @@
  * The layering of docs/architecture.md ("Dependencies point one way"), checked by `npm run lint:deps`
  * (in `npm run check` and .ci/run). Top to bottom: entry (index.ts, interfaces.ts) → interfaces
  * (http/, routes, handlers, webhooks/, control-plane/, openapi/, operations/) → directory/ →
- * objects (organization/, auth/user-object.ts) and storage/ → rules (pure functions) → schemas/ → lib/.
+ * objects (organization/, auth/user-object.ts) and storage/ → github/ (the GitHub App client, an
+ * outside-service adapter) → rules (pure functions) → schemas/ → lib/.
  * TypeScript 7 has no JavaScript API, so it runs with TypeScript 5 (scripts/lib/typescript5.mjs).
  */
 const INTERFACES =
@@ -63,17 +64,31 @@ module.exports = {
       to: { path: "^src/", pathNot: "^src/(lib|schemas|storage|directory)/" },
     },
     {
+      name: "github-is-an-adapter",
+      comment: "github/ talks to GitHub's API only: it imports lib/, schemas/ and itself, never an object, store or interface.",
+      severity: "error",
+      from: { path: "^src/github/" },
+      to: { path: "^src/", pathNot: "^src/(lib|schemas|github)/" },
+    },
+    {
+      name: "nothing-below-github-imports-it",
+      comment: "storage/, rules, schemas/ and lib/ sit below github/ (the directory and objects above call it).",
+      severity: "error",
+      from: { path: `^src/(lib|schemas|storage)/|${RULES}` },
+      to: { path: "^src/github/" },
+    },
+    {
       name: "nothing-below-imports-interfaces",
       comment: "Objects, storage, the directory, rules, schemas and lib import no interface (http, routes, handlers).",
       severity: "error",
-      from: { path: "^src/(lib|schemas|storage|directory|organization|rules|auth)/" },
+      from: { path: "^src/(lib|schemas|storage|directory|organization|rules|auth|github)/" },
       to: { path: INTERFACES },
     },
     {
       name: "auth-from-interfaces-only",
       comment: "auth/ owns everything about keys; nothing below http/ imports it.",
       severity: "error",
-      from: { path: "^src/(lib|schemas|storage|directory|organization|rules)/" },
+      from: { path: "^src/(lib|schemas|storage|directory|organization|rules|github)/" },
       to: { path: "^src/auth/" },
     },
   ],

@@ -22,17 +22,22 @@ export default defineConfig(async () => {
         { test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node" } },
         {
           plugins: [
-            cloudflareTest({
+            // A function of `inject`: the fake GitHub (test/fake-github/, a Node server on 127.0.0.1
+            // started by the globalSetup below) gives its URL and the App's credentials at run time.
+            cloudflareTest(({ inject }) => ({
               wrangler: { configPath: "./wrangler.toml" },
               miniflare: {
                 bindings: {
                   ADMIN_TOKEN: "test-admin-token-0123456789abcdef",
                   GITHUB_WEBHOOK_SECRET: "test-webhook-secret",
                   GITHUB_WEBHOOK_SECRET_PREVIOUS: "test-webhook-secret-previous",
+                  GITHUB_API_URL: inject("fakeGithubUrl"),
+                  GITHUB_APP_ID: inject("fakeGithubAppId"),
+                  GITHUB_APP_PRIVATE_KEY: inject("fakeGithubPrivateKey"),
                   TEST_MIGRATIONS: migrations,
                 },
               },
-            }),
+            })),
           ],
           test: {
             name: "worker",
@@ -42,6 +47,7 @@ export default defineConfig(async () => {
             isolate: false,
             include: ["test/worker/**/*.test.ts"],
             setupFiles: ["./test/worker/setup.ts"],
+            globalSetup: ["./test/fake-github/global-setup.ts"],
             // Property and concurrency tests make hundreds of requests; on a loaded 2-core CI machine
             // they need more than the default 5 s. A budget, not a sleep: nothing waits on it.
             testTimeout: 30_000,

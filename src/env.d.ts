@@ -7,6 +7,8 @@ declare namespace Cloudflare {
     GITHUB_WEBHOOK_SECRET?: string;
     /** The previous webhook secret, accepted too while a rotation is under way. */
     GITHUB_WEBHOOK_SECRET_PREVIOUS?: string;
+    /** The GitHub App's private key (PEM, PKCS#1 or PKCS#8). Unset: sync with GitHub's API is off. */
+    GITHUB_APP_PRIVATE_KEY?: string;
     /** "true" adds `X-Debug-Rows-Read` to analytics pages; set only by `npm run bench:analytics`. */
     DEBUG_ROWS_READ?: string;
   }
@@ -15,5 +17,6 @@ interface Env {
   ADMIN_TOKEN?: string;
   GITHUB_WEBHOOK_SECRET?: string;
   GITHUB_WEBHOOK_SECRET_PREVIOUS?: string;
+  GITHUB_APP_PRIVATE_KEY?: string;
   DEBUG_ROWS_READ?: string;
 }

@@ -1,0 +1,190 @@
+import { z } from "zod";
+import { type GithubInstallation, type GithubUsage, type InstallationOctokit, withInstallation } from "./client";
+import { GithubError } from "./errors";
+
+/**
+ * The calls of contract section 17, each reduced to the fields the service keeps (parsed with zod,
+ * so a change on GitHub's side is an `unexpected_shape` error, not a silent `undefined`).
+ * Every function answers `{ data, usage }`: the usage is what the call cost (for the benchmark
+ * that chooses between REST and GraphQL for the history).
+ */
+
+export type GithubResult<T> = { data: T; usage: GithubUsage };
+
+const Account = z.object({ id: z.number().int(), login: z.string(), type: z.string() });
+/** A user as the service keeps it: GitHub's `type` is `User`, `Bot` or `Organization`. */
+export type GithubAccount = z.infer<typeof Account>;
+
+const Installation = z.object({
+  id: z.number().int(),
+  // null for an enterprise installation; this App is installed on organizations and users.
+  account: Account.nullable(),
+  created_at: z.string(),
+  suspended_at: z.string().nullable().optional(),
+});
+export interface GithubInstallationInfo {
+  id: number;
+  account: GithubAccount | null;
+  createdAt: string;
+  suspendedAt: string | null;
+}
+
+const Repository = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  owner: z.object({ id: z.number().int(), login: z.string() }),
+  private: z.boolean(),
+});
+export interface GithubRepository {
+  id: number;
+  name: string;
+  owner: { id: number; login: string };
+  private: boolean;
+}
+
+export interface GithubMember extends GithubAccount {
+  /** `admin` for GitHub's organization owners, else `member` (contract section 9). */
+  role: "admin" | "member";
+}
+
+const PullListed = z.object({
+  number: z.number().int(),
+  user: Account.nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  merged_at: z.string().nullable(),
+});
+const PullCounts = z.object({ additions: z.number().int(), deletions: z.number().int() });
+export interface GithubMergedPull {
+  number: number;
+  /** null when GitHub no longer knows the author (a deleted account shows as `ghost`, not null). */
+  author: GithubAccount | null;
+  createdAt: string;
+  mergedAt: string;
+  updatedAt: string;
+  additions: number;
+  deletions: number;
+}
+
+function parse<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+  const result = schema.safeParse(value);
+  if (!result.success) {
+    throw new GithubError("unexpected_shape", `${what}: ${z.prettifyError(result.error)}`, { calls: 0, points: 0 });
+  }
+  return result.data;
+}
+
+const account = (a: GithubAccount): GithubAccount => ({ id: a.id, login: a.login, type: a.type });
+
+async function allPages<T>(octokit: InstallationOctokit, route: string, params: Record<string, unknown>, item: z.ZodType<T>) {
+  const rows: T[] = [];
+  for await (const page of octokit.paginate.iterator(route, { ...params, per_page: 100 })) {
+    rows.push(...parse(z.array(item), page.data, route));
+  }
+  return rows;
+}
+
+/** `GET /app/installations/{id}` with the App JWT: the account (id, login, type) the installation belongs to. */
+export function getInstallation(target: GithubInstallation): Promise<GithubResult<GithubInstallationInfo>> {
+  return withInstallation(target, async (octokit) => {
+    const { data } = await octokit.request("GET /app/installations/{installation_id}", {
+      installation_id: target.installationId,
+    });
+    const i = parse(Installation, data, "GET /app/installations/{installation_id}");
+    return {
+      id: i.id,
+      account: i.account && account(i.account),
+      createdAt: i.created_at,
+      suspendedAt: i.suspended_at ?? null,
+    };
+  });
+}
+
+/** `GET /installation/repositories`, every page: the repositories the installation covers, with visibility. */
+export function listInstallationRepositories(target: GithubInstallation): Promise<GithubResult<GithubRepository[]>> {
+  return withInstallation(target, async (octokit) => {
+    const rows = await allPages(octokit, "GET /installation/repositories", {}, Repository);
+    return rows.map((r) => ({ id: r.id, name: r.name, owner: { id: r.owner.id, login: r.owner.login }, private: r.private }));
+  });
+}
+
+/**
+ * `GET /orgs/{org}/members?role=admin`, then `?role=member`, every page: the organization's members
+ * with their role. Someone listed in both (promoted between the two lists) is an admin.
+ */
+export function listOrganizationMembers(target: GithubInstallation, org: string): Promise<GithubResult<GithubMember[]>> {
+  return withInstallation(target, async (octokit) => {
+    const members = new Map<number, GithubMember>();
+    for (const role of ["admin", "member"] as const) {
+      for (const a of await allPages(octokit, "GET /orgs/{org}/members", { org, role }, Account)) {
+        if (!members.has(a.id)) members.set(a.id, { ...account(a), role });
+      }
+    }
+    return [...members.values()];
+  });
+}
+
+/** `GET /users/{login}`: the account's id and type (`User`, `Bot`, `Organization`). */
+export function getUser(target: GithubInstallation, login: string): Promise<GithubResult<GithubAccount>> {
+  return withInstallation(target, async (octokit) => {
+    const { data } = await octokit.request("GET /users/{username}", { username: login });
+    return account(parse(Account, data, "GET /users/{username}"));
+  });
+}
+
+/** `GET /repos/{owner}/{repo}/collaborators?affiliation=all`, every page. */
+export function listCollaborators(
+  target: GithubInstallation,
+  owner: string,
+  repo: string,
+): Promise<GithubResult<GithubAccount[]>> {
+  return withInstallation(target, async (octokit) => {
+    const rows = await allPages(octokit, "GET /repos/{owner}/{repo}/collaborators", { owner, repo, affiliation: "all" }, Account);
+    return rows.map(account);
+  });
+}
+
+/**
+ * The pull requests of a repository merged at or after `since` (epoch ms): closed pull requests by
+ * `updated_at`, newest first, page by page until one was last updated before `since` (a pull request
+ * merged since then was updated since then too), and for each merged one
+ * `GET /repos/{owner}/{repo}/pulls/{n}` for its line counts, which the list does not carry.
+ */
+export function listMergedPullRequests(
+  target: GithubInstallation,
+  owner: string,
+  repo: string,
+  since: number,
+): Promise<GithubResult<GithubMergedPull[]>> {
+  return withInstallation(target, async (octokit) => {
+    const merged: z.infer<typeof PullListed>[] = [];
+    const route = "GET /repos/{owner}/{repo}/pulls";
+    const params = { owner, repo, state: "closed", sort: "updated", direction: "desc", per_page: 100 } as const;
+    pages: for await (const page of octokit.paginate.iterator(route, params)) {
+      for (const pull of parse(z.array(PullListed), page.data, route)) {
+        if (Date.parse(pull.updated_at) < since) break pages;
+        if (pull.merged_at !== null && Date.parse(pull.merged_at) >= since) merged.push(pull);
+      }
+    }
+    const pulls: GithubMergedPull[] = [];
+    // One at a time: GitHub's secondary limits punish bursts of concurrent requests.
+    for (const pull of merged) {
+      const { data } = await octokit.request("GET /repos/{owner}/{repo}/pulls/{pull_number}", {
+        owner,
+        repo,
+        pull_number: pull.number,
+      });
+      const counts = parse(PullCounts, data, "GET /repos/{owner}/{repo}/pulls/{pull_number}");
+      pulls.push({
+        number: pull.number,
+        author: pull.user && account(pull.user),
+        createdAt: pull.created_at,
+        mergedAt: pull.merged_at as string,
+        updatedAt: pull.updated_at,
+        additions: counts.additions,
+        deletions: counts.deletions,
+      });
+    }
+    return pulls;
+  });
+}

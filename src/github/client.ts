@@ -1,0 +1,139 @@
+import { createAppAuth } from "@octokit/auth-app";
+import { Octokit } from "@octokit/core";
+import { paginateRest } from "@octokit/plugin-paginate-rest";
+import { retry } from "@octokit/plugin-retry";
+import { throttling } from "@octokit/plugin-throttling";
+import type { GithubApp } from "./config";
+import { GithubError } from "./errors";
+import { tokenCache } from "./token-cache";
+
+/**
+ * The GitHub App's client for one installation: Octokit core with App authentication (App JWT for
+ * `/app/...`, installation tokens for the rest, reused across requests), every page of list calls,
+ * GitHub's primary and secondary rate limits honoured by waiting, and bounded retries on 5xx.
+ */
+
+/** What a call cost: HTTP requests sent (token requests and retries included) and rate points. */
+export interface GithubUsage {
+  calls: number;
+  /** Requests made with the installation token: one point each of its primary limit (GitHub's REST rule). */
+  points: number;
+}
+
+export interface ClientOptions {
+  /** The longest rate-limit wait done in place; a longer one ends the call with `rate_limited`. Default 300 s. */
+  maxWaitSeconds?: number;
+  /** Rate-limit answers waited out in a row for one request before giving up with `rate_limited`. Default 10. */
+  maxLimitRetries?: number;
+  /** Retries of a 5xx or network failure. Default 3. */
+  retries?: number;
+  /** Backoff unit of those retries: waits of 1, 4, 9 units. Default 1000 ms (tests shorten it). */
+  retryBaseMs?: number;
+}
+
+const GithubOctokit = Octokit.plugin(paginateRest, retry, throttling);
+export type InstallationOctokit = InstanceType<typeof GithubOctokit>;
+
+/** One installation of the App, as the typed calls take it. */
+export interface GithubInstallation {
+  app: GithubApp;
+  installationId: number;
+  options?: ClientOptions;
+}
+
+const quiet = () => {};
+
+/**
+ * Runs `work` with a fresh Octokit for the installation and reports what it cost. A fresh client per
+ * call keeps the counts exact under concurrency; tokens come from the per-isolate cache and the
+ * concurrency limiter is shared per installation (throttling's `id`), so nothing is lost by it.
+ * Failures become a `GithubError` (kind, status, the cost so far).
+ */
+export async function withInstallation<T>(
+  target: GithubInstallation,
+  work: (octokit: InstallationOctokit) => Promise<T>,
+): Promise<{ data: T; usage: GithubUsage }> {
+  const { app, installationId, options = {} } = target;
+  const usage: GithubUsage = { calls: 0, points: 0 };
+  const maxWait = options.maxWaitSeconds ?? 300;
+  const maxLimitRetries = options.maxLimitRetries ?? 10;
+  let refusedWait: number | undefined;
+
+  const waitOrRefuse =
+    (kind: string) => (retryAfter: number, request: { method: string; url: string }, _o: unknown, retryCount: number) => {
+      if (retryAfter <= maxWait && retryCount < maxLimitRetries) {
+        console.log(
+          JSON.stringify({
+            level: "warn",
+            msg: `GitHub ${kind}: waiting`,
+            retryAfter,
+            request: `${request.method} ${request.url}`,
+            installationId,
+          }),
+        );
+        return true;
+      }
+      refusedWait = retryAfter;
+      return false;
+    };
+
+  const octokit = new GithubOctokit({
+    baseUrl: app.apiUrl,
+    userAgent: "pr-review-service",
+    authStrategy: createAppAuth,
+    auth: {
+      appId: /^\d+$/.test(app.appId) ? Number(app.appId) : app.appId,
+      privateKey: app.privateKey,
+      installationId,
+      cache: tokenCache(`${app.apiUrl}|${app.appId}`),
+    },
+    request: { fetch: meteredFetch(usage) },
+    log: { debug: quiet, info: quiet, warn: console.warn, error: console.error },
+    throttle: {
+      // The limiter is per isolate and keyed by this id: one installation's requests share it.
+      id: `${app.apiUrl}|${app.appId}|${installationId}`,
+      onRateLimit: waitOrRefuse("rate limit"),
+      onSecondaryRateLimit: waitOrRefuse("secondary rate limit"),
+    },
+    retry: {
+      retries: options.retries ?? 3,
+      retryAfterBaseValue: options.retryBaseMs ?? 1000,
+      // Limits (403, 429) are the throttling plugin's: it waits what GitHub says instead of guessing.
+      doNotRetry: [400, 401, 403, 404, 410, 422, 429, 451],
+    },
+  });
+
+  try {
+    return { data: await work(octokit), usage };
+  } catch (error) {
+    throw asGithubError(error, usage, refusedWait);
+  }
+}
+
+/** Counts every HTTP request Octokit sends (including auth-app's token requests, which no plugin sees). */
+function meteredFetch(usage: GithubUsage): typeof fetch {
+  return (input, init) => {
+    usage.calls++;
+    if (/^token /i.test(new Headers(init?.headers).get("authorization") ?? "")) usage.points++;
+    return fetch(input, init);
+  };
+}
+
+function asGithubError(error: unknown, usage: GithubUsage, refusedWait: number | undefined): GithubError {
+  if (error instanceof GithubError) return error;
+  const cost = { calls: usage.calls, points: usage.points };
+  const status = typeof error === "object" && error && "status" in error ? Number(error.status) : undefined;
+  const message = error instanceof Error ? error.message : String(error);
+  if (refusedWait !== undefined && (status === 403 || status === 429)) {
+    return new GithubError("rate_limited", `GitHub rate limit: retry in ${refusedWait} s`, {
+      status,
+      retryAfterSeconds: refusedWait,
+      ...cost,
+    });
+  }
+  if (status === 401) return new GithubError("unauthorized", message, { status, ...cost });
+  if (status === 403) return new GithubError("forbidden", message, { status, ...cost });
+  if (status === 404 || status === 410) return new GithubError("not_found", message, { status, ...cost });
+  if (status !== undefined && status >= 500) return new GithubError("unavailable", message, { status, ...cost });
+  return new GithubError("failed", message, { status, ...cost });
+}

@@ -1,0 +1,68 @@
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { checkResponse } from "./openapi-check";
+import { FakeGithub } from "./state";
+
+/**
+ * The fake GitHub as an HTTP server on 127.0.0.1 (a free port). Paths may carry the GHES prefix
+ * `/api/v3`. `/__fake/...` is the control API (state.ts). Every API answer is checked against
+ * GitHub's description before it is sent (openapi-check.ts); one that does not match is recorded
+ * against its installation and answered 500 with the drift in the message, so the test that
+ * caused it fails with the reason.
+ */
+export async function startFakeGithub(fake = new FakeGithub()): Promise<{ url: string; fake: FakeGithub; server: Server }> {
+  const server = createServer((req, res) => {
+    handle(fake, req)
+      .then(({ status, headers, body }) => {
+        res.writeHead(status, {
+          ...(body === undefined ? {} : { "content-type": "application/json; charset=utf-8" }),
+          ...headers,
+        });
+        res.end(body === undefined ? undefined : JSON.stringify(body));
+      })
+      .catch((error: unknown) => {
+        res.writeHead(500, { "content-type": "application/json; charset=utf-8" });
+        res.end(JSON.stringify({ message: `fake GitHub failed: ${String(error)}` }));
+      });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, fake, server };
+}
+
+async function handle(fake: FakeGithub, req: IncomingMessage) {
+  const method = req.method ?? "GET";
+  const url = new URL(req.url ?? "/", `http://${req.headers.host}`);
+  const raw = await readBody(req);
+
+  if (url.pathname.startsWith("/__fake/")) {
+    const segments = url.pathname.slice("/__fake/".length).split("/").map(decodeURIComponent);
+    return fake.control(method, segments, raw ? JSON.parse(raw) : {});
+  }
+
+  const prefix = url.pathname.startsWith("/api/v3/") ? "/api/v3" : "";
+  const apiUrl = new URL(url.href);
+  apiUrl.pathname = url.pathname.slice(prefix.length);
+  const base = `${url.origin}${prefix}`;
+  const at = Date.now();
+  const { answer, installation, auth } = fake.api(method, apiUrl, base, req.headers.authorization);
+  const logged = { method, path: `${apiUrl.pathname}${apiUrl.search}`, auth, status: answer.status, at };
+  const reset = answer.headers?.["x-ratelimit-remaining"] === "0" ? Number(answer.headers["x-ratelimit-reset"]) : undefined;
+  installation?.requests.push(reset === undefined ? logged : { ...logged, reset });
+  try {
+    checkResponse(method, apiUrl.pathname, answer.status, answer.body);
+  } catch (error) {
+    fake.recordDrift(installation?.id, String(error));
+    return { status: 500, headers: {}, body: { message: `fake GitHub drifted from GitHub's description: ${String(error)}` } };
+  }
+  return { status: answer.status, headers: answer.headers ?? {}, body: answer.body };
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
