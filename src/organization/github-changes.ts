@@ -1,4 +1,4 @@
-import { claimOf } from "../directory/identity";
+import { claimOf, type DeliveryOwner } from "../directory/identity";
 import { foldName } from "../lib/names";
 import type { MemberState } from "../rules/members";
 import type { AuditAction } from "../schemas/audit";
@@ -16,25 +16,40 @@ import type { RepositoryWrite } from "./store/repositories";
 type Change<K extends OrganizationChange["kind"]> = Extract<OrganizationChange, { kind: K }>;
 
 /**
+ * Who sent a change: the message's owner, and for a message queued before installation ids were
+ * carried, an installation's creation names its own installation.
+ */
+export const sender = (owner: DeliveryOwner, change: OrganizationChange): DeliveryOwner => ({
+  accountId: owner.accountId,
+  installationId: owner.installationId ?? (change.kind === "installation_created" ? change.installationId : null),
+});
+
+/**
  * Whether a change delivered for `at` is this object's (`claimOf`: same account id, else same
- * login; a rename also matches its `from`): `here`, else `taken` for an installation (the caller
- * gives it a home of its own) and `elsewhere` for anything else.
+ * login and, for a delivery naming an account id, the installation held here; a rename also
+ * matches its `from`): `here`, else `taken` for an installation (the caller gives it a home of its
+ * own) and `elsewhere` for anything else (retried, then parked).
  */
 export function claimChange(
   installation: InstallationRow | undefined,
   at: { login: string },
-  accountId: number | null,
+  owner: DeliveryOwner,
   change: OrganizationChange,
 ): "here" | "taken" | "elsewhere" {
   const logins = change.kind === "organization_renamed" ? [at.login, change.from] : [at.login];
-  const installationId = change.kind === "installation_created" ? change.installationId : null;
-  if (claimOf(installation, logins, accountId, installationId) !== "other") return "here";
+  if (claimOf(installation, logins, sender(owner, change)) !== "other") return "here";
   return change.kind === "installation_created" ? "taken" : "elsewhere";
 }
 
-/** The account id to store: the first delivery naming it teaches it; a known one never changes. */
-export const accountIdToLearn = (installation: InstallationRow | undefined, accountId: number | null): number | null =>
-  accountId !== null && installation?.accountId === null ? accountId : null;
+/**
+ * The account id to store, after the change was applied: only a delivery from the installation
+ * the organization holds (its creation included) teaches it, so another organization's delivery
+ * for the same login never binds this one to its account; a known one never changes.
+ */
+export function accountIdToLearn(installation: InstallationRow | undefined, owner: DeliveryOwner): number | null {
+  if (owner.accountId === null || installation?.accountId !== null) return null;
+  return owner.installationId !== null && owner.installationId === installation.installationId ? owner.accountId : null;
+}
 
 /**
  * What a change did to the organization's identity: the new login when it differs from the one

@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { drizzle } from "drizzle-orm/durable-sqlite";
 import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import migrations from "../../migrations/organization/migrations.js";
-import type { OrgAddress } from "../directory/identity";
+import type { DeliveryOwner, OrgAddress } from "../directory/identity";
 import { claimOf } from "../directory/identity";
 import { type DurableResult, ok } from "../lib/durable-call";
 import { foldName } from "../lib/names";
@@ -163,16 +163,17 @@ export class OrganizationObject extends DurableObject<Env> {
    * transaction with the delivery's ledger entry, so a delivery applied twice changes nothing the
    * second time. `at` is where the consumer resolved the delivery (by account id, else by login)
    * and the login it carries; the object applies it only if it is that organization's
-   * (`claimChange`), and learns the account id on the way. See `GithubChangeResult` for the answer.
+   * (`claimChange`), and learns the account id on the way when `owner` proves the installation
+   * held here. See `GithubChangeResult` for the answer.
    */
   async applyGithubChange(
     deliveryKey: string,
     at: OrgAddress,
-    accountId: number | null,
+    owner: DeliveryOwner,
     change: OrganizationChange,
   ): Promise<A.GithubChangeResult> {
     const db = this.#db;
-    const outcome = this.ctx.storage.transactionSync(() => applyDelivery(db, deliveryKey, at, accountId, change));
+    const outcome = this.ctx.storage.transactionSync(() => applyDelivery(db, deliveryKey, at, owner, change));
     if (outcome === "taken" || outcome === "elsewhere") return { kind: outcome };
     if (outcome !== "applied") await scheduleRelogin(this.ctx.storage, db);
     // The member's organizations index learns the current membership after the commit, also when
@@ -194,8 +195,8 @@ export class OrganizationObject extends DurableObject<Env> {
    * renames), when this object is the organization the delivery names (`claimOf`; `here` false
    * otherwise). An organization with no installation yet keeps its pull requests too.
    */
-  repositoryName(login: string, accountId: number | null, githubId: number): { here: boolean; name: string | null } {
-    if (claimOf(getInstallation(this.#db), [login], accountId) === "other") return { here: false, name: null };
+  repositoryName(login: string, owner: DeliveryOwner, githubId: number): { here: boolean; name: string | null } {
+    if (claimOf(getInstallation(this.#db), [login], owner) === "other") return { here: false, name: null };
     return { here: true, name: repos.repositoryByGithubId(this.#db, githubId)?.name ?? null };
   }
 
