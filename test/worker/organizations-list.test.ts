@@ -1,6 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { bearer, errorOf, keyedUser, type Role, walk } from "./admin-helpers";
-import { addMember, admin, adminOk, call, createOrg, env, unique } from "./helpers";
+import {
+  addMember,
+  admin,
+  adminOk,
+  call,
+  createOrg,
+  env,
+  fetchWithEnv,
+  hangingNamespace,
+  unique,
+} from "./helpers";
 
 /** `GET /api/v1/organizations` (contract section 8). */
 
@@ -177,7 +187,7 @@ describe("the index follows membership writes", () => {
     const ghosts = [orgName("a-gone"), orgName("c-gone"), orgName("e-gone")];
     for (const org of ghosts) {
       await createOrg(org);
-      await env.USERS.getByName(user.id).recordMembership(org.toLowerCase(), org.toLowerCase(), true, 1);
+      await env.USERS.getByName(user.id).recordMembership(org.toLowerCase(), org.toLowerCase(), true, 1, true);
     }
     const first = await listOk(user.auth, "limit=2");
     expect(first.data.map((e) => e.org)).toEqual(real.slice(0, 2));
@@ -193,7 +203,7 @@ describe("the index follows membership writes", () => {
     await addMember(org, user.id, "member");
     const index = env.USERS.getByName(user.id);
     // A late "removed" with an old version changes nothing.
-    await index.recordMembership(org.toLowerCase(), org.toLowerCase(), false, 0);
+    await index.recordMembership(org.toLowerCase(), org.toLowerCase(), false, 0, false);
     expect((await all(user.auth)).map((e) => e.org)).toEqual([org]);
   });
 
@@ -204,5 +214,24 @@ describe("the index follows membership writes", () => {
     await addMember(org, a.id, "admin");
     expect(await all(b.auth)).toEqual([]);
     expect((await call("/api/v1/organizations", { headers: bearer(a.key) })).status).toBe(200);
+  });
+});
+
+describe("a refused request does not wait for the read started alongside the key verdict", () => {
+  it("over the quota: 429 at once while the organizations' objects never answer", async () => {
+    const user = await keyedUser();
+    const org = await createOrg(orgName("quota"));
+    await addMember(org, user.id, "member");
+    const request = () => new Request("https://service.test/api/v1/organizations", { headers: bearer(user.key) });
+    // A quota of one request: the first is answered (and lists the organization), the second is over it.
+    const first = await fetchWithEnv(request(), { RATE_LIMIT_MEMBERS: "1" });
+    expect(first.status).toBe(200);
+    expect(((await first.json()) as Page).data.map((e) => e.org)).toEqual([org]);
+    const stuck = hangingNamespace();
+    const refused = await fetchWithEnv(request(), { RATE_LIMIT_MEMBERS: "1", ORGANIZATIONS: stuck.namespace });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("Retry-After")).not.toBeNull();
+    // The read was started and is still stuck: the answer did not wait for it.
+    await stuck.reached;
   });
 });
