@@ -64,10 +64,11 @@ export function applyDelivery(
   applyChange(db, at, change, { source: "github", correlationId: deliveryKey, actor: null });
   const learnt = accountIdToLearn(getInstallation(db), sender(owner, change));
   if (learnt !== null) updateInstallation(db, { accountId: learnt });
-  const identity = identityChange(before, getInstallation(db), at);
+  const after = getInstallation(db);
+  const identity = identityChange(before, after, at);
   // Also when the installation arrived after a rename of it: members synchronised before it told
-  // their indexes the login the caller used.
-  if (identity.newLogin !== null) startRelogin(db, identity.newLogin);
+  // their indexes the login the caller used (and that it was not installed).
+  if (identity.indexes && after) startRelogin(db, after.login);
   rememberDelivery(db, deliveryKey, now);
   // The directory's version of this identity: newer than any it replaces.
   if (identity.changed) tickMembershipClock(db);

@@ -54,17 +54,21 @@ export function accountIdToLearn(installation: InstallationRow | undefined, owne
 /**
  * What a change did to the organization's identity: the new login when it differs from the one
  * the members' indexes were told (the stored one, else the login the caller used before the
- * installation existed), and whether the directory in D1 has to learn the identity again.
+ * installation existed), whether the directory in D1 has to learn the identity again, and whether
+ * every member's index has to be told the organization again (`indexes`: a new login, or it was
+ * installed or uninstalled: the organizations list skips memberships of uninstalled ones).
  */
 export function identityChange(
   before: InstallationRow | undefined,
   after: InstallationRow | undefined,
   at: { login: string },
-): { newLogin: string | null; changed: boolean } {
-  if (!after) return { newLogin: null, changed: false };
+): { newLogin: string | null; changed: boolean; indexes: boolean } {
+  if (!after) return { newLogin: null, changed: false, indexes: false };
+  const newLogin = after.login !== (before?.login ?? at.login) ? after.login : null;
   return {
-    newLogin: after.login !== (before?.login ?? at.login) ? after.login : null,
+    newLogin,
     changed: before?.login !== after.login || before?.accountId !== after.accountId,
+    indexes: newLogin !== null || (before?.installed ?? false) !== after.installed,
   };
 }
 

@@ -172,12 +172,26 @@ describe("which deliveries are this organization's", () => {
 
 describe("identity after a change", () => {
   it.each([
-    ["nothing changed", installation(), installation(), { newLogin: null, changed: false }],
-    ["renamed", installation(), installation({ login: "NewName" }), { newLogin: "NewName", changed: true }],
-    ["account id learnt", installation(), installation({ accountId: 5 }), { newLogin: null, changed: true }],
-    ["first installation", undefined, installation({ login: "acme" }), { newLogin: null, changed: true }],
-    ["installed after a waiting rename", undefined, installation({ login: "Later" }), { newLogin: "Later", changed: true }],
-    ["still no installation", undefined, undefined, { newLogin: null, changed: false }],
+    ["nothing changed", installation(), installation(), { newLogin: null, changed: false, indexes: false }],
+    ["renamed", installation(), installation({ login: "NewName" }), { newLogin: "NewName", changed: true, indexes: true }],
+    ["account id learnt", installation(), installation({ accountId: 5 }), { newLogin: null, changed: true, indexes: false }],
+    ["first installation", undefined, installation({ login: "acme" }), { newLogin: null, changed: true, indexes: true }],
+    [
+      "installed after a waiting rename",
+      undefined,
+      installation({ login: "Later" }),
+      { newLogin: "Later", changed: true, indexes: true },
+    ],
+    ["still no installation", undefined, undefined, { newLogin: null, changed: false, indexes: false }],
+    // The members' indexes list only installed organizations: they learn both ways.
+    ["uninstalled", installation(), installation({ installed: false }), { newLogin: null, changed: false, indexes: true }],
+    ["installed again", installation({ installed: false }), installation(), { newLogin: null, changed: false, indexes: true }],
+    [
+      "registered uninstalled",
+      undefined,
+      installation({ login: "acme", installed: false }),
+      { newLogin: null, changed: true, indexes: false },
+    ],
   ])("%s", (_, before, after, expected) => {
     expect(identityChange(before, after, { login: "acme" })).toEqual(expected);
   });

@@ -7,10 +7,12 @@ import {
   call,
   createOrg,
   env,
+  failingNamespace,
   fetchWithEnv,
   hangingNamespace,
   unique,
 } from "./helpers";
+import { deliverQueued, eventually, example, install, installationOf, joins, person } from "./webhook-helpers";
 
 /** `GET /api/v1/organizations` (contract section 8). */
 
@@ -214,6 +216,46 @@ describe("the index follows membership writes", () => {
     await addMember(org, a.id, "admin");
     expect(await all(b.auth)).toEqual([]);
     expect((await call("/api/v1/organizations", { headers: bearer(a.key) })).status).toBe(200);
+  });
+});
+
+/** The list with the organizations' objects unreachable: it answers only if it asks none of them. */
+const listWithoutObjects = (key: string) =>
+  fetchWithEnv(new Request("https://service.test/api/v1/organizations?limit=100", { headers: bearer(key) }), {
+    ORGANIZATIONS: failingNamespace(),
+  });
+
+describe("memberships of organizations not installed cost the list nothing (issue 22, finding 4)", () => {
+  it("a membership synchronised before the installation is not listed and its object is not asked; registering the organization lists it", async () => {
+    const user = await keyedUser();
+    const pending = orgName("pending");
+    await addMember(pending, user.id, "admin");
+    const res = await listWithoutObjects(user.key);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as Page).data).toEqual([]);
+    await createOrg(pending);
+    expect((await all(user.auth)).map((e) => e.org)).toEqual([pending]);
+  });
+
+  it("uninstalled by GitHub: not listed and not asked; installed again: listed again", async () => {
+    const org = orgName("gone");
+    const user = await person();
+    const auth = bearer(user.membersKey);
+    await install(org);
+    await joins(org, user, "admin");
+    await eventually(async () => expect((await all(auth)).map((e) => e.org)).toEqual([org]));
+
+    const deleted = example("installation", "deleted", org);
+    (deleted.installation as Record<string, unknown>).id = installationOf(org);
+    await deliverQueued("installation", deleted);
+    await eventually(async () => {
+      const res = await listWithoutObjects(user.membersKey);
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as Page).data).toEqual([]);
+    });
+
+    await install(org, [], installationOf(org) + 1);
+    await eventually(async () => expect((await all(auth)).map((e) => e.org)).toEqual([org]));
   });
 });
 
