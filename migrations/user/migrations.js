@@ -3,6 +3,7 @@ import m0000 from './0000_init.sql';
 import m0001 from './0001_quotas.sql';
 import m0002 from './0002_memberships.sql';
 import m0003 from './0003_membership_logins.sql';
+import m0004 from './0004_membership_installed.sql';
 
   export default {
     journal,
@@ -10,7 +11,8 @@ import m0003 from './0003_membership_logins.sql';
       m0000,
 m0001,
 m0002,
-m0003
+m0003,
+m0004
     }
   }
   

@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { and, asc, eq, lt, sql } from "drizzle-orm";
+import { and, asc, eq, lt, lte, sql } from "drizzle-orm";
 import { type DrizzleSqliteDODatabase, drizzle } from "drizzle-orm/durable-sqlite";
 import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import migrations from "../../migrations/user/migrations.js";
@@ -209,23 +209,38 @@ export class UserObject extends DurableObject<Env> {
 
   /**
    * The organizations index (contract section 8): an organization's object reports a membership
-   * of this user after each membership write (and its new login after a rename), by its home key,
-   * with its current lower-cased login and its membership clock as version. Only a newer version
-   * than the stored one changes anything, so reports that arrive out of order cannot undo a later
-   * one. Idempotent.
+   * of this user after each membership write (and its new login after a rename, its installation
+   * and uninstallation), by its home key, with its current lower-cased login, whether it is
+   * installed, and its membership clock as version. Only a newer version than the stored one
+   * changes anything, so reports that arrive out of order cannot undo a later one. Idempotent.
    */
-  recordMembership(orgKey: string, loginKey: string, member: boolean, version: number): void {
+  recordMembership(orgKey: string, loginKey: string, member: boolean, version: number, installed: boolean): void {
     const m = schema.memberships;
     this.#db
       .insert(m)
-      .values({ orgKey, loginKey, member, version })
-      .onConflictDoUpdate({ target: m.orgKey, set: { loginKey, member, version }, setWhere: lt(m.version, version) })
+      .values({ orgKey, loginKey, member, installed, version })
+      .onConflictDoUpdate({ target: m.orgKey, set: { loginKey, member, installed, version }, setWhere: lt(m.version, version) })
       .run();
   }
 
   /**
-   * Organizations this user is (as last reported) a member of, in the order of their lower-cased
-   * logins (then home keys), after `after`.
+   * The list found this organization not installed at `version`: its membership is not listed
+   * until the organization reports its installation (a newer version). Also at the stored version:
+   * every installation and uninstallation raises the clock, so that version's state is this one
+   * (entries written before the index kept the state are stored as installed).
+   */
+  recordNotInstalled(orgKey: string, version: number): void {
+    const m = schema.memberships;
+    this.#db
+      .update(m)
+      .set({ installed: false })
+      .where(and(eq(m.orgKey, orgKey), lte(m.version, version)))
+      .run();
+  }
+
+  /**
+   * Installed organizations this user is (as last reported) a member of, in the order of their
+   * lower-cased logins (then home keys), after `after`.
    */
   listMemberships(after: MembershipPosition | null, limit: number): MembershipPosition[] {
     const m = schema.memberships;
@@ -235,6 +250,7 @@ export class UserObject extends DurableObject<Env> {
       .where(
         and(
           eq(m.member, true),
+          eq(m.installed, true),
           after === null ? undefined : sql`(${m.loginKey}, ${m.orgKey}) > (${after.loginKey}, ${after.orgKey})`,
         ),
       )

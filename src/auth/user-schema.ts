@@ -46,6 +46,12 @@ export const memberships = sqliteTable(
     orgKey: text("org_key").primaryKey(),
     loginKey: text("login_key").notNull(),
     member: integer("member", { mode: "boolean" }).notNull(),
+    /**
+     * Whether the organization was installed when it last reported: a membership of an organization
+     * not installed (never, or uninstalled) is not listed, so the list does not ask its object. It
+     * reports its installation and uninstallation to every member (`member-index.ts`).
+     */
+    installed: integer("installed", { mode: "boolean" }).notNull().default(true),
     version: integer("version").notNull(),
   },
   (t) => [index("memberships_by_login").on(t.loginKey, t.orgKey)],

@@ -42,31 +42,45 @@ export interface Registration extends Identity {
 }
 
 /**
+ * Who a GitHub delivery says it comes from: the owner's account id and the installation that sent
+ * it (the payload's `installation.id`, or an installation event's own id). Either is null in
+ * messages queued before it was carried.
+ */
+export interface DeliveryOwner {
+  accountId: number | null;
+  installationId: number | null;
+}
+
+/**
  * Whose object this is, for a call naming `logins` (the requested login; a rename also names its
- * `from`), maybe GitHub's account id and, for an installation event, its installation id:
+ * `from`) and, for a GitHub delivery, who sent it (`owner`):
  * - `absent`: no installation was ever registered here;
- * - `own`: the same account (when both ids are known), else the same login (case-insensitively);
- * - `other`: another organization's (another account, or another login).
+ * - `own`: the same account (when both ids are known), else the same login (case-insensitively)
+ *   and, for a delivery naming an account id, the installation this object holds;
+ * - `other`: another organization's (another account, another login, another installation).
  *
  * With the account id unknown here (registered by the control plane only, or installed before
- * account ids were kept) the login alone cannot tell this organization from a new one that took
- * its login after it was renamed away (and the rename is not applied yet). One fact still tells
- * them apart: an organization has one installation at a time, so an installation event for the
- * same login but another installation id, while this one is still installed, is another
- * organization's (it gets a home of its own). A reinstall comes after the old installation was
- * deleted (not installed here any more, and that deletion taught the account id), so it is own.
+ * account ids were kept) the login alone cannot tell this organization from another one holding
+ * the login now (it took the login after this one was renamed away, the rename not applied yet):
+ * taking its delivery would teach this object the other account id, give its admins this
+ * organization's data and park this organization's own deliveries. The installation tells them
+ * apart: GitHub names the sending installation in every delivery and an organization has one
+ * installation at a time, so a delivery naming an account id is this organization's only when it
+ * comes from the installation held here (which then teaches the account id); any other waits
+ * (retried, then parked) or, an installation, gets a home of its own. A reinstall comes after the
+ * old installation's deletion, which came from that installation and taught the account id.
+ * Deliveries naming no account id (queued before account ids were carried) are decided by login,
+ * and an installation of another id while this one is installed is another organization's.
  */
-export function claimOf(
-  identity: Registration | undefined,
-  logins: readonly string[],
-  accountId: number | null = null,
-  installationId: number | null = null,
-) {
+export function claimOf(identity: Registration | undefined, logins: readonly string[], owner: DeliveryOwner | null = null) {
   if (!identity) return "absent" as const;
+  const accountId = owner?.accountId ?? null;
+  const installationId = owner?.installationId ?? null;
   if (accountId !== null && identity.accountId !== null)
     return identity.accountId === accountId ? ("own" as const) : ("other" as const);
   const key = foldName(identity.login);
   if (!logins.some((login) => foldName(login) === key)) return "other" as const;
+  if (accountId !== null) return installationId === identity.installationId ? ("own" as const) : ("other" as const);
   if (installationId !== null && identity.installed && identity.installationId !== installationId) return "other" as const;
   return "own" as const;
 }

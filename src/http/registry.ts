@@ -98,10 +98,16 @@ async function runRoute(api: ApiInterface, route: Route, request: IRequest, rc: 
     parsed.ok && known && route.alongside
       ? route.alongside({ ...parsed.value, body: undefined }, known.record.userId, rc, verdict)
       : Promise.resolve(undefined);
+  // Settled here, so a read nobody awaits (the key refused) is no unhandled rejection.
+  const read = alongside.then(
+    (value) => ({ status: "fulfilled" as const, value }),
+    (reason: unknown) => ({ status: "rejected" as const, reason }),
+  );
 
-  // Judged in order: the key first (a failing key is a 401 whatever else happened), then the parameters.
-  const [caller, read] = await Promise.allSettled([verdict, alongside]);
-  if (caller.status === "rejected") throw caller.reason;
+  // Judged in order: the key first (a failing key is a 401, an exhausted quota a 429, whatever else
+  // happened), then the parameters. A refused request answers at once: the read started alongside
+  // is not awaited (the runtime drops it with the response), so refusing costs no more than the verdict.
+  const caller = await verdict;
   if (!parsed.ok) throw parsed.error;
 
   let body: unknown;
@@ -110,10 +116,11 @@ async function runRoute(api: ApiInterface, route: Route, request: IRequest, rc: 
     body = parseOrThrow(spec.schema as z.ZodType, await readJsonObject(request, spec.maxBytes), "Invalid request body.");
     route.request.check?.({ ...parsed.value, body });
   }
-  if (read.status === "rejected") throw read.reason;
+  const settled = await read;
+  if (settled.status === "rejected") throw settled.reason;
 
   const raw = authenticated.kind === "webhookSignature" ? authenticated.body : null;
-  const result = await route.handler({ ...parsed.value, body, caller: caller.value, read: read.value, raw }, rc);
+  const result = await route.handler({ ...parsed.value, body, caller, read: settled.value, raw }, rc);
   if (result instanceof Response) return result;
   const status = Number(Object.keys(route.responses)[0]);
   return result === null ? new Response(null, { status }) : json(result, status);

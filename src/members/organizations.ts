@@ -16,7 +16,10 @@ import { encodeOrgCursor, type OrgCursor } from "./query";
  * Candidates are fetched in rounds until the page is full, so a denied entry never shortens a page
  * that has a successor, and `nextCursor` is null exactly on the last page. Entries name each
  * organization by its home key (its object, whatever its login is now) and are ordered by the
- * login the organization last reported; each entry shows the current login.
+ * login the organization last reported; each entry shows the current login. The index lists only
+ * organizations reported installed, so memberships of uninstalled ones cost nothing; one the
+ * organization answers "member, not installed" (uninstalled before the index kept the state) is
+ * marked in the index the same way.
  */
 export async function listOrganizations(
   env: Env,
@@ -38,7 +41,7 @@ export async function listOrganizations(
     keys.forEach((key, i) => {
       const answer = answers[i] as MembershipAnswer;
       if (answer.entry) found.push({ key, entry: answer.entry });
-      else if (!answer.member) ctx.waitUntil(repair(env, userId, key, answer.version));
+      else ctx.waitUntil(repair(env, userId, key, answer));
     });
     if (found.length > limit || keys.length < wanted) break;
     position = keys.at(-1) ?? position;
@@ -49,9 +52,11 @@ export async function listOrganizations(
 }
 
 /** Housekeeping: the listing is already right without it. */
-async function repair(env: Env, userId: string, key: MembershipPosition, version: number): Promise<void> {
+async function repair(env: Env, userId: string, key: MembershipPosition, answer: MembershipAnswer): Promise<void> {
   try {
-    await userStub(env, userId).recordMembership(key.orgKey, key.loginKey, false, version);
+    const index = userStub(env, userId);
+    if (answer.member) await index.recordNotInstalled(key.orgKey, answer.version);
+    else await index.recordMembership(key.orgKey, key.loginKey, false, answer.version, false);
   } catch (error) {
     console.error(JSON.stringify({ level: "warn", msg: "organizations index not repaired", error: String(error) }));
   }

@@ -1,4 +1,4 @@
-import type { OrgAddress } from "../directory/identity";
+import type { DeliveryOwner, OrgAddress } from "../directory/identity";
 import { followRenames } from "../directory/identity";
 import { foldName } from "../lib/names";
 import type { OrganizationChange } from "../schemas/github-changes";
@@ -15,6 +15,7 @@ import {
   repositoryJoined,
   repositoryRemoved,
   repositoryRenamed,
+  sender,
 } from "./github-changes";
 import { startRelogin, tickMembershipClock } from "./member-index";
 import { removeMember, writeMember } from "./member-writes";
@@ -46,27 +47,28 @@ import {
  * it is this organization's (`claimChange`): `taken`/`elsewhere` when not; `seen` when an earlier
  * attempt applied it; else `identity` when the organization's login or account id changed (the
  * directory in D1 has to learn it, and the members' indexes the login: `startRelogin`), `applied`
- * otherwise. The organization learns its account id from the first delivery that names it.
+ * otherwise. The organization learns its account id from a delivery of the installation it holds.
  */
 export function applyDelivery(
   db: Db,
   deliveryKey: string,
   at: OrgAddress,
-  accountId: number | null,
+  owner: DeliveryOwner,
   change: OrganizationChange,
 ): "taken" | "elsewhere" | "seen" | "identity" | "applied" {
   const before = getInstallation(db);
-  const claim = claimChange(before, at, accountId, change);
+  const claim = claimChange(before, at, owner, change);
   if (claim !== "here") return claim;
   const now = Date.now();
   if (deliveryApplied(db, deliveryKey)) return "seen";
   applyChange(db, at, change, { source: "github", correlationId: deliveryKey, actor: null });
-  const learnt = accountIdToLearn(getInstallation(db), accountId);
+  const learnt = accountIdToLearn(getInstallation(db), sender(owner, change));
   if (learnt !== null) updateInstallation(db, { accountId: learnt });
-  const identity = identityChange(before, getInstallation(db), at);
+  const after = getInstallation(db);
+  const identity = identityChange(before, after, at);
   // Also when the installation arrived after a rename of it: members synchronised before it told
-  // their indexes the login the caller used.
-  if (identity.newLogin !== null) startRelogin(db, identity.newLogin);
+  // their indexes the login the caller used (and that it was not installed).
+  if (identity.indexes && after) startRelogin(db, after.login);
   rememberDelivery(db, deliveryKey, now);
   // The directory's version of this identity: newer than any it replaces.
   if (identity.changed) tickMembershipClock(db);

@@ -1,4 +1,4 @@
-import { claimOf } from "../directory/identity";
+import { claimOf, type DeliveryOwner } from "../directory/identity";
 import { foldName } from "../lib/names";
 import type { MemberState } from "../rules/members";
 import type { AuditAction } from "../schemas/audit";
@@ -16,40 +16,59 @@ import type { RepositoryWrite } from "./store/repositories";
 type Change<K extends OrganizationChange["kind"]> = Extract<OrganizationChange, { kind: K }>;
 
 /**
+ * Who sent a change: the message's owner, and for a message queued before installation ids were
+ * carried, an installation's creation names its own installation.
+ */
+export const sender = (owner: DeliveryOwner, change: OrganizationChange): DeliveryOwner => ({
+  accountId: owner.accountId,
+  installationId: owner.installationId ?? (change.kind === "installation_created" ? change.installationId : null),
+});
+
+/**
  * Whether a change delivered for `at` is this object's (`claimOf`: same account id, else same
- * login; a rename also matches its `from`): `here`, else `taken` for an installation (the caller
- * gives it a home of its own) and `elsewhere` for anything else.
+ * login and, for a delivery naming an account id, the installation held here; a rename also
+ * matches its `from`): `here`, else `taken` for an installation (the caller gives it a home of its
+ * own) and `elsewhere` for anything else (retried, then parked).
  */
 export function claimChange(
   installation: InstallationRow | undefined,
   at: { login: string },
-  accountId: number | null,
+  owner: DeliveryOwner,
   change: OrganizationChange,
 ): "here" | "taken" | "elsewhere" {
   const logins = change.kind === "organization_renamed" ? [at.login, change.from] : [at.login];
-  const installationId = change.kind === "installation_created" ? change.installationId : null;
-  if (claimOf(installation, logins, accountId, installationId) !== "other") return "here";
+  if (claimOf(installation, logins, sender(owner, change)) !== "other") return "here";
   return change.kind === "installation_created" ? "taken" : "elsewhere";
 }
 
-/** The account id to store: the first delivery naming it teaches it; a known one never changes. */
-export const accountIdToLearn = (installation: InstallationRow | undefined, accountId: number | null): number | null =>
-  accountId !== null && installation?.accountId === null ? accountId : null;
+/**
+ * The account id to store, after the change was applied: only a delivery from the installation
+ * the organization holds (its creation included) teaches it, so another organization's delivery
+ * for the same login never binds this one to its account; a known one never changes.
+ */
+export function accountIdToLearn(installation: InstallationRow | undefined, owner: DeliveryOwner): number | null {
+  if (owner.accountId === null || installation?.accountId !== null) return null;
+  return owner.installationId !== null && owner.installationId === installation.installationId ? owner.accountId : null;
+}
 
 /**
  * What a change did to the organization's identity: the new login when it differs from the one
  * the members' indexes were told (the stored one, else the login the caller used before the
- * installation existed), and whether the directory in D1 has to learn the identity again.
+ * installation existed), whether the directory in D1 has to learn the identity again, and whether
+ * every member's index has to be told the organization again (`indexes`: a new login, or it was
+ * installed or uninstalled: the organizations list skips memberships of uninstalled ones).
  */
 export function identityChange(
   before: InstallationRow | undefined,
   after: InstallationRow | undefined,
   at: { login: string },
-): { newLogin: string | null; changed: boolean } {
-  if (!after) return { newLogin: null, changed: false };
+): { newLogin: string | null; changed: boolean; indexes: boolean } {
+  if (!after) return { newLogin: null, changed: false, indexes: false };
+  const newLogin = after.login !== (before?.login ?? at.login) ? after.login : null;
   return {
-    newLogin: after.login !== (before?.login ?? at.login) ? after.login : null,
+    newLogin,
     changed: before?.login !== after.login || before?.accountId !== after.accountId,
+    indexes: newLogin !== null || (before?.installed ?? false) !== after.installed,
   };
 }
 

@@ -31,9 +31,10 @@ export function tickMembershipClock(db: Db): number {
 }
 
 /**
- * Tells the member's organizations index under this object's home key and the current login (the
- * list's order); idempotent, so retried once. Before the installation exists, the address the
- * caller resolved names both.
+ * Tells the member's organizations index under this object's home key, the current login (the
+ * list's order) and whether the organization is installed (the list skips it otherwise);
+ * idempotent, so retried once. Before the installation exists, the address the caller resolved
+ * names both, and it is not installed.
  */
 export async function tellIndex(
   env: Env,
@@ -45,7 +46,8 @@ export async function tellIndex(
 ): Promise<void> {
   const home = installation?.homeKey ?? at.home;
   const loginKey = foldName(installation?.login ?? at.login);
-  await callDurable(() => env.USERS.getByName(githubUserId).recordMembership(home, loginKey, member, version), {
+  const installed = installation?.installed ?? false;
+  await callDurable(() => env.USERS.getByName(githubUserId).recordMembership(home, loginKey, member, version, installed), {
     idempotent: true,
   });
 }
@@ -57,14 +59,15 @@ export async function tellMembership(env: Env, db: Db, at: OrgAddress, githubUse
 }
 
 /**
- * The login changed (inside the transaction of the change): every member's organizations index
- * has to learn it, for the order of `GET /api/v1/organizations`. The membership clock moves on, so
- * what the alarm tells them is newer than anything told before; a membership write after this
- * tells the new login itself. The alarm is set after the commit (`scheduleRelogin`).
+ * The login changed, or the organization was installed or uninstalled (inside the transaction of
+ * the change): every member's organizations index has to learn it, for the order of `GET
+ * /api/v1/organizations` and to list only installed organizations. The membership clock moves on,
+ * so what the alarm tells them is newer than anything told before; a membership write after this
+ * tells the new state itself. The alarm is set after the commit (`scheduleRelogin`).
  */
 export function startRelogin(db: Db, login: string): void {
-  tickMembershipClock(db);
-  const job = { id: 1, login, after: "" };
+  const version = tickMembershipClock(db);
+  const job = { id: 1, login, after: "", version };
   db.insert(indexRelogin).values(job).onConflictDoUpdate({ target: indexRelogin.id, set: job }).run();
 }
 
@@ -74,9 +77,9 @@ export async function scheduleRelogin(storage: DurableObjectStorage, db: Db): Pr
 }
 
 /**
- * One run of the relogin job: tells a page of members the current login; a failure tries the same
- * page again a minute later (the writes are versioned, so telling twice is harmless). Sets the
- * alarm again while members are left.
+ * One run of the relogin job: tells a page of members the current login and installation state; a
+ * failure tries the same page again a minute later (the writes are versioned, so telling twice is
+ * harmless). Sets the alarm again while members are left.
  */
 export async function runRelogin(
   env: Env,
@@ -96,9 +99,17 @@ export async function runRelogin(
   try {
     await Promise.all(
       page.map((githubUserId) =>
-        callDurable(() => env.USERS.getByName(githubUserId).recordMembership(installation.homeKey, loginKey, true, version), {
-          idempotent: true,
-        }),
+        callDurable(
+          () =>
+            env.USERS.getByName(githubUserId).recordMembership(
+              installation.homeKey,
+              loginKey,
+              true,
+              version,
+              installation.installed,
+            ),
+          { idempotent: true },
+        ),
       ),
     );
   } catch (error) {
@@ -111,8 +122,8 @@ export async function runRelogin(
   const last = page.at(-1);
   const more = storage.transactionSync(() => {
     const now = db.select().from(indexRelogin).get();
-    // Another login change restarted the job meanwhile: it runs again from the start.
-    if (!now || now.login !== job.login || now.after !== job.after) return now !== undefined;
+    // Another change restarted the job meanwhile: it runs again from the start.
+    if (!now || now.version !== job.version || now.login !== job.login || now.after !== job.after) return now !== undefined;
     if (page.length < RELOGIN_PAGE || last === undefined) {
       db.delete(indexRelogin).run();
       return false;

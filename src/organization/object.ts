@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { drizzle } from "drizzle-orm/durable-sqlite";
 import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import migrations from "../../migrations/organization/migrations.js";
-import type { OrgAddress } from "../directory/identity";
+import type { DeliveryOwner, OrgAddress } from "../directory/identity";
 import { claimOf } from "../directory/identity";
 import { type DurableResult, ok } from "../lib/durable-call";
 import { foldName } from "../lib/names";
@@ -15,7 +15,8 @@ import type { OrganizationInput } from "../schemas/organization";
 import type { Repository, RepositoryInput } from "../schemas/repository";
 import type * as A from "./answers";
 import { applyDelivery } from "./apply-change";
-import { membershipVersion, runRelogin, scheduleRelogin, tellIndex, tellMembership } from "./member-index";
+import { identityChange } from "./github-changes";
+import { membershipVersion, runRelogin, scheduleRelogin, startRelogin, tellIndex, tellMembership } from "./member-index";
 import { removeMember, writeMember, writeMemberChanges } from "./member-writes";
 import {
   orgNotFound,
@@ -66,11 +67,28 @@ export class OrganizationObject extends DurableObject<Env> {
     });
   }
 
-  /** Control plane: registers or updates the installation, plan and subscription (`registration.ts`). */
-  putOrganization(at: OrgAddress, input: OrganizationInput, create: boolean): A.PutOrganizationResult {
-    const decision = decideRegistration(getInstallation(this.#db), at, input, create);
+  /**
+   * Control plane: registers or updates the installation, plan and subscription (`registration.ts`).
+   * Registering it installs it: the indexes of members synchronised before (or while it was
+   * uninstalled) learn it, the first page of them before the answer, so the registered organization
+   * is listed to them at once; the alarm tells the rest (and retries a failure).
+   */
+  async putOrganization(at: OrgAddress, input: OrganizationInput, create: boolean): Promise<A.PutOrganizationResult> {
+    const db = this.#db;
+    const { decision, tell } = this.ctx.storage.transactionSync(() => {
+      const before = getInstallation(db);
+      const decided = decideRegistration(before, at, input, create);
+      if (decided.kind !== "store") return { decision: decided, tell: false };
+      putInstallation(db, decided.row);
+      const indexes = identityChange(before, decided.row, at).indexes;
+      if (indexes) startRelogin(db, decided.row.login);
+      return { decision: decided, tell: indexes };
+    });
     if (decision.kind !== "store") return decision;
-    putInstallation(this.#db, decision.row);
+    if (tell) {
+      await scheduleRelogin(this.ctx.storage, db);
+      await runRelogin(this.env, this.ctx.storage, db, getInstallation(db));
+    }
     return { kind: "stored", organization: toOrganization(decision.row), directory: this.#directoryIdentity(decision.row) };
   }
 
@@ -163,18 +181,20 @@ export class OrganizationObject extends DurableObject<Env> {
    * transaction with the delivery's ledger entry, so a delivery applied twice changes nothing the
    * second time. `at` is where the consumer resolved the delivery (by account id, else by login)
    * and the login it carries; the object applies it only if it is that organization's
-   * (`claimChange`), and learns the account id on the way. See `GithubChangeResult` for the answer.
+   * (`claimChange`), and learns the account id on the way when `owner` proves the installation
+   * held here. See `GithubChangeResult` for the answer.
    */
   async applyGithubChange(
     deliveryKey: string,
     at: OrgAddress,
-    accountId: number | null,
+    owner: DeliveryOwner,
     change: OrganizationChange,
   ): Promise<A.GithubChangeResult> {
     const db = this.#db;
-    const outcome = this.ctx.storage.transactionSync(() => applyDelivery(db, deliveryKey, at, accountId, change));
+    const outcome = this.ctx.storage.transactionSync(() => applyDelivery(db, deliveryKey, at, owner, change));
     if (outcome === "taken" || outcome === "elsewhere") return { kind: outcome };
-    if (outcome !== "applied") await scheduleRelogin(this.ctx.storage, db);
+    // Also for "applied": an installation or uninstallation changes no identity, yet every member's index learns it.
+    await scheduleRelogin(this.ctx.storage, db);
     // The member's organizations index learns the current membership after the commit, also when
     // a retry finds the delivery already applied (the first attempt may have failed right here).
     if (change.kind === "member_added" || change.kind === "member_removed")
@@ -194,8 +214,8 @@ export class OrganizationObject extends DurableObject<Env> {
    * renames), when this object is the organization the delivery names (`claimOf`; `here` false
    * otherwise). An organization with no installation yet keeps its pull requests too.
    */
-  repositoryName(login: string, accountId: number | null, githubId: number): { here: boolean; name: string | null } {
-    if (claimOf(getInstallation(this.#db), [login], accountId) === "other") return { here: false, name: null };
+  repositoryName(login: string, owner: DeliveryOwner, githubId: number): { here: boolean; name: string | null } {
+    if (claimOf(getInstallation(this.#db), [login], owner) === "other") return { here: false, name: null };
     return { here: true, name: repos.repositoryByGithubId(this.#db, githubId)?.name ?? null };
   }
 

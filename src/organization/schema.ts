@@ -159,13 +159,16 @@ export const waitingRenames = sqliteTable(
 
 /**
  * One row (id = 1) while the members' organizations indexes still have to learn a new login (the
- * order of `GET /api/v1/organizations`): the object's alarm tells them in pages of members after
- * `after` (github_user_id order), and deletes the row when done. A later login change restarts it.
+ * order of `GET /api/v1/organizations`) or that the organization was installed or uninstalled (an
+ * uninstalled one is not listed): the object's alarm tells them in pages of members after `after`
+ * (github_user_id order), and deletes the row when done. A later change restarts it.
  */
 export const indexRelogin = sqliteTable("index_relogin", {
   id: integer("id").primaryKey(),
   login: text("login").notNull(),
   after: text("after").notNull(),
+  /** The membership clock when the job (re)started: a run finding another one was overtaken by a restart. */
+  version: integer("version").notNull().default(0),
 });
 
 export type InstallationRow = typeof installation.$inferSelect;

@@ -75,6 +75,13 @@ export const QueueMessage = z.object({
    * that messages queued before it existed still parse; they are resolved by login.
    */
   accountId: z.number().int().min(1).optional(),
+  /**
+   * The payload's `installation.id`: the GitHub App installation that sent the delivery (GitHub sets
+   * it; another organization's deliveries carry its own). Only a delivery of the installation an
+   * organization holds may teach it its account id. Optional: messages queued before it existed
+   * still parse.
+   */
+  installationId: z.number().int().min(1).optional(),
   change: Change,
 });
 export type QueueMessage = z.output<typeof QueueMessage>;

@@ -1,5 +1,5 @@
 import { storeEventsAtHome } from "../directory/events";
-import type { ReportedIdentity } from "../directory/identity";
+import type { DeliveryOwner, ReportedIdentity } from "../directory/identity";
 import { learnIdentity } from "../directory/learn";
 import { type DeliveryLookup, deliveryHomes, organizationAt, type Place, resolveHome } from "../directory/resolve";
 import { callDurable } from "../lib/durable-call";
@@ -64,12 +64,13 @@ export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promi
  */
 export async function applyMessage(env: Env, m: QueueMessage): Promise<void> {
   const accountId = m.accountId ?? null;
+  const owner: DeliveryOwner = { accountId, installationId: m.installationId ?? null };
   const change = m.change;
   if (change.kind === "pull_request") {
     const { place, answer: repo } = await resolveHome<RepositoryAnswer>(
       deliveryHomes(env, { accountId, login: m.org }),
       ({ home }) =>
-        callDurable(() => organizationAt(env, home).repositoryName(m.org, accountId, change.repositoryId), { idempotent: true }),
+        callDurable(() => organizationAt(env, home).repositoryName(m.org, owner, change.repositoryId), { idempotent: true }),
       (answer) => answer.here,
     );
     if (!repo.here) throw notYetKnown(m, place.home);
@@ -82,7 +83,7 @@ export async function applyMessage(env: Env, m: QueueMessage): Promise<void> {
   if (change.kind === "installation_created") lookup.installationId = change.installationId;
   const apply = ({ home }: Place) =>
     callDurable<ChangeAnswer>(
-      () => organizationAt(env, home).applyGithubChange(messageKey(m), { home, login: m.org }, accountId, change),
+      () => organizationAt(env, home).applyGithubChange(messageKey(m), { home, login: m.org }, owner, change),
       { idempotent: true },
     );
   const { place, answer: result } = await resolveHome(

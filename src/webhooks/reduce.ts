@@ -72,6 +72,9 @@ const PullRequestPayload = z.object({
   }),
 });
 
+/** The installation that sent a delivery: every GitHub App payload names it at the top level. */
+const SentBy = z.object({ installation: z.object({ id: z.number().int().min(1) }) });
+
 const ignored = (reason: string, warn = false): Reduced => ({ status: "ignored", reason, warn });
 
 /** The messages to enqueue for one verified delivery, or why it is ignored. */
@@ -84,6 +87,7 @@ export function reduceDelivery(event: string, delivery: string, payload: unknown
   if (!GithubOrgName.safeParse(result.org).success) return ignored(`${event}: the owner login is not a GitHub login`, true);
   const action = (payload as { action?: unknown }).action;
   const name = typeof action === "string" ? `${event}.${action}` : event;
+  const sentBy = SentBy.safeParse(payload);
   const messages = result.changes.map(
     (change, part): QueueMessageInput => ({
       v: 1,
@@ -92,6 +96,7 @@ export function reduceDelivery(event: string, delivery: string, payload: unknown
       event: name,
       org: result.org,
       ...(result.accountId === undefined ? {} : { accountId: result.accountId }),
+      ...(sentBy.success && !result.notSentByOwner ? { installationId: sentBy.data.installation.id } : {}),
       change,
     }),
   );
@@ -106,8 +111,12 @@ export function reduceDelivery(event: string, delivery: string, payload: unknown
   return { status: "queued", messages };
 }
 
-/** The owner's login and, when the payload names it, GitHub's account id; then the changes. */
-type Reduction = { org: string; accountId?: number; changes: ChangeInput[] };
+/**
+ * The owner's login and, when the payload names it, GitHub's account id; then the changes.
+ * `notSentByOwner`: the sending installation is another account's (a repository transferred
+ * away is announced to its new owner), so it proves nothing about `org`.
+ */
+type Reduction = { org: string; accountId?: number; notSentByOwner?: true; changes: ChangeInput[] };
 type Result = Reduction | { invalid: string } | null;
 
 /** Parses with `schema`, then maps; a payload that does not fit is `invalid`. */
@@ -192,7 +201,7 @@ const REDUCERS = new Map<string, (payload: unknown) => Result>(
           const from = p.changes?.owner?.from;
           const previous = from?.organization?.login ?? from?.user?.login;
           if (previous === undefined) return null;
-          return { org: previous, accountId: from?.organization?.id, changes: removed([{ id, name }]) };
+          return { org: previous, accountId: from?.organization?.id, notSentByOwner: true, changes: removed([{ id, name }]) };
         }
         default:
           return null;

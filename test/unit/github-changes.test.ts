@@ -12,6 +12,7 @@ import {
   repositoryJoined,
   repositoryRemoved,
   repositoryRenamed,
+  sender,
 } from "../../src/organization/github-changes";
 import type { InstallationRow, MemberRow, RepositoryRow } from "../../src/organization/schema";
 
@@ -106,43 +107,91 @@ describe("installation_created: the three cases", () => {
   });
 });
 
+const owner = (accountId: number | null, installationId: number | null = null) => ({ accountId, installationId });
+
 describe("which deliveries are this organization's", () => {
   it.each([
-    ["no installation: anything applies here", undefined, "acme", null, "installation_deleted", "here"],
-    ["same login, case-insensitively", installation(), "ACME", null, "installation_deleted", "here"],
-    ["another login: elsewhere", installation(), "other", null, "installation_deleted", "elsewhere"],
-    ["another login's installation: taken", installation(), "other", null, "installation_created", "taken"],
-    ["same account id under a new login", installation({ accountId: 5 }), "other", 5, "installation_deleted", "here"],
-    ["another account id under the same login", installation({ accountId: 5 }), "acme", 6, "installation_deleted", "elsewhere"],
-  ] as const)("%s", (_, row, login, accountId, kind, expected) => {
+    ["no installation: anything applies here", undefined, "acme", owner(5), "installation_deleted", "here"],
+    ["same login, case-insensitively (no account id named)", installation(), "ACME", owner(null), "installation_deleted", "here"],
+    ["another login: elsewhere", installation(), "other", owner(null), "installation_deleted", "elsewhere"],
+    ["another login's installation: taken", installation(), "other", owner(null), "installation_created", "taken"],
+    ["same account id under a new login", installation({ accountId: 5 }), "other", owner(5), "installation_deleted", "here"],
+    [
+      "another account id under the same login",
+      installation({ accountId: 5 }),
+      "acme",
+      owner(6),
+      "installation_deleted",
+      "elsewhere",
+    ],
+    ["account unknown here, sent by the installation held", installation(), "acme", owner(5, 41), "member_removed", "here"],
+    ["account unknown here, sent by another installation", installation(), "acme", owner(5, 42), "member_removed", "elsewhere"],
+    ["account unknown here, no installation named", installation(), "acme", owner(5), "member_removed", "elsewhere"],
+    [
+      "account unknown here, another installation's creation",
+      installation(),
+      "acme",
+      owner(5, 42),
+      "installation_created",
+      "taken",
+    ],
+  ] as const)("%s", (_, row, login, sender, kind, expected) => {
     const change =
-      kind === "installation_created" ? { kind, installationId: 41, installedAt: 1 } : ({ kind, installationId: 41 } as const);
-    expect(claimChange(row, { login }, accountId, change)).toBe(expected);
+      kind === "installation_created"
+        ? { kind, installationId: sender.installationId ?? 41, installedAt: 1 }
+        : kind === "member_removed"
+          ? ({ kind, githubUserId: "1" } as const)
+          : ({ kind, installationId: 41 } as const);
+    expect(claimChange(row, { login }, sender, change)).toBe(expected);
   });
 
   it("a rename also matches its from: the organization under its old login receives it", () => {
-    expect(claimChange(installation(), { login: "NewName" }, null, { kind: "organization_renamed", from: "acme" })).toBe("here");
-    expect(claimChange(installation(), { login: "NewName" }, null, { kind: "organization_renamed", from: "x" })).toBe(
-      "elsewhere",
-    );
+    const rename = (from: string) => ({ kind: "organization_renamed", from }) as const;
+    expect(claimChange(installation(), { login: "NewName" }, owner(null), rename("acme"))).toBe("here");
+    expect(claimChange(installation(), { login: "NewName" }, owner(null), rename("x"))).toBe("elsewhere");
+    expect(claimChange(installation(), { login: "NewName" }, owner(5, 41), rename("acme"))).toBe("here");
   });
 
-  it("the account id is learnt once, from the first delivery naming it", () => {
-    expect(accountIdToLearn(installation(), 5)).toBe(5);
-    expect(accountIdToLearn(installation({ accountId: 4 }), 5)).toBeNull();
-    expect(accountIdToLearn(installation(), null)).toBeNull();
-    expect(accountIdToLearn(undefined, 5)).toBeNull();
+  it("an installation's creation queued before installation ids were carried names its own installation", () => {
+    const created = { kind: "installation_created", installationId: 41, installedAt: 1 } as const;
+    expect(sender(owner(5), created)).toEqual(owner(5, 41));
+    expect(sender(owner(5, 9), created)).toEqual(owner(5, 9));
+    expect(sender(owner(5), { kind: "member_removed", githubUserId: "1" })).toEqual(owner(5));
+    expect(claimChange(installation(), { login: "acme" }, owner(5), created)).toBe("here");
+  });
+
+  it("the account id is learnt once, only from a delivery of the installation the organization holds", () => {
+    expect(accountIdToLearn(installation(), owner(5, 41))).toBe(5);
+    expect(accountIdToLearn(installation(), owner(5, 42))).toBeNull();
+    expect(accountIdToLearn(installation(), owner(5))).toBeNull();
+    expect(accountIdToLearn(installation({ accountId: 4 }), owner(5, 41))).toBeNull();
+    expect(accountIdToLearn(installation(), owner(null, 41))).toBeNull();
+    expect(accountIdToLearn(undefined, owner(5, 41))).toBeNull();
   });
 });
 
 describe("identity after a change", () => {
   it.each([
-    ["nothing changed", installation(), installation(), { newLogin: null, changed: false }],
-    ["renamed", installation(), installation({ login: "NewName" }), { newLogin: "NewName", changed: true }],
-    ["account id learnt", installation(), installation({ accountId: 5 }), { newLogin: null, changed: true }],
-    ["first installation", undefined, installation({ login: "acme" }), { newLogin: null, changed: true }],
-    ["installed after a waiting rename", undefined, installation({ login: "Later" }), { newLogin: "Later", changed: true }],
-    ["still no installation", undefined, undefined, { newLogin: null, changed: false }],
+    ["nothing changed", installation(), installation(), { newLogin: null, changed: false, indexes: false }],
+    ["renamed", installation(), installation({ login: "NewName" }), { newLogin: "NewName", changed: true, indexes: true }],
+    ["account id learnt", installation(), installation({ accountId: 5 }), { newLogin: null, changed: true, indexes: false }],
+    ["first installation", undefined, installation({ login: "acme" }), { newLogin: null, changed: true, indexes: true }],
+    [
+      "installed after a waiting rename",
+      undefined,
+      installation({ login: "Later" }),
+      { newLogin: "Later", changed: true, indexes: true },
+    ],
+    ["still no installation", undefined, undefined, { newLogin: null, changed: false, indexes: false }],
+    // The members' indexes list only installed organizations: they learn both ways.
+    ["uninstalled", installation(), installation({ installed: false }), { newLogin: null, changed: false, indexes: true }],
+    ["installed again", installation({ installed: false }), installation(), { newLogin: null, changed: false, indexes: true }],
+    [
+      "registered uninstalled",
+      undefined,
+      installation({ login: "acme", installed: false }),
+      { newLogin: null, changed: true, indexes: false },
+    ],
   ])("%s", (_, before, after, expected) => {
     expect(identityChange(before, after, { login: "acme" })).toEqual(expected);
   });

@@ -16,28 +16,38 @@ const at = (login: string, accountId: number | null, installationId = 1, install
   installed,
 });
 
+/** A delivery's sender: account id and sending installation (null: a message queued before it was carried). */
+const from = (accountId: number | null, installationId: number | null = null) => ({ accountId, installationId });
+
 describe("claimOf: an object is an organization's by account id, else by login", () => {
   it("no installation: absent; same account: own whatever the login; another account: other", () => {
-    expect(claimOf(undefined, ["acme"], 7)).toBe("absent");
-    expect(claimOf(at("acme", 7), ["renamed"], 7)).toBe("own");
-    expect(claimOf(at("acme", 7), ["acme"], 8)).toBe("other");
+    expect(claimOf(undefined, ["acme"], from(7))).toBe("absent");
+    expect(claimOf(at("acme", 7), ["renamed"], from(7))).toBe("own");
+    expect(claimOf(at("acme", 7), ["acme"], from(8))).toBe("other");
+    // The account id known on both sides decides alone (a reinstall of a known account).
+    expect(claimOf(at("acme", 7, 1), ["acme"], from(7, 2))).toBe("own");
   });
 
-  it("an id unknown on either side: the login decides, case-insensitively (ASCII only)", () => {
-    expect(claimOf(at("Acme", null), ["ACME"], 7)).toBe("own");
+  it("no account id named (a call of the control plane, an old message): the login decides, case-insensitively (ASCII only)", () => {
     expect(claimOf(at("acme", 7), ["ACME"])).toBe("own");
     expect(claimOf(at("acme", null), ["new-acme", "acme"])).toBe("own");
     expect(claimOf(at("acme", null), ["other"])).toBe("other");
     expect(claimOf(at("k", null), ["\u212a"])).toBe("other"); // the Kelvin sign is not a K
+    expect(claimOf(at("Acme", null), ["ACME"], from(null))).toBe("own");
+    // An old installation message of another installation id while this one is installed.
+    expect(claimOf(at("acme", null, 1), ["acme"], from(null, 2))).toBe("other");
+    expect(claimOf(at("acme", null, 1, false), ["acme"], from(null, 2))).toBe("own");
   });
 
-  it("account unknown here: an installation of the same login under another installation id is another organization's while this one is installed", () => {
-    expect(claimOf(at("acme", null, 1), ["acme"], 7, 2)).toBe("other");
-    expect(claimOf(at("acme", null, 1), ["acme"], 7, 1)).toBe("own");
-    // After its deletion: a reinstall of the same organization.
-    expect(claimOf(at("acme", null, 1, false), ["acme"], 7, 2)).toBe("own");
-    // The account id known on both sides decides alone (a reinstall of a known account).
-    expect(claimOf(at("acme", 7, 1), ["acme"], 7, 2)).toBe("own");
+  it("account unknown here: a delivery naming an account id is own only from the installation held here", () => {
+    expect(claimOf(at("Acme", null, 1), ["ACME"], from(7, 1))).toBe("own");
+    // Another installation under the same login: another organization's (the takeover of issue 22).
+    expect(claimOf(at("acme", null, 1), ["acme"], from(7, 2))).toBe("other");
+    expect(claimOf(at("acme", null, 1, false), ["acme"], from(7, 2))).toBe("other");
+    // No installation id to prove it (a message queued before installation ids were carried).
+    expect(claimOf(at("acme", null, 1), ["acme"], from(7))).toBe("other");
+    // The right installation under another login is still not this object's (the login is checked first).
+    expect(claimOf(at("acme", null, 1), ["other"], from(7, 1))).toBe("other");
   });
 });
 

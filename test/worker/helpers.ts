@@ -209,6 +209,24 @@ export type MemberErrorBody = {
   };
 };
 
+/**
+ * A Durable Object namespace whose every call never answers, like an object stuck behind a slow
+ * storage operation; `reached` resolves once a call was made (the read was really in flight).
+ */
+export function hangingNamespace(): { namespace: DurableObjectNamespace; reached: Promise<void> } {
+  let reach = () => {};
+  const reached = new Promise<void>((resolve) => {
+    reach = resolve;
+  });
+  const hang = () => {
+    reach();
+    return new Promise<never>(() => {});
+  };
+  const stub = new Proxy({}, { get: () => hang });
+  const namespace = { getByName: () => stub, get: () => stub, idFromName: () => ({}) } as unknown as DurableObjectNamespace;
+  return { namespace, reached };
+}
+
 /** A Durable Object namespace whose every call fails like an unreachable object would. */
 export function failingNamespace(flags: Record<string, boolean> = {}): DurableObjectNamespace {
   const fail = async () => {

@@ -1,6 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { bearer, errorOf, keyedUser, type Role, walk } from "./admin-helpers";
-import { addMember, admin, adminOk, call, createOrg, env, unique } from "./helpers";
+import {
+  addMember,
+  admin,
+  adminOk,
+  call,
+  createOrg,
+  env,
+  failingNamespace,
+  fetchWithEnv,
+  hangingNamespace,
+  unique,
+} from "./helpers";
+import { deliverQueued, eventually, example, install, installationOf, joins, person } from "./webhook-helpers";
 
 /** `GET /api/v1/organizations` (contract section 8). */
 
@@ -172,7 +184,7 @@ describe("the index follows membership writes", () => {
     const ghosts = [orgName("a-gone"), orgName("c-gone"), orgName("e-gone")];
     for (const org of ghosts) {
       await createOrg(org);
-      await env.USERS.getByName(user.id).recordMembership(org.toLowerCase(), org.toLowerCase(), true, 1);
+      await env.USERS.getByName(user.id).recordMembership(org.toLowerCase(), org.toLowerCase(), true, 1, true);
     }
     const first = await listOk(user.auth, "limit=2");
     expect(first.data.map((e) => e.org)).toEqual(real.slice(0, 2));
@@ -188,7 +200,7 @@ describe("the index follows membership writes", () => {
     await addMember(org, user.id, "member");
     const index = env.USERS.getByName(user.id);
     // A late "removed" with an old version changes nothing.
-    await index.recordMembership(org.toLowerCase(), org.toLowerCase(), false, 0);
+    await index.recordMembership(org.toLowerCase(), org.toLowerCase(), false, 0, false);
     expect((await all(user.auth)).map((e) => e.org)).toEqual([org]);
   });
 
@@ -199,5 +211,64 @@ describe("the index follows membership writes", () => {
     await addMember(org, a.id, "admin");
     expect(await all(b.auth)).toEqual([]);
     expect((await call("/api/v1/organizations", { headers: bearer(a.key) })).status).toBe(200);
+  });
+});
+
+/** The list with the organizations' objects unreachable: it answers only if it asks none of them. */
+const listWithoutObjects = (key: string) =>
+  fetchWithEnv(new Request("https://service.test/api/v1/organizations?limit=100", { headers: bearer(key) }), {
+    ORGANIZATIONS: failingNamespace(),
+  });
+
+describe("memberships of organizations not installed cost the list nothing (issue 22, finding 4)", () => {
+  it("a membership synchronised before the installation is not listed and its object is not asked; registering the organization lists it", async () => {
+    const user = await keyedUser();
+    const pending = orgName("pending");
+    await addMember(pending, user.id, "admin");
+    const res = await listWithoutObjects(user.key);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as Page).data).toEqual([]);
+    await createOrg(pending);
+    expect((await all(user.auth)).map((e) => e.org)).toEqual([pending]);
+  });
+
+  it("uninstalled by GitHub: not listed and not asked; installed again: listed again", async () => {
+    const org = orgName("gone");
+    const user = await person();
+    const auth = bearer(user.membersKey);
+    await install(org);
+    await joins(org, user, "admin");
+    await eventually(async () => expect((await all(auth)).map((e) => e.org)).toEqual([org]));
+
+    const deleted = example("installation", "deleted", org);
+    (deleted.installation as Record<string, unknown>).id = installationOf(org);
+    await deliverQueued("installation", deleted);
+    await eventually(async () => {
+      const res = await listWithoutObjects(user.membersKey);
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as Page).data).toEqual([]);
+    });
+
+    await install(org, [], installationOf(org) + 1);
+    await eventually(async () => expect((await all(auth)).map((e) => e.org)).toEqual([org]));
+  });
+});
+
+describe("a refused request does not wait for the read started alongside the key verdict", () => {
+  it("over the quota: 429 at once while the organizations' objects never answer", async () => {
+    const user = await keyedUser();
+    const org = await createOrg(orgName("quota"));
+    await addMember(org, user.id, "member");
+    const request = () => new Request("https://service.test/api/v1/organizations", { headers: bearer(user.key) });
+    // A quota of one request: the first is answered (and lists the organization), the second is over it.
+    const first = await fetchWithEnv(request(), { RATE_LIMIT_MEMBERS: "1" });
+    expect(first.status).toBe(200);
+    expect(((await first.json()) as Page).data.map((e) => e.org)).toEqual([org]);
+    const stuck = hangingNamespace();
+    const refused = await fetchWithEnv(request(), { RATE_LIMIT_MEMBERS: "1", ORGANIZATIONS: stuck.namespace });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("Retry-After")).not.toBeNull();
+    // The read was started and is still stuck: the answer did not wait for it.
+    await stuck.reached;
   });
 });

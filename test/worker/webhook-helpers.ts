@@ -17,14 +17,25 @@ type Payload = Record<string, unknown> & { action?: string };
 /**
  * A payload of GitHub's documented examples (@octokit/webhooks-examples) for `event.action`,
  * deep-copied, with every owner, account and organization login set to `org` and its id to
- * `accountId` (by default one id per login, `accountOf`) so that each test has its own organization.
+ * `accountId` (by default one id per login, `accountOf`) so that each test has its own organization,
+ * and sent by `installationId` (the top-level `installation.id` GitHub sets on every App delivery;
+ * by default the account's installation, `installationOf` for the default account).
  */
-export function example(event: string, action: string | null, org: string, index = 0, accountId = accountOf(org)): Payload {
+export function example(
+  event: string,
+  action: string | null,
+  org: string,
+  index = 0,
+  accountId = accountOf(org),
+  installationId = accountId,
+): Payload {
   const entry = (examples as unknown as { name: string; examples: Payload[] }[]).find((e) => e.name === event);
   const found = (entry?.examples ?? []).filter((p) => action === null || p.action === action)[index];
   if (!found) throw new Error(`no example for ${event}.${action}`);
   const copy = structuredClone(found);
   setOwner(copy, org, accountId);
+  // Some examples omit it or carry a placeholder shared by every example.
+  copy.installation = { node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9u", ...(copy.installation as object), id: installationId };
   return copy;
 }
 
@@ -293,9 +304,12 @@ export function messageOf(event: string, payload: unknown, delivery = newDeliver
   return reduced.messages[0] as QueueMessageInput;
 }
 
-/** The `organization.renamed` delivery: `organization.login` is the new login, `changes.login.from` the old one. */
-export function renamed(from: string, to: string, accountId: number) {
-  const payload = example("organization", "renamed", to, 0, accountId);
+/**
+ * The `organization.renamed` delivery: `organization.login` is the new login, `changes.login.from`
+ * the old one; sent by the organization's installation (by default its account's, `installationOf` its first login).
+ */
+export function renamed(from: string, to: string, accountId: number, installationId = accountId) {
+  const payload = example("organization", "renamed", to, 0, accountId, installationId);
   payload.changes = { login: { from } };
   return payload;
 }

@@ -35,9 +35,9 @@ function installed(login: string, accountId: number, installationId: number) {
   return payload;
 }
 
-/** `organization.member_added` of `who` as admin, under `login` for account `accountId`. */
-function joined(login: string, accountId: number, who: { id: string }) {
-  const payload = example("organization", "member_added", login, 0, accountId);
+/** `organization.member_added` of `who` as admin, under `login` for account `accountId`, sent by `installationId`. */
+function joined(login: string, accountId: number, who: { id: string }, installationId = accountId) {
+  const payload = example("organization", "member_added", login, 0, accountId, installationId);
   const membership = payload.membership as { role: string; user: Record<string, unknown> };
   membership.role = "admin";
   membership.user = { ...membership.user, id: Number(who.id), login: `gh${who.id}`, type: "User" };
@@ -57,9 +57,9 @@ describe("a rename and the installation in any order: the organization ends unde
     const b = `${a}-b`;
     const account = accountOf(a);
     const owner = await person();
-    await applied("organization", renamed(a, b, account));
+    await applied("organization", renamed(a, b, account, IDS + 41));
     await applied("installation", installed(a, account, IDS + 41));
-    await applied("organization", joined(b, account, owner));
+    await applied("organization", joined(b, account, owner, IDS + 41));
     expect(await statusOf(b, owner)).toBe(200);
     expect(await statusOf(a, owner)).toBe(404);
   });
@@ -75,8 +75,9 @@ describe("a rename and the installation in any order: the organization ends unde
       plan: "pro",
       subscription: { status: "active", billedThroughService: true, purchasedSeats: 5 },
     });
-    await applied("organization", joined(a, account, owner));
-    await applied("organization", renamed(a, b, account));
+    // Billing's installation sends them: the first one teaches the account id.
+    await applied("organization", joined(a, account, owner, IDS + 42));
+    await applied("organization", renamed(a, b, account, IDS + 42));
     expect(await statusOf(b, owner)).toBe(200);
     await applied("installation", installed(a, account, IDS + 42));
     expect(await statusOf(b, owner)).toBe(200);
@@ -115,8 +116,8 @@ describe("an organization whose account id is unknown is not mixed with a new on
     // app. The queue applies the installation first.
     const newcomer = accountOf(`${a}-newcomer`);
     await applied("installation", installed(a, newcomer, IDS + 52));
-    await applied("organization", renamed(a, b, accountOf(a)));
-    await applied("organization", joined(a, newcomer, second));
+    await applied("organization", renamed(a, b, accountOf(a), IDS + 51));
+    await applied("organization", joined(a, newcomer, second, IDS + 52));
 
     expect(await statusOf(b, first)).toBe(200);
     expect(await statusOf(a, second)).toBe(200);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { reduceDelivery } from "../../src/webhooks/reduce";
-import { example } from "./webhook-helpers";
+import { example, installationOf } from "./webhook-helpers";
 
 /**
  * The reduction of a verified delivery to the changes the service applies (pure: payload in,
@@ -20,7 +20,7 @@ describe("what each delivery becomes", () => {
       {
         org: "acme",
         event: "installation.created",
-        change: { kind: "installation_created", installationId: 957387, installedAt: 1557933591000 },
+        change: { kind: "installation_created", installationId: installationOf("acme"), installedAt: 1557933591000 },
       },
       {
         org: "acme",
@@ -37,7 +37,7 @@ describe("what each delivery becomes", () => {
 
   it("installation deleted, suspend, unsuspend; new_permissions_accepted is ignored", () => {
     expect(changes("installation", example("installation", "deleted", "acme"))).toMatchObject([
-      { change: { kind: "installation_deleted", installationId: 2 } },
+      { change: { kind: "installation_deleted", installationId: installationOf("acme") } },
     ]);
     expect(changes("installation", example("installation", "suspend", "acme"))).toMatchObject([
       { change: { kind: "installation_suspended", blocked: true } },
@@ -106,6 +106,27 @@ describe("what each delivery becomes", () => {
     const transferred = example("repository", "transferred", "new-owner", 0, 1);
     transferred.changes = { owner: { from: { organization: { login: "old-owner", id: 4242 } } } };
     expect(ids("repository", transferred)).toEqual([4242]);
+  });
+
+  it("every message carries the installation that sent it (payload installation.id), when the owner's", () => {
+    const sentBy = (event: string, payload: unknown) => {
+      const reduced = reduceDelivery(event, "d-1", payload);
+      return reduced.status === "queued" ? reduced.messages.map((m) => m.installationId) : reduced;
+    };
+    expect(sentBy("installation", example("installation", "created", "acme", 0, 4242, 77))).toEqual([77, 77]);
+    expect(sentBy("organization", example("organization", "member_added", "acme", 0, 4242, 77))).toEqual([77]);
+    expect(sentBy("pull_request", example("pull_request", "opened", "acme", 0, 4242, 77))).toEqual([77]);
+    expect(sentBy("member", example("member", "added", "acme", 0, 4242, 77))).toEqual([77]);
+    // None in the payload (or not a valid id): none in the message; the delivery is still queued.
+    const unsent = example("organization", "member_added", "acme", 0, 4242);
+    delete unsent.installation;
+    expect(sentBy("organization", unsent)).toEqual([undefined]);
+    unsent.installation = { id: "77" };
+    expect(sentBy("organization", unsent)).toEqual([undefined]);
+    // Transferred away: the new owner's installation sent it; it proves nothing about the previous owner.
+    const transferred = example("repository", "transferred", "new-owner", 0, 1, 77);
+    transferred.changes = { owner: { from: { organization: { login: "old-owner", id: 4242 } } } };
+    expect(sentBy("repository", transferred)).toEqual([undefined]);
   });
 
   it("pull_request: the fields the export needs, versioned by updated_at, with the repository's id", () => {

@@ -1,0 +1,1 @@
+ALTER TABLE `index_relogin` ADD `version` integer DEFAULT 0 NOT NULL;

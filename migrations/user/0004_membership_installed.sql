@@ -1,0 +1,1 @@
+ALTER TABLE `memberships` ADD `installed` integer DEFAULT true NOT NULL;
