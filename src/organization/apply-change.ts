@@ -10,6 +10,7 @@ import {
   identityChange,
   installationCreated,
   installationDeleted,
+  installationSuspended,
   memberAdded,
   organizationRenamed,
   repositoryJoined,
@@ -103,7 +104,9 @@ const APPLY: { [K in OrganizationChange["kind"]]: Apply<K> } = {
   installation_deleted: (db, _at, change) => {
     if (installationDeleted(getInstallation(db), change)) updateInstallation(db, { installed: false });
   },
-  installation_suspended: (db, _at, change) => updateInstallation(db, { blocked: change.blocked }),
+  installation_suspended: (db, _at, change) => {
+    if (installationSuspended(getInstallation(db), change)) updateInstallation(db, { blocked: change.blocked });
+  },
   repositories_added: (db, _at, change) => {
     for (const repository of change.repositories) putRepository(db, repositoryJoined(findRepository(db, repository), repository));
   },

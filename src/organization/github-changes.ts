@@ -123,6 +123,14 @@ export const installationDeleted = (row: InstallationRow | undefined, change: Ch
   row !== undefined && row.installationId === change.installationId;
 
 /**
+ * `installation` suspend / unsuspend apply only to the installation they name (an organization's
+ * earlier installation may still be suspended or unsuspended at GitHub). A message queued before
+ * it carried the id applies as before.
+ */
+export const installationSuspended = (row: InstallationRow | undefined, change: Change<"installation_suspended">): boolean =>
+  row !== undefined && (change.installationId === undefined || row.installationId === change.installationId);
+
+/**
  * `repositories_added` and `repository_visibility`: GitHub's numeric id is the identity, so a
  * repository known by id keeps its stored name (only a rename changes names: a late delivery
  * carrying an old name cannot undo one); it is back in the installation.

@@ -21,7 +21,12 @@ export const OrganizationChange = z.discriminatedUnion("kind", [
     installedAt: z.number().int(),
   }),
   z.object({ kind: z.literal("installation_deleted"), installationId: z.number().int().min(1) }),
-  z.object({ kind: z.literal("installation_suspended"), blocked: z.boolean() }),
+  z.object({
+    kind: z.literal("installation_suspended"),
+    blocked: z.boolean(),
+    /** The installation suspended or unsuspended; optional so that messages queued before it still parse. */
+    installationId: z.number().int().min(1).optional(),
+  }),
   /** Repositories join (or stay in) the installation with their visibility. */
   z.object({ kind: z.literal("repositories_added"), repositories: z.array(GithubRepository) }),
   /** Repositories leave the installation (removed, deleted, transferred away). */

@@ -84,22 +84,27 @@ export function reduceDelivery(event: string, delivery: string, payload: unknown
   const result = reducer(payload);
   if (result === null) return ignored(`${event} action is not used`);
   if ("invalid" in result) return ignored(`${event} payload does not have the expected shape: ${result.invalid}`, true);
-  if (!GithubOrgName.safeParse(result.org).success) return ignored(`${event}: the owner login is not a GitHub login`, true);
+  const reductions = Array.isArray(result) ? result : [result];
+  if (reductions.some((r) => !GithubOrgName.safeParse(r.org).success)) {
+    return ignored(`${event}: the owner login is not a GitHub login`, true);
+  }
   const action = (payload as { action?: unknown }).action;
   const name = typeof action === "string" ? `${event}.${action}` : event;
   const sentBy = SentBy.safeParse(payload);
-  const messages = result.changes.map(
-    (change, part): QueueMessageInput => ({
-      v: 1,
-      delivery,
-      part,
-      event: name,
-      org: result.org,
-      ...(result.accountId === undefined ? {} : { accountId: result.accountId }),
-      ...(sentBy.success && !result.notSentByOwner ? { installationId: sentBy.data.installation.id } : {}),
-      change,
-    }),
-  );
+  const messages = reductions
+    .flatMap((r) => r.changes.map((change) => ({ r, change })))
+    .map(
+      ({ r, change }, part): QueueMessageInput => ({
+        v: 1,
+        delivery,
+        part,
+        event: name,
+        org: r.org,
+        ...(r.accountId === undefined ? {} : { accountId: r.accountId }),
+        ...(sentBy.success && !r.notSentByOwner ? { installationId: sentBy.data.installation.id } : {}),
+        change,
+      }),
+    );
   // The consumer parses every message with the same schema; what it would refuse is refused here.
   for (const message of messages) {
     const parsed = QueueMessage.safeParse(message);
@@ -117,7 +122,8 @@ export function reduceDelivery(event: string, delivery: string, payload: unknown
  * away is announced to its new owner), so it proves nothing about `org`.
  */
 type Reduction = { org: string; accountId?: number; notSentByOwner?: true; changes: ChangeInput[] };
-type Result = Reduction | { invalid: string } | null;
+/** One organization's changes, or several (a transfer concerns two owners). */
+type Result = Reduction | Reduction[] | { invalid: string } | null;
 
 /** Parses with `schema`, then maps; a payload that does not fit is `invalid`. */
 const using =
@@ -170,7 +176,11 @@ const REDUCERS = new Map<string, (payload: unknown) => Result>(
           return { org, accountId, changes: [{ kind: "installation_deleted", installationId }] };
         case "suspend":
         case "unsuspend":
-          return { org, accountId, changes: [{ kind: "installation_suspended", blocked: p.action === "suspend" }] };
+          return {
+            org,
+            accountId,
+            changes: [{ kind: "installation_suspended", blocked: p.action === "suspend", installationId }],
+          };
         default:
           return null;
       }
@@ -194,14 +204,20 @@ const REDUCERS = new Map<string, (payload: unknown) => Result>(
           const from = p.changes?.repository?.name.from;
           return from === undefined ? null : { org, accountId, changes: [{ kind: "repository_renamed", from, repository }] };
         }
+        case "created":
+          return { org, accountId, changes: added([repository]) };
         case "deleted":
           return { org, accountId, changes: removed([{ id, name }]) };
         case "transferred": {
-          // The payload names the new owner; the repository leaves the previous one.
+          // The payload names the new owner, whose installation sent it: the repository joins it and
+          // leaves the previous owner (for whom the sending installation proves nothing).
           const from = p.changes?.owner?.from;
           const previous = from?.organization?.login ?? from?.user?.login;
           if (previous === undefined) return null;
-          return { org: previous, accountId: from?.organization?.id, notSentByOwner: true, changes: removed([{ id, name }]) };
+          return [
+            { org: previous, accountId: from?.organization?.id, notSentByOwner: true, changes: removed([{ id, name }]) },
+            { org, accountId, changes: added([repository]) },
+          ];
         }
         default:
           return null;

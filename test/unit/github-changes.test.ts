@@ -7,6 +7,7 @@ import {
   identityChange,
   installationCreated,
   installationDeleted,
+  installationSuspended,
   memberAdded,
   organizationRenamed,
   repositoryJoined,
@@ -204,6 +205,17 @@ describe("installation_deleted: only this installation's deletion uninstalls", (
     [undefined, 41, false],
   ])("%#", (row, installationId, expected) => {
     expect(installationDeleted(row, { kind: "installation_deleted", installationId })).toBe(expected);
+  });
+});
+
+describe("installation suspend / unsuspend: only the installation they name (issue 18)", () => {
+  it.each([
+    [installation(), 41, true],
+    [installation(), 42, false],
+    [installation(), undefined, true], // queued before messages carried the id
+    [undefined, 41, false],
+  ])("%#", (row, installationId, expected) => {
+    expect(installationSuspended(row, { kind: "installation_suspended", blocked: true, installationId })).toBe(expected);
   });
 });
 

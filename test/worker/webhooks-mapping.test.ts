@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { adminOk, call, createUser, type MemberErrorBody, postEventsOk, unique, uniqueInstallationId } from "./helpers";
 import {
+  accountOf,
   billing,
   deliverQueued,
   errorCode,
@@ -91,6 +92,47 @@ describe("installation", () => {
     });
     await deliverQueued("installation", example("installation", "unsuspend", org));
     expect((await readMember(org, admin, member.id)).status).toBe(200);
+  });
+});
+
+describe("issue 18: an installation's suspension, and repositories that arrive", () => {
+  it("suspend / unsuspend apply only to the installation they name", async () => {
+    const { org, admin, member } = await world([]);
+    const other = installationOf(org) + 1;
+    await deliverQueued("installation", example("installation", "suspend", org, 0, accountOf(org), other));
+    expect((await readMember(org, admin, member.id)).status).toBe(200);
+    await deliverQueued("installation", example("installation", "suspend", org));
+    expect((await readMember(org, admin, member.id)).status).toBe(403);
+    await deliverQueued("installation", example("installation", "unsuspend", org, 0, accountOf(org), other));
+    expect((await readMember(org, admin, member.id)).status).toBe(403);
+    await deliverQueued("installation", example("installation", "unsuspend", org));
+    expect((await readMember(org, admin, member.id)).status).toBe(200);
+  });
+
+  it("repository.created: the new repository joins the installation, and members see its pull requests", async () => {
+    const { org, member } = await world([]);
+    const repo = { id: repoId(), name: "fresh", private: false };
+    const created = example("repository", "publicized", org);
+    created.action = "created";
+    Object.assign(created.repository as object, repo);
+    await deliverQueued("repository", created);
+    await deliverQueued("pull_request", mergedPr(org, repo, 1));
+    await postEventsOk([review(org, "fresh", 1)]);
+    expect((await exported(org, member)).map((r) => r.repo)).toEqual(["fresh"]);
+  });
+
+  it("repository.transferred: the repository joins its new owner (and leaves the previous one)", async () => {
+    const previous = await world([]);
+    const { org, member } = await world([]);
+    const repo = { id: repoId(), name: "arrived", private: false };
+    const transferred = example("repository", "transferred", org);
+    Object.assign(transferred.repository as object, repo);
+    transferred.changes = { owner: { from: { organization: { login: previous.org, id: accountOf(previous.org) } } } };
+    await deliverQueued("repository", transferred);
+    await deliverQueued("pull_request", mergedPr(org, repo, 1));
+    await postEventsOk([review(org, "arrived", 1)]);
+    expect((await exported(org, member)).map((r) => r.repo)).toEqual(["arrived"]);
+    expect((await exportPage(previous.org, previous.admin, "&repo=arrived")).status).toBe(403);
   });
 });
 

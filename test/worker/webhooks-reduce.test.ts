@@ -50,13 +50,38 @@ describe("what each delivery becomes", () => {
     });
   });
 
-  it("repository transferred: removed from the previous owner named in changes.owner.from", () => {
+  it("repository transferred: removed from the previous owner named in changes.owner.from, added to the new one", () => {
     const transferred = example("repository", "transferred", "new-owner");
     expect(changes("repository", transferred)).toEqual([
       {
         org: "octocat",
         event: "repository.transferred",
         change: { kind: "repositories_removed", repositories: [{ id: 186853261, name: "Hello-World" }] },
+      },
+      {
+        org: "new-owner",
+        event: "repository.transferred",
+        change: {
+          kind: "repositories_added",
+          repositories: [
+            { id: 186853261, name: "Hello-World", private: (transferred.repository as { private: boolean }).private },
+          ],
+        },
+      },
+    ]);
+  });
+
+  it("repository created: it joins the installation", () => {
+    const created = example("repository", "created", "acme");
+    const repository = created.repository as { id: number; name: string; private: boolean };
+    expect(changes("repository", created)).toEqual([
+      {
+        org: "acme",
+        event: "repository.created",
+        change: {
+          kind: "repositories_added",
+          repositories: [{ id: repository.id, name: repository.name, private: repository.private }],
+        },
       },
     ]);
   });
@@ -102,10 +127,10 @@ describe("what each delivery becomes", () => {
     expect(ids("organization", example("organization", "member_added", "acme", 0, 4242))).toEqual([4242]);
     expect(ids("organization", renamed)).toEqual([4242]);
     expect(ids("pull_request", example("pull_request", "opened", "acme", 0, 4242))).toEqual([4242]);
-    // Transferred away: the previous owner's id, as changes.owner.from names it.
+    // Transferred: the previous owner's id, as changes.owner.from names it, then the new owner's.
     const transferred = example("repository", "transferred", "new-owner", 0, 1);
     transferred.changes = { owner: { from: { organization: { login: "old-owner", id: 4242 } } } };
-    expect(ids("repository", transferred)).toEqual([4242]);
+    expect(ids("repository", transferred)).toEqual([4242, 1]);
   });
 
   it("every message carries the installation that sent it (payload installation.id), when the owner's", () => {
@@ -123,10 +148,10 @@ describe("what each delivery becomes", () => {
     expect(sentBy("organization", unsent)).toEqual([undefined]);
     unsent.installation = { id: "77" };
     expect(sentBy("organization", unsent)).toEqual([undefined]);
-    // Transferred away: the new owner's installation sent it; it proves nothing about the previous owner.
+    // Transferred: the new owner's installation sent it; it proves nothing about the previous owner.
     const transferred = example("repository", "transferred", "new-owner", 0, 1, 77);
     transferred.changes = { owner: { from: { organization: { login: "old-owner", id: 4242 } } } };
-    expect(sentBy("repository", transferred)).toEqual([undefined]);
+    expect(sentBy("repository", transferred)).toEqual([undefined, 77]);
   });
 
   it("pull_request: the fields the export needs, versioned by updated_at, with the repository's id", () => {
