@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type MergedPullRequestQuery, mergedPullRequestsQuery, REVIEW_PLAN_LIMITS } from "../../src/storage/analytics";
+import { type MergedPullRequestQuery, mergedPullRequestsQuery, PLAN_LIMITS } from "../../src/storage/analytics";
 import { LAST_GAP_TIER } from "../../src/storage/review-span";
 import { env } from "./helpers";
 
@@ -18,6 +18,7 @@ const base: MergedPullRequestQuery = {
 const cursor = { mergedAt: now - 10 * DAY, id: 123456 };
 const past = { start: now - 230 * DAY, end: now - 200 * DAY };
 const narrow = { start: now - 200 * DAY, end: now - 200 * DAY + 3_600_000 };
+const repos = (n: number) => Array.from({ length: n }, (_, i) => `repo-${String(i * 7).padStart(3, "0")}`);
 
 async function plan(q: MergedPullRequestQuery): Promise<string[]> {
   const { sql, params } = mergedPullRequestsQuery(q);
@@ -51,17 +52,37 @@ describe("analytics query plan", () => {
     ["a month that ended two days ago", { ...base, start: now - 32 * DAY, end: now - 2 * DAY }],
     ["narrow window, one repository, deep", { ...base, ...narrow, repoKey: "repo-042", after: cursor }],
     ["narrow window, restricted access, deep", { ...base, ...narrow, accessibleRepoKeys: ["repo-001"], after: cursor }],
+    ["few repositories of many", { ...base, start: now - 365 * DAY, accessibleRepoKeys: repos(13) }],
+    ["few repositories of many, in the past, deep", { ...base, ...past, accessibleRepoKeys: repos(13), after: cursor }],
+    [
+      "as many repositories as get walks of their own, in the past, deep",
+      {
+        ...base,
+        ...past,
+        accessibleRepoKeys: repos(PLAN_LIMITS.maxRepoWalks),
+        after: cursor,
+      },
+    ],
+    ["one repository more than that", { ...base, ...past, accessibleRepoKeys: repos(PLAN_LIMITS.maxRepoWalks + 1) }],
+    ["few repositories of many, narrow window", { ...base, ...narrow, accessibleRepoKeys: repos(13) }],
+    ["one repository among restricted access", { ...base, repoKey: "repo-007", accessibleRepoKeys: repos(13) }],
+    ["no repository", { ...base, accessibleRepoKeys: [] }],
   ])("%s: index ranges only", async (_name, q) => {
     const details = await plan(q);
-    const byReviews = q.end - q.start <= REVIEW_PLAN_LIMITS.maxSpanMs;
+    const byReviews = q.end - q.start <= PLAN_LIMITS.maxSpanMs;
     const endsRecently = q.end >= q.now - DAY; // the walk over the window goes on past its end
+    const repoWalks =
+      q.repoKey === null && q.accessibleRepoKeys !== null && q.accessibleRepoKeys.length <= PLAN_LIMITS.maxRepoWalks
+        ? q.accessibleRepoKeys.length
+        : 0;
 
-    // Merged inside the window: the organization's or the repository's walk.
-    const main =
-      q.repoKey === null
-        ? /SEARCH p USING COVERING INDEX pull_requests_merged_walk \(org_key=\? AND merged_at>\? AND merged_at<\?\)/
-        : /SEARCH p USING COVERING INDEX pull_requests_repo_merged_walk \(org_key=\? AND repo_key=\? AND merged_at>\? AND merged_at<\?\)/;
-    expect(count(details, main)).toBe(1);
+    // Merged inside the window: the organization's walk, or the repository's, or one walk per
+    // accessible repository when the caller sees only a few.
+    const orgWalk = /SEARCH p USING COVERING INDEX pull_requests_merged_walk \(org_key=\? AND merged_at>\? AND merged_at<\?\)/;
+    const repoWalk =
+      /SEARCH p USING COVERING INDEX pull_requests_repo_merged_walk \(org_key=\? AND repo_key=\? AND merged_at>\? AND merged_at<\?\)/;
+    expect(count(details, orgWalk)).toBe(q.repoKey === null && repoWalks === 0 && q.accessibleRepoKeys?.length !== 0 ? 1 : 0);
+    expect(count(details, repoWalk)).toBe(q.repoKey === null ? repoWalks : 1);
     // Before the window, and after it unless it ended less than a day ago: one bounded range per
     // gap tier (the last tier is open-ended before the window).
     expect(
@@ -83,7 +104,7 @@ describe("analytics query plan", () => {
       ),
     ).toBe(endsRecently ? 0 : LAST_GAP_TIER + 1);
     // The ranges are merged, not collected and sorted. Only the narrow-window shape sorts: the
-    // review side's at most REVIEW_PLAN_LIMITS.maxReviews pull requests, and the two plans' pages
+    // review side's at most PLAN_LIMITS.maxReviews pull requests, and the two plans' pages
     // (one of them empty); its count runs once.
     expect(count(details, /MERGE \(UNION ALL\)/)).toBeGreaterThan(0);
     expect(count(details, /USE TEMP B-TREE FOR ORDER BY/)).toBe(byReviews ? 2 : 0);

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { decodeCursor } from "../../src/analytics/cursor";
 import { toPage } from "../../src/analytics/present";
-import { listMergedPullRequests, type ReviewPlanLimits } from "../../src/storage/analytics";
+import { listMergedPullRequests, type PlanLimits } from "../../src/storage/analytics";
 import { GAP_TIER_BOUNDS_MS } from "../../src/storage/review-span";
 import { addMember, call, createKey, createOrg, createUser, env, postEventsOk, unique } from "./helpers";
 
@@ -89,9 +89,19 @@ const reviewTime = fc.oneof(
   },
 );
 
+const MORE_REPOS = ["lib", "docs", "cli", "app", "ops", "sdk"];
+/** Repository keys (lower-cased) for a caller's access list or `repo` filter; "gone" has no pull request. */
+const REPO_KEYS = ["api", "web", ...MORE_REPOS, "gone"];
+const repoKey = fc.constantFrom(...REPO_KEYS);
+
 const prArb = fc
   .record({
-    repo: fc.constantFrom("api", "web", "Api"),
+    // Mostly two repositories (many pull requests share one); sometimes one of six more, so that
+    // a caller's access list can hold a few repositories of many.
+    repo: fc.oneof(
+      { weight: 3, arbitrary: fc.constantFrom("api", "web", "Api") },
+      { weight: 1, arbitrary: fc.constantFrom(...MORE_REPOS) },
+    ),
     merged: fc.option(time, { nil: null }),
     linesAdded: fc.option(fc.integer({ min: 0, max: 50 }), { nil: null }),
     linesDeleted: fc.option(fc.integer({ min: 0, max: 50 }), { nil: null }),
@@ -187,12 +197,16 @@ function toEvents(org: string, prs: GenPr[]) {
   return events;
 }
 
-/** What the contract says the rows are, computed directly from the generated pull requests. */
-function reference(org: string, prs: GenPr[], start: number, end: number): Row[] {
+/**
+ * What the contract says the rows are, computed directly from the generated pull requests; only
+ * those in `repos` (lower-cased keys) when given.
+ */
+function reference(org: string, prs: GenPr[], start: number, end: number, repos: string[] | null = null): Row[] {
   const inWindow = (t: number) => t >= start && t <= end;
   const rows = prs.flatMap((p, i) => {
     const completed = p.reviews.filter((r) => r.status === "completed");
     if (p.merged === null || !completed.some((r) => inWindow(r.at))) return [];
+    if (repos !== null && !repos.includes(p.repo.toLowerCase())) return [];
     const flagged = p.findings.filter((f) => f.posted && inWindow(f.at));
     let ai: number | null = p.ai.length === 0 ? null : p.ai.reduce((a, b) => a + b, 0);
     if (ai !== null && (p.linesAdded !== null || p.linesDeleted !== null))
@@ -258,13 +272,23 @@ describe("random data sets", () => {
     );
   });
 
-  // The statement chooses between walking merges and starting from the reviews, and leaves out the
-  // ranges after a window that ended less than a day ago; whatever it chooses, the rows are the same.
-  const PLANS: [string, ReviewPlanLimits][] = [
+  // The statement chooses between walking merges and starting from the reviews, between the
+  // organization's walk and one walk per accessible repository, and leaves out the ranges after a
+  // window that ended less than a day ago; whatever it chooses, the rows are the same.
+  const PLANS: [string, Omit<PlanLimits, "maxRepoWalks">][] = [
     ["merge walk", { maxSpanMs: -1, maxReviews: 0 }],
     ["from the reviews", { maxSpanMs: Number.MAX_SAFE_INTEGER, maxReviews: 1_000_000 }],
     ["counted, none qualify", { maxSpanMs: Number.MAX_SAFE_INTEGER, maxReviews: 0 }],
   ];
+  /** Never, for short lists only, or always a walk per accessible repository. */
+  const REPO_WALKS = [0, 3, 1_000];
+  /** The caller's access: every repository (an admin), or a few of them (maybe none, maybe one listed twice). */
+  const accessArb = fc.option(
+    fc
+      .tuple(fc.subarray(REPO_KEYS, { maxLength: 4 }), fc.boolean())
+      .map(([keys, twice]) => (twice && keys.length > 0 ? [...keys, keys[0] as string] : keys)),
+    { nil: null, freq: 4 },
+  );
 
   it("agree with the reference whichever plan the statement takes", { timeout: 180_000 }, async () => {
     await fc.assert(
@@ -274,8 +298,12 @@ describe("random data sets", () => {
         fc.integer({ min: 1, max: 5 }),
         fc.constantFrom(...PLANS),
         fc.constantFrom(0, HOUR, 2 * DAY),
-        async (prs, w, perPage, [, limits], sinceEnd) => {
+        accessArb,
+        fc.constantFrom(...REPO_WALKS),
+        fc.option(repoKey, { nil: null, freq: 4 }),
+        async (prs, w, perPage, [, plan], sinceEnd, access, maxRepoWalks, repo) => {
           const { start, end } = resolveWindow(w, prs);
+          const limits = { ...plan, maxRepoWalks };
           const org = unique("plan");
           await postEventsOk(toEvents(org, prs));
           const rows = await walkPages(async (cursor) => {
@@ -283,8 +311,8 @@ describe("random data sets", () => {
               env.DB,
               {
                 orgKey: org.toLowerCase(),
-                repoKey: null,
-                accessibleRepoKeys: null,
+                repoKey: repo,
+                accessibleRepoKeys: access,
                 start,
                 end,
                 after: cursor === null ? null : decodeCursor(cursor),
@@ -295,10 +323,14 @@ describe("random data sets", () => {
             );
             return toPage(org, found, perPage);
           }, perPage);
-          expect(rows).toEqual(reference(org, prs, start, end));
+          const visible = [access, repo === null ? null : [repo]].reduce<string[] | null>(
+            (all, only) => (only === null ? all : all === null ? only : all.filter((key) => only.includes(key))),
+            null,
+          );
+          expect(rows).toEqual(reference(org, prs, start, end, visible));
         },
       ),
-      { numRuns: 200 },
+      { numRuns: 300 },
     );
   });
 });
