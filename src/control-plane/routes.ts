@@ -6,7 +6,7 @@ import { syncOrganization } from "../directory/resolve";
 import { codedErrorEnvelope } from "../http/envelopes";
 import { type ApiInterface, defineRoute } from "../http/route";
 import { callDurable, type DurableResult, unwrap } from "../lib/durable-call";
-import { badRequest, inStore, notFound, storageFailure } from "../lib/errors";
+import { badRequest, inStore, notFound } from "../lib/errors";
 import { formatInstant } from "../lib/time";
 import { internalDocumentRoute } from "../openapi/routes";
 import { GithubId, GithubOrgName, GithubRepoName, InstantOutput } from "../schemas/common";
@@ -17,6 +17,7 @@ import { Organization, OrganizationInput } from "../schemas/organization";
 import { Repository, RepositoryInput } from "../schemas/repository";
 import { ApiKeyCreated, ApiKeyCreateInput, User, UserInput } from "../schemas/user";
 import { deleteParked, listParked, readParked } from "../storage/parked";
+import { replayParked } from "../webhooks/receive";
 
 /** Control-plane bodies may be large (member lists, event batches), but not unbounded. */
 export const CONTROL_PLANE_MAX_BODY = 1024 * 1024;
@@ -297,14 +298,12 @@ const replayParkedDelivery = defineRoute({
   summary: "Send a parked delivery to the queue again (applied idempotently) and drop the parked copy",
   request: { params: ParkedPath },
   responses: { 200: { description: "Queued again.", body: ParkedDelivery, example: PARKED_EXAMPLE } },
-  errors: ["not_found"],
+  errors: ["not_found", "delivery_not_applicable"],
   handler: async ({ params }, { env }) => {
     const parked = await inStore("D1", () => readParked(env.DB, params.id));
     if (parked === null) throw notFound("No parked delivery with this id.");
     // Queued first, deleted after: a failure in between leaves the copy to replay again (harmless).
-    await env.WEBHOOKS.send(parked.message, { contentType: "json" }).catch((error) => {
-      throw storageFailure("Queue", error);
-    });
+    await replayParked(env, parked);
     await inStore("D1", () => deleteParked(env.DB, params.id));
     return present(parked);
   },

@@ -31,6 +31,11 @@ export const ERROR_CODES = {
   payload_too_large: { status: 413, retriable: false, when: "The body is larger than the route allows" },
   unsupported_media_type: { status: 415, retriable: false, when: "The body is not application/json" },
   bot_cannot_be_admin: { status: 422, retriable: false, when: "A bot account cannot be an admin" },
+  delivery_not_applicable: {
+    status: 422,
+    retriable: false,
+    when: "A parked webhook payload still does not have the shape the service uses; it stays parked",
+  },
   rate_limited: { status: 429, retriable: true, when: "Over the quota; retry after Retry-After seconds" },
   internal_error: { status: 500, retriable: true, when: "Unexpected failure (logged with the correlation id)" },
   unavailable: { status: 503, retriable: true, when: "A store is unreachable or overloaded; retry the same request" },

@@ -1,6 +1,8 @@
+import { z } from "zod";
 import { parseJsonObject } from "../http/body";
-import { badRequest, storageFailure } from "../lib/errors";
+import { AppError, badRequest, inStore, storageFailure } from "../lib/errors";
 import type { QueueMessageInput } from "../schemas/github-changes";
+import { parkDelivery } from "../storage/parked";
 import { reduceDelivery } from "./reduce";
 
 /** GitHub sends payloads up to 25 MB; the route takes up to 25 MiB. */
@@ -52,6 +54,9 @@ export async function receiveDelivery(
   const reduced = reduceDelivery(event, delivery, payload);
   if (reduced.status === "ignored") {
     log(reduced.warn ? "warn" : "info", "webhook ignored", { delivery, event, reason: reduced.reason });
+    // Contract section 17: a used event whose payload the service cannot read is kept for the
+    // operator (listed and replayed with the parked deliveries), never silently dropped.
+    if (reduced.warn) await keepUnreadable(env, event, delivery, payload, body.byteLength);
     return { kind: "accepted", delivery, status: "ignored" };
   }
   const seen = await env.WEBHOOK_DELIVERIES.get(deliveryMarker(delivery)).catch(() => null);
@@ -67,6 +72,57 @@ export async function receiveDelivery(
   );
   return { kind: "accepted", delivery, status: "queued" };
 }
+
+/**
+ * A parked copy of a payload the reducer refused, under `<delivery>:payload`, so that a replay
+ * (after the service learnt the shape) reduces it again: `replayParked`. Payloads over a megabyte
+ * keep their size only (a D1 row holds 2 MB); GitHub's "Redeliver" sends them again.
+ */
+async function keepUnreadable(env: Env, event: string, delivery: string, payload: object, bytes: number): Promise<void> {
+  const action = (payload as { action?: unknown }).action;
+  await inStore("D1", () =>
+    parkDelivery(env.DB, {
+      id: `${delivery}:payload`,
+      delivery,
+      event: typeof action === "string" ? `${event}.${action}` : event,
+      message: { kind: "payload", event, ...(bytes <= MAX_KEPT_PAYLOAD ? { payload } : { bytes }) },
+      attempts: 0,
+      parkedAt: Date.now(),
+    }),
+  );
+}
+
+const MAX_KEPT_PAYLOAD = 1024 * 1024;
+
+/**
+ * The control plane's replay of a parked entry: a queue message goes back to the queue; a kept
+ * payload is reduced again and its messages queued, or refused as still not applicable.
+ */
+export async function replayParked(env: Env, parked: { delivery: string; message: unknown }): Promise<void> {
+  const kept = KeptPayload.safeParse(parked.message);
+  if (!kept.success) {
+    await env.WEBHOOKS.send(parked.message, { contentType: "json" }).catch((error) => {
+      throw storageFailure("Queue", error);
+    });
+    return;
+  }
+  const reduced = kept.data.payload === undefined ? null : reduceDelivery(kept.data.event, parked.delivery, kept.data.payload);
+  if (reduced?.status !== "queued") {
+    throw new AppError(
+      "delivery_not_applicable",
+      reduced === null
+        ? "The payload was too large to keep: redeliver it from the GitHub App's Advanced tab."
+        : `The payload still cannot be applied: ${reduced.reason}.`,
+    );
+  }
+  await enqueue(env, reduced.messages);
+}
+
+const KeptPayload = z.object({
+  kind: z.literal("payload"),
+  event: z.string(),
+  payload: z.record(z.string(), z.unknown()).optional(),
+});
 
 /** `sendBatch` takes up to 100 messages and 256 KB in all (a margin kept for the envelope). */
 const BATCH_MESSAGES = 100;

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { signatureHeader } from "../../src/auth/webhook-signature";
-import { call, env, fetchWithEnv, type MemberErrorBody, unique } from "./helpers";
+import { parkDelivery } from "../../src/storage/parked";
+import { ADMIN_TOKEN, admin, call, env, fetchWithEnv, type MemberErrorBody, unique } from "./helpers";
 import { deliver, example, newDelivery, PREVIOUS_SECRET, WEBHOOK_SECRET } from "./webhook-helpers";
 
 /** Contract section 9: receiving. Every response is checked against the internal document by `call`. */
@@ -310,9 +311,61 @@ describe("deliveries that can never apply are ignored with a warning, not queued
       expect(await res.json()).toEqual({ delivery, status: "ignored" });
       expect(warned).toHaveBeenCalledTimes(1);
       expect(JSON.parse(String(warned.mock.calls[0]?.[0]))).toMatchObject({ level: "warn", delivery, msg: "webhook ignored" });
+      // Contract section 17: parked, never silently ignored; a replay still cannot apply it.
+      const id = `${delivery}:payload`;
+      const parked = ((await (await admin("GET", "/internal/v1/webhooks/parked?limit=100")).json()) as ParkedList).data;
+      expect(parked.find((p) => p.id === id)).toMatchObject({
+        delivery,
+        attempts: 0,
+        message: { kind: "payload", event, payload },
+      });
+      const replay = await admin("POST", `/internal/v1/webhooks/parked/${id}/replay`);
+      expect(replay.status).toBe(422);
+      expect(((await replay.json()) as MemberErrorBody).error.code).toBe("delivery_not_applicable");
     } finally {
       warned.mockRestore();
     }
+  });
+});
+
+type ParkedList = { data: { id: string; delivery: string; attempts: number; message: unknown }[] };
+
+describe("contract section 17: a parked payload is reduced again on replay (after a fix of the service)", () => {
+  it("a payload that fits now is queued and applied, and its parked copy is dropped", async () => {
+    const org = unique("parked");
+    const delivery = newDelivery();
+    const payload = example("organization", "member_added", org);
+    await parkDelivery(env.DB, {
+      id: `${delivery}:payload`,
+      delivery,
+      event: "organization.member_added",
+      message: { kind: "payload", event: "organization", payload },
+      attempts: 0,
+      parkedAt: Date.now(),
+    });
+    const sent: unknown[] = [];
+    const recording = {
+      send: async (body: unknown) => {
+        sent.push(body);
+      },
+      sendBatch: async (batch: { body: unknown }[]) => {
+        sent.push(...batch.map((m) => m.body));
+      },
+    };
+    const replay = await fetchWithEnv(
+      new Request(`https://service.test/internal/v1/webhooks/parked/${delivery}:payload/replay`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${ADMIN_TOKEN}` },
+      }),
+      { WEBHOOKS: recording },
+    );
+    expect(replay.status).toBe(200);
+    // What the receiver would have queued: the reduced delivery, under its own delivery id.
+    expect(sent).toEqual([
+      expect.objectContaining({ v: 1, delivery, part: 0, org, change: expect.objectContaining({ kind: "member_added" }) }),
+    ]);
+    const parked = ((await (await admin("GET", "/internal/v1/webhooks/parked?limit=100")).json()) as ParkedList).data;
+    expect(parked.map((p) => p.id)).not.toContain(`${delivery}:payload`);
   });
 });
 
