@@ -4,6 +4,7 @@ import m0001 from './0001_applied_operations.sql';
 import m0002 from './0002_audit_log_and_member_order.sql';
 import m0003 from './0003_github_webhooks.sql';
 import m0004 from './0004_organization_homes.sql';
+import m0005 from './0005_sync_runs.sql';
 
   export default {
     journal,
@@ -12,7 +13,8 @@ import m0004 from './0004_organization_homes.sql';
 m0001,
 m0002,
 m0003,
-m0004
+m0004,
+m0005
     }
   }
   

@@ -13,9 +13,11 @@ import type { OrganizationChange } from "../schemas/github-changes";
 import type { Member, MemberInput } from "../schemas/member";
 import type { OrganizationInput } from "../schemas/organization";
 import type { Repository, RepositoryInput } from "../schemas/repository";
+import type { SyncStatus, SyncTrigger } from "../schemas/sync";
 import type * as A from "./answers";
 import { applyDelivery } from "./apply-change";
-import { membershipVersion, runRelogin, scheduleRelogin, tellIndex, tellMembership } from "./member-index";
+import { syncApplies } from "./github-sync";
+import { membershipVersion, runRelogin, scheduleRelogin, tellIndex, tellMembers, tellMembership } from "./member-index";
 import { removeMember, writeMember, writeMemberChanges } from "./member-writes";
 import {
   orgNotFound,
@@ -37,6 +39,7 @@ import { getInstallation, putInstallation } from "./store/installation";
 import { operationApplied } from "./store/ledgers";
 import * as members from "./store/members";
 import * as repos from "./store/repositories";
+import { beginSync, recordSync, type SyncPage, type SyncUpdate, syncStatus, toSyncRun, writeSyncPage } from "./sync-writes";
 
 /**
  * One object per organization, named by its home key (`directory/resolve.ts`): its installation,
@@ -216,6 +219,45 @@ export class OrganizationObject extends DurableObject<Env> {
   /** Tells the members' organizations indexes a new login, a page per run (`member-index.ts`). */
   override async alarm(): Promise<void> {
     await runRelogin(this.env, this.ctx.storage, this.#db, getInstallation(this.#db));
+  }
+
+  /**
+   * Installation sync (contract section 17, `sync-writes.ts`): starts one unless one runs (the
+   * compare-and-set), or answers the one this trigger started. `login` null: the caller resolved this
+   * home itself (the webhook consumer); else it must be the current login.
+   */
+  beginSync(login: string | null, trigger: { kind: SyncTrigger; key: string }): DurableResult<A.SyncBegin> {
+    if (login !== null && !this.#installation(login)) return orgNotFound();
+    const d = this.ctx.storage.transactionSync(() => beginSync(this.#db, trigger, Date.now()));
+    if (d.kind === "not_installed") return ok(d);
+    if (d.kind === "in_progress") return ok({ kind: d.kind, run: toSyncRun(d.run) });
+    const { homeKey: home } = getInstallation(this.#db) as schema.InstallationRow;
+    const { installationId, instanceCreated: created } = d.run;
+    return ok({ kind: "started", run: toSyncRun(d.run), home, installationId, created });
+  }
+
+  /** A sync's progress record: its Workflow instance exists, a step's progress, a failure, the end. */
+  recordSync(syncId: number, update: SyncUpdate): void {
+    this.ctx.storage.transactionSync(() => recordSync(this.#db, syncId, update, Date.now()));
+  }
+
+  /** A page of what GitHub listed and the step's progress, in one transaction; then the members' indexes learn it. */
+  async writeSyncPage(installationId: number, syncId: number, page: SyncPage, progress: SyncUpdate): Promise<A.SyncPageAnswer> {
+    const db = this.#db;
+    const written = this.ctx.storage.transactionSync(() => {
+      if (!syncApplies(getInstallation(db), installationId)) return null;
+      recordSync(db, syncId, progress, Date.now());
+      return writeSyncPage(db, page, { source: "github", correlationId: `sync-${syncId}` });
+    });
+    const installation = getInstallation(db);
+    if (!written || !installation) return { kind: "stale" };
+    await tellMembers(this.env, installation, written.told);
+    return { kind: "written", login: installation.login, repositories: written.repositories };
+  }
+
+  /** `GET .../sync`: the running sync and the last finished one. */
+  readSync(login: string): DurableResult<SyncStatus> {
+    return this.#installation(login) ? ok(syncStatus(this.#db)) : orgNotFound();
   }
 
   /** Whether and what the caller may export (`analytics/access.ts`). */
