@@ -41,8 +41,7 @@ export const readSync = defineRoute({
     },
   },
   errors: ["org_not_found"],
-  handler: async ({ params }, { env }) =>
-    unwrap(await atOrganization(env, params.org, (stub, at) => stub.readSync(at.login))),
+  handler: async ({ params }, { env }) => unwrap(await atOrganization(env, params.org, (stub, at) => stub.readSync(at.login))),
 });
 
 export const postSync = defineRoute({
@@ -64,7 +63,8 @@ export const postSync = defineRoute({
       atOrganization(env, params.org, (stub, at) => stub.beginSync(at.login, { kind: "api", key: correlationId })),
     );
     const begun = unwrap(answer);
-    if (begun.kind === "not_installed") throw new AppError("org_not_found", "The organization cannot be resolved to an installation.");
+    if (begun.kind === "not_installed")
+      throw new AppError("org_not_found", "The organization cannot be resolved to an installation.");
     if (begun.kind === "in_progress") {
       throw new AppError("sync_in_progress", `Sync ${begun.run.id} of this organization is still running.`);
     }

@@ -28,7 +28,11 @@ export const ERROR_CODES = {
   expected_value_mismatch: { status: 409, retriable: false, when: "A guard differs from the current value" },
   no_seat_available: { status: 409, retriable: false, when: "Every purchased seat is taken" },
   last_admin: { status: 409, retriable: false, when: "The organization's last admin would lose the admin role" },
-  sync_in_progress: { status: 409, retriable: true, when: "A sync of the organization with GitHub is running; retry once it ended" },
+  sync_in_progress: {
+    status: 409,
+    retriable: true,
+    when: "A sync of the organization with GitHub is running; retry once it ended",
+  },
   sync_off: {
     status: 409,
     retriable: false,

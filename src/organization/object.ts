@@ -16,7 +16,6 @@ import type { Repository, RepositoryInput } from "../schemas/repository";
 import type { SyncStatus, SyncTrigger } from "../schemas/sync";
 import type * as A from "./answers";
 import { applyDelivery } from "./apply-change";
-import { syncApplies } from "./github-sync";
 import { membershipVersion, runRelogin, scheduleRelogin, tellIndex, tellMembers, tellMembership } from "./member-index";
 import { removeMember, writeMember, writeMemberChanges } from "./member-writes";
 import {
@@ -39,7 +38,7 @@ import { getInstallation, putInstallation } from "./store/installation";
 import { operationApplied } from "./store/ledgers";
 import * as members from "./store/members";
 import * as repos from "./store/repositories";
-import { beginSync, recordSync, type SyncPage, type SyncUpdate, syncStatus, toSyncRun, writeSyncPage } from "./sync-writes";
+import { beginSync, recordSync, type SyncPage, type SyncUpdate, syncStatus, writeSyncPage } from "./sync-writes";
 
 /**
  * One object per organization, named by its home key (`directory/resolve.ts`): its installation,
@@ -57,16 +56,13 @@ export class OrganizationObject extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#db = drizzle(ctx.storage, { schema });
-    // Weighed by the names an answer holds: a member of an organization with thousands of
-    // repositories holds a list of them per entry (at most about 1 MB in all).
+    // Weighed by the names an answer holds (thousands of repositories: at most about 1 MB in all).
     this.#access = new UntilWrite(ctx.storage.sql, {
       budget: 20_000,
       weigh: (answer) =>
         1 + (answer.ok ? (answer.value.accessibleRepoKeys?.length ?? 0) + answer.value.excludedRepoKeys.length : 0),
     });
-    ctx.blockConcurrencyWhile(async () => {
-      await migrate(this.#db, migrations);
-    });
+    ctx.blockConcurrencyWhile(() => migrate(this.#db, migrations));
   }
 
   /** Control plane: registers or updates the installation, plan and subscription (`registration.ts`). */
@@ -89,10 +85,9 @@ export class OrganizationObject extends DurableObject<Env> {
   }
 
   /**
-   * Member sync from the source of truth (the control plane, or GitHub): no guards, no seat
-   * capacity check; written with its audit entry (`member-writes.ts`). Then the member's
-   * organizations index (their `UserObject`) learns the membership, after the commit: if that
-   * fails the call fails, and a retry (the write is idempotent) tells it again. `adopt`: see `#writable`.
+   * Member sync from the source of truth (control plane, GitHub): no guards or seat check, audited
+   * (`member-writes.ts`); then the member's index learns it (a failure fails the call, and its
+   * idempotent retry tells it again). `adopt`: see `#writable`.
    */
   async putMember(
     at: OrgAddress,
@@ -115,19 +110,15 @@ export class OrganizationObject extends DurableObject<Env> {
     return ok(null);
   }
 
-  /**
-   * A control-plane write for `at.login` belongs here when the installation is that login's, or
-   * with none yet when the caller checked the directory (`adopt`: members may come first).
-   */
+  /** A control-plane write for `at.login` belongs here: that login's installation, or none yet and `adopt` (members may come first). */
   #writable(at: OrgAddress, adopt: boolean): boolean {
     const claim = claimOf(getInstallation(this.#db), [at.login]);
     return claim === "own" || (claim === "absent" && adopt);
   }
 
   /**
-   * For `GET /api/v1/organizations`: whether the user is a member (the authority the user's index
-   * defers to), and their entry when the organization is also installed. Asked by home key (the
-   * index's), so no login is checked; the entry carries the current login.
+   * For `GET /api/v1/organizations`: whether the user is a member (the index defers to it), and
+   * their entry when installed. Asked by home key, so no login is checked.
    */
   membershipOf(githubUserId: string): A.MembershipAnswer {
     const installation = getInstallation(this.#db);
@@ -137,11 +128,7 @@ export class OrganizationObject extends DurableObject<Env> {
     return { member: true, version, entry: installation?.installed ? toOrganizationEntry(installation, member) : null };
   }
 
-  /**
-   * A page of members for any member (contract section 8) after the cursor's keyset position
-   * (`store/members.ts`): a walk returns every member present throughout it exactly once.
-   * One read, so the page and the seats agree.
-   */
+  /** A page of members after the cursor's keyset position (`store/members.ts`), and the seats, in one read. */
   listMembers(login: string, callerUserId: string, filters: members.MemberFilters): DurableResult<A.MemberRows> {
     const installation = this.#installation(login);
     const refused = memberAccess(installation, members.getMember(this.#db, callerUserId), "read");
@@ -162,11 +149,9 @@ export class OrganizationObject extends DurableObject<Env> {
   }
 
   /**
-   * GitHub webhook consumer: applies one change (contract section 9, `apply-change.ts`) in one
-   * transaction with the delivery's ledger entry, so a delivery applied twice changes nothing the
-   * second time. `at` is where the consumer resolved the delivery (by account id, else by login)
-   * and the login it carries; the object applies it only if it is that organization's
-   * (`claimChange`), and learns the account id on the way. See `GithubChangeResult` for the answer.
+   * GitHub webhook consumer: applies one change (`apply-change.ts`) with the delivery's ledger entry
+   * in one transaction (applied twice, it changes nothing the second time), if it is this
+   * organization's (`claimChange`), learning the account id on the way. See `GithubChangeResult`.
    */
   async applyGithubChange(
     deliveryKey: string,
@@ -192,21 +177,13 @@ export class OrganizationObject extends DurableObject<Env> {
     };
   }
 
-  /**
-   * The current name of a repository known by GitHub id (a pull request follows its repository's
-   * renames), when this object is the organization the delivery names (`claimOf`; `here` false
-   * otherwise). An organization with no installation yet keeps its pull requests too.
-   */
+  /** The current name of a repository known by GitHub id, when this object is the delivery's organization (`claimOf`). */
   repositoryName(login: string, accountId: number | null, githubId: number): { here: boolean; name: string | null } {
     if (claimOf(getInstallation(this.#db), [login], accountId) === "other") return { here: false, name: null };
     return { here: true, name: repos.repositoryByGithubId(this.#db, githubId)?.name ?? null };
   }
 
-  /**
-   * Whether this object is an organization's home: an installation was registered here (installed
-   * or not). The webhook consumer moves the D1 rows stored under a login's folded key to the home of
-   * the organization that now holds the login only when that key is no other organization's home.
-   */
+  /** Whether an installation was registered here (installed or not): the consumer moves stray D1 rows only from a key no one's home. */
   isHome(): boolean {
     return getInstallation(this.#db) !== undefined;
   }
@@ -221,19 +198,10 @@ export class OrganizationObject extends DurableObject<Env> {
     await runRelogin(this.env, this.ctx.storage, this.#db, getInstallation(this.#db));
   }
 
-  /**
-   * Installation sync (contract section 17, `sync-writes.ts`): starts one unless one runs (the
-   * compare-and-set), or answers the one this trigger started. `login` null: the caller resolved this
-   * home itself (the webhook consumer); else it must be the current login.
-   */
+  /** Installation sync (`sync-writes.ts`): starts one unless one runs, or answers the trigger's own; `login` null: by home. */
   beginSync(login: string | null, trigger: { kind: SyncTrigger; key: string }): DurableResult<A.SyncBegin> {
     if (login !== null && !this.#installation(login)) return orgNotFound();
-    const d = this.ctx.storage.transactionSync(() => beginSync(this.#db, trigger, Date.now()));
-    if (d.kind === "not_installed") return ok(d);
-    if (d.kind === "in_progress") return ok({ kind: d.kind, run: toSyncRun(d.run) });
-    const { homeKey: home } = getInstallation(this.#db) as schema.InstallationRow;
-    const { installationId, instanceCreated: created } = d.run;
-    return ok({ kind: "started", run: toSyncRun(d.run), home, installationId, created });
+    return ok(this.ctx.storage.transactionSync(() => beginSync(this.#db, trigger, Date.now())));
   }
 
   /** A sync's progress record: its Workflow instance exists, a step's progress, a failure, the end. */
@@ -243,13 +211,8 @@ export class OrganizationObject extends DurableObject<Env> {
 
   /** A page of what GitHub listed and the step's progress, in one transaction; then the members' indexes learn it. */
   async writeSyncPage(installationId: number, syncId: number, page: SyncPage, progress: SyncUpdate): Promise<A.SyncPageAnswer> {
-    const db = this.#db;
-    const written = this.ctx.storage.transactionSync(() => {
-      if (!syncApplies(getInstallation(db), installationId)) return null;
-      recordSync(db, syncId, progress, Date.now());
-      return writeSyncPage(db, page, { source: "github", correlationId: `sync-${syncId}` });
-    });
-    const installation = getInstallation(db);
+    const written = this.ctx.storage.transactionSync(() => writeSyncPage(this.#db, installationId, syncId, page, progress));
+    const installation = getInstallation(this.#db);
     if (!written || !installation) return { kind: "stale" };
     await tellMembers(this.env, installation, written.told);
     return { kind: "written", login: installation.login, repositories: written.repositories };
@@ -288,10 +251,8 @@ export class OrganizationObject extends DurableObject<Env> {
   }
 
   /**
-   * Applies a list of guarded changes (`members/rules.ts`) atomically, audited (`member-writes.ts`).
-   * `pathPrefix` names the list in `details` (`changes` for a batch; none for a single PATCH).
-   * `operationId` identifies the HTTP request: a retry that finds it already applied is answered
-   * "desired equals current" (changed false), not a guard mismatch against its own earlier write.
+   * Applies guarded changes (`rules/members.ts`) atomically, audited. `pathPrefix` names the list in
+   * `details`; a retry finding its `operationId` applied is answered "desired equals current".
    */
   updateMembers(
     login: string,
@@ -324,11 +285,7 @@ export class OrganizationObject extends DurableObject<Env> {
     });
   }
 
-  /**
-   * The installation when it answers for `login`: installed (GitHub did not delete it) and `login`
-   * is its current login, case-insensitively. Otherwise the organization answers 404: an old login
-   * after a rename, or a directory entry gone stale, never reaches this organization's data.
-   */
+  /** The installation when installed and `login` is its current login (else 404: an old login never reaches this data). */
   #installation(login: string): schema.InstallationRow | undefined {
     const row = getInstallation(this.#db);
     return row?.installed && foldName(row.login) === foldName(login) ? row : undefined;

@@ -1,14 +1,14 @@
 import { formatInstant } from "../lib/time";
 import type { SyncRun, SyncStepName, SyncTrigger } from "../schemas/sync";
-import type { ChangeOrigin } from "./answers";
+import type { ChangeOrigin, SyncBegin } from "./answers";
 import { collaboratorRepoKey, repositoryJoined } from "./github-changes";
 import {
   decideSyncStart,
   type ListedMember,
   membersLeaving,
   repositoriesLeaving,
-  type SyncStart,
   stepProgress,
+  syncApplies,
   syncedMember,
 } from "./github-sync";
 import { removeMember, writeMember } from "./member-writes";
@@ -25,11 +25,15 @@ import { finishRun, insertRun, lastFinishedRun, latestRun, runById, runByTrigger
  * same stores and member writes as webhooks (audit entries with source `github`).
  */
 
-/** Starts a sync unless one runs (`decideSyncStart`), writing the new run. */
-export function beginSync(db: Db, trigger: { kind: SyncTrigger; key: string }, now: number): SyncStart {
-  const decision = decideSyncStart(getInstallation(db), latestRun(db), runByTrigger(db, trigger.key), trigger, now);
-  if (decision.kind === "start") insertRun(db, decision.run);
-  return decision;
+/** Starts a sync unless one runs (`decideSyncStart`), writing the new run; `created`: its Workflow instance exists. */
+export function beginSync(db: Db, trigger: { kind: SyncTrigger; key: string }, now: number): SyncBegin {
+  const installation = getInstallation(db);
+  const d = decideSyncStart(installation, latestRun(db), runByTrigger(db, trigger.key), trigger, now);
+  if (d.kind === "not_installed" || !installation) return { kind: "not_installed" };
+  if (d.kind === "in_progress") return { kind: d.kind, run: toSyncRun(d.run) };
+  if (d.kind === "start") insertRun(db, d.run);
+  const { installationId, instanceCreated: created } = d.run;
+  return { kind: "started", run: toSyncRun(d.run), home: installation.homeKey, installationId, created };
 }
 
 /** What a step of the sync reports about itself, recorded with its data in one transaction. */
@@ -66,7 +70,14 @@ export interface SyncPageWritten {
   told: { githubUserId: string; member: boolean; version: number }[];
 }
 
-export function writeSyncPage(db: Db, page: SyncPage, origin: ChangeOrigin): SyncPageWritten {
+/**
+ * Writes a page with the step's progress, or nothing (null) when the installation the sync reads
+ * is no longer this organization's (`syncApplies`). Member writes are audited with source `github`.
+ */
+export function writeSyncPage(db: Db, installationId: number, syncId: number, page: SyncPage, progress: SyncUpdate) {
+  if (!syncApplies(getInstallation(db), installationId)) return null;
+  recordSync(db, syncId, progress, Date.now());
+  const origin: ChangeOrigin = { source: "github", correlationId: `sync-${syncId}` };
   const written: SyncPageWritten = { repositories: [], told: [] };
   if (page.kind === "repositories") {
     for (const listed of page.repositories) {
@@ -108,5 +119,9 @@ export const toSyncRun = (row: SyncRunRow): SyncRun => ({
   startedAt: formatInstant(row.startedAt),
   finishedAt: row.finishedAt === null ? null : formatInstant(row.finishedAt),
   steps: row.steps,
-  lastError: row.lastError && { ...row.lastError, message: row.lastError.message.slice(0, 500), at: formatInstant(row.lastError.at) },
+  lastError: row.lastError && {
+    ...row.lastError,
+    message: row.lastError.message.slice(0, 500),
+    at: formatInstant(row.lastError.at),
+  },
 });

@@ -13,9 +13,9 @@ import type { GithubInstallation } from "../github/client";
 import { githubSync } from "../github/config";
 import { GithubError } from "../github/errors";
 import { callDurable } from "../lib/durable-call";
-import { PullRequestEvent } from "../schemas/events";
 import type { SyncPageAnswer } from "../organization/answers";
 import type { SyncPage, SyncUpdate } from "../organization/sync-writes";
+import { PullRequestEvent } from "../schemas/events";
 import type { SyncStepName } from "../schemas/sync";
 import type { SyncParams } from "./start";
 
@@ -118,7 +118,12 @@ export class SyncJob {
       const last = i + MEMBERS_PER_WRITE >= members.length;
       const page = members.slice(i, i + MEMBERS_PER_WRITE);
       const listedIds = last ? members.map((m) => m.githubUserId) : null;
-      await this.#write({ kind: "members", members: page, listedIds }, "members", last, Math.min(members.length, i + page.length));
+      await this.#write(
+        { kind: "members", members: page, listedIds },
+        "members",
+        last,
+        Math.min(members.length, i + page.length),
+      );
     }
     return members.length;
   }

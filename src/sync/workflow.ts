@@ -35,7 +35,9 @@ export class SyncWorkflow extends WorkflowEntrypoint<Env, SyncParams> {
       await this.#step(step, job, "members", () => job.members(account));
 
       const privates = repositories.filter((r) => r.private);
-      await this.#walk<number>(step, job, "collaborators", 0, (from, before) => job.collaborators(account.login, privates, from, before));
+      await this.#walk<number>(step, job, "collaborators", 0, (from, before) =>
+        job.collaborators(account.login, privates, from, before),
+      );
       await this.#walk(step, job, "pull requests", { repo: 0, page: 1 }, (from, before) =>
         job.pullRequests({ login }, repositories as Repo[], from, before, since),
       );
