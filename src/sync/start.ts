@@ -11,8 +11,12 @@ export interface SyncParams {
   options?: ClientOptions;
 }
 
-/** One Workflow instance per sync, named after the organization's home and the sync's number. */
-export const syncInstanceId = (home: string, syncId: number): string => `${home}-${syncId}`;
+/**
+ * One Workflow instance per sync, named after the organization's home and the sync's number. An
+ * allocated home's `~` (`identity.ts`) is not allowed in an instance id (letters, digits, `-`, `_`);
+ * `_` never occurs in a GitHub login, so the name stays unique.
+ */
+export const syncInstanceId = (home: string, syncId: number): string => `${home.replace("~", "_")}-${syncId}`;
 
 /** `OrganizationObject.beginSync`'s answer, as far as the callers read it (checked where it is called). */
 export type SyncBegin =
