@@ -1,14 +1,15 @@
 /**
  * The layering of docs/architecture.md ("Dependencies point one way"), checked by `npm run lint:deps`
  * (in `npm run check` and .ci/run). Top to bottom: entry (index.ts, interfaces.ts) → interfaces
- * (http/, routes, handlers, webhooks/, control-plane/, openapi/, operations/) → directory/ →
+ * (http/, routes, handlers, webhooks/, control-plane/, openapi/, operations/) → sync/ (the installation
+ * sync's Workflow, started by the consumer and the control plane) → directory/ →
  * objects (organization/, auth/user-object.ts) and storage/ → github/ (the GitHub App client, an
  * outside-service adapter) → rules (pure functions) → schemas/ → lib/.
  * TypeScript 7 has no JavaScript API, so it runs with TypeScript 5 (scripts/lib/typescript5.mjs).
  */
 const INTERFACES =
   "^src/(http|openapi|operations|control-plane)/|^src/[^/]+/routes[.]ts$|^src/webhooks/(consumer|receive)[.]ts$|^src/(index|interfaces)[.]ts$";
-const RULES = "^src/rules/|^src/(auth/quota|directory/identity|organization/github-changes|organization/registration)[.]ts$";
+const RULES = "^src/rules/|^src/(auth/quota|directory/identity|organization/github-changes|organization/github-sync|organization/registration)[.]ts$";
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -83,6 +84,21 @@ module.exports = {
       severity: "error",
       from: { path: "^src/(lib|schemas|storage|directory|organization|rules|auth|github)/" },
       to: { path: INTERFACES },
+    },
+    {
+      name: "sync-is-a-job-below-the-interfaces",
+      comment:
+        "sync/ (the installation sync's Workflow) reads GitHub (github/) and writes through the directory and the objects' bindings; object modules only as types.",
+      severity: "error",
+      from: { path: "^src/sync/" },
+      to: { path: "^src/", pathNot: "^src/(lib|schemas|directory|github|sync)/", dependencyTypesNot: ["type-only"] },
+    },
+    {
+      name: "nothing-below-sync-imports-it",
+      comment: "Only the interfaces and the entry start or export the sync.",
+      severity: "error",
+      from: { path: "^src/(lib|schemas|storage|directory|organization|rules|auth|github)/" },
+      to: { path: "^src/sync/" },
     },
     {
       name: "auth-from-interfaces-only",

@@ -6,6 +6,8 @@ import { handleQueue } from "./webhooks/consumer";
 
 export { UserObject } from "./auth/user-object";
 export { OrganizationObject } from "./organization/object";
+// The installation sync with GitHub's API, one Workflow instance per sync (docs/architecture.md).
+export { SyncWorkflow } from "./sync/workflow";
 
 const registry = new Registry(INTERFACES);
 

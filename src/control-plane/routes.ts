@@ -18,6 +18,7 @@ import { Repository, RepositoryInput } from "../schemas/repository";
 import { ApiKeyCreated, ApiKeyCreateInput, User, UserInput } from "../schemas/user";
 import { deleteParked, listParked, readParked } from "../storage/parked";
 import { replayParked } from "../webhooks/receive";
+import { postSync, readSync } from "./sync-routes";
 
 /** Control-plane bodies may be large (member lists, event batches), but not unbounded. */
 export const CONTROL_PLANE_MAX_BODY = 1024 * 1024;
@@ -329,6 +330,8 @@ export const controlPlaneInterface: ApiInterface = {
     ingestEvents,
     listParkedDeliveries,
     replayParkedDelivery,
+    readSync,
+    postSync,
     internalDocumentRoute,
   ],
 };

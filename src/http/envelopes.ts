@@ -81,12 +81,14 @@ export const codedErrorEnvelope: Envelope = {
   schema: (codes) => {
     const [first, ...rest] = codes;
     if (first === undefined) throw new Error("an error response needs at least one code");
-    const retriable = ERROR_CODES[first].retriable;
+    // One status may group codes that differ in it (409: a guard mismatch never, a running sync later).
+    const flags = new Set(codes.map((c) => ERROR_CODES[c].retriable));
+    const retriable = flags.size === 1 ? z.literal(ERROR_CODES[first].retriable) : z.boolean();
     return z.object({
       error: z.object({
         code: z.enum([first, ...rest]).meta({ description: codes.map((c) => `${c}: ${ERROR_CODES[c].when}.`).join(" ") }),
         message: z.string().max(500).meta({ description: "What went wrong, as a sentence." }),
-        retriable: z.literal(retriable).meta({ description: "Whether the same request may succeed later." }),
+        retriable: retriable.meta({ description: "Whether the same request may succeed later." }),
         correlationId: z
           .string()
           .regex(/^[A-Za-z0-9._:-]{1,128}$/)

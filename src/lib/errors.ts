@@ -28,6 +28,16 @@ export const ERROR_CODES = {
   expected_value_mismatch: { status: 409, retriable: false, when: "A guard differs from the current value" },
   no_seat_available: { status: 409, retriable: false, when: "Every purchased seat is taken" },
   last_admin: { status: 409, retriable: false, when: "The organization's last admin would lose the admin role" },
+  sync_in_progress: {
+    status: 409,
+    retriable: true,
+    when: "A sync of the organization with GitHub is running; retry once it ended",
+  },
+  sync_off: {
+    status: 409,
+    retriable: false,
+    when: "Sync with GitHub's API is not configured (GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY)",
+  },
   payload_too_large: { status: 413, retriable: false, when: "The body is larger than the route allows" },
   unsupported_media_type: { status: 415, retriable: false, when: "The body is not application/json" },
   bot_cannot_be_admin: { status: 422, retriable: false, when: "A bot account cannot be an admin" },

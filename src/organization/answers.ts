@@ -2,6 +2,7 @@ import type { Identity } from "../directory/identity";
 import type { AuditActor, AuditEntry, AuditSource } from "../schemas/audit";
 import type { Member, MemberUpdateResult, SeatSummary } from "../schemas/member";
 import type { Organization, OrganizationEntry } from "../schemas/organization";
+import type { SyncRun } from "../schemas/sync";
 import type { MemberCursor } from "./store/members";
 
 /** The shapes the organization object's RPC methods take and answer, for its callers. */
@@ -79,3 +80,14 @@ export interface MemberChangesResult {
   results: MemberUpdateResult[];
   availableSeats: number;
 }
+
+/** `beginSync`: a sync started (or the one this trigger started before: `created` says whether its Workflow instance exists), or refused. */
+export type SyncBegin =
+  | { kind: "not_installed" }
+  | { kind: "in_progress"; run: SyncRun }
+  | { kind: "started"; run: SyncRun; home: string; installationId: number; created: boolean };
+
+/** `writeSyncPage`: written (the current login, the repositories as stored), or `stale`: the installation changed since the sync began. */
+export type SyncPageAnswer =
+  | { kind: "written"; login: string; repositories: { id: number; name: string; private: boolean }[] }
+  | { kind: "stale" };

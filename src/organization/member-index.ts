@@ -133,3 +133,20 @@ export async function runRelogin(
   });
   if (more) await storage.setAlarm(Date.now());
 }
+
+/** Members' indexes told at once after a sync's page (each a call to one `UserObject`). */
+const TELL_AT_ONCE = 50;
+
+/** Tells the indexes of the members a sync's page wrote or removed, after its commit; idempotent (versioned). */
+export async function tellMembers(
+  env: Env,
+  installation: InstallationRow,
+  told: readonly { githubUserId: string; member: boolean; version: number }[],
+): Promise<void> {
+  const at = { home: installation.homeKey, login: installation.login };
+  for (let i = 0; i < told.length; i += TELL_AT_ONCE) {
+    await Promise.all(
+      told.slice(i, i + TELL_AT_ONCE).map((t) => tellIndex(env, installation, at, t.githubUserId, t.member, t.version)),
+    );
+  }
+}

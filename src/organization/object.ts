@@ -13,23 +13,13 @@ import type { OrganizationChange } from "../schemas/github-changes";
 import type { Member, MemberInput } from "../schemas/member";
 import type { OrganizationInput } from "../schemas/organization";
 import type { Repository, RepositoryInput } from "../schemas/repository";
+import type { SyncStatus, SyncTrigger } from "../schemas/sync";
 import type * as A from "./answers";
 import { applyDelivery } from "./apply-change";
 import { identityChange } from "./github-changes";
-import { membershipVersion, runRelogin, scheduleRelogin, startRelogin, tellIndex, tellMembership } from "./member-index";
+import * as index from "./member-index";
 import { removeMember, writeMember, writeMemberChanges } from "./member-writes";
-import {
-  orgNotFound,
-  toAuditRows,
-  toDirectoryIdentity,
-  toMember,
-  toMemberRows,
-  toOrganization,
-  toOrganizationEntry,
-  toReplayedResults,
-  toResult,
-  unreachable,
-} from "./present";
+import * as present from "./present";
 import { decideRegistration } from "./registration";
 import * as schema from "./schema";
 import { auditPage } from "./store/audit-log";
@@ -38,6 +28,7 @@ import { getInstallation, putInstallation } from "./store/installation";
 import { operationApplied } from "./store/ledgers";
 import * as members from "./store/members";
 import * as repos from "./store/repositories";
+import { beginSync, recordSync, type SyncPage, type SyncUpdate, syncStatus, writeSyncPage } from "./sync-writes";
 
 /**
  * One object per organization, named by its home key (`directory/resolve.ts`): its installation,
@@ -55,23 +46,18 @@ export class OrganizationObject extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#db = drizzle(ctx.storage, { schema });
-    // Weighed by the names an answer holds: a member of an organization with thousands of
-    // repositories holds a list of them per entry (at most about 1 MB in all).
+    // Weighed by the names an answer holds (thousands of repositories: at most about 1 MB in all).
     this.#access = new UntilWrite(ctx.storage.sql, {
       budget: 20_000,
       weigh: (answer) =>
         1 + (answer.ok ? (answer.value.accessibleRepoKeys?.length ?? 0) + answer.value.excludedRepoKeys.length : 0),
     });
-    ctx.blockConcurrencyWhile(async () => {
-      await migrate(this.#db, migrations);
-    });
+    ctx.blockConcurrencyWhile(() => migrate(this.#db, migrations));
   }
 
   /**
-   * Control plane: registers or updates the installation, plan and subscription (`registration.ts`).
-   * Registering it installs it: the indexes of members synchronised before (or while it was
-   * uninstalled) learn it, the first page of them before the answer, so the registered organization
-   * is listed to them at once; the alarm tells the rest (and retries a failure).
+   * Control plane: registers the installation, plan and subscription (`registration.ts`); members'
+   * indexes learn an install, the first page before the answer, the alarm the rest.
    */
   async putOrganization(at: OrgAddress, input: OrganizationInput, create: boolean): Promise<A.PutOrganizationResult> {
     const db = this.#db;
@@ -81,20 +67,24 @@ export class OrganizationObject extends DurableObject<Env> {
       if (decided.kind !== "store") return { decision: decided, tell: false };
       putInstallation(db, decided.row);
       const indexes = identityChange(before, decided.row, at).indexes;
-      if (indexes) startRelogin(db, decided.row.login);
+      if (indexes) index.startRelogin(db, decided.row.login);
       return { decision: decided, tell: indexes };
     });
     if (decision.kind !== "store") return decision;
     if (tell) {
-      await scheduleRelogin(this.ctx.storage, db);
-      await runRelogin(this.env, this.ctx.storage, db, getInstallation(db));
+      await index.scheduleRelogin(this.ctx.storage, db);
+      await index.runRelogin(this.env, this.ctx.storage, db, getInstallation(db));
     }
-    return { kind: "stored", organization: toOrganization(decision.row), directory: this.#directoryIdentity(decision.row) };
+    return {
+      kind: "stored",
+      organization: present.toOrganization(decision.row),
+      directory: this.#directoryIdentity(decision.row),
+    };
   }
 
   /** Control plane: registers a repository and replaces its collaborator list. */
   putRepository(at: OrgAddress, name: string, input: RepositoryInput, adopt: boolean): DurableResult<Repository> {
-    if (!this.#writable(at, adopt)) return orgNotFound();
+    if (!this.#writable(at, adopt)) return present.orgNotFound();
     const collaborators = [...new Set(input.collaborators)].sort();
     this.ctx.storage.transactionSync(() => {
       repos.putRepository(this.#db, { name, private: input.private, githubId: null });
@@ -103,12 +93,7 @@ export class OrganizationObject extends DurableObject<Env> {
     return ok({ org: at.login, name, private: input.private, collaborators });
   }
 
-  /**
-   * Member sync from the source of truth (the control plane, or GitHub): no guards, no seat
-   * capacity check; written with its audit entry (`member-writes.ts`). Then the member's
-   * organizations index (their `UserObject`) learns the membership, after the commit: if that
-   * fails the call fails, and a retry (the write is idempotent) tells it again. `adopt`: see `#writable`.
-   */
+  /** Member sync (control plane, GitHub): no guards, audited; then the member's index learns it (retry-safe). */
   async putMember(
     at: OrgAddress,
     githubUserId: string,
@@ -116,53 +101,44 @@ export class OrganizationObject extends DurableObject<Env> {
     origin: A.ChangeOrigin,
     adopt: boolean,
   ): Promise<DurableResult<Member>> {
-    if (!this.#writable(at, adopt)) return orgNotFound();
+    if (!this.#writable(at, adopt)) return present.orgNotFound();
     const { row, version } = this.ctx.storage.transactionSync(() => writeMember(this.#db, githubUserId, input, origin));
-    await tellIndex(this.env, getInstallation(this.#db), at, githubUserId, true, version);
-    return ok(toMember(row));
+    await index.tellIndex(this.env, getInstallation(this.#db), at, githubUserId, true, version);
+    return ok(present.toMember(row));
   }
 
   /** The person left the GitHub organization. Idempotent; the member's index is told after the commit. */
   async deleteMember(at: OrgAddress, githubUserId: string, origin: A.ChangeOrigin, adopt: boolean): Promise<DurableResult<null>> {
-    if (!this.#writable(at, adopt)) return orgNotFound();
+    if (!this.#writable(at, adopt)) return present.orgNotFound();
     const version = this.ctx.storage.transactionSync(() => removeMember(this.#db, githubUserId, origin));
-    await tellIndex(this.env, getInstallation(this.#db), at, githubUserId, false, version);
+    await index.tellIndex(this.env, getInstallation(this.#db), at, githubUserId, false, version);
     return ok(null);
   }
 
-  /**
-   * A control-plane write for `at.login` belongs here when the installation is that login's, or
-   * with none yet when the caller checked the directory (`adopt`: members may come first).
-   */
+  /** A control-plane write for `at.login` belongs here: that login's installation, or none yet and `adopt` (members may come first). */
   #writable(at: OrgAddress, adopt: boolean): boolean {
     const claim = claimOf(getInstallation(this.#db), [at.login]);
     return claim === "own" || (claim === "absent" && adopt);
   }
 
-  /**
-   * For `GET /api/v1/organizations`: whether the user is a member (the authority the user's index
-   * defers to), and their entry when the organization is also installed. Asked by home key (the
-   * index's), so no login is checked; the entry carries the current login.
-   */
+  /** For the organizations list: whether the user is a member, and their entry when installed (by home key). */
   membershipOf(githubUserId: string): A.MembershipAnswer {
     const installation = getInstallation(this.#db);
     const member = members.getMember(this.#db, githubUserId);
-    const version = membershipVersion(this.#db);
+    const version = index.membershipVersion(this.#db);
     if (!member) return { member: false, version, entry: null };
-    return { member: true, version, entry: installation?.installed ? toOrganizationEntry(installation, member) : null };
+    return { member: true, version, entry: installation?.installed ? present.toOrganizationEntry(installation, member) : null };
   }
 
-  /**
-   * A page of members for any member (contract section 8) after the cursor's keyset position
-   * (`store/members.ts`): a walk returns every member present throughout it exactly once.
-   * One read, so the page and the seats agree.
-   */
+  /** A page of members after the cursor's keyset position (`store/members.ts`), and the seats, in one read. */
   listMembers(login: string, callerUserId: string, filters: members.MemberFilters): DurableResult<A.MemberRows> {
     const installation = this.#installation(login);
     const refused = memberAccess(installation, members.getMember(this.#db, callerUserId), "read");
-    if (refused || !installation) return refused ?? unreachable();
+    if (refused || !installation) return refused ?? present.unreachable();
     const rows = members.memberPageQuery(this.#db, filters).all();
-    return ok(toMemberRows(rows, filters.limit, { purchased: installation.purchasedSeats, used: members.seatsUsed(this.#db) }));
+    return ok(
+      present.toMemberRows(rows, filters.limit, { purchased: installation.purchasedSeats, used: members.seatsUsed(this.#db) }),
+    );
   }
 
   /** The audit log for admins of the organization, newest first, below the cursor's id. */
@@ -173,16 +149,12 @@ export class OrganizationObject extends DurableObject<Env> {
   ): DurableResult<A.AuditRows> {
     const refused = memberAccess(this.#installation(login), members.getMember(this.#db, callerUserId), "admin");
     if (refused) return refused;
-    return ok(toAuditRows(auditPage(this.#db, Date.now(), query), query.limit));
+    return ok(present.toAuditRows(auditPage(this.#db, Date.now(), query), query.limit));
   }
 
   /**
-   * GitHub webhook consumer: applies one change (contract section 9, `apply-change.ts`) in one
-   * transaction with the delivery's ledger entry, so a delivery applied twice changes nothing the
-   * second time. `at` is where the consumer resolved the delivery (by account id, else by login)
-   * and the login it carries; the object applies it only if it is that organization's
-   * (`claimChange`), and learns the account id on the way when `owner` proves the installation
-   * held here. See `GithubChangeResult` for the answer.
+   * Webhook consumer: one change (`apply-change.ts`) with its ledger entry in one transaction, if it
+   * is this organization's (`claimChange`). See `GithubChangeResult`.
    */
   async applyGithubChange(
     deliveryKey: string,
@@ -194,11 +166,10 @@ export class OrganizationObject extends DurableObject<Env> {
     const outcome = this.ctx.storage.transactionSync(() => applyDelivery(db, deliveryKey, at, owner, change));
     if (outcome === "taken" || outcome === "elsewhere") return { kind: outcome };
     // Also for "applied": an installation or uninstallation changes no identity, yet every member's index learns it.
-    await scheduleRelogin(this.ctx.storage, db);
-    // The member's organizations index learns the current membership after the commit, also when
-    // a retry finds the delivery already applied (the first attempt may have failed right here).
+    await index.scheduleRelogin(this.ctx.storage, db);
+    // After the commit, also on a retry that finds it applied (the first attempt may have failed here).
     if (change.kind === "member_added" || change.kind === "member_removed")
-      await tellMembership(this.env, db, at, change.githubUserId);
+      await index.tellMembership(this.env, db, at, change.githubUserId);
     const row = getInstallation(db);
     return {
       kind: "applied",
@@ -209,21 +180,13 @@ export class OrganizationObject extends DurableObject<Env> {
     };
   }
 
-  /**
-   * The current name of a repository known by GitHub id (a pull request follows its repository's
-   * renames), when this object is the organization the delivery names (`claimOf`; `here` false
-   * otherwise). An organization with no installation yet keeps its pull requests too.
-   */
+  /** The current name of a repository known by GitHub id, when this object is the delivery's organization (`claimOf`). */
   repositoryName(login: string, owner: DeliveryOwner, githubId: number): { here: boolean; name: string | null } {
     if (claimOf(getInstallation(this.#db), [login], owner) === "other") return { here: false, name: null };
     return { here: true, name: repos.repositoryByGithubId(this.#db, githubId)?.name ?? null };
   }
 
-  /**
-   * Whether this object is an organization's home: an installation was registered here (installed
-   * or not). The webhook consumer moves the D1 rows stored under a login's folded key to the home of
-   * the organization that now holds the login only when that key is no other organization's home.
-   */
+  /** Whether an installation was registered here (installed or not): the consumer moves stray D1 rows only from a key no one's home. */
   isHome(): boolean {
     return getInstallation(this.#db) !== undefined;
   }
@@ -235,7 +198,32 @@ export class OrganizationObject extends DurableObject<Env> {
 
   /** Tells the members' organizations indexes a new login, a page per run (`member-index.ts`). */
   override async alarm(): Promise<void> {
-    await runRelogin(this.env, this.ctx.storage, this.#db, getInstallation(this.#db));
+    await index.runRelogin(this.env, this.ctx.storage, this.#db, getInstallation(this.#db));
+  }
+
+  /** Installation sync (`sync-writes.ts`): starts one unless one runs, or answers the trigger's own; `login` null: by home. */
+  beginSync(login: string | null, trigger: { kind: SyncTrigger; key: string }): DurableResult<A.SyncBegin> {
+    if (login !== null && !this.#installation(login)) return present.orgNotFound();
+    return ok(this.ctx.storage.transactionSync(() => beginSync(this.#db, trigger, Date.now())));
+  }
+
+  /** A sync's progress record: its Workflow instance exists, a step's progress, a failure, the end. */
+  recordSync(syncId: number, update: SyncUpdate): void {
+    this.ctx.storage.transactionSync(() => recordSync(this.#db, syncId, update, Date.now()));
+  }
+
+  /** A page of what GitHub listed and the step's progress, in one transaction; then the members' indexes learn it. */
+  async writeSyncPage(installationId: number, syncId: number, page: SyncPage, progress: SyncUpdate): Promise<A.SyncPageAnswer> {
+    const written = this.ctx.storage.transactionSync(() => writeSyncPage(this.#db, installationId, syncId, page, progress));
+    const installation = getInstallation(this.#db);
+    if (!written || !installation) return { kind: "stale" };
+    await index.tellMembers(this.env, installation, written.told);
+    return { kind: "written", login: installation.login, repositories: written.repositories };
+  }
+
+  /** `GET .../sync`: the running sync and the last finished one. */
+  readSync(login: string): DurableResult<SyncStatus> {
+    return this.#installation(login) ? ok(syncStatus(this.#db)) : present.orgNotFound();
   }
 
   /** Whether and what the caller may export (`analytics/access.ts`). */
@@ -262,15 +250,10 @@ export class OrganizationObject extends DurableObject<Env> {
     if (refused) return refused;
     const target = members.getMember(this.#db, githubUserId);
     if (!target) return { ok: false, code: "member_not_found", message: "No member with this githubUserId in the organization." };
-    return ok(toMember(target));
+    return ok(present.toMember(target));
   }
 
-  /**
-   * Applies a list of guarded changes (`members/rules.ts`) atomically, audited (`member-writes.ts`).
-   * `pathPrefix` names the list in `details` (`changes` for a batch; none for a single PATCH).
-   * `operationId` identifies the HTTP request: a retry that finds it already applied is answered
-   * "desired equals current" (changed false), not a guard mismatch against its own earlier write.
-   */
+  /** Guarded changes (`rules/members.ts`), atomic and audited; a retried `operationId` answers "unchanged". */
   updateMembers(
     login: string,
     callerUserId: string,
@@ -284,12 +267,12 @@ export class OrganizationObject extends DurableObject<Env> {
       const installation = this.#installation(login);
       const caller = members.getMember(db, callerUserId);
       const refused = memberAccess(installation, caller, "write");
-      if (refused || !installation || !caller) return refused ?? unreachable();
+      if (refused || !installation || !caller) return refused ?? present.unreachable();
       const facts = members.changeFacts(db, installation.purchasedSeats);
       if (operationApplied(db, operationId)) {
         const states = changes.map((c) => facts.member(c.githubUserId)).filter((m) => m !== undefined);
         const available = Math.max(0, facts.purchasedSeats - facts.seatsUsed);
-        return ok({ results: toReplayedResults(states, available), availableSeats: available });
+        return ok({ results: present.toReplayedResults(states, available), availableSeats: available });
       }
       const decision = decideMemberChanges(facts, changes, (i, field) =>
         pathPrefix === null ? field : `${pathPrefix}.${i}.${field}`,
@@ -298,21 +281,17 @@ export class OrganizationObject extends DurableObject<Env> {
       const actor = { githubUserId: caller.githubUserId, githubLogin: caller.githubLogin };
       writeMemberChanges(db, decision.updates.filter(isChange), { operationId, correlationId, actor }, Date.now());
       const { updates, availableSeats } = decision;
-      return ok({ results: updates.map((u) => toResult(u, availableSeats)), availableSeats });
+      return ok({ results: updates.map((u) => present.toResult(u, availableSeats)), availableSeats });
     });
   }
 
-  /**
-   * The installation when it answers for `login`: installed (GitHub did not delete it) and `login`
-   * is its current login, case-insensitively. Otherwise the organization answers 404: an old login
-   * after a rename, or a directory entry gone stale, never reaches this organization's data.
-   */
+  /** The installation when installed and `login` is its current login (else 404: an old login never reaches this data). */
   #installation(login: string): schema.InstallationRow | undefined {
     const row = getInstallation(this.#db);
     return row?.installed && foldName(row.login) === foldName(login) ? row : undefined;
   }
 
   #directoryIdentity(row: schema.InstallationRow): A.DirectoryIdentity {
-    return toDirectoryIdentity(row, membershipVersion(this.#db));
+    return present.toDirectoryIdentity(row, index.membershipVersion(this.#db));
   }
 }

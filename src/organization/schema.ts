@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import type { SyncFailure, SyncSteps } from "../schemas/sync";
 
 /** Tables inside each organization's Durable Object (one object per organization). */
 
@@ -175,3 +176,29 @@ export type InstallationRow = typeof installation.$inferSelect;
 export type MemberRow = typeof members.$inferSelect;
 export type RepositoryRow = typeof repositories.$inferSelect;
 export type AuditRow = typeof auditLog.$inferSelect;
+
+/**
+ * Installation syncs with GitHub's API (contract section 17), one row per sync, numbered 1, 2, ...:
+ * the progress record `GET .../sync` reads, and the compare-and-set of "one at a time" (a row still
+ * `running` refuses a new one). `trigger_key` is what started it (a webhook message's ledger key, a
+ * request's correlation id): a retried trigger finds its run instead of starting another.
+ * `instance_created`: the Workflow instance `<home key>-<id>` exists. The last 20 are kept.
+ */
+export const syncRuns = sqliteTable(
+  "sync_runs",
+  {
+    id: integer("id").primaryKey(),
+    trigger: text("trigger", { enum: ["installation", "unsuspend", "api"] }).notNull(),
+    triggerKey: text("trigger_key").notNull(),
+    installationId: integer("installation_id").notNull(),
+    state: text("state", { enum: ["running", "complete", "failed"] }).notNull(),
+    instanceCreated: integer("instance_created", { mode: "boolean" }).notNull().default(false),
+    startedAt: integer("started_at").notNull(),
+    finishedAt: integer("finished_at"),
+    steps: text("steps", { mode: "json" }).$type<SyncSteps>().notNull(),
+    lastError: text("last_error", { mode: "json" }).$type<SyncFailure>(),
+  },
+  (t) => [index("sync_runs_by_trigger").on(t.triggerKey)],
+);
+
+export type SyncRunRow = typeof syncRuns.$inferSelect;

@@ -2,10 +2,12 @@ import { storeEventsAtHome } from "../directory/events";
 import type { DeliveryOwner, ReportedIdentity } from "../directory/identity";
 import { learnIdentity } from "../directory/learn";
 import { type DeliveryLookup, deliveryHomes, organizationAt, type Place, resolveHome } from "../directory/resolve";
+import { githubSync } from "../github/config";
 import { callDurable } from "../lib/durable-call";
 import { messageKey, QueueMessage } from "../schemas/github-changes";
 import { parkDelivery } from "../storage/parked";
 import { moveRows } from "../storage/renames";
+import { startSyncAtHome } from "../sync/start";
 import { DEAD_LETTER_QUEUE, WEBHOOK_MAX_RETRIES } from "./queues";
 
 export { DEAD_LETTER_QUEUE, WEBHOOK_QUEUE } from "./queues";
@@ -98,6 +100,28 @@ export async function applyMessage(env: Env, m: QueueMessage): Promise<void> {
     await moveRows(env.DB, { orgKey: home, repo: rename.fromKey }, { orgKey: home, repo: rename.toName });
     await callDurable(() => organizationAt(env, home).renameFollowed(rename.fromKey), { idempotent: true });
   }
+  await syncAfter(env, home, m);
+}
+
+/**
+ * An installation created (also a reinstall) or unsuspended starts an installation sync when sync
+ * with GitHub's API is configured (contract section 17). Keyed by the message's ledger key, so a
+ * retried message finds the sync it started instead of starting another; also after an earlier
+ * attempt that applied the change and failed before the sync started.
+ */
+async function syncAfter(env: Env, home: string, m: QueueMessage): Promise<void> {
+  const { change } = m;
+  const trigger =
+    change.kind === "installation_created"
+      ? "installation"
+      : change.kind === "installation_suspended" && !change.blocked
+        ? "unsuspend"
+        : null;
+  if (trigger === null) return;
+  const sync = githubSync(env);
+  if (sync.kind === "misconfigured") log("error", "GitHub sync is misconfigured; no installation sync", { reason: sync.reason });
+  if (sync.kind !== "on") return;
+  await startSyncAtHome(env, home, { kind: trigger, key: messageKey(m) });
 }
 
 /** `OrganizationObject.repositoryName`: whether the object is the delivery's organization, and the repository's current name. */

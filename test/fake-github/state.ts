@@ -176,7 +176,8 @@ export class FakeGithub {
         const existing = this.#repos.get(key);
         const repo: Repo = existing ?? {
           id: this.#id(),
-          owner: this.#account(a, "Organization"),
+          // A user's repositories (a personal account's installation) keep their owner a user.
+          owner: this.#accounts.get(a.toLowerCase()) ?? this.#account(a, "Organization"),
           name: b,
           private: false,
           collaborators: new Map(),

@@ -104,3 +104,8 @@ export function listPendingRenames(db: Db): { fromKey: string; toName: string }[
 export function deletePendingRename(db: Db, fromKey: string): void {
   db.delete(pendingRenames).where(eq(pendingRenames.fromKey, fromKey)).run();
 }
+
+/** Every stored repository, removed ones included (an installation sync compares them with GitHub's list). */
+export function allRepositories(db: Db): RepositoryRow[] {
+  return db.select().from(repositories).all();
+}

@@ -1,0 +1,195 @@
+import { NonRetryableError } from "cloudflare:workflows";
+import { storeEventsAtHome } from "../directory/events";
+import { organizationAt } from "../directory/resolve";
+import {
+  type GithubAccount,
+  getInstallation,
+  listCollaborators,
+  listInstallationRepositories,
+  listOrganizationMembers,
+  mergedPullRequestsPage,
+} from "../github/calls";
+import type { GithubInstallation } from "../github/client";
+import { githubSync } from "../github/config";
+import { GithubError } from "../github/errors";
+import { callDurable } from "../lib/durable-call";
+import type { SyncPageAnswer } from "../organization/answers";
+import type { SyncPage, SyncUpdate } from "../organization/sync-writes";
+import { PullRequestEvent } from "../schemas/events";
+import type { SyncStepName } from "../schemas/sync";
+import type { SyncParams } from "./start";
+
+/**
+ * The steps of one installation sync (contract section 17), each a function the Workflow runs as a
+ * `step.do` (`workflow.ts`): read a bounded amount from GitHub, write it with the step's progress,
+ * answer a small serialisable result (the next step's input, or the cursor to continue from).
+ * Every write is idempotent, so a step retried after a failure midway writes the same state again.
+ */
+
+/** GitHub requests one step may make before it stops and hands the walk to the next step. */
+const REQUESTS_PER_STEP = 100;
+/** Members written per call of the organization's object (each tells the member's index). */
+const MEMBERS_PER_WRITE = 200;
+
+export type Repo = { id: number; name: string; private: boolean };
+export type Account = { id: number; login: string; type: string };
+export type Walk<C> = { next: C | null; count: number };
+
+/** GitHub's failures that no retry can mend: the step ends the sync at once. */
+const PERMANENT = new Set(["not_found", "forbidden", "unexpected_shape", "unauthorized"]);
+
+export class SyncJob {
+  readonly #target: GithubInstallation;
+  /** `GITHUB_BACKFILL_DAYS`: how far back the history goes. */
+  readonly backfillDays: number;
+
+  constructor(
+    readonly env: Env,
+    readonly params: SyncParams,
+  ) {
+    const sync = githubSync(env);
+    if (sync.kind !== "on") throw new NonRetryableError(`GitHub sync is ${sync.kind}`);
+    this.#target = { app: sync.app, installationId: params.installationId, options: params.options };
+    this.backfillDays = sync.app.backfillDays;
+  }
+
+  #object() {
+    return organizationAt(this.env, this.params.home);
+  }
+
+  /** Records the sync's progress, a failure or its end in its progress record. */
+  record(update: SyncUpdate): Promise<void> {
+    return callDurable(() => this.#object().recordSync(this.params.syncId, update), { idempotent: true });
+  }
+
+  /**
+   * A failure of a step, recorded as the sync's last error. GitHub's answers no retry can mend (the
+   * installation is gone, a permission is missing) end the sync: answered `true`, the run records the
+   * end. Anything else is thrown for the Workflow to retry with backoff.
+   */
+  async failed(step: string, error: unknown): Promise<true> {
+    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    await this.record({ kind: "error", step, message: message.slice(0, 500) }).catch(() => undefined);
+    if (error instanceof GithubError && PERMANENT.has(error.kind)) return true;
+    throw error;
+  }
+
+  async #write(page: SyncPage, step: SyncStepName, done: boolean, count: number) {
+    const progress = { kind: "progress" as const, step, state: done ? ("done" as const) : ("running" as const), count };
+    const answer = await callDurable<SyncPageAnswer>(
+      () => this.#object().writeSyncPage(this.params.installationId, this.params.syncId, page, progress),
+      { idempotent: true },
+    );
+    if (answer.kind === "stale") throw new NonRetryableError("the organization's installation changed during the sync");
+    return answer;
+  }
+
+  /** `GET /app/installations/{id}`: whose installation this is (an organization, or a user's personal account). */
+  async installation(): Promise<Account> {
+    const { data } = await getInstallation(this.#target);
+    if (!data.account) throw new NonRetryableError("the installation has no account (an enterprise installation)");
+    return { id: data.account.id, login: data.account.login, type: data.account.type };
+  }
+
+  /** The installation's repositories with visibility; those no longer listed leave it. Answers them as stored, and the login. */
+  async repositories(): Promise<{ login: string; repositories: Repo[] }> {
+    const { data } = await listInstallationRepositories(this.#target);
+    const listed = data.map((r) => ({ id: r.id, name: r.name, private: r.private }));
+    const answer = await this.#write({ kind: "repositories", repositories: listed }, "repositories", true, listed.length);
+    return { login: answer.login, repositories: answer.repositories };
+  }
+
+  /**
+   * The members with their roles (a personal account: its owner, as admin), a page per write; the
+   * last write removes the members GitHub no longer lists.
+   */
+  async members(account: Account): Promise<number> {
+    const listed: GithubAccountWithRole[] =
+      account.type === "Organization"
+        ? (await listOrganizationMembers(this.#target, account.login)).data
+        : [{ ...account, role: "admin" }];
+    const members = listed.map((m) => ({
+      githubUserId: String(m.id),
+      githubLogin: m.login,
+      role: m.role,
+      isBot: m.type === "Bot",
+    }));
+    for (let i = 0; i === 0 || i < members.length; i += MEMBERS_PER_WRITE) {
+      const last = i + MEMBERS_PER_WRITE >= members.length;
+      const page = members.slice(i, i + MEMBERS_PER_WRITE);
+      const listedIds = last ? members.map((m) => m.githubUserId) : null;
+      await this.#write(
+        { kind: "members", members: page, listedIds },
+        "members",
+        last,
+        Math.min(members.length, i + page.length),
+      );
+    }
+    return members.length;
+  }
+
+  /** Collaborators of private repositories from `from` on, until the step's request budget is spent. */
+  async collaborators(owner: string, privates: readonly Repo[], from: number, before: number): Promise<Walk<number>> {
+    const written: { id: number; name: string; collaborators: string[] }[] = [];
+    let calls = 0;
+    let i = from;
+    let count = before;
+    while (i < privates.length && calls < REQUESTS_PER_STEP) {
+      const repo = privates[i] as Repo;
+      const { data, usage } = await listCollaborators(this.#target, owner, repo.name);
+      written.push({ id: repo.id, name: repo.name, collaborators: data.map((a) => String(a.id)) });
+      calls += usage.calls;
+      count += data.length;
+      i++;
+    }
+    const next = i < privates.length ? i : null;
+    await this.#write({ kind: "collaborators", repositories: written }, "collaborators", next === null, count);
+    return { next, count };
+  }
+
+  /**
+   * Merged pull requests of the last `GITHUB_BACKFILL_DAYS` days, from the cursor (repository,
+   * page) on until the request budget is spent, through the versioned event write path the webhooks
+   * use (`directory/events.ts`): a page written twice changes nothing the second time.
+   */
+  async pullRequests(
+    at: { login: string },
+    repos: readonly Repo[],
+    from: { repo: number; page: number },
+    before: number,
+    since: number,
+  ): Promise<Walk<{ repo: number; page: number }>> {
+    let cursor: { repo: number; page: number } | null = from;
+    let calls = 0;
+    let count = before;
+    while (cursor !== null && cursor.repo < repos.length && calls < REQUESTS_PER_STEP) {
+      const repo = repos[cursor.repo] as Repo;
+      const { data, usage } = await mergedPullRequestsPage(this.#target, at.login, repo.name, since, cursor.page);
+      calls += usage.calls;
+      const events = data.pulls.map((p) =>
+        PullRequestEvent.parse({
+          type: "pull_request",
+          org: at.login,
+          repo: repo.name,
+          prNumber: p.number,
+          // A pull request whose author's account is gone: GitHub shows it as `ghost`.
+          author: p.author?.login ?? "ghost",
+          createdAt: p.createdAt,
+          mergedAt: p.mergedAt,
+          linesAdded: p.additions,
+          linesDeleted: p.deletions,
+          updatedAt: p.updatedAt,
+        }),
+      );
+      if (events.length > 0) await storeEventsAtHome(this.env.DB, events, { login: at.login, home: this.params.home });
+      count += events.length;
+      if (data.more) cursor = { repo: cursor.repo, page: cursor.page + 1 };
+      else cursor = { repo: cursor.repo + 1, page: 1 };
+    }
+    if (cursor !== null && cursor.repo >= repos.length) cursor = null;
+    await this.record({ kind: "progress", step: "pullRequests", state: cursor === null ? "done" : "running", count });
+    return { next: cursor, count };
+  }
+}
+
+type GithubAccountWithRole = GithubAccount & { role: "admin" | "member" };

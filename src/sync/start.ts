@@ -1,0 +1,54 @@
+import { organizationAt } from "../directory/resolve";
+import type { ClientOptions } from "../github/client";
+import { callDurable, type DurableResult } from "../lib/durable-call";
+import type { SyncTrigger } from "../schemas/sync";
+
+/** What a sync's Workflow instance is given: where, which sync, which installation; `options` only in tests. */
+export interface SyncParams {
+  home: string;
+  syncId: number;
+  installationId: number;
+  options?: ClientOptions;
+}
+
+/**
+ * One Workflow instance per sync, named after the organization's home and the sync's number. An
+ * allocated home's `~` (`identity.ts`) is not allowed in an instance id (letters, digits, `-`, `_`);
+ * `_` never occurs in a GitHub login, so the name stays unique.
+ */
+export const syncInstanceId = (home: string, syncId: number): string => `${home.replace("~", "_")}-${syncId}`;
+
+/** `OrganizationObject.beginSync`'s answer, as far as the callers read it (checked where it is called). */
+export type SyncBegin =
+  | { kind: "not_installed" }
+  | { kind: "in_progress"; run: { id: number } }
+  | { kind: "started"; run: { id: number }; home: string; installationId: number; created: boolean };
+
+/**
+ * Starts an installation sync at the object `begin` reaches: the object's compare-and-set decides
+ * (one at a time; the trigger's own run again for a retried trigger), then the Workflow instance is
+ * created unless the object says it exists, and the object learns it does. A failure in between is
+ * finished by the trigger's retry (the webhook message, the request): the object answers the same
+ * run, not yet created.
+ */
+export async function startSync<T extends SyncBegin>(
+  env: Env,
+  begin: () => Promise<DurableResult<T>>,
+  options?: ClientOptions,
+): Promise<DurableResult<T>> {
+  const answer = await begin();
+  if (!answer.ok || answer.value.kind !== "started" || answer.value.created) return answer;
+  const { home, run, installationId } = answer.value;
+  const params: SyncParams = { home, syncId: run.id, installationId, ...(options ? { options } : {}) };
+  await env.SYNC.create({ id: syncInstanceId(home, run.id), params });
+  await callDurable(() => organizationAt(env, home).recordSync(run.id, { kind: "created" }), { idempotent: true });
+  return answer;
+}
+
+/** The webhook consumer's start, at the home it resolved the delivery to; `key`: the message's ledger key. */
+export const startSyncAtHome = (env: Env, home: string, trigger: { kind: SyncTrigger; key: string }, options?: ClientOptions) =>
+  startSync(
+    env,
+    () => callDurable<DurableResult<SyncBegin>>(() => organizationAt(env, home).beginSync(null, trigger), { idempotent: true }),
+    options,
+  );

@@ -1,0 +1,298 @@
+import { introspectWorkflowInstance } from "cloudflare:test";
+import { afterEach, describe, expect, it } from "vitest";
+import { foldName } from "../../src/lib/names";
+import type { SyncRun, SyncStatus } from "../../src/schemas/sync";
+import { startSyncAtHome, syncInstanceId } from "../../src/sync/start";
+import { fakeInstallation } from "./github-fake";
+import { admin, adminOk, call, createKey, env, fetchWithEnv, postEventsOk, uniqueInstallationId } from "./helpers";
+import { deliverQueued, example } from "./webhook-helpers";
+
+/**
+ * Installation sync (contract section 17): an organization that exists only at GitHub (the fake)
+ * and sends nothing but its `installation` delivery ends up usable on both interfaces, with its
+ * history, and the sync is durable (rate limits delay it, failed steps resume without duplicates).
+ */
+
+type Fake = Awaited<ReturnType<typeof fakeInstallation>>;
+const made: Fake[] = [];
+afterEach(async () => {
+  for (const fake of made.splice(0)) expect((await fake.stats()).drifts).toEqual([]);
+});
+
+const DAY = 86_400_000;
+const ago = (days: number) => new Date(Date.now() - days * DAY).toISOString().replace(/\.\d{3}Z$/, "Z");
+
+/** An organization at GitHub: admin `ada`, members `max` (collaborator of `infra`) and `eve`, a bot; `api` public, `infra` and `vault` private. */
+async function githubOrganization() {
+  const fake = await fakeInstallation();
+  made.push(fake);
+  const tag = fake.login.slice(4);
+  const { members } = await fake.setMembers([
+    { login: `ada-${tag}`, role: "admin" },
+    { login: `max-${tag}`, role: "member" },
+    { login: `eve-${tag}`, role: "member" },
+    { login: `helper-${tag}`, role: "member", type: "Bot" },
+  ]);
+  const id = (prefix: string) => String(members.find((m) => m.login.startsWith(prefix))?.id);
+  await fake.setRepo("api", { private: false });
+  await fake.setRepo("infra", { private: true, collaborators: [{ login: `max-${tag}` }] });
+  await fake.setRepo("vault", { private: true });
+  await fake.setPulls("api", [
+    { number: 1, author: `max-${tag}`, createdAt: ago(6), updatedAt: ago(5), mergedAt: ago(5), additions: 10, deletions: 2 },
+    // Merged before the backfill window (90 days): not read.
+    { number: 2, author: `eve-${tag}`, createdAt: ago(201), updatedAt: ago(200), mergedAt: ago(200), additions: 5 },
+    // Closed unmerged: not history.
+    { number: 3, author: `eve-${tag}`, createdAt: ago(4), updatedAt: ago(3), mergedAt: null, closedAt: ago(3) },
+  ]);
+  await fake.setPulls("infra", [
+    { number: 7, author: `ada-${tag}`, createdAt: ago(11), updatedAt: ago(10), mergedAt: ago(10), additions: 40, deletions: 8 },
+  ]);
+  return { fake, org: fake.login, ada: id("ada"), max: id("max"), eve: id("eve"), bot: id("helper") };
+}
+
+/** GitHub's `installation` created for the fake's installation: the only thing GitHub sends. */
+async function installed(fake: Fake) {
+  const payload = example("installation", "created", fake.login, 0, fake.accountId);
+  (payload.installation as Record<string, unknown>).id = fake.installationId;
+  payload.repositories = [];
+  await deliverQueued("installation", payload);
+}
+
+/** Keys for a GitHub user (creating users and keys is the control plane's; member calls are not used). */
+async function keysOf(githubUserId: string) {
+  await adminOk("PUT", `/internal/v1/users/${githubUserId}`, { githubLogin: `u${githubUserId}` });
+  const [m, a] = await Promise.all([createKey(githubUserId, "members"), createKey(githubUserId, "analytics")]);
+  return { members: m.key, analytics: a.key };
+}
+
+const as = (key: string, path: string, init: RequestInit & { json?: unknown } = {}) =>
+  call(path, { ...init, headers: { Authorization: `Bearer ${key}` } });
+
+const syncStatus = async (org: string) => adminOk<SyncStatus>("GET", `/internal/v1/organizations/${org}/sync`);
+
+/** Runs sync `n` of the organization to its end through the Workflow's introspection (no polling). */
+async function finished(org: string, n: number, start: () => Promise<unknown>, modify?: Parameters<typeof introspect>[1]) {
+  const instance = await introspect(syncInstanceId(foldName(org), n), modify);
+  try {
+    await start();
+    await instance.waitForStatus("complete");
+  } finally {
+    await instance.dispose();
+  }
+  const { last } = await syncStatus(org);
+  expect(last?.id).toBe(n);
+  return last as SyncRun;
+}
+
+async function introspect(
+  id: string,
+  modify?: (m: Parameters<Parameters<Awaited<ReturnType<typeof introspectWorkflowInstance>>["modify"]>[0]>[0]) => Promise<void>,
+) {
+  const instance = await introspectWorkflowInstance(env.SYNC, id);
+  if (modify) await instance.modify(modify);
+  return instance;
+}
+
+const exportRows = async (org: string, key: string) => {
+  const res = await as(key, `/api/analytics/v1/prs?org=${org}&startDate=${ago(30).slice(0, 10)}`);
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { data: { repo: string; prNumber: number; linesAdded: number | null }[] }).data
+    .map((r) => `${r.repo}#${r.prNumber}:${r.linesAdded}`)
+    .sort();
+};
+
+describe("a fresh installation, with nothing but GitHub's delivery and API", () => {
+  it("gives the installer and colleagues both interfaces, and its history to the first export", async () => {
+    const { fake, org, ada, max, eve, bot } = await githubOrganization();
+    const [adaKeys, maxKeys, eveKeys] = await Promise.all([keysOf(ada), keysOf(max), keysOf(eve)]);
+
+    const run = await finished(org, 1, () => installed(fake));
+    expect(run).toMatchObject({
+      trigger: "installation",
+      state: "complete",
+      steps: {
+        repositories: { state: "done", count: 3 },
+        members: { state: "done", count: 4 },
+        collaborators: { state: "done", count: 1 },
+        pullRequests: { state: "done", count: 2 },
+      },
+    });
+
+    // The installer (GitHub admin) lists the organization, reads members and changes one.
+    const orgs = (await (await as(adaKeys.members, "/api/v1/organizations")).json()) as { data: { org: string }[] };
+    expect(orgs.data.map((o) => o.org)).toContain(org);
+    const read = await as(adaKeys.members, `/api/v1/organizations/${org}/members/${max}`);
+    expect(await read.json()).toMatchObject({ githubUserId: max, role: "member", seat: false, isBot: false });
+    expect(await (await as(adaKeys.members, `/api/v1/organizations/${org}/members/${bot}`)).json()).toMatchObject({
+      isBot: true,
+    });
+    expect(await (await as(adaKeys.members, `/api/v1/organizations/${org}/members/${ada}`)).json()).toMatchObject({
+      role: "admin",
+    });
+    // Seats come from billing (the control plane's organization, not a member call).
+    await adminOk("PUT", `/internal/v1/organizations/${org}`, {
+      installationId: fake.installationId,
+      installedAt: "2026-01-01T00:00:00Z",
+      plan: "pro",
+      subscription: { status: "active", billedThroughService: true, purchasedSeats: 5 },
+    });
+    const patched = await as(adaKeys.members, `/api/v1/organizations/${org}/members/${max}`, {
+      method: "PATCH",
+      json: { expectedSeat: false, seat: true },
+    });
+    expect(patched.status).toBe(200);
+
+    // The reviewer reviews; the export shows the synchronised history by access.
+    const review = (repo: string, prNumber: number) => ({
+      type: "review",
+      org,
+      repo,
+      prNumber,
+      reviewId: `r-${org}-${repo}-${prNumber}`,
+      status: "completed",
+      completedAt: ago(1),
+      updatedAt: ago(1),
+    });
+    await postEventsOk([review("api", 1), review("api", 2), review("infra", 7)]);
+    expect(await exportRows(org, adaKeys.analytics)).toEqual(["api#1:10", "infra#7:40"]);
+    expect(await exportRows(org, maxKeys.analytics)).toEqual(["api#1:10", "infra#7:40"]);
+    expect(await exportRows(org, eveKeys.analytics)).toEqual(["api#1:10"]);
+
+    // Every member arrived through GitHub, audited once with source github.
+    const audit = (await (await as(adaKeys.members, `/api/v1/organizations/${org}/audit-log?limit=100`)).json()) as {
+      data: { action: string; source: string; githubUserId: string }[];
+    };
+    const added = audit.data.filter((e) => e.action === "member.added");
+    expect(added.map((e) => e.githubUserId).sort()).toEqual([ada, max, eve, bot].sort());
+    expect(new Set(added.map((e) => e.source))).toEqual(new Set(["github"]));
+  });
+
+  it("a personal account's installation has one member, its owner, as admin", async () => {
+    const fake = await fakeInstallation({ type: "User" });
+    made.push(fake);
+    await fake.setRepo("dotfiles", { private: false });
+    const owner = await keysOf(String(fake.accountId));
+    const run = await finished(fake.login, 1, () => installed(fake));
+    expect(run.steps.members).toEqual({ state: "done", count: 1 });
+    const me = await as(owner.members, `/api/v1/organizations/${fake.login}/members/${fake.accountId}`);
+    expect(await me.json()).toMatchObject({ role: "admin", seat: false, isBot: false });
+  });
+});
+
+describe("the sync's progress and control: GET and POST .../sync", () => {
+  it("one at a time (409 while one runs), then another; a rate-limited API delays it without losing it", async () => {
+    const { fake, org } = await githubOrganization();
+    // Secondary limits (403 and 429 with retry-after) and the primary limit (remaining 0, reset 1 s ahead).
+    await fake.inject(
+      { kind: "secondary", status: 403, retryAfter: 2, match: "/installation/repositories" },
+      { kind: "secondary", status: 429, retryAfter: 1, match: "/members" },
+      { kind: "primary", match: "/collaborators" },
+    );
+    const instance = await introspect(syncInstanceId(foldName(org), 1));
+    try {
+      await installed(fake);
+      // The repositories step is waiting out GitHub's 2 s: the sync is running.
+      const refused = await admin("POST", `/internal/v1/organizations/${org}/sync`);
+      expect(refused.status).toBe(409);
+      expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("sync_in_progress");
+      expect((await syncStatus(org)).running).toMatchObject({ id: 1, state: "running" });
+      await instance.waitForStatus("complete");
+    } finally {
+      await instance.dispose();
+    }
+    const limited = (await fake.stats()).requests.filter((r) => r.status === 403 || r.status === 429);
+    expect(limited).toHaveLength(3);
+    expect((await syncStatus(org)).last).toMatchObject({ id: 1, state: "complete", steps: { pullRequests: { count: 2 } } });
+
+    const again = await finished(org, 2, async () => {
+      const res = await admin("POST", `/internal/v1/organizations/${org}/sync`);
+      expect(res.status).toBe(202);
+      expect(await res.json()).toMatchObject({ id: 2, trigger: "api", state: "running" });
+    });
+    // Nothing changed at GitHub: the same counts, and no member written twice in the audit log.
+    expect(again.steps).toEqual((await syncStatus(org)).last?.steps);
+    expect(again.steps.members.count).toBe(4);
+  });
+
+  it("a limit longer than the client waits in place sleeps the Workflow until GitHub's time, then goes on", async () => {
+    const { fake, org } = await githubOrganization();
+    await billingOnly(fake);
+    await fake.inject({ kind: "secondary", status: 429, retryAfter: 1, match: "/members" });
+    const run = await finished(org, 1, () =>
+      startSyncAtHome(env, foldName(org), { kind: "api", key: crypto.randomUUID() }, { maxWaitSeconds: 0 }),
+    );
+    expect(run.state).toBe("complete");
+    expect(run.steps.members.count).toBe(4);
+    expect(run.lastError?.message).toContain("rate limit");
+    const requests = (await fake.stats()).requests.filter((r) => r.path.includes("/members"));
+    const refusedAt = requests.find((r) => r.status === 429)?.at ?? 0;
+    expect(requests.filter((r) => r.status === 200).every((r) => r.at >= refusedAt + 1000)).toBe(true);
+  });
+
+  it("a step that fails midway is retried and the sync resumes where it stopped, writing nothing twice", async () => {
+    const { fake, org, ada } = await githubOrganization();
+    await billingOnly(fake);
+    // The first merged pull request's detail fails beyond the client's retries (1 + 3): the
+    // pull request step fails after `api` was partly read; the Workflow retries it.
+    await fake.inject(...Array.from({ length: 4 }, () => ({ kind: "server" as const, status: 503 as const, match: "/pulls/" })));
+    const run = await finished(
+      org,
+      1,
+      () => startSyncAtHome(env, foldName(org), { kind: "api", key: crypto.randomUUID() }, { retryBaseMs: 5 }),
+      async (m) => m.disableRetryDelays(),
+    );
+    expect(run.state).toBe("complete");
+    expect(run.lastError).toMatchObject({ step: "pull requests 1" });
+    expect(run.steps).toMatchObject({ members: { count: 4 }, pullRequests: { state: "done", count: 2 } });
+    // The steps before it ran once: the member lists were read once each.
+    const requests = (await fake.stats()).requests;
+    expect(requests.filter((r) => r.path.startsWith(`/orgs/${org}/members`))).toHaveLength(2);
+    const adaKeys = await keysOf(ada);
+    const audit = (await (await as(adaKeys.members, `/api/v1/organizations/${org}/audit-log?limit=100`)).json()) as {
+      data: unknown[];
+    };
+    expect(audit.data).toHaveLength(4);
+  });
+
+  it("an installation GitHub does not know ends failed, with the reason, and changes nothing", async () => {
+    const org = `gone-${crypto.randomUUID().slice(0, 8)}`;
+    const installationId = uniqueInstallationId();
+    const payload = example("installation", "created", org);
+    (payload.installation as Record<string, unknown>).id = installationId;
+    payload.repositories = [];
+    const instance = await introspect(syncInstanceId(foldName(org), 1));
+    try {
+      await deliverQueued("installation", payload);
+      await instance.waitForStatus("complete");
+      expect(await instance.getOutput()).toEqual({ state: "failed" });
+    } finally {
+      await instance.dispose();
+    }
+    const { running, last } = await syncStatus(org);
+    expect(running).toBeNull();
+    expect(last).toMatchObject({ state: "failed", lastError: { step: "installation" } });
+    expect(last?.steps.members).toEqual({ state: "pending", count: 0 });
+  });
+
+  it("POST answers 409 sync_off without the App's configuration, 404 for an unknown organization", async () => {
+    const request = () =>
+      new Request(`https://service.test/internal/v1/organizations/nobody-${Date.now()}/sync`, {
+        method: "POST",
+        headers: { Authorization: "Bearer test-admin-token-0123456789abcdef" },
+      });
+    const off = await fetchWithEnv(request(), { GITHUB_APP_ID: "" });
+    expect(off.status).toBe(409);
+    expect(((await off.json()) as { error: { code: string } }).error.code).toBe("sync_off");
+    expect((await fetchWithEnv(request(), {})).status).toBe(404);
+  });
+});
+
+/** The organization registered by billing only (no delivery, so no sync starts by itself). */
+async function billingOnly(fake: Fake) {
+  await adminOk("PUT", `/internal/v1/organizations/${fake.login}`, {
+    installationId: fake.installationId,
+    installedAt: "2026-01-01T00:00:00Z",
+    plan: "pro",
+    subscription: { status: "active", billedThroughService: true, purchasedSeats: 5 },
+  });
+}
