@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import { atOrganization } from "../directory/resolve";
 import type { DurableResult } from "../lib/durable-call";
-import { foldName } from "../lib/names";
+import { foldName, repoKey } from "../lib/names";
 import type { AnalyticsAccess } from "../rules/analytics-access";
 import { listMergedPullRequests, type MergedPullRequestPage, type MergedPullRequestQuery } from "../storage/analytics";
 import { type AnalyticsQuery, DEFAULT_PER_PAGE } from "./query";
@@ -14,7 +14,7 @@ export function pageQuery(query: Query, access: AnalyticsAccess, now: number): M
   const window = resolveWindow(query.startDate ?? null, query.endDate ?? null, access.installedAt, now);
   return {
     orgKey: access.homeKey,
-    repoKey: query.repo === undefined ? null : foldName(query.repo),
+    repoKey: query.repo === undefined ? null : repoKey(query.repo),
     accessibleRepoKeys: access.accessibleRepoKeys,
     excludedRepoKeys: access.excludedRepoKeys,
     start: window.start,
@@ -63,7 +63,7 @@ export async function readAccessAndPage(
 ): Promise<AccessAndPage> {
   const now = Date.now();
   const db = env.DB.withSession("first-unconstrained");
-  const key = `${foldName(query.org)}\u0000${callerId}\u0000${query.repo === undefined ? "" : foldName(query.repo)}`;
+  const key = `${foldName(query.org)}\u0000${callerId}\u0000${query.repo === undefined ? "" : repoKey(query.repo)}`;
   const guess = lastAccess.get(key);
   const early = guess ? readEarly(db, pageQuery(query, guess, now)) : Promise.resolve(null);
   const [access, page, allowed] = await Promise.all([

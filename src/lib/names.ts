@@ -5,3 +5,10 @@
  * nothing (contract section 5).
  */
 export const foldName = (name: string): string => name.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
+
+/**
+ * The key of a repository by name, wherever one is stored or looked up (the organization's object,
+ * D1's rows, the export's access): GitHub's repository names are case-insensitive, and every name
+ * reaching a key has been checked against `GithubRepoName` (ASCII), so the fold is `foldName`'s.
+ */
+export const repoKey = (name: string): string => foldName(name);

@@ -1,6 +1,6 @@
 import type { DeliveryOwner, OrgAddress } from "../directory/identity";
 import { followRenames } from "../directory/identity";
-import { foldName } from "../lib/names";
+import { repoKey } from "../lib/names";
 import type { OrganizationChange } from "../schemas/github-changes";
 import type { ChangeOrigin } from "./answers";
 import {
@@ -121,7 +121,7 @@ const APPLY: { [K in OrganizationChange["kind"]]: Apply<K> } = {
   },
   repository_renamed: (db, _at, { from, repository }) => {
     const byId = repositoryByGithubId(db, repository.id);
-    const decision = repositoryRenamed(from, repository, byId, byId ? undefined : repositoryByKey(db, foldName(from)));
+    const decision = repositoryRenamed(from, repository, byId, byId ? undefined : repositoryByKey(db, repoKey(from)));
     if (decision.kind === "stale") return;
     if (decision.rekey) rekeyRepository(db, decision.rekey.fromKey, decision.rekey.toKey);
     putRepository(db, decision.write);

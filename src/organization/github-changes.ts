@@ -1,5 +1,5 @@
 import { claimOf, type DeliveryOwner } from "../directory/identity";
-import { foldName } from "../lib/names";
+import { repoKey } from "../lib/names";
 import type { MemberState } from "../rules/members";
 import type { AuditAction } from "../schemas/audit";
 import type { GithubRepository, OrganizationChange } from "../schemas/github-changes";
@@ -175,8 +175,8 @@ export function repositoryRenamed(
   byId: RepositoryRow | undefined,
   byFromKey: RepositoryRow | undefined,
 ): RepositoryRenamed {
-  const fromKey = foldName(from);
-  const toKey = foldName(repository.name);
+  const fromKey = repoKey(from);
+  const toKey = repoKey(repository.name);
   if (byId && byId.repoKey !== fromKey) return { kind: "stale" };
   const current = byId ?? byFromKey;
   return {
@@ -189,7 +189,7 @@ export function repositoryRenamed(
 
 /** `collaborator`: the key of the repository as stored (known by id, it keeps its stored name). */
 export const collaboratorRepoKey = (known: RepositoryRow | undefined, repository: { name: string }): string =>
-  foldName(known?.name ?? repository.name);
+  repoKey(known?.name ?? repository.name);
 
 /**
  * `member_added`: role, seat and e-mail of a known member are the service's (PATCH, sync), so a
@@ -206,7 +206,7 @@ export function memberAdded(existing: MemberRow | undefined, change: Change<"mem
 
 /** `organization_renamed`: the rename waits to be followed from the current login (`followRenames`). */
 export const organizationRenamed = (from: string, to: string, now: number) => ({
-  fromKey: foldName(from),
+  fromKey: repoKey(from),
   toLogin: to,
   receivedAt: now,
 });

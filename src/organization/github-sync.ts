@@ -1,4 +1,4 @@
-import { foldName } from "../lib/names";
+import { repoKey } from "../lib/names";
 import { SYNC_STEPS, type SyncStepName, type SyncSteps, type SyncTrigger } from "../schemas/sync";
 import type { InstallationRow, MemberRow, RepositoryRow, SyncRunRow } from "./schema";
 
@@ -94,7 +94,7 @@ export const membersLeaving = (storedIds: readonly string[], listedIds: Readonly
  */
 export function repositoriesLeaving(stored: readonly RepositoryRow[], listed: readonly { id: number; name: string }[]): string[] {
   const ids = new Set(listed.map((r) => r.id));
-  const keys = new Set(listed.map((r) => foldName(r.name)));
+  const keys = new Set(listed.map((r) => repoKey(r.name)));
   return stored
     .filter((r) => !r.removed && !(r.githubId !== null && ids.has(r.githubId)) && !keys.has(r.repoKey))
     .map((r) => r.repoKey);

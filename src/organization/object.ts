@@ -5,7 +5,7 @@ import migrations from "../../migrations/organization/migrations.js";
 import type { DeliveryOwner, OrgAddress } from "../directory/identity";
 import { claimOf } from "../directory/identity";
 import { type DurableResult, ok } from "../lib/durable-call";
-import { foldName } from "../lib/names";
+import { foldName, repoKey } from "../lib/names";
 import { UntilWrite } from "../lib/until-write";
 import { type AnalyticsAccess, decideAnalyticsAccess } from "../rules/analytics-access";
 import { decideMemberChanges, isChange, type MemberChange, memberAccess } from "../rules/members";
@@ -88,7 +88,7 @@ export class OrganizationObject extends DurableObject<Env> {
     const collaborators = [...new Set(input.collaborators)].sort();
     this.ctx.storage.transactionSync(() => {
       repos.putRepository(this.#db, { name, private: input.private, githubId: null });
-      repos.replaceCollaborators(this.#db, foldName(name), collaborators);
+      repos.replaceCollaborators(this.#db, repoKey(name), collaborators);
     });
     return ok({ org: at.login, name, private: input.private, collaborators });
   }
@@ -229,7 +229,7 @@ export class OrganizationObject extends DurableObject<Env> {
   /** Whether and what the caller may export (`analytics/access.ts`). */
   analyticsAccess(login: string, callerUserId: string, repoName: string | null): DurableResult<AnalyticsAccess> {
     // The decision folds both names and its answer repeats neither: one entry whatever their case.
-    const key = JSON.stringify([foldName(login), callerUserId, repoName === null ? null : foldName(repoName)]);
+    const key = JSON.stringify([foldName(login), callerUserId, repoName === null ? null : repoKey(repoName)]);
     return this.#access.get(key, () =>
       decideAnalyticsAccess(
         {

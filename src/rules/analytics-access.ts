@@ -1,4 +1,4 @@
-import { foldName } from "../lib/names";
+import { repoKey } from "../lib/names";
 import type { InstallationFacts, MemberState, Refusal } from "./members";
 
 /** What the analytics export may read of an organization. */
@@ -47,11 +47,11 @@ export function decideAnalyticsAccess(
   if (installation.plan !== "pro")
     return refuse("plan_required", "The analytics export requires the organization to be on the Pro plan.");
   if (!caller) return refuse("org_access_denied", "You do not have access to this organization.");
-  const repoKey = repoName === null ? null : foldName(repoName);
-  const registered = repoKey === null ? undefined : facts.repository(repoKey);
+  const key = repoName === null ? null : repoKey(repoName);
+  const registered = key === null ? undefined : facts.repository(key);
   if (registered?.removed) return refuse("repo_access_denied", REPO_DENIED);
   const accessible = caller.role === "admin" ? null : facts.visibleRepoKeys();
-  if (repoKey !== null && accessible !== null && !accessible.includes(repoKey)) {
+  if (key !== null && accessible !== null && !accessible.includes(key)) {
     return refuse("repo_access_denied", REPO_DENIED);
   }
   return {
@@ -60,7 +60,7 @@ export function decideAnalyticsAccess(
       homeKey: installation.homeKey,
       installedAt: installation.installedAt,
       accessibleRepoKeys: accessible,
-      repoMustHaveEvents: repoKey !== null && accessible === null && registered === undefined,
+      repoMustHaveEvents: key !== null && accessible === null && registered === undefined,
       excludedRepoKeys: accessible === null ? facts.removedRepoKeys() : [],
     },
   };

@@ -1,4 +1,4 @@
-import { foldName } from "../lib/names";
+import { foldName, repoKey } from "../lib/names";
 import { nextPullRequestState } from "../rules/pull-request-state";
 import type { Event } from "../schemas/events";
 import { refreshReviewSpansSql } from "./review-span";
@@ -55,7 +55,7 @@ export async function writeEvents(
     // Event names are validated GitHub names (ASCII): toLowerCase below is the ASCII fold too.
     const loginKey = foldName(e.org);
     const orgKey = homes.get(loginKey) ?? loginKey;
-    const ref: Ref = { orgKey, repoKey: e.repo.toLowerCase(), prNumber: e.prNumber, repo: e.repo };
+    const ref: Ref = { orgKey, repoKey: repoKey(e.repo), prNumber: e.prNumber, repo: e.repo };
     const { updatedAt } = e;
     switch (e.type) {
       case "pull_request": {

@@ -1,3 +1,4 @@
+import { repoKey } from "../lib/names";
 import { refreshReviewSpansSql } from "./review-span";
 
 /**
@@ -34,8 +35,8 @@ export async function moveRows(db: D1Database, from: RowScope, to: RowScope): Pr
   if ((from.repo === undefined) !== (to.repo === undefined)) {
     throw new RangeError("moveRows: both scopes name a repository, or neither does");
   }
-  const fromRepoKey = from.repo?.toLowerCase() ?? null;
-  const toRepoKey = to.repo?.toLowerCase() ?? null;
+  const fromRepoKey = from.repo === undefined ? null : repoKey(from.repo);
+  const toRepoKey = to.repo === undefined ? null : repoKey(to.repo);
   const params = [from.orgKey, fromRepoKey, to.orgKey, toRepoKey, to.repo ?? null];
   const run = (sql: string) => db.prepare(sql).bind(...params.slice(0, highestParameter(sql)));
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { foldName } from "../../src/lib/names";
+import { foldName, repoKey } from "../../src/lib/names";
 
 describe("foldName: ASCII letters fold, nothing else does (contract section 5)", () => {
   it.each([
@@ -11,5 +11,14 @@ describe("foldName: ASCII letters fold, nothing else does (contract section 5)",
     ["ÄCME", "Äcme"],
   ])("%s → %s", (name, key) => {
     expect(foldName(name)).toBe(key);
+  });
+});
+
+describe("repoKey: one fold for every repository key (the object's, D1's, the export's access)", () => {
+  it.each([
+    ["API", "api"],
+    ["My.Repo_2-x", "my.repo_2-x"],
+  ])("%s → %s", (name, key) => {
+    expect(repoKey(name)).toBe(key);
   });
 });

@@ -1,5 +1,5 @@
 import { and, eq, isNotNull, or, sql } from "drizzle-orm";
-import { foldName } from "../../lib/names";
+import { repoKey } from "../../lib/names";
 import { collaborators, pendingRenames, type RepositoryRow, repositories } from "../schema";
 import type { Db } from "./db";
 
@@ -18,7 +18,7 @@ export interface RepositoryWrite {
 
 /** The one write of a repository (control plane and GitHub): upsert by name, back in the installation unless `removed`. */
 export function putRepository(db: Db, r: RepositoryWrite): void {
-  const row = { repoKey: foldName(r.name), name: r.name, private: r.private, removed: r.removed ?? false };
+  const row = { repoKey: repoKey(r.name), name: r.name, private: r.private, removed: r.removed ?? false };
   const set = r.githubId === null ? row : { ...row, githubId: r.githubId };
   db.insert(repositories).values(set).onConflictDoUpdate({ target: repositories.repoKey, set }).run();
 }
@@ -33,7 +33,7 @@ export function repositoryByGithubId(db: Db, githubId: number): RepositoryRow | 
 
 /** A repository by GitHub id, else by name. */
 export const findRepository = (db: Db, r: { id: number; name: string }): RepositoryRow | undefined =>
-  repositoryByGithubId(db, r.id) ?? repositoryByKey(db, foldName(r.name));
+  repositoryByGithubId(db, r.id) ?? repositoryByKey(db, repoKey(r.name));
 
 /** Marks a repository removed from the installation; its row stays as a tombstone. */
 export function tombstoneRepository(db: Db, repoKey: string): void {
