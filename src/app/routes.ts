@@ -3,6 +3,7 @@ import { clearedSessionCookie, endSession, requireSessionCookie } from "../auth/
 import { codedErrorEnvelope } from "../http/envelopes";
 import { type ApiInterface, defineRoute, type Route, signedIn } from "../http/route";
 import {
+  getOrganizationMember,
   listCallerOrganizations,
   listOrganizationAuditLog,
   listOrganizationMembers,
@@ -148,6 +149,7 @@ export const appInterface: ApiInterface = {
     revokeKey,
     forApp(listCallerOrganizations, "/app/api/orgs", "appListOrganizations"),
     forApp(listOrganizationMembers, "/app/api/orgs/{org}/members", "appListOrganizationMembers"),
+    forApp(getOrganizationMember, "/app/api/orgs/{org}/members/{githubUserId}", "appGetOrganizationMember"),
     forApp(updateOrganizationMember, "/app/api/orgs/{org}/members/{githubUserId}", "appUpdateOrganizationMember"),
     forApp(listOrganizationAuditLog, "/app/api/orgs/{org}/audit-log", "appListOrganizationAuditLog"),
   ],
