@@ -6,7 +6,7 @@ import { putOrganization as putOrganizationAtHome } from "../directory/put";
 import { syncOrganization } from "../directory/resolve";
 import { codedErrorEnvelope } from "../http/envelopes";
 import { type ApiInterface, defineRoute } from "../http/route";
-import { callDurable, type DurableResult, unwrap } from "../lib/durable-call";
+import { callDurable, unwrap } from "../lib/durable-call";
 import { badRequest, inStore, notFound, storageFailure } from "../lib/errors";
 import { formatInstant } from "../lib/time";
 import { internalDocumentRoute } from "../openapi/routes";
