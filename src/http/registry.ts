@@ -85,8 +85,9 @@ interface Parsed {
 
 async function runRoute(api: ApiInterface, route: Route, request: IRequest, rc: RequestContext): Promise<Response> {
   const authenticated = await authenticate(api.auth, route, rc, Date.now());
-  const callerId = authenticated.kind === "apiKey" || authenticated.kind === "session" ? authenticated.callerId : null;
-  const verdict = callerId !== null && "verdict" in authenticated ? authenticated.verdict : Promise.resolve(null);
+  const withCaller = authenticated.kind === "apiKey" || authenticated.kind === "session" ? authenticated : null;
+  const callerId = withCaller?.callerId ?? null;
+  const verdict = withCaller?.verdict ?? Promise.resolve(null);
 
   const parsed = attempt((): Parsed => {
     const params = route.request?.params ? readPathParams(route.request.params, request.params, invalid(route, "path")) : {};

@@ -121,3 +121,19 @@ describe("keys in the app", () => {
     expect(await useMembersKey(key)).toBe(404);
   });
 });
+
+describe("quotas: the app's member routes count as a members key would, its key routes not at all", () => {
+  it("GET /app/api/orgs carries the members quota's headers and shares its count with the user's cbk_ key", async () => {
+    const user = await createUser();
+    const session = await signIn(user);
+    const first = await appCall("/app/api/orgs", session);
+    expect(first.status).toBe(200);
+    const used = Number(first.headers.get("X-RateLimit-Used"));
+    expect(used).toBeGreaterThanOrEqual(1);
+    const { key } = await createKey(user, "members");
+    const viaKey = await call("/api/v1/organizations", { headers: { Authorization: `Bearer ${key}` } });
+    expect(Number(viaKey.headers.get("X-RateLimit-Used"))).toBe(used + 1);
+    const keys = await appCall("/app/api/keys", session);
+    expect(keys.headers.get("X-RateLimit-Used")).toBeNull();
+  });
+});
