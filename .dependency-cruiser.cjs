@@ -8,7 +8,7 @@
  * TypeScript 7 has no JavaScript API, so it runs with TypeScript 5 (scripts/lib/typescript5.mjs).
  */
 const INTERFACES =
-  "^src/(http|openapi|operations|control-plane)/|^src/[^/]+/routes[.]ts$|^src/webhooks/(consumer|receive)[.]ts$|^src/(index|interfaces)[.]ts$";
+  "^src/(http|openapi|operations|control-plane|app)/|^src/[^/]+/routes[.]ts$|^src/webhooks/(consumer|receive)[.]ts$|^src/(index|interfaces)[.]ts$";
 const RULES = "^src/rules/|^src/(auth/quota|directory/identity|organization/github-changes|organization/github-sync|organization/registration)[.]ts$";
 
 /** @type {import('dependency-cruiser').IConfiguration} */

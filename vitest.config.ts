@@ -31,6 +31,8 @@ export default defineConfig(async () => {
                   ADMIN_TOKEN: "test-admin-token-0123456789abcdef",
                   GITHUB_WEBHOOK_SECRET: "test-webhook-secret",
                   GITHUB_WEBHOOK_SECRET_PREVIOUS: "test-webhook-secret-previous",
+                  // Local sign-in of the web app: the tests start sessions with it (never in wrangler.toml).
+                  DEV_SIGN_IN: "true",
                   GITHUB_API_URL: inject("fakeGithubUrl"),
                   GITHUB_APP_ID: inject("fakeGithubAppId"),
                   GITHUB_APP_PRIVATE_KEY: inject("fakeGithubPrivateKey"),

@@ -48,6 +48,8 @@ if (!adminToken) {
   devArgs.push("--var", `ADMIN_TOKEN:${adminToken}`);
   console.log(`No ADMIN_TOKEN configured: using ${adminToken} for this run (put one in .dev.vars to keep it).`);
 }
+// The web app's local sign-in ("sign in as" the demo users): only ever from here, never wrangler.toml.
+if (!varArgs.some((v) => v.startsWith("DEV_SIGN_IN:"))) devArgs.push("--var", "DEV_SIGN_IN:true");
 if (!argValue("--ip")) devArgs.push("--ip", ip);
 if (!argValue("--port")) devArgs.push("--port", port);
 
@@ -94,13 +96,13 @@ try {
     const keys = await seedDemo({ url, adminToken });
     await caughtUp();
     console.log(`\nThe service is running at ${url} (Ctrl-C stops it); requests are logged from here on.`);
-    console.log(keyReport(url, keys));
+    console.log(keyReport(url, keys, { app: true }));
   } else {
     // Prove the admin token works, so the hint below is accurate.
     await controlPlaneClient(url, adminToken).request("PUT", "/internal/v1/users/1001", { githubLogin: "ada-admin" });
     await caughtUp();
     console.log(
-      `\nDemo data already loaded. For fresh demo keys: npm run seed -- --keys-only --url ${url} --admin-token ${adminToken}\n`,
+      `\nDemo data already loaded. The web app: ${url}/ (sign in as a demo user). For fresh demo keys: npm run seed -- --keys-only --url ${url} --admin-token ${adminToken}\n`,
     );
   }
 } catch (error) {

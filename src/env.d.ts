@@ -11,6 +11,13 @@ declare namespace Cloudflare {
     GITHUB_APP_PRIVATE_KEY?: string;
     /** "true" adds `X-Debug-Rows-Read` to analytics pages; set only by `npm run bench:analytics`. */
     DEBUG_ROWS_READ?: string;
+    /** "true" offers "sign in as" the demo users (web app); set only by `npm start` and the browser tests, never in wrangler.toml. */
+    DEV_SIGN_IN?: string;
+    /** The GitHub App's OAuth client id and secret (web app sign-in). Unset: the sign-in button says what to configure. */
+    GITHUB_CLIENT_ID?: string;
+    GITHUB_CLIENT_SECRET?: string;
+    /** GitHub's web origin for the OAuth flow; default https://github.com. */
+    GITHUB_OAUTH_URL?: string;
   }
 }
 interface Env {
@@ -19,4 +26,8 @@ interface Env {
   GITHUB_WEBHOOK_SECRET_PREVIOUS?: string;
   GITHUB_APP_PRIVATE_KEY?: string;
   DEBUG_ROWS_READ?: string;
+  DEV_SIGN_IN?: string;
+  GITHUB_CLIENT_ID?: string;
+  GITHUB_CLIENT_SECRET?: string;
+  GITHUB_OAUTH_URL?: string;
 }

@@ -1,4 +1,7 @@
 import { analyticsInterface } from "./analytics/routes";
+import { pagesInterface } from "./app/pages";
+import { appInterface } from "./app/routes";
+import { signInInterface } from "./app/sign-in";
 import { controlPlaneInterface } from "./control-plane/routes";
 import type { ApiInterface } from "./http/route";
 import { membersInterface } from "./members/routes";
@@ -13,10 +16,13 @@ export const INTERFACES: readonly ApiInterface[] = [
   membersInterface,
   controlPlaneInterface,
   webhooksInterface,
+  pagesInterface,
+  appInterface,
+  signInInterface,
 ];
 
 /** `GET /openapi.json`: analytics, members, health. */
 export const publicDocument = () => buildDocument(INTERFACES, "public");
 
-/** `GET /internal/v1/openapi.json`: the control plane and the webhooks. */
+/** `GET /internal/v1/openapi.json`: the control plane, the webhooks and the web app. */
 export const internalDocument = () => buildDocument(INTERFACES, "internal");

@@ -4,6 +4,7 @@ import m0001 from './0001_quotas.sql';
 import m0002 from './0002_memberships.sql';
 import m0003 from './0003_membership_logins.sql';
 import m0004 from './0004_membership_installed.sql';
+import m0005 from './0005_sessions.sql';
 
   export default {
     journal,
@@ -12,7 +13,8 @@ import m0004 from './0004_membership_installed.sql';
 m0001,
 m0002,
 m0003,
-m0004
+m0004,
+m0005
     }
   }
   

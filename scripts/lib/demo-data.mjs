@@ -1,3 +1,4 @@
+import DEMO_USERS from "../../src/app/demo-users.json" with { type: "json" };
 import { seededRandom } from "./random.mjs";
 
 const DAY = 86_400_000;
@@ -13,14 +14,7 @@ export function demoWorld({ now = Date.now(), seed = 42, pullRequests = 300 } = 
   const rnd = seededRandom(seed);
   const iso = (ms) => new Date(ms).toISOString();
 
-  const users = [
-    { id: "1001", login: "ada-admin", role: "admin", seat: true, isBot: false },
-    { id: "1002", login: "max-member", role: "member", seat: true, isBot: false },
-    { id: "1003", login: "vic-viewer", role: "viewer", seat: false, isBot: false },
-    { id: "1004", login: "review-bot[bot]", role: "member", seat: false, isBot: true },
-    { id: "1005", login: "sam-member", role: "member", seat: true, isBot: false },
-    { id: "1006", login: "lin-member", role: "member", seat: false, isBot: false },
-  ];
+  const users = DEMO_USERS;
 
   const organizations = [
     {

@@ -38,11 +38,15 @@ export async function seedDemo({ url, adminToken, keysOnly = false, log = consol
   return { analyticsKey: analytics.key, membersKey: members.key, owner: world.users.find((u) => u.id === world.keyOwner) };
 }
 
-/** The lines `npm start` and `npm run seed` print after seeding. */
-export function keyReport(url, keys) {
+/**
+ * The lines `npm start` and `npm run seed` print after seeding; `app` adds the web app's address
+ * (`npm start` turns local sign-in on).
+ */
+export function keyReport(url, keys, { app = false } = {}) {
   const base = url.replace(/\/+$/, "");
   return [
     "",
+    ...(app ? [`The web app: ${base}/ (sign in as any demo user, e.g. ada-admin; your keys at ${base}/app/keys)`, ""] : []),
     `Demo keys for ${keys.owner?.login} (admin of acme). Shown once; run \`npm run seed -- --keys-only\` for new ones.`,
     `  ANALYTICS_API_KEY=${keys.analyticsKey}`,
     `  MEMBERS_API_KEY=${keys.membersKey}`,

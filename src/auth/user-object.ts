@@ -4,11 +4,12 @@ import { type DrizzleSqliteDODatabase, drizzle } from "drizzle-orm/durable-sqlit
 import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import migrations from "../../migrations/user/migrations.js";
 import { generateApiKey, hashApiKey, type KeyKind } from "../auth/api-key";
-import { type KeyRecord, keyRecordKey } from "../auth/key-record";
+import { type KeyRecord, keyRecordKey, kvExpiry } from "../auth/key-record";
 import { type DurableResult, ok } from "../lib/durable-call";
 import { formatInstant } from "../lib/time";
 import { UntilWrite } from "../lib/until-write";
-import type { ApiKeyCreated, User, UserInput } from "../schemas/user";
+import { judgeSession, sessionOver, toHour } from "../rules/sessions";
+import type { ApiKeyCreated, ApiKeySummary, User, UserInput } from "../schemas/user";
 import { countRequest, type QuotaPolicy, type QuotaState, type QuotaVerdict } from "./quota";
 import * as schema from "./user-schema";
 
@@ -23,6 +24,10 @@ export interface MembershipPosition {
 }
 
 export type KeyVerdict = { valid: true; user: User; quota: QuotaVerdict | null } | { valid: false };
+export type SessionVerdict = { valid: true; user: User; csrfToken: string; quota: QuotaVerdict | null } | { valid: false };
+
+/** How soon a key's "last used" reaches storage when no quota sets the pace. */
+const DEFAULT_PERSIST_MS = 1000;
 
 /**
  * One object per user (named by the GitHub user id): the strongly consistent answer to "is this
@@ -34,6 +39,8 @@ export class UserObject extends DurableObject<Env> {
   readonly #db: Db;
   /** Quota counters loaded or counted since the object started; see `#counted`. */
   readonly #quotas = new Map<KeyKind, QuotaState>();
+  /** Keys' "last used" hours not written yet (by kind, for the key id that was used); see `#persist`. */
+  readonly #lastUsed = new Map<KeyKind, { keyId: string; at: number }>();
   #persistTimer: ReturnType<typeof setTimeout> | null = null;
   /**
    * Writes of the account and its keys, one after the other: each awaits KV, and interleaved they
@@ -119,7 +126,7 @@ export class UserObject extends DurableObject<Env> {
     const key = generateApiKey(kind);
     const keyHash = await hashApiKey(key);
     const keyId = crypto.randomUUID();
-    const row = { kind, keyId, keyHash, createdAt: now, expiresAt };
+    const row = { kind, keyId, keyHash, createdAt: now, expiresAt, lastUsedAt: null };
     // A blocked owner's keys have no lookup (see putUser); unblocking writes it.
     if (!account.blocked) await this.#writeLookup(account.githubUserId, row, now);
 
@@ -154,7 +161,8 @@ export class UserObject extends DurableObject<Env> {
    * The verdict on a key record found in KV, and for a valid key the request counted against the
    * owner's quota of that kind, in the same call (contract sections 2 and 7; the count is written
    * shortly after, see `#counted`). Never throws for a bad key: it answers invalid, and an invalid
-   * key counts against nobody's quota.
+   * key counts against nobody's quota. The key's "last used" hour is decided here too and written
+   * with the counters (no write of its own per request).
    */
   verifyKey(kind: KeyKind, keyId: string, now: number, policy: QuotaPolicy | null): KeyVerdict {
     return this.ctx.storage.transactionSync(() => {
@@ -166,15 +174,87 @@ export class UserObject extends DurableObject<Env> {
       if (!current || current.keyId !== keyId) return { valid: false };
       if (current.expiresAt !== null && current.expiresAt <= now) return { valid: false };
       const user = { githubUserId: account.githubUserId, githubLogin: account.githubLogin, blocked: false };
-      if (policy === null) return { valid: true, user, quota: null };
-      const { verdict, next } = countRequest(this.#quotaState(kind), policy, now);
-      if (verdict.allowed) this.#counted(kind, next, policy);
-      return { valid: true, user, quota: verdict };
+      const hour = toHour(now);
+      const known = this.#lastUsed.get(kind);
+      if ((known?.keyId === keyId ? known.at : current.lastUsedAt) !== hour) {
+        this.#lastUsed.set(kind, { keyId, at: hour });
+        this.#persistSoon(policy?.persistDelayMs ?? DEFAULT_PERSIST_MS);
+      }
+      return { valid: true, user, quota: this.#count(kind, policy, now) };
     });
   }
 
-  /** Writes the counters held in memory to storage (joins the caller's transaction, if any). Idempotent. */
-  #persistQuotas(): void {
+  /** Counts one request against the owner's quota of `kind` (null: no quota configured). */
+  #count(kind: KeyKind, policy: QuotaPolicy | null, now: number): QuotaVerdict | null {
+    if (policy === null) return null;
+    const { verdict, next } = countRequest(this.#quotaState(kind), policy, now);
+    if (verdict.allowed) this.#counted(kind, next, policy);
+    return verdict;
+  }
+
+  /** The app's key list (contract section 13): each kind's current key, or null. */
+  listKeys(): Record<KeyKind, ApiKeySummary | null> {
+    const rows = this.#db.select().from(schema.apiKeys).all();
+    const summary = (kind: KeyKind): ApiKeySummary | null => {
+      const row = rows.find((r) => r.kind === kind);
+      if (!row) return null;
+      const pending = this.#lastUsed.get(kind);
+      const lastUsedAt = pending?.keyId === row.keyId ? pending.at : row.lastUsedAt;
+      return {
+        createdAt: formatInstant(row.createdAt),
+        expiresAt: row.expiresAt === null ? null : formatInstant(row.expiresAt),
+        lastUsedAt: lastUsedAt === null ? null : formatInstant(lastUsedAt),
+      };
+    };
+    return { analytics: summary("analytics"), members: summary("members") };
+  }
+
+  /**
+   * Signs the user in (contract section 13): stores the SHA-256 of the session's cookie token.
+   * Sessions that can never be valid again are deleted on the way.
+   */
+  startSession(tokenHash: string, csrfToken: string, now: number): DurableResult<User> {
+    return this.ctx.storage.transactionSync(() => {
+      const account = this.#account();
+      if (!account) return { ok: false, code: "not_found", message: "No such user." };
+      if (account.blocked) return { ok: false, code: "unauthenticated", message: "This account is blocked." };
+      const s = schema.sessions;
+      for (const old of this.#db.select().from(s).all()) {
+        if (sessionOver(old, now)) this.#db.delete(s).where(eq(s.tokenHash, old.tokenHash)).run();
+      }
+      this.#db.insert(s).values({ tokenHash, csrfToken, createdAt: now, lastSeenAt: now }).run();
+      return ok({ githubUserId: account.githubUserId, githubLogin: account.githubLogin, blocked: false });
+    });
+  }
+
+  /**
+   * Whether a session cookie still signs its user in (`rules/sessions.ts`): refused once it is
+   * idle or too old, ended, or its user blocked. A valid one counts the request against the
+   * quota of `kind` when the route has one, as a key of that kind would.
+   */
+  verifySession(tokenHash: string, now: number, kind: KeyKind | null, policy: QuotaPolicy | null): SessionVerdict {
+    return this.ctx.storage.transactionSync(() => {
+      const s = schema.sessions;
+      const session = this.#db.select().from(s).where(eq(s.tokenHash, tokenHash)).get();
+      const account = this.#account();
+      const decision = judgeSession(session, account, now);
+      if (!decision.valid || !session || !account) return { valid: false };
+      if (decision.touch !== null) this.#db.update(s).set({ lastSeenAt: decision.touch }).where(eq(s.tokenHash, tokenHash)).run();
+      const user = { githubUserId: account.githubUserId, githubLogin: account.githubLogin, blocked: false };
+      return { valid: true, user, csrfToken: session.csrfToken, quota: kind === null ? null : this.#count(kind, policy, now) };
+    });
+  }
+
+  /** Sign-out: the session ends at once. Idempotent. */
+  endSession(tokenHash: string): void {
+    this.#db.delete(schema.sessions).where(eq(schema.sessions.tokenHash, tokenHash)).run();
+  }
+
+  /**
+   * Writes the counters and "last used" hours held in memory to storage (joins the caller's
+   * transaction, if any). Idempotent. A "last used" of a key replaced meanwhile changes nothing.
+   */
+  #persist(): void {
     if (this.#persistTimer !== null) clearTimeout(this.#persistTimer);
     this.#persistTimer = null;
     this.ctx.storage.transactionSync(() => {
@@ -182,7 +262,22 @@ export class UserObject extends DurableObject<Env> {
         const row = { kind, ...state };
         this.#db.insert(schema.quotas).values(row).onConflictDoUpdate({ target: schema.quotas.kind, set: row }).run();
       }
+      const k = schema.apiKeys;
+      for (const [kind, used] of this.#lastUsed) {
+        this.#db
+          .update(k)
+          .set({ lastUsedAt: used.at })
+          .where(and(eq(k.kind, kind), eq(k.keyId, used.keyId)))
+          .run();
+      }
+      this.#lastUsed.clear();
     });
+  }
+
+  /** Schedules `#persist` (one write for everything counted meanwhile); 0 writes now. */
+  #persistSoon(delayMs: number): void {
+    if (delayMs === 0) this.#persist();
+    else this.#persistTimer ??= setTimeout(() => this.#persist(), delayMs);
   }
 
   /** The counter of a key kind: memory once loaded (the truth while the object lives), else storage. */
@@ -203,8 +298,8 @@ export class UserObject extends DurableObject<Env> {
    */
   #counted(kind: KeyKind, state: QuotaState, policy: QuotaPolicy): void {
     this.#quotas.set(kind, state);
-    if (policy.persistDelayMs === 0 || state.used === 1 || state.used >= policy.limit) this.#persistQuotas();
-    else this.#persistTimer ??= setTimeout(() => this.#persistQuotas(), policy.persistDelayMs);
+    if (state.used === 1 || state.used >= policy.limit) this.#persist();
+    else this.#persistSoon(policy.persistDelayMs);
   }
 
   /**
@@ -267,24 +362,4 @@ export class UserObject extends DurableObject<Env> {
       console.error(JSON.stringify({ level: "warn", msg: "stale API key lookup not deleted", error: String(error) }));
     }
   }
-}
-
-/** KV's `expiration` is 32-bit epoch seconds: 2038-01-19T03:14:07Z is the last one it can hold. */
-const KV_MAX_EXPIRATION = 2_147_483_647;
-/** KV refuses a TTL under 60 s. */
-const KV_MIN_TTL = 60;
-
-/**
- * KV expires the lookup a minute after the key. Every expiry the API allows (up to
- * 9999-12-31T23:59:59.999Z) must work, so when that minute lies beyond what KV can hold the entry
- * gets no expiry: never a clamped one, which would make the key stop working in 2038 while it is
- * still valid. Such an entry is harmless once the key expires (the verdict here refuses it) and is
- * deleted when the key is replaced or revoked. The TTL is relative, so a key expiring within KV's
- * minimum TTL (60 s) still gets one: its remaining seconds plus the minute.
- */
-export function kvExpiry(expiresAt: number | null, now: number): KVNamespacePutOptions {
-  if (expiresAt === null) return {};
-  const ttl = Math.max(KV_MIN_TTL, Math.ceil((expiresAt - now) / 1000) + 60);
-  if (Math.floor(now / 1000) + ttl > KV_MAX_EXPIRATION) return {};
-  return { expirationTtl: ttl };
 }

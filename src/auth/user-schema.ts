@@ -18,6 +18,12 @@ export const apiKeys = sqliteTable("api_keys", {
   keyHash: text("key_hash").notNull(),
   createdAt: integer("created_at").notNull(),
   expiresAt: integer("expires_at"),
+  /**
+   * When the key last authenticated a request, to the hour; null until then. Held in the object's
+   * memory and written with the quota counters' deferred write (`UserObject`), so it costs no
+   * write per request.
+   */
+  lastUsedAt: integer("last_used_at"),
 });
 
 /**
@@ -56,3 +62,16 @@ export const memberships = sqliteTable(
   },
   (t) => [index("memberships_by_login").on(t.loginKey, t.orgKey)],
 );
+
+/**
+ * The user's signed-in browser sessions (contract section 13). Only the SHA-256 of the cookie's
+ * token is kept; the CSRF token is not a credential on its own (it is useless without the
+ * cookie), and the page must be able to read it back. `last_seen_at` moves at most once an hour
+ * (to the hour, `rules/sessions.ts`), so idle expiry costs no write per request.
+ */
+export const sessions = sqliteTable("sessions", {
+  tokenHash: text("token_hash").primaryKey(),
+  csrfToken: text("csrf_token").notNull(),
+  createdAt: integer("created_at").notNull(),
+  lastSeenAt: integer("last_seen_at").notNull(),
+});

@@ -1,11 +1,12 @@
 import { z } from "zod";
+import { createUserKey, revokeUserKey } from "../auth/keys";
 import { userStub } from "../auth/user-stub";
 import { storeEvents } from "../directory/events";
 import { putOrganization as putOrganizationAtHome } from "../directory/put";
 import { syncOrganization } from "../directory/resolve";
 import { codedErrorEnvelope } from "../http/envelopes";
 import { type ApiInterface, defineRoute } from "../http/route";
-import { callDurable, type DurableResult, unwrap } from "../lib/durable-call";
+import { callDurable, unwrap } from "../lib/durable-call";
 import { badRequest, inStore, notFound } from "../lib/errors";
 import { formatInstant } from "../lib/time";
 import { internalDocumentRoute } from "../openapi/routes";
@@ -192,16 +193,7 @@ const createApiKey = defineRoute({
     },
   },
   errors: ["not_found"],
-  handler: async ({ params, body }, { env }) =>
-    // Not retried: a retry after a lost answer would mint a second key and revoke the first.
-    unwrap(
-      await viaUser<DurableResult<ApiKeyCreated>>(
-        env,
-        params.githubUserId,
-        (stub) => stub.createKey(body.kind, body.expiresAt, Date.now()),
-        { idempotent: false },
-      ),
-    ),
+  handler: async ({ params, body }, { env }) => createUserKey(env, params.githubUserId, body.kind, body.expiresAt),
 });
 
 const revokeApiKey = defineRoute({
@@ -213,7 +205,7 @@ const revokeApiKey = defineRoute({
   responses: { 204: { description: "Revoked (or there was none)." } },
   errors: [],
   handler: async ({ params }, { env }) => {
-    await viaUser(env, params.githubUserId, (stub) => stub.revokeKey(params.kind));
+    await revokeUserKey(env, params.githubUserId, params.kind);
     return null;
   },
 });

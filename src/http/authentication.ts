@@ -1,9 +1,11 @@
 import { checkAdminToken, configuredAdminToken } from "../auth/admin-token";
 import { type KnownKey, lookupApiKey, verifyApiKey } from "../auth/authenticate";
 import { countFailedAuthentication, refuseThrottledClient } from "../auth/flood";
-import { quotaHeaders } from "../auth/quota";
+import { type QuotaVerdict, quotaHeaders } from "../auth/quota";
+import { changesState, requireCsrfToken, requireSameOrigin, requireSessionCookie, verifySession } from "../auth/session";
 import { parseSignatureHeader, SignatureVerifier } from "../auth/webhook-signature";
 import { AppError, type ErrorCode, notFound } from "../lib/errors";
+import type { KeyKind } from "../schemas/key-kind";
 import type { User } from "../schemas/user";
 import { readJsonBytes } from "./body";
 import type { InterfaceAuth, RequestContext, Route } from "./route";
@@ -16,11 +18,20 @@ import type { InterfaceAuth, RequestContext, Route } from "./route";
  * without it), the flood throttle (429), then the credential (401, counted).
  */
 
+/** The verified caller: a key's owner, or a session's user with the session's CSRF token. */
+export interface Caller {
+  user: User;
+  csrfToken: string | null;
+}
+
 /** What the stage established, for the rest of the route's stages. */
 export type Authenticated =
   | { kind: "none" }
-  /** The key exists; its verdict (still current, owner not blocked, quota) is settled alongside the parameters. */
-  | { kind: "apiKey"; known: KnownKey; verdict: Promise<User> }
+  /**
+   * The key exists (or the session cookie is well formed), so the caller's id is known; the verdict
+   * (still current, owner not blocked, quota) is settled alongside the parameters.
+   */
+  | { kind: "apiKey" | "session"; callerId: string; verdict: Promise<Caller> }
   | { kind: "adminToken" }
   /** The body, exactly as sent and verified. */
   | { kind: "webhookSignature"; body: Uint8Array };
@@ -63,6 +74,16 @@ export function authDocumentation(auth: InterfaceAuth): AuthDocumentation {
         bearer: false,
         everyPath: false,
       };
+    case "session":
+      // csrf_failed only where the method changes state (openapi/documents.ts leaves it off GET).
+      return {
+        securityScheme: "sessionCookie",
+        errors: ["unauthenticated", "csrf_failed", "rate_limited"],
+        bearer: false,
+        everyPath: false,
+      };
+    case "sameOrigin":
+      return { securityScheme: null, errors: ["csrf_failed"], bearer: false, everyPath: false };
   }
 }
 
@@ -81,8 +102,18 @@ export async function authenticate(
       return { kind: "none" };
     case "apiKey": {
       const known = await counted(rc, now, () => lookupApiKey(rc.request, rc.env, auth.keyKind));
-      return { kind: "apiKey", known, verdict: verifiedCaller(rc, known, now) };
+      const verdict = verifiedCaller(rc, known, now).then((user) => ({ user, csrfToken: null }));
+      return { kind: "apiKey", callerId: known.record.userId, verdict };
     }
+    case "session": {
+      const cookie = await counted(rc, now, async () => requireSessionCookie(rc.request));
+      // The Origin first: it needs no storage, and a cross-site request learns nothing more.
+      if (changesState(rc.request)) requireSameOrigin(rc.request, rc.url);
+      return { kind: "session", callerId: cookie.userId, verdict: verifiedSession(rc, cookie, route?.quota ?? null, now) };
+    }
+    case "sameOrigin":
+      if (changesState(rc.request)) requireSameOrigin(rc.request, rc.url);
+      return { kind: "none" };
     case "adminToken": {
       const expected = configuredAdminToken(rc.env);
       await counted(rc, now, () => checkAdminToken(rc.request, expected));
@@ -113,7 +144,32 @@ async function verifiedCaller(rc: RequestContext, known: KnownKey, now: number):
   const { user, quota } = await verifyApiKey(rc.env, known, now).catch((error) =>
     countFailedAuthentication(rc.request, rc.env, error, now),
   );
-  if (quota === null) return user;
+  applyQuota(rc, quota, now);
+  return user;
+}
+
+/**
+ * A session's user's object judges the session (401, counted) and counts the request against the
+ * route's quota, as a key of that kind would (429); then, for a state-changing request, the
+ * session's CSRF token must be in `X-CSRF-Token` (403).
+ */
+async function verifiedSession(
+  rc: RequestContext,
+  cookie: { userId: string; token: string },
+  quotaKind: KeyKind | null,
+  now: number,
+): Promise<Caller> {
+  const session = await verifySession(rc.env, cookie, now, quotaKind).catch((error) =>
+    countFailedAuthentication(rc.request, rc.env, error, now),
+  );
+  applyQuota(rc, session.quota, now);
+  if (changesState(rc.request)) requireCsrfToken(rc.request, session.csrfToken);
+  return { user: session.user, csrfToken: session.csrfToken };
+}
+
+/** The quota headers go on whatever the request answers; over the quota is 429. */
+function applyQuota(rc: RequestContext, quota: QuotaVerdict | null, now: number): void {
+  if (quota === null) return;
   for (const [name, value] of Object.entries(quotaHeaders(quota, now))) rc.responseHeaders.set(name, value);
   if (!quota.allowed) {
     throw new AppError(
@@ -121,7 +177,6 @@ async function verifiedCaller(rc: RequestContext, known: KnownKey, now: number):
       `Rate limit exceeded: ${quota.limit} requests per ${quota.windowMs / 1000} seconds. Retry after the Retry-After seconds.`,
     );
   }
-  return user;
 }
 
 /** The current secret and, during a rotation, the previous one; without a current one the path does not exist. */

@@ -85,8 +85,9 @@ interface Parsed {
 
 async function runRoute(api: ApiInterface, route: Route, request: IRequest, rc: RequestContext): Promise<Response> {
   const authenticated = await authenticate(api.auth, route, rc, Date.now());
-  const known = authenticated.kind === "apiKey" ? authenticated.known : null;
-  const verdict = authenticated.kind === "apiKey" ? authenticated.verdict : Promise.resolve(null);
+  const withCaller = authenticated.kind === "apiKey" || authenticated.kind === "session" ? authenticated : null;
+  const callerId = withCaller?.callerId ?? null;
+  const verdict = withCaller?.verdict ?? Promise.resolve(null);
 
   const parsed = attempt((): Parsed => {
     const params = route.request?.params ? readPathParams(route.request.params, request.params, invalid(route, "path")) : {};
@@ -95,8 +96,8 @@ async function runRoute(api: ApiInterface, route: Route, request: IRequest, rc: 
     return { params, query };
   });
   const alongside =
-    parsed.ok && known && route.alongside
-      ? route.alongside({ ...parsed.value, body: undefined }, known.record.userId, rc, verdict)
+    parsed.ok && callerId !== null && route.alongside
+      ? route.alongside({ ...parsed.value, body: undefined }, callerId, rc, verdict)
       : Promise.resolve(undefined);
   // Settled here, so a read nobody awaits (the key refused) is no unhandled rejection.
   const read = alongside.then(
@@ -120,7 +121,10 @@ async function runRoute(api: ApiInterface, route: Route, request: IRequest, rc: 
   if (settled.status === "rejected") throw settled.reason;
 
   const raw = authenticated.kind === "webhookSignature" ? authenticated.body : null;
-  const result = await route.handler({ ...parsed.value, body, caller, read: settled.value, raw }, rc);
+  const result = await route.handler(
+    { ...parsed.value, body, caller: caller?.user ?? null, csrfToken: caller?.csrfToken ?? null, read: settled.value, raw },
+    rc,
+  );
   if (result instanceof Response) return result;
   const status = Number(Object.keys(route.responses)[0]);
   return result === null ? new Response(null, { status }) : json(result, status);

@@ -66,8 +66,10 @@ export interface RouteInput<P, Q, B> {
 }
 
 export interface HandlerArgs<P, Q, B, T> extends RouteInput<P, Q, B> {
-  /** The verified key owner (routes of interfaces authenticated by API key), else null. */
+  /** The verified key owner or session user (routes of interfaces authenticated by API key or session), else null. */
   caller: User | null;
+  /** The session's CSRF token (routes of session interfaces), for the page to send back; else null. */
+  csrfToken: string | null;
   /** What `alongside` read, once the key verdict allowed it to be seen. */
   read: T;
   /** The body as sent, verified by its signature (routes with a `raw` body), else null. */
@@ -107,6 +109,11 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
     rc: RequestContext,
     verdict: Promise<unknown>,
   ) => Promise<T>;
+  /**
+   * Routes of a session interface: the key kind whose quota a request counts against, as a key of
+   * that kind would (contract section 13); absent: not counted.
+   */
+  quota?: KeyKind;
   /** Success responses by status. */
   responses: Record<number, SuccessResponse>;
   /** Error codes the handler itself can answer; the registry adds those of auth, parsing and stages. */
@@ -139,7 +146,14 @@ export type InterfaceAuth =
   /** `Authorization: Bearer <ADMIN_TOKEN>`, for every path under the base path, routed or not. */
   | { kind: "adminToken" }
   /** GitHub's `X-Hub-Signature-256` over the raw body, checked while the body streams in (routes with a `raw` body). */
-  | { kind: "webhookSignature" };
+  | { kind: "webhookSignature" }
+  /**
+   * The web app's session cookie (`__Host-session`), judged by the user's Durable Object; a
+   * state-changing request also needs a same-origin `Origin` and the session's `X-CSRF-Token`.
+   */
+  | { kind: "session" }
+  /** No credential, but a state-changing request needs a same-origin `Origin` (sign-in). */
+  | { kind: "sameOrigin" };
 
 /**
  * An interface: a group of routes sharing a base path, an error envelope, an authentication and a

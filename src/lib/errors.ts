@@ -16,6 +16,11 @@ export const ERROR_CODES = {
     retriable: false,
     when: "No active Team or Pro subscription billed through the service",
   },
+  csrf_failed: {
+    status: 403,
+    retriable: false,
+    when: "A state-changing request of the web app without a same-origin Origin header or without the session's X-CSRF-Token",
+  },
   plan_required: { status: 403, retriable: false, when: "The organization is not on the Pro plan" },
   org_not_found: {
     status: 404,

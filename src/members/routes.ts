@@ -86,7 +86,7 @@ const exampleMember = {
  * `GET /api/v1/organizations/{org}/members/{githubUserId}` (contract section 4): from the
  * organization's Durable Object, never a replica, alongside the key verdict.
  */
-const getOrganizationMember = defineRoute({
+export const getOrganizationMember = defineRoute({
   method: "GET",
   path: "/api/v1/organizations/{org}/members/{githubUserId}",
   operationId: "getOrganizationMember",
@@ -127,7 +127,7 @@ const getOrganizationMember = defineRoute({
  * `PATCH /api/v1/organizations/{org}/members/{githubUserId}`: a batch of one change, judged by the
  * same rules in the same transaction as the batch PATCH. A write waits for the key verdict.
  */
-const updateOrganizationMember = defineRoute({
+export const updateOrganizationMember = defineRoute({
   method: "PATCH",
   path: "/api/v1/organizations/{org}/members/{githubUserId}",
   operationId: "updateOrganizationMember",
@@ -166,7 +166,7 @@ const updateOrganizationMember = defineRoute({
  * `GET /api/v1/organizations` (contract section 8): the caller's organizations from their index,
  * each confirmed by the organization's object (members/organizations.ts), alongside the key verdict.
  */
-const listCallerOrganizations = defineRoute({
+export const listCallerOrganizations = defineRoute({
   method: "GET",
   path: "/api/v1/organizations",
   operationId: "listOrganizations",
@@ -207,7 +207,7 @@ const listCallerOrganizations = defineRoute({
  * `GET /api/v1/organizations/{org}/members` (contract section 8): any member may list; a keyset
  * page from the organization's object, alongside the key verdict.
  */
-const listOrganizationMembers = defineRoute({
+export const listOrganizationMembers = defineRoute({
   method: "GET",
   path: "/api/v1/organizations/{org}/members",
   operationId: "listOrganizationMembers",
@@ -313,7 +313,7 @@ const updateOrganizationMembers = defineRoute({
 });
 
 /** `GET /api/v1/organizations/{org}/audit-log` (contract section 8): admins only, newest first. */
-const listOrganizationAuditLog = defineRoute({
+export const listOrganizationAuditLog = defineRoute({
   method: "GET",
   path: "/api/v1/organizations/{org}/audit-log",
   operationId: "listOrganizationAuditLog",

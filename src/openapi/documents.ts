@@ -64,9 +64,11 @@ const QUOTA_HEADERS: Record<string, HeaderSpec> = {
  * 429 (the per-address flood limit has no quota to report), 404 on a path whose segment is not
  * valid percent-encoding (answered before the key), and 5xx (a store may fail before or after).
  */
-function quotaHeadersFor(api: ApiInterface, status: number): Record<string, unknown> {
-  if (api.auth.kind !== "apiKey" || status === 401 || status === 405) return {};
-  const required = status !== 429 && status !== 404 && status < 500;
+function quotaHeadersFor(api: ApiInterface, route: Route, status: number): Record<string, unknown> {
+  const counted = api.auth.kind === "apiKey" || (api.auth.kind === "session" && route.quota !== undefined);
+  if (!counted || status === 401 || status === 405) return {};
+  // A session's 403 csrf_failed comes before the count (Origin) or after it (the token).
+  const required = status !== 429 && status !== 404 && status < 500 && !(api.auth.kind === "session" && status === 403);
   return Object.fromEntries(Object.keys(QUOTA_HEADERS).map((name) => [name, required ? ref(name) : ref(`${name}-optional`)]));
 }
 
@@ -74,6 +76,13 @@ const SECURITY_SCHEMES = {
   analyticsKey: { type: "http", scheme: "bearer", description: "Personal Analytics API key (cak_...)." },
   membersKey: { type: "http", scheme: "bearer", description: "Personal Members API key (cbk_...)." },
   adminToken: { type: "http", scheme: "bearer", description: "The Worker's ADMIN_TOKEN secret." },
+  sessionCookie: {
+    type: "apiKey",
+    in: "cookie",
+    name: "__Host-session",
+    description:
+      "The web app's session (sign in at /). State-changing requests also need a same-origin Origin header and the session's CSRF token in X-CSRF-Token (from GET /app/api/session).",
+  },
   githubSignature: {
     type: "apiKey",
     in: "header",
@@ -112,7 +121,10 @@ const always = { "X-Correlation-Id": ref("X-Correlation-Id"), "Cache-Control": r
 /** Every error code a route can answer: its own, its interface's, and those of the stages it passes. */
 export function errorCodesOf(api: ApiInterface, route: Route): ErrorCode[] {
   const codes = new Set<ErrorCode>([...route.errors, ...api.errors, "method_not_allowed", "internal_error"]);
-  for (const code of authDocumentation(api.auth).errors) codes.add(code);
+  for (const code of authDocumentation(api.auth).errors) {
+    // A CSRF check guards only what changes state.
+    if (code !== "csrf_failed" || route.method !== "GET") codes.add(code);
+  }
   if (route.request?.params || route.request?.query || route.request?.body) codes.add("invalid_request");
   // A path segment that is not valid percent-encoding matches no resource.
   if (route.request?.params) codes.add("not_found");
@@ -135,7 +147,7 @@ function errorResponses(api: ApiInterface, route: Route): ZodOpenApiResponsesObj
   }
   const responses: ZodOpenApiResponsesObject = {};
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
-    const headers: Record<string, unknown> = { ...always, ...quotaHeadersFor(api, status) };
+    const headers: Record<string, unknown> = { ...always, ...quotaHeadersFor(api, route, status) };
     if (status === 401 && authDocumentation(api.auth).bearer) headers["WWW-Authenticate"] = ref("WWW-Authenticate");
     if (status === 405) headers.Allow = ref("Allow");
     if (status === 429) headers["Retry-After"] = ref("Retry-After");
@@ -160,7 +172,7 @@ function operation(api: ApiInterface, route: Route): ZodOpenApiOperationObject {
   const security = scheme === null ? [] : [{ [scheme]: [] }];
   const responses: ZodOpenApiResponsesObject = {};
   for (const [status, spec] of Object.entries(route.responses)) {
-    const headers: Record<string, unknown> = { ...always, ...quotaHeadersFor(api, Number(status)) };
+    const headers: Record<string, unknown> = { ...always, ...quotaHeadersFor(api, route, Number(status)) };
     for (const [name, h] of Object.entries(spec.headers ?? {})) headers[name] = { ...h };
     const content: Record<string, unknown> = {};
     if (spec.body)

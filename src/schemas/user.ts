@@ -33,3 +33,15 @@ export const ApiKeyCreated = z
   })
   .meta({ id: "ApiKeyCreated" });
 export type ApiKeyCreated = z.infer<typeof ApiKeyCreated>;
+
+/** One kind's current key as the app lists it (contract section 13): never the key itself. */
+export const ApiKeySummary = z
+  .object({
+    createdAt: InstantOutput,
+    expiresAt: InstantOutput.nullable().meta({ description: "Null: never expires. In the past: expired." }),
+    lastUsedAt: InstantOutput.nullable().meta({
+      description: "The start of the hour of the last request the key authenticated (to the hour); null: never used.",
+    }),
+  })
+  .meta({ id: "ApiKeySummary" });
+export type ApiKeySummary = z.infer<typeof ApiKeySummary>;

@@ -2,8 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { generateApiKey, hashApiKey } from "../../src/auth/api-key";
 import { isKeyRecordCached } from "../../src/auth/authenticate";
-import { keyRecordKey } from "../../src/auth/key-record";
-import { kvExpiry } from "../../src/auth/user-object";
+import { keyRecordKey, kvExpiry } from "../../src/auth/key-record";
 import { admin, call, createKey, createUser, env } from "./helpers";
 
 // An organization no test creates: a key that passes authentication gets the next check's 404.

@@ -282,13 +282,16 @@ describe("OpenAPI", () => {
     expect(Object.keys(doc.paths).filter((p) => p.startsWith("/internal"))).toEqual([]);
   });
 
-  it("serves the control plane's and the webhook endpoint's document at /internal/v1/openapi.json, with the admin token only", async () => {
+  it("serves the internal document (control plane, webhook endpoint, web app) at /internal/v1/openapi.json, with the admin token only", async () => {
     expect((await call("/internal/v1/openapi.json")).status).toBe(401);
     const res = await admin("GET", "/internal/v1/openapi.json");
     expect(res.status).toBe(200);
     const doc = (await res.json()) as { paths: Record<string, unknown> };
     expect(Object.keys(doc.paths)).toContain("/internal/v1/events");
-    // Contract section 11: the internal document describes the control plane and the webhook endpoint.
-    expect(Object.keys(doc.paths).filter((p) => !p.startsWith("/internal"))).toEqual(["/webhooks/github"]);
+    // Contract section 11: the internal document describes the control plane and the webhook endpoint;
+    // section 13 adds the web app's pages and routes to it (never to the public one).
+    const others = Object.keys(doc.paths).filter((p) => !p.startsWith("/internal"));
+    expect(others.filter((p) => !/^\/($|app\/|auth\/)/.test(p))).toEqual(["/webhooks/github"]);
+    expect(others).toEqual(expect.arrayContaining(["/", "/app/keys", "/app/api/keys", "/auth/sign-out"]));
   });
 });

@@ -1,0 +1,156 @@
+import { createUserKey, listUserKeys, revokeUserKey } from "../auth/keys";
+import { clearedSessionCookie, endSession, requireSessionCookie } from "../auth/session";
+import { codedErrorEnvelope } from "../http/envelopes";
+import { type ApiInterface, defineRoute, type Route, signedIn } from "../http/route";
+import {
+  getOrganizationMember,
+  listCallerOrganizations,
+  listOrganizationAuditLog,
+  listOrganizationMembers,
+  updateOrganizationMember,
+} from "../members/routes";
+import { keyExpiresAt } from "../rules/sessions";
+import { ApiKeyList, AppKeyCreateInput, KindPath, SessionInfo } from "../schemas/app";
+import { ApiKeyCreated } from "../schemas/user";
+
+/**
+ * The web app's JSON routes (contract section 13), for its pages, with the session's user as the
+ * caller. Organizations, members and the audit log are the public routes themselves under another
+ * path (same rules, same code, the members quota); keys go through the same functions as the
+ * control plane's key routes (`auth/keys.ts`).
+ */
+
+/** A public members route served to the app: same schemas, rules and handler; counted as a members key would be. */
+const forApp = (route: Route, path: string, operationId: string): Route => ({
+  ...route,
+  path,
+  operationId,
+  description: `The web app's form of ${route.operationId} (same rules and answers; counted against the members quota).`,
+  quota: "members",
+  // The public route's links name public operations.
+  responses: Object.fromEntries(Object.entries(route.responses).map(([status, r]) => [status, { ...r, links: undefined }])),
+});
+
+const getSession = defineRoute({
+  method: "GET",
+  path: "/app/api/session",
+  operationId: "appGetSession",
+  summary: "Who is signed in, and the session's CSRF token",
+  responses: {
+    200: {
+      description: "The signed-in user.",
+      body: SessionInfo,
+      example: {
+        user: { githubUserId: "1001", githubLogin: "ada-admin" },
+        csrfToken: "yWJt3mXf3v2S9u0uYdJ8mQ0l1eQ7sZk4p6Rr2c5gH1w",
+      },
+    },
+  },
+  errors: [],
+  handler: async ({ caller, csrfToken }) => {
+    const user = signedIn(caller);
+    return { user: { githubUserId: user.githubUserId, githubLogin: user.githubLogin }, csrfToken };
+  },
+});
+
+const signOut = defineRoute({
+  method: "POST",
+  path: "/auth/sign-out",
+  operationId: "appSignOut",
+  summary: "Sign out: the session ends at once",
+  responses: {
+    204: {
+      description: "Signed out; the cookie is cleared.",
+      headers: { "Set-Cookie": { description: "Clears __Host-session.", schema: { type: "string", maxLength: 200 } } },
+    },
+  },
+  errors: [],
+  handler: async (_args, { env, request }) => {
+    await endSession(env, requireSessionCookie(request));
+    return new Response(null, { status: 204, headers: { "Set-Cookie": clearedSessionCookie() } });
+  },
+});
+
+const listKeys = defineRoute({
+  method: "GET",
+  path: "/app/api/keys",
+  operationId: "appListKeys",
+  summary: "Your keys of each kind: created, expires, last used (to the hour)",
+  responses: {
+    200: {
+      description: "Each kind's current key, or null.",
+      body: ApiKeyList,
+      example: {
+        analytics: {
+          createdAt: "2026-11-02T09:30:00.000Z",
+          expiresAt: "2027-11-02T09:30:00.000Z",
+          lastUsedAt: "2026-11-20T16:00:00.000Z",
+        },
+        members: null,
+      },
+    },
+  },
+  errors: [],
+  handler: async ({ caller }, { env }) => listUserKeys(env, signedIn(caller).githubUserId),
+});
+
+const createKey = defineRoute({
+  method: "POST",
+  path: "/app/api/keys",
+  operationId: "appCreateKey",
+  summary: "Create or regenerate your key of one kind; the previous one stops working at once",
+  request: { body: { schema: AppKeyCreateInput, maxBytes: 1024, example: { kind: "analytics", expiresInDays: 90 } } },
+  responses: {
+    201: {
+      description: "The new key, shown once.",
+      body: ApiKeyCreated,
+      example: {
+        key: "cak_3CjWq0y5pTqRLg0hQm1nZk2sVb8xYf4eTr6Aj5Kp",
+        keyId: "6d9f7a52-1c3e-4b1a-9f0e-2b7c8d5e4a31",
+        kind: "analytics",
+        createdAt: "2026-11-22T10:00:00.000Z",
+        expiresAt: "2027-02-20T10:00:00.000Z",
+      },
+    },
+  },
+  errors: ["not_found"],
+  handler: async ({ body, caller }, { env }) =>
+    createUserKey(env, signedIn(caller).githubUserId, body.kind, keyExpiresAt(body.expiresInDays, Date.now())),
+});
+
+const revokeKey = defineRoute({
+  method: "DELETE",
+  path: "/app/api/keys/{kind}",
+  operationId: "appRevokeKey",
+  summary: "Revoke your key of one kind",
+  request: { params: KindPath },
+  responses: { 204: { description: "Revoked (or there was none)." } },
+  errors: [],
+  handler: async ({ params, caller }, { env }) => {
+    await revokeUserKey(env, signedIn(caller).githubUserId, params.kind);
+    return null;
+  },
+});
+
+/** `/app/api/...` and sign-out: the session cookie only (a key never authenticates here). */
+export const appInterface: ApiInterface = {
+  name: "app",
+  description: "The web app's JSON routes (session cookie; state changes need Origin and X-CSRF-Token).",
+  basePath: "/app/api",
+  document: "internal",
+  envelope: codedErrorEnvelope,
+  auth: { kind: "session" },
+  errors: ["internal_error", "unavailable"],
+  routes: [
+    getSession,
+    signOut,
+    listKeys,
+    createKey,
+    revokeKey,
+    forApp(listCallerOrganizations, "/app/api/orgs", "appListOrganizations"),
+    forApp(listOrganizationMembers, "/app/api/orgs/{org}/members", "appListOrganizationMembers"),
+    forApp(getOrganizationMember, "/app/api/orgs/{org}/members/{githubUserId}", "appGetOrganizationMember"),
+    forApp(updateOrganizationMember, "/app/api/orgs/{org}/members/{githubUserId}", "appUpdateOrganizationMember"),
+    forApp(listOrganizationAuditLog, "/app/api/orgs/{org}/audit-log", "appListOrganizationAuditLog"),
+  ],
+};

@@ -1,0 +1,71 @@
+import type { ComponentChildren } from "preact";
+import { useState } from "preact/hooks";
+import { explain, type SessionInfo, signOut, toLanding } from "./api";
+
+/** The frame of every signed-in page: who is signed in, where one can go, sign-out. */
+export function Layout({ session, title, children }: { session: SessionInfo; title: string; children: ComponentChildren }) {
+  const [error, setError] = useState("");
+  const out = async () => {
+    try {
+      await signOut();
+      toLanding();
+    } catch (e) {
+      setError(explain(e));
+    }
+  };
+  const here = window.location.pathname;
+  return (
+    <>
+      <header class="top">
+        <a class="brand" href="/">
+          PR review
+        </a>
+        <nav aria-label="Main">
+          <a href="/app/keys" aria-current={here === "/app/keys" ? "page" : undefined}>
+            API keys
+          </a>
+          <a href="/app/orgs" aria-current={here.startsWith("/app/orgs") ? "page" : undefined}>
+            Organizations
+          </a>
+        </nav>
+        <div class="who">
+          <span>
+            Signed in as <strong>{session.user.githubLogin}</strong>
+          </span>
+          <button type="button" class="secondary" onClick={out}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main id="main">
+        <h1>{title}</h1>
+        {error && (
+          <p class="error" role="alert">
+            {error}
+          </p>
+        )}
+        {children}
+      </main>
+    </>
+  );
+}
+
+/** A line that screen readers announce when it changes. */
+export function Notice({ kind, text }: { kind: "error" | "ok"; text: string }) {
+  if (!text) return null;
+  return (
+    <p class={kind} role={kind === "error" ? "alert" : "status"}>
+      {text}
+    </p>
+  );
+}
+
+/** A table that scrolls sideways on a narrow screen; focusable, so the keyboard can scroll it too. */
+export function TableWrap({ label, children }: { label: string; children: ComponentChildren }) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard (WCAG 2.1.1).
+    <section class="table-wrap" aria-label={label} tabIndex={0}>
+      {children}
+    </section>
+  );
+}

@@ -1,0 +1,86 @@
+import { useEffect, useState } from "preact/hooks";
+import { api, explain, formatDate, type SessionInfo } from "../api";
+import { Layout, Notice, TableWrap } from "../layout";
+
+interface Entry {
+  id: string;
+  at: string;
+  action: string;
+  actor: { githubLogin: string } | null;
+  source: string;
+  githubUserId: string;
+  before: { seat: boolean; role: string } | null;
+  after: { seat: boolean; role: string } | null;
+}
+interface AuditPage {
+  data: Entry[];
+  nextCursor: string | null;
+}
+
+const state = (s: { seat: boolean; role: string } | null) => (s === null ? "—" : `${s.role}, seat ${s.seat ? "on" : "off"}`);
+const SOURCES: Record<string, string> = { api: "API or app", sync: "control plane", github: "GitHub" };
+
+/** `/app/orgs/{org}/audit-log`: admins only (contract section 8), newest first. */
+export function AuditPage({ session, org }: { session: SessionInfo; org: string }) {
+  const [rows, setRows] = useState<Entry[] | null>(null);
+  const [next, setNext] = useState<string | null>(null);
+  const [error, setError] = useState("");
+  const load = async (cursor: string | null) => {
+    try {
+      const q = cursor ? `?cursor=${encodeURIComponent(cursor)}` : "";
+      const page = await api<AuditPage>("GET", `/app/api/orgs/${encodeURIComponent(org)}/audit-log${q}`);
+      setRows((old) => [...(cursor ? (old ?? []) : []), ...page.data]);
+      setNext(page.nextCursor);
+    } catch (e) {
+      setError(explain(e));
+    }
+  };
+  useEffect(() => {
+    load(null);
+  }, []);
+  return (
+    <Layout session={session} title={`Audit log of ${org}`}>
+      <p>
+        <a href={`/app/orgs/${encodeURIComponent(org)}/members`}>Members of {org}</a>
+      </p>
+      <Notice kind="error" text={error} />
+      {rows !== null && rows.length === 0 && <p>No changes recorded yet.</p>}
+      {rows !== null && rows.length > 0 && (
+        <TableWrap label="Member changes">
+          <table>
+            <caption>Member changes, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">What</th>
+                <th scope="col">Member</th>
+                <th scope="col">Before</th>
+                <th scope="col">After</th>
+                <th scope="col">By</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((e) => (
+                <tr key={e.id}>
+                  <td>{formatDate(e.at)}</td>
+                  <td>{e.action.replace("member.", "")}</td>
+                  <td>{e.githubUserId}</td>
+                  <td>{state(e.before)}</td>
+                  <td>{state(e.after)}</td>
+                  <td>
+                    {e.actor?.githubLogin ?? "—"} ({SOURCES[e.source] ?? e.source})
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableWrap>
+      )}
+      {next && (
+        <button type="button" class="secondary" onClick={() => load(next)}>
+          Older entries
+        </button>
+      )}
+    </Layout>
+  );
+}

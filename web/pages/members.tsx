@@ -1,0 +1,251 @@
+import { useEffect, useState } from "preact/hooks";
+import { ApiError, api, explain, type SessionInfo } from "../api";
+import { Layout, Notice, TableWrap } from "../layout";
+import { findOrg, type OrgEntry } from "./orgs";
+
+interface Member {
+  githubUserId: string;
+  githubLogin: string;
+  workEmail: string | null;
+  role: "member" | "admin" | "viewer";
+  seat: boolean;
+  isBot: boolean;
+}
+interface MemberPage {
+  data: Member[];
+  nextCursor: string | null;
+  seats: { purchased: number; used: number; available: number };
+}
+interface Filters {
+  role: string;
+  seat: string;
+  search: string;
+}
+const ROLES = ["member", "admin", "viewer"] as const;
+
+/**
+ * `/app/orgs/{org}/members`: the list with filters, search and pages; admins turn seats on and off
+ * and change roles in place, each change the guarded PATCH with the values the page showed.
+ */
+export function MembersPage({ session, org }: { session: SessionInfo; org: string }) {
+  const base = `/app/api/orgs/${encodeURIComponent(org)}/members`;
+  const [entry, setEntry] = useState<OrgEntry | null>(null);
+  const [page, setPage] = useState<MemberPage | null>(null);
+  const [cursors, setCursors] = useState<(string | null)[]>([null]);
+  const [filters, setFilters] = useState<Filters>({ role: "", seat: "", search: "" });
+  const [draft, setDraft] = useState<Filters>(filters);
+  const [message, setMessage] = useState<{ kind: "error" | "ok"; text: string }>({ kind: "ok", text: "" });
+
+  const load = async (cursor: string | null, f: Filters) => {
+    const q = new URLSearchParams();
+    if (f.role) q.set("role", f.role);
+    if (f.seat) q.set("seat", f.seat);
+    if (f.search) q.set("search", f.search);
+    if (cursor) q.set("cursor", cursor);
+    try {
+      setPage(await api<MemberPage>("GET", `${base}?${q}`));
+    } catch (e) {
+      setMessage({ kind: "error", text: explain(e) });
+    }
+  };
+  useEffect(() => {
+    findOrg(org).then(setEntry, () => setEntry(null));
+    load(null, filters);
+  }, []);
+
+  const cursor = cursors[cursors.length - 1] ?? null;
+  const apply = (e: Event) => {
+    e.preventDefault();
+    setFilters(draft);
+    setCursors([null]);
+    load(null, draft);
+  };
+
+  /**
+   * A guarded change; on a refusal the row is read again and the reason said in words. The message
+   * comes once the list shows the state it speaks of.
+   */
+  const change = async (m: Member, body: Record<string, unknown>, done: string) => {
+    setMessage({ kind: "ok", text: "" });
+    let outcome: { kind: "error" | "ok"; text: string } = { kind: "ok", text: done };
+    try {
+      await api("PATCH", `${base}/${m.githubUserId}`, body);
+    } catch (e) {
+      let text = explain(e);
+      if (e instanceof ApiError && e.code === "expected_value_mismatch") {
+        const now = await api<Member>("GET", `${base}/${m.githubUserId}`).catch(() => null);
+        if (now) text += ` ${now.githubLogin} now has role ${now.role} and seat ${now.seat ? "on" : "off"}.`;
+      }
+      outcome = { kind: "error", text };
+    }
+    await load(cursor, filters);
+    setMessage(outcome);
+  };
+
+  const canSeats = entry?.canManageSeats ?? false;
+  const canRoles = entry?.canManageRoles ?? false;
+  return (
+    <Layout session={session} title={`Members of ${org}`}>
+      <p>
+        <a href="/app/orgs">All organizations</a>
+        {entry?.role === "admin" && (
+          <>
+            {" · "}
+            <a href={`/app/orgs/${encodeURIComponent(org)}/audit-log`}>Audit log</a>
+          </>
+        )}
+      </p>
+      {page && (
+        <p class="seats" aria-live="polite">
+          Seats: {page.seats.used} of {page.seats.purchased} used, {page.seats.available} available.
+        </p>
+      )}
+      {entry && !canSeats && !canRoles && (
+        <p class="muted">
+          {entry.role === "admin"
+            ? "Seats and roles can be changed only with an active Team or Pro subscription billed through the service."
+            : "Only admins can change seats and roles."}
+        </p>
+      )}
+      <form class="filters" onSubmit={apply}>
+        <label>
+          Role
+          <select value={draft.role} onChange={(e) => setDraft({ ...draft, role: e.currentTarget.value })}>
+            <option value="">any</option>
+            {ROLES.map((r) => (
+              <option key={r} value={r}>
+                {r}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Seat
+          <select value={draft.seat} onChange={(e) => setDraft({ ...draft, seat: e.currentTarget.value })}>
+            <option value="">any</option>
+            <option value="true">on</option>
+            <option value="false">off</option>
+          </select>
+        </label>
+        <label>
+          Search
+          <input
+            type="search"
+            maxLength={100}
+            value={draft.search}
+            placeholder="login or email"
+            onInput={(e) => setDraft({ ...draft, search: e.currentTarget.value })}
+          />
+        </label>
+        <button type="submit">Filter</button>
+      </form>
+      <Notice kind={message.kind} text={message.text} />
+      {page === null ? null : page.data.length === 0 ? (
+        <p>No member matches.</p>
+      ) : (
+        <TableWrap label="Members">
+          <table>
+            <caption>Members{page.nextCursor || cursors.length > 1 ? ` (page ${cursors.length})` : ""}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Login</th>
+                <th scope="col" class="wide-only">
+                  Work email
+                </th>
+                <th scope="col">Role</th>
+                <th scope="col">Seat</th>
+              </tr>
+            </thead>
+            <tbody>
+              {page.data.map((m) => (
+                <tr key={m.githubUserId}>
+                  <th scope="row">
+                    {m.githubLogin}
+                    {m.isBot && <span class="tag">bot</span>}
+                  </th>
+                  <td class="wide-only">{m.workEmail ?? "—"}</td>
+                  <td>
+                    {canRoles ? (
+                      <select
+                        aria-label={`Role of ${m.githubLogin}`}
+                        value={m.role}
+                        onChange={(e) =>
+                          change(
+                            m,
+                            { role: e.currentTarget.value, expectedRole: m.role },
+                            `${m.githubLogin} is now ${e.currentTarget.value}.`,
+                          )
+                        }
+                      >
+                        {ROLES.map((r) => (
+                          <option key={r} value={r}>
+                            {r}
+                          </option>
+                        ))}
+                      </select>
+                    ) : (
+                      m.role
+                    )}
+                  </td>
+                  <td>
+                    {canSeats ? (
+                      <label class="switch">
+                        <input
+                          type="checkbox"
+                          checked={m.seat}
+                          onChange={(e) => {
+                            // The page shows the value it read until the service answers.
+                            e.currentTarget.checked = m.seat;
+                            change(
+                              m,
+                              { seat: !m.seat, expectedSeat: m.seat },
+                              `Seat of ${m.githubLogin} turned ${m.seat ? "off" : "on"}.`,
+                            );
+                          }}
+                        />
+                        <span aria-hidden="true">{m.seat ? "On" : "Off"}</span>
+                        <span class="sr-only">Seat of {m.githubLogin}</span>
+                      </label>
+                    ) : m.seat ? (
+                      "on"
+                    ) : (
+                      "off"
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableWrap>
+      )}
+      <div class="actions">
+        {cursors.length > 1 && (
+          <button
+            type="button"
+            class="secondary"
+            onClick={() => {
+              const back = cursors.slice(0, -1);
+              setCursors(back);
+              load(back[back.length - 1] ?? null, filters);
+            }}
+          >
+            Previous page
+          </button>
+        )}
+        {page?.nextCursor && (
+          <button
+            type="button"
+            class="secondary"
+            onClick={() => {
+              const next = page.nextCursor;
+              setCursors([...cursors, next]);
+              load(next, filters);
+            }}
+          >
+            Next page
+          </button>
+        )}
+      </div>
+    </Layout>
+  );
+}
