@@ -1,13 +1,13 @@
 /**
  * The layering of docs/architecture.md ("Dependencies point one way"), checked by `npm run lint:deps`
  * (in `npm run check` and .ci/run). Top to bottom: entry (index.ts, interfaces.ts) → interfaces
- * (http/, routes, handlers, webhooks/, control-plane/, openapi/, operations/) → directory/ →
+ * (http/, routes, handlers, webhooks/, control-plane/, openapi/, operations/, mcp/) → directory/ →
  * objects (organization/, auth/user-object.ts) and storage/ → github/ (the GitHub App client, an
  * outside-service adapter) → rules (pure functions) → schemas/ → lib/.
  * TypeScript 7 has no JavaScript API, so it runs with TypeScript 5 (scripts/lib/typescript5.mjs).
  */
 const INTERFACES =
-  "^src/(http|openapi|operations|control-plane)/|^src/[^/]+/routes[.]ts$|^src/webhooks/(consumer|receive)[.]ts$|^src/(index|interfaces)[.]ts$";
+  "^src/(http|openapi|operations|control-plane|mcp)/|^src/[^/]+/routes[.]ts$|^src/webhooks/(consumer|receive)[.]ts$|^src/(index|interfaces)[.]ts$";
 const RULES = "^src/rules/|^src/(auth/quota|directory/identity|organization/github-changes|organization/registration)[.]ts$";
 
 /** @type {import('dependency-cruiser').IConfiguration} */

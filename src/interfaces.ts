@@ -1,6 +1,7 @@
 import { analyticsInterface } from "./analytics/routes";
 import { controlPlaneInterface } from "./control-plane/routes";
 import type { ApiInterface } from "./http/route";
+import { mcpInterface } from "./mcp/routes";
 import { membersInterface } from "./members/routes";
 import { buildDocument } from "./openapi/documents";
 import { operationsInterface } from "./operations/routes";
@@ -13,6 +14,7 @@ export const INTERFACES: readonly ApiInterface[] = [
   membersInterface,
   controlPlaneInterface,
   webhooksInterface,
+  mcpInterface,
 ];
 
 /** `GET /openapi.json`: analytics, members, health. */

@@ -1,12 +1,12 @@
 import { checkAdminToken, configuredAdminToken } from "../auth/admin-token";
 import { type KnownKey, lookupApiKey, verifyApiKey } from "../auth/authenticate";
 import { countFailedAuthentication, refuseThrottledClient } from "../auth/flood";
-import { quotaHeaders } from "../auth/quota";
+import { type QuotaVerdict, quotaHeaders } from "../auth/quota";
 import { parseSignatureHeader, SignatureVerifier } from "../auth/webhook-signature";
 import { AppError, type ErrorCode, notFound } from "../lib/errors";
 import type { User } from "../schemas/user";
-import { readJsonBytes } from "./body";
-import type { InterfaceAuth, RequestContext, Route } from "./route";
+import { readJsonBytes, readJsonObject } from "./body";
+import type { CallerKey, InterfaceAuth, RequestContext, Route } from "./route";
 
 /**
  * The authentication stage, for every interface and every kind of credential: the one place that
@@ -21,6 +21,8 @@ export type Authenticated =
   | { kind: "none" }
   /** The key exists; its verdict (still current, owner not blocked, quota) is settled alongside the parameters. */
   | { kind: "apiKey"; known: KnownKey; verdict: Promise<User> }
+  /** A key of either kind, judged (401 here); the quota's verdict is the route's to answer. */
+  | { kind: "anyApiKey"; user: User; key: CallerKey; body: Record<string, unknown> }
   | { kind: "adminToken" }
   /** The body, exactly as sent and verified. */
   | { kind: "webhookSignature"; body: Uint8Array };
@@ -49,6 +51,8 @@ export function authDocumentation(auth: InterfaceAuth): AuthDocumentation {
         bearer: true,
         everyPath: false,
       };
+    case "anyApiKey":
+      return { securityScheme: null, errors: ["unauthenticated", "rate_limited"], bearer: true, everyPath: false };
     case "adminToken":
       return {
         securityScheme: "adminToken",
@@ -83,6 +87,20 @@ export async function authenticate(
       const known = await counted(rc, now, () => lookupApiKey(rc.request, rc.env, auth.keyKind));
       return { kind: "apiKey", known, verdict: verifiedCaller(rc, known, now) };
     }
+    case "anyApiKey": {
+      const known = await counted(rc, now, () => lookupApiKey(rc.request, rc.env, null));
+      const maxBytes = route?.request?.body?.maxBytes;
+      if (maxBytes === undefined) throw new Error("an anyApiKey route must declare its body");
+      // Whether the request counts depends on its body, so the body is read before the verdict;
+      // a body that fails still waits for the verdict, so a refused key is a 401 first.
+      const body = await readJsonObject(rc.request, maxBytes).then(
+        (value) => ({ ok: true as const, value }),
+        (error: unknown) => ({ ok: false as const, error }),
+      );
+      const { user, quota } = await judgedKey(rc, known, now, body.ok && auth.counted(body.value));
+      if (!body.ok) throw body.error;
+      return { kind: "anyApiKey", user, key: { kind: known.record.kind, userId: known.record.userId, quota }, body: body.value };
+    }
     case "adminToken": {
       const expected = configuredAdminToken(rc.env);
       await counted(rc, now, () => checkAdminToken(rc.request, expected));
@@ -110,18 +128,33 @@ async function counted<T>(rc: RequestContext, now: number, check: () => Promise<
  * quota headers go on whatever the request answers.
  */
 async function verifiedCaller(rc: RequestContext, known: KnownKey, now: number): Promise<User> {
-  const { user, quota } = await verifyApiKey(rc.env, known, now).catch((error) =>
+  const { user, quota } = await judgedKey(rc, known, now, true);
+  if (quota === null) return user;
+  if (!quota.allowed) throw quotaExceeded(quota);
+  return user;
+}
+
+/** The 429 of an exhausted quota (contract section 7). */
+export const quotaExceeded = (quota: QuotaVerdict): AppError =>
+  new AppError(
+    "rate_limited",
+    `Rate limit exceeded: ${quota.limit} requests per ${quota.windowMs / 1000} seconds. Retry after the Retry-After seconds.`,
+  );
+
+/** The owner's verdict on the key (401, counted per address), counting the request when `count`; the quota headers go on the answer. */
+async function judgedKey(
+  rc: RequestContext,
+  known: KnownKey,
+  now: number,
+  count: boolean,
+): Promise<{ user: User; quota: QuotaVerdict | null }> {
+  const verdict = await verifyApiKey(rc.env, known, now, count).catch((error) =>
     countFailedAuthentication(rc.request, rc.env, error, now),
   );
-  if (quota === null) return user;
-  for (const [name, value] of Object.entries(quotaHeaders(quota, now))) rc.responseHeaders.set(name, value);
-  if (!quota.allowed) {
-    throw new AppError(
-      "rate_limited",
-      `Rate limit exceeded: ${quota.limit} requests per ${quota.windowMs / 1000} seconds. Retry after the Retry-After seconds.`,
-    );
+  if (verdict.quota !== null) {
+    for (const [name, value] of Object.entries(quotaHeaders(verdict.quota, now))) rc.responseHeaders.set(name, value);
   }
-  return user;
+  return verdict;
 }
 
 /** The current secret and, during a rotation, the previous one; without a current one the path does not exist. */
