@@ -1,14 +1,14 @@
 /**
  * The layering of docs/architecture.md ("Dependencies point one way"), checked by `npm run lint:deps`
  * (in `npm run check` and .ci/run). Top to bottom: entry (index.ts, interfaces.ts) → interfaces
- * (http/, routes, handlers, webhooks/, control-plane/, openapi/, operations/) → sync/ (the installation
- * sync's Workflow, started by the consumer and the control plane) → directory/ →
+ * (http/, routes, handlers, webhooks/, control-plane/, openapi/, operations/, app/, mcp/) → sync/ (the
+ * installation sync's Workflow, started by the consumer and the control plane) → directory/ →
  * objects (organization/, auth/user-object.ts) and storage/ → github/ (the GitHub App client, an
  * outside-service adapter) → rules (pure functions) → schemas/ → lib/.
  * TypeScript 7 has no JavaScript API, so it runs with TypeScript 5 (scripts/lib/typescript5.mjs).
  */
 const INTERFACES =
-  "^src/(http|openapi|operations|control-plane|app)/|^src/[^/]+/routes[.]ts$|^src/webhooks/(consumer|receive)[.]ts$|^src/(index|interfaces)[.]ts$";
+  "^src/(http|openapi|operations|control-plane|app|mcp)/|^src/[^/]+/routes[.]ts$|^src/webhooks/(consumer|receive)[.]ts$|^src/(index|interfaces)[.]ts$";
 const RULES = "^src/rules/|^src/(auth/quota|directory/identity|organization/github-changes|organization/github-sync|organization/registration)[.]ts$";
 
 /** @type {import('dependency-cruiser').IConfiguration} */

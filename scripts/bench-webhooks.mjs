@@ -56,6 +56,8 @@ function pullRequestBody(number, updatedAt = new Date().toISOString()) {
     },
     repository: { id: REPO.id, name: REPO.name, full_name: `${ORG}/${REPO.name}`, private: false, owner: { login: ORG, id: 7 } },
     organization: { login: ORG, id: 7 },
+    // Every App delivery names the installation that sent it: the organization registered below holds 1.
+    installation: { id: 1, node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ==" },
     sender: { login: "bench-author", id: 1 },
   });
 }

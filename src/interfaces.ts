@@ -4,6 +4,7 @@ import { appInterface } from "./app/routes";
 import { signInInterface } from "./app/sign-in";
 import { controlPlaneInterface } from "./control-plane/routes";
 import type { ApiInterface } from "./http/route";
+import { mcpInterface } from "./mcp/routes";
 import { membersInterface } from "./members/routes";
 import { buildDocument } from "./openapi/documents";
 import { operationsInterface } from "./operations/routes";
@@ -19,6 +20,7 @@ export const INTERFACES: readonly ApiInterface[] = [
   pagesInterface,
   appInterface,
   signInInterface,
+  mcpInterface,
 ];
 
 /** `GET /openapi.json`: analytics, members, health. */

@@ -29,15 +29,17 @@ export const isKeyRecordCached = (hash: string): boolean => recordCache.has(hash
 /**
  * First half of authentication: header, shape and checksum (no I/O), the interface's prefix,
  * then the KV lookup. Unknown and malformed keys end here with 401, so nothing further (no
- * Durable Object) is ever touched for a forged key.
+ * Durable Object) is ever touched for a forged key. `kind` null takes a key of either kind (the
+ * MCP endpoint, where the key's kind picks the tools): its record says which.
  */
-export async function lookupApiKey(request: Request, env: Env, kind: KeyKind): Promise<KnownKey> {
+export async function lookupApiKey(request: Request, env: Env, wanted: KeyKind | null): Promise<KnownKey> {
   const bearer = parseBearer(request.headers.get("Authorization"));
   if (bearer.kind === "missing") throw unauthenticated("Missing bearer token: send Authorization: Bearer <key>.");
   if (bearer.kind === "malformed") throw unauthenticated("The Authorization header must use the Bearer scheme.");
 
   const key = parseApiKey(bearer.token);
   if (key.kind === "malformed") throw unauthenticated(INVALID_KEY);
+  const kind = wanted ?? key.keyKind;
   if (key.keyKind !== kind) {
     throw unauthenticated(
       `This endpoint needs ${kind === "analytics" ? "an Analytics" : "a Members"} API key (${KEY_PREFIX[kind]}...).`,
@@ -63,11 +65,18 @@ export async function lookupApiKey(request: Request, env: Env, kind: KeyKind): P
 
 /**
  * Second half: the owner's Durable Object says whether this is still the owner's current,
- * unexpired key and the owner is not blocked. Same 401 for every "no".
+ * unexpired key and the owner is not blocked. Same 401 for every "no". The request is counted
+ * against the owner's quota in the same call unless `count` is false (MCP requests other than a
+ * tool call: contract section 15).
  */
-export async function verifyApiKey(env: Env, known: KnownKey, now: number): Promise<{ user: User; quota: QuotaVerdict | null }> {
+export async function verifyApiKey(
+  env: Env,
+  known: KnownKey,
+  now: number,
+  count = true,
+): Promise<{ user: User; quota: QuotaVerdict | null }> {
   const { userId, keyId, kind } = known.record;
-  const policy = quotaPolicy(env, kind);
+  const policy = count ? quotaPolicy(env, kind) : null;
   // Retried once on a transient failure: at worst one request is counted twice.
   const verdict = await callDurable<KeyVerdict>(() => userStub(env, userId).verifyKey(kind, keyId, now, policy), {
     idempotent: true,

@@ -7,8 +7,8 @@ import { parseSignatureHeader, SignatureVerifier } from "../auth/webhook-signatu
 import { AppError, type ErrorCode, notFound } from "../lib/errors";
 import type { KeyKind } from "../schemas/key-kind";
 import type { User } from "../schemas/user";
-import { readJsonBytes } from "./body";
-import type { InterfaceAuth, RequestContext, Route } from "./route";
+import { readJsonBytes, readJsonObject } from "./body";
+import type { CallerKey, InterfaceAuth, RequestContext, Route } from "./route";
 
 /**
  * The authentication stage, for every interface and every kind of credential: the one place that
@@ -32,6 +32,8 @@ export type Authenticated =
    * (still current, owner not blocked, quota) is settled alongside the parameters.
    */
   | { kind: "apiKey" | "session"; callerId: string; verdict: Promise<Caller> }
+  /** A key of either kind, judged (401 here); the quota's verdict is the route's to answer. */
+  | { kind: "anyApiKey"; user: User; key: CallerKey; body: Record<string, unknown> }
   | { kind: "adminToken" }
   /** The body, exactly as sent and verified. */
   | { kind: "webhookSignature"; body: Uint8Array };
@@ -60,6 +62,8 @@ export function authDocumentation(auth: InterfaceAuth): AuthDocumentation {
         bearer: true,
         everyPath: false,
       };
+    case "anyApiKey":
+      return { securityScheme: null, errors: ["unauthenticated", "rate_limited"], bearer: true, everyPath: false };
     case "adminToken":
       return {
         securityScheme: "adminToken",
@@ -114,6 +118,20 @@ export async function authenticate(
     case "sameOrigin":
       if (changesState(rc.request)) requireSameOrigin(rc.request, rc.url);
       return { kind: "none" };
+    case "anyApiKey": {
+      const known = await counted(rc, now, () => lookupApiKey(rc.request, rc.env, null));
+      const maxBytes = route?.request?.body?.maxBytes;
+      if (maxBytes === undefined) throw new Error("an anyApiKey route must declare its body");
+      // Whether the request counts depends on its body, so the body is read before the verdict;
+      // a body that fails still waits for the verdict, so a refused key is a 401 first.
+      const body = await readJsonObject(rc.request, maxBytes).then(
+        (value) => ({ ok: true as const, value }),
+        (error: unknown) => ({ ok: false as const, error }),
+      );
+      const { user, quota } = await judgedKey(rc, known, now, body.ok && auth.counted(body.value));
+      if (!body.ok) throw body.error;
+      return { kind: "anyApiKey", user, key: { kind: known.record.kind, userId: known.record.userId, quota }, body: body.value };
+    }
     case "adminToken": {
       const expected = configuredAdminToken(rc.env);
       await counted(rc, now, () => checkAdminToken(rc.request, expected));
@@ -141,11 +159,31 @@ async function counted<T>(rc: RequestContext, now: number, check: () => Promise<
  * quota headers go on whatever the request answers.
  */
 async function verifiedCaller(rc: RequestContext, known: KnownKey, now: number): Promise<User> {
-  const { user, quota } = await verifyApiKey(rc.env, known, now).catch((error) =>
+  const { user, quota } = await judgedKey(rc, known, now, true);
+  if (quota === null) return user;
+  if (!quota.allowed) throw quotaExceeded(quota);
+  return user;
+}
+
+/** The 429 of an exhausted quota (contract section 7). */
+export const quotaExceeded = (quota: QuotaVerdict): AppError =>
+  new AppError(
+    "rate_limited",
+    `Rate limit exceeded: ${quota.limit} requests per ${quota.windowMs / 1000} seconds. Retry after the Retry-After seconds.`,
+  );
+
+/** The owner's verdict on the key (401, counted per address), counting the request when `count`; the quota headers go on the answer. */
+async function judgedKey(
+  rc: RequestContext,
+  known: KnownKey,
+  now: number,
+  count: boolean,
+): Promise<{ user: User; quota: QuotaVerdict | null }> {
+  const verdict = await verifyApiKey(rc.env, known, now, count).catch((error) =>
     countFailedAuthentication(rc.request, rc.env, error, now),
   );
-  applyQuota(rc, quota, now);
-  return user;
+  setQuotaHeaders(rc, verdict.quota, now);
+  return verdict;
 }
 
 /**
@@ -162,21 +200,16 @@ async function verifiedSession(
   const session = await verifySession(rc.env, cookie, now, quotaKind).catch((error) =>
     countFailedAuthentication(rc.request, rc.env, error, now),
   );
-  applyQuota(rc, session.quota, now);
+  setQuotaHeaders(rc, session.quota, now);
+  if (session.quota !== null && !session.quota.allowed) throw quotaExceeded(session.quota);
   if (changesState(rc.request)) requireCsrfToken(rc.request, session.csrfToken);
   return { user: session.user, csrfToken: session.csrfToken };
 }
 
-/** The quota headers go on whatever the request answers; over the quota is 429. */
-function applyQuota(rc: RequestContext, quota: QuotaVerdict | null, now: number): void {
+/** The quota headers go on whatever the request answers. */
+function setQuotaHeaders(rc: RequestContext, quota: QuotaVerdict | null, now: number): void {
   if (quota === null) return;
   for (const [name, value] of Object.entries(quotaHeaders(quota, now))) rc.responseHeaders.set(name, value);
-  if (!quota.allowed) {
-    throw new AppError(
-      "rate_limited",
-      `Rate limit exceeded: ${quota.limit} requests per ${quota.windowMs / 1000} seconds. Retry after the Retry-After seconds.`,
-    );
-  }
 }
 
 /** The current secret and, during a rotation, the previous one; without a current one the path does not exist. */

@@ -59,7 +59,8 @@ export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
-const tooLarge = (maxBytes: number) => new AppError("payload_too_large", `The request body must not exceed ${maxBytes} bytes.`);
+export const tooLarge = (maxBytes: number) =>
+  new AppError("payload_too_large", `The request body must not exceed ${maxBytes} bytes.`);
 
 /** Without a Content-Length the buffer starts here and doubles. */
 const INITIAL_BUFFER = 64 * 1024;

@@ -6,6 +6,15 @@ import { type Envelope, json } from "./envelopes";
  * logged with the correlation id and answered as a generic 500.
  */
 export function errorResponse(error: unknown, envelope: Envelope, correlationId: string): Response {
+  const appError = publicError(error, envelope, correlationId);
+  return json(envelope.render(appError, correlationId), appError.status, appError.headers);
+}
+
+/**
+ * The error a client sees, in the interface's terms (`Envelope.translate`); a server-side failure
+ * is logged once, here. Also for answers that are not HTTP responses (MCP tool results).
+ */
+export function publicError(error: unknown, envelope: Envelope, correlationId: string): AppError {
   let appError: AppError;
   if (isAppError(error)) {
     appError = error;
@@ -14,8 +23,7 @@ export function errorResponse(error: unknown, envelope: Envelope, correlationId:
     logFailure(correlationId, "unhandled error", error);
     appError = internalError();
   }
-  appError = envelope.translate(appError);
-  return json(envelope.render(appError, correlationId), appError.status, appError.headers);
+  return envelope.translate(appError);
 }
 
 /** Every server-side failure is logged once, here, with the request's correlation id. */

@@ -2,12 +2,12 @@ import { type IRequest, Router, type RouterType } from "itty-router";
 import type { z } from "zod";
 import { attempt } from "../lib/attempt";
 import { AppError, type ErrorDetail, notFound } from "../lib/errors";
-import { authDocumentation, authenticate } from "./authentication";
+import { authDocumentation, authenticate, type Caller } from "./authentication";
 import { readJsonObject } from "./body";
 import { json } from "./envelopes";
 import { errorResponse } from "./error-response";
 import { readPathParams, readQuery } from "./request";
-import type { ApiInterface, RequestContext, Route } from "./route";
+import type { ApiInterface, CallerKey, HandlerResult, RequestContext, Route } from "./route";
 import { parseOrThrow } from "./validation";
 
 /** `/a/{b}/c` → `/a/:b/c` for itty, and a RegExp for `Allow`. */
@@ -83,21 +83,64 @@ interface Parsed {
   query: unknown;
 }
 
+/** One call of a route, as its stages after authentication see it: from HTTP, or in-process (MCP tools). */
+export interface RouteCall {
+  /** Path parameters as they appear in a path (percent-encoded). */
+  params: Record<string, string>;
+  query: URLSearchParams;
+  /** The JSON body (routes that declare one): read and checked against the route's limits (415/413/400). */
+  body: (maxBytes: number) => Promise<unknown>;
+  /** The key owner's id from the key record, once the key is known to exist (for `alongside` reads), else null. */
+  callerId: string | null;
+  /** The key's or session's verdict: the caller (null for interfaces without them), or a rejection (401/429/403). */
+  verdict: Promise<Caller | null>;
+  key: CallerKey | null;
+  raw: Uint8Array | null;
+}
+
 async function runRoute(api: ApiInterface, route: Route, request: IRequest, rc: RequestContext): Promise<Response> {
   const authenticated = await authenticate(api.auth, route, rc, Date.now());
-  const withCaller = authenticated.kind === "apiKey" || authenticated.kind === "session" ? authenticated : null;
-  const callerId = withCaller?.callerId ?? null;
-  const verdict = withCaller?.verdict ?? Promise.resolve(null);
+  const call: RouteCall = {
+    params: request.params,
+    query: rc.url.searchParams,
+    body: (maxBytes) => readJsonObject(request, maxBytes),
+    callerId: null,
+    verdict: Promise.resolve(null),
+    key: null,
+    raw: null,
+  };
+  if (authenticated.kind === "apiKey" || authenticated.kind === "session") {
+    call.callerId = authenticated.callerId;
+    call.verdict = authenticated.verdict;
+  } else if (authenticated.kind === "anyApiKey") {
+    call.callerId = authenticated.key.userId;
+    call.verdict = Promise.resolve({ user: authenticated.user, csrfToken: null });
+    call.key = authenticated.key;
+    call.body = async () => authenticated.body;
+  } else if (authenticated.kind === "webhookSignature") {
+    call.raw = authenticated.body;
+  }
+  const result = await executeRoute(route, call, rc);
+  if (result instanceof Response) return result;
+  const status = Number(Object.keys(route.responses)[0]);
+  return result === null ? new Response(null, { status }) : json(result, status);
+}
 
+/**
+ * The stages of a route after authentication, in the contract's order: parameters (400), the
+ * `alongside` read started in parallel with the key verdict, the verdict (401/429), the body
+ * (415/413/400), the read's answer, then the handler. Returns what the handler returned.
+ */
+export async function executeRoute(route: Route, call: RouteCall, rc: RequestContext): Promise<HandlerResult> {
   const parsed = attempt((): Parsed => {
-    const params = route.request?.params ? readPathParams(route.request.params, request.params, invalid(route, "path")) : {};
-    const query = route.request?.query ? readQuery(route.request.query, rc.url.searchParams, invalid(route, "query")) : {};
+    const params = route.request?.params ? readPathParams(route.request.params, call.params, invalid(route, "path")) : {};
+    const query = route.request?.query ? readQuery(route.request.query, call.query, invalid(route, "query")) : {};
     if (!route.request?.body) route.request?.check?.({ params, query, body: undefined });
     return { params, query };
   });
   const alongside =
-    parsed.ok && callerId !== null && route.alongside
-      ? route.alongside({ ...parsed.value, body: undefined }, callerId, rc, verdict)
+    parsed.ok && call.callerId !== null && route.alongside
+      ? route.alongside({ ...parsed.value, body: undefined }, call.callerId, rc, call.verdict)
       : Promise.resolve(undefined);
   // Settled here, so a read nobody awaits (the key refused) is no unhandled rejection.
   const read = alongside.then(
@@ -108,26 +151,30 @@ async function runRoute(api: ApiInterface, route: Route, request: IRequest, rc: 
   // Judged in order: the key first (a failing key is a 401, an exhausted quota a 429, whatever else
   // happened), then the parameters. A refused request answers at once: the read started alongside
   // is not awaited (the runtime drops it with the response), so refusing costs no more than the verdict.
-  const caller = await verdict;
+  const caller = await call.verdict;
   if (!parsed.ok) throw parsed.error;
 
   let body: unknown;
   if (route.request?.body && !route.request.body.raw) {
     const spec = route.request.body;
-    body = parseOrThrow(spec.schema as z.ZodType, await readJsonObject(request, spec.maxBytes), "Invalid request body.");
+    body = parseOrThrow(spec.schema as z.ZodType, await call.body(spec.maxBytes), "Invalid request body.");
     route.request.check?.({ ...parsed.value, body });
   }
   const settled = await read;
   if (settled.status === "rejected") throw settled.reason;
 
-  const raw = authenticated.kind === "webhookSignature" ? authenticated.body : null;
-  const result = await route.handler(
-    { ...parsed.value, body, caller: caller?.user ?? null, csrfToken: caller?.csrfToken ?? null, read: settled.value, raw },
+  return route.handler(
+    {
+      ...parsed.value,
+      body,
+      caller: caller?.user ?? null,
+      csrfToken: caller?.csrfToken ?? null,
+      key: call.key,
+      read: settled.value,
+      raw: call.raw,
+    },
     rc,
   );
-  if (result instanceof Response) return result;
-  const status = Number(Object.keys(route.responses)[0]);
-  return result === null ? new Response(null, { status }) : json(result, status);
 }
 
 const invalid =

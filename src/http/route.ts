@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import type { KeyKind } from "../auth/api-key";
+import type { QuotaVerdict } from "../auth/quota";
 import type { ErrorCode } from "../lib/errors";
 import type { User } from "../schemas/user";
 import type { Envelope } from "./envelopes";
@@ -65,11 +66,22 @@ export interface RouteInput<P, Q, B> {
   body: B;
 }
 
+/** The key a request of an `anyApiKey` interface came with, as the owner's object judged it. */
+export interface CallerKey {
+  kind: KeyKind;
+  /** The owner's id as the key record names it. */
+  userId: string;
+  /** The quota's verdict when the request was counted (it may be exhausted: the route answers that), else null. */
+  quota: QuotaVerdict | null;
+}
+
 export interface HandlerArgs<P, Q, B, T> extends RouteInput<P, Q, B> {
   /** The verified key owner or session user (routes of interfaces authenticated by API key or session), else null. */
   caller: User | null;
   /** The session's CSRF token (routes of session interfaces), for the page to send back; else null. */
   csrfToken: string | null;
+  /** The key itself (routes of `anyApiKey` interfaces), else null. */
+  key: CallerKey | null;
   /** What `alongside` read, once the key verdict allowed it to be seen. */
   read: T;
   /** The body as sent, verified by its signature (routes with a `raw` body), else null. */
@@ -143,6 +155,12 @@ export type InterfaceAuth =
   | { kind: "none" }
   /** A personal API key of this kind, judged by the owner's Durable Object; counted against a quota. */
   | { kind: "apiKey"; keyKind: KeyKind }
+  /**
+   * A personal API key of either kind, whose kind the route learns (the MCP endpoint: it picks the
+   * tools). The stage reads the JSON body and counts the request against the owner's quota only
+   * when `counted(body)` says so; an exhausted quota is not refused here but handed to the route.
+   */
+  | { kind: "anyApiKey"; counted: (body: Record<string, unknown>) => boolean }
   /** `Authorization: Bearer <ADMIN_TOKEN>`, for every path under the base path, routed or not. */
   | { kind: "adminToken" }
   /** GitHub's `X-Hub-Signature-256` over the raw body, checked while the body streams in (routes with a `raw` body). */
@@ -163,7 +181,8 @@ export interface ApiInterface {
   name: string;
   description: string;
   basePath: string;
-  document: "public" | "internal";
+  /** The OpenAPI document that lists the interface's routes; "none" for one that is not REST (MCP). */
+  document: "public" | "internal" | "none";
   envelope: Envelope;
   auth: InterfaceAuth;
   /** Error codes every route of the interface can answer (e.g. 503 where a Durable Object is asked). */

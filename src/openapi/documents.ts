@@ -233,6 +233,17 @@ const DOCUMENTS = {
   },
 } as const;
 
+const built = new WeakMap<readonly ApiInterface[], Map<string, ReturnType<typeof buildDocument>>>();
+
+/** `buildDocument`, once per isolate and list of interfaces (the served documents and the MCP tools' schemas read it). */
+export function documentOf(interfaces: readonly ApiInterface[], which: "public" | "internal"): ReturnType<typeof buildDocument> {
+  const documents = built.get(interfaces) ?? new Map<string, ReturnType<typeof buildDocument>>();
+  built.set(interfaces, documents);
+  const document = documents.get(which) ?? buildDocument(interfaces, which);
+  documents.set(which, document);
+  return document;
+}
+
 /** One of the two documents, from the interfaces that belong to it. */
 export function buildDocument(interfaces: readonly ApiInterface[], which: "public" | "internal") {
   const mine = interfaces.filter((api) => api.document === which);

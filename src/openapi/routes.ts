@@ -1,12 +1,8 @@
 import { z } from "zod";
 import { defineRoute, type RequestContext } from "../http/route";
-import { buildDocument } from "./documents";
+import { documentOf } from "./documents";
 
-const cache = new Map<string, unknown>();
-const documentFor = (rc: RequestContext, which: "public" | "internal") => {
-  if (!cache.has(which)) cache.set(which, buildDocument(rc.interfaces, which));
-  return cache.get(which);
-};
+const documentFor = (rc: RequestContext, which: "public" | "internal") => documentOf(rc.interfaces, which);
 
 const OpenApiDocument = z
   .object({ openapi: z.literal("3.1.0") })

@@ -1,0 +1,115 @@
+import { quotaExceeded } from "../http/authentication";
+import { tooLarge } from "../http/body";
+import { publicError } from "../http/error-response";
+import { executeRoute, type RouteCall } from "../http/registry";
+import type { CallerKey, RequestContext } from "../http/route";
+import type { AppError } from "../lib/errors";
+import type { User } from "../schemas/user";
+import type { Tool } from "./tools";
+
+/**
+ * Runs a tool as the REST request it mirrors, in-process: the arguments become that request's path
+ * parameters, query and body, and the route's own stages (its schemas, its `alongside` read, its
+ * handler) run with the caller the MCP request authenticated. So a tool's result is the REST body
+ * at that moment, and its refusal the REST error with the same code, message and details
+ * (contract section 15), with nothing re-implemented.
+ */
+
+/** What the MCP request established: the key owner, the key (kind and quota verdict), its context. */
+export interface ToolSession {
+  rc: RequestContext;
+  user: User;
+  key: CallerKey;
+  readOnly: boolean;
+}
+
+/** The MCP `CallToolResult` of a tool: `structuredContent` and the same JSON as text. */
+export interface ToolResult {
+  [key: string]: unknown;
+  content: { type: "text"; text: string }[];
+  structuredContent: Record<string, unknown>;
+  isError?: boolean;
+}
+
+/** A query or path value as it would be written in a URL; the route's schema then judges it as over HTTP. */
+const scalar = (value: unknown): string =>
+  typeof value === "string"
+    ? value
+    : typeof value === "number" || typeof value === "boolean"
+      ? String(value)
+      : JSON.stringify(value);
+
+function routeCall(tool: Tool, args: Record<string, unknown>, session: ToolSession): RouteCall {
+  const params: Record<string, string> = {};
+  for (const name of tool.pathNames) {
+    if (args[name] !== undefined) params[name] = encodeURIComponent(scalar(args[name]));
+  }
+  const query = new URLSearchParams();
+  for (const name of tool.queryNames) {
+    const value = args[name];
+    if (value === undefined || value === null) continue;
+    // An array is a parameter given several times: 400, as over HTTP.
+    for (const item of Array.isArray(value) ? value : [value]) query.append(name, scalar(item));
+  }
+  const taken = new Set([...tool.pathNames, ...tool.queryNames, ...tool.omit]);
+  const body = Object.fromEntries(Object.entries(args).filter(([name]) => !taken.has(name)));
+  return {
+    params,
+    query,
+    body: async (maxBytes) => {
+      if (new TextEncoder().encode(JSON.stringify(body)).byteLength > maxBytes) throw tooLarge(maxBytes);
+      return body;
+    },
+    callerId: session.key.userId,
+    verdict: Promise.resolve({ user: session.user, csrfToken: null }),
+    key: session.key,
+    raw: null,
+  };
+}
+
+/** The REST request's context: its URL (the export builds its Link from it) and a JSON Accept; headers it sets are dropped. */
+function restContext(tool: Tool, call: RouteCall, rc: RequestContext): RequestContext {
+  const path = tool.route.path.replace(/\{(\w+)\}/g, (_, name: string) => call.params[name] ?? "");
+  const url = new URL(path, rc.url);
+  url.search = call.query.toString();
+  const request = new Request(url, { method: tool.route.method, headers: { Accept: "application/json" } });
+  return { ...rc, url, request, responseHeaders: new Headers() };
+}
+
+const result = (text: string, isError: boolean): ToolResult => ({
+  content: [{ type: "text", text }],
+  structuredContent: JSON.parse(text) as Record<string, unknown>,
+  ...(isError ? { isError: true } : {}),
+});
+
+/** A refusal as a tool result: the REST error's code, message, retriable flag and details. */
+function errorResult(error: AppError, retryAfterSeconds?: number): ToolResult {
+  const body = {
+    error: {
+      code: error.code,
+      message: error.message,
+      retriable: error.retriable,
+      details: error.details,
+      ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
+    },
+  };
+  return result(JSON.stringify(body), true);
+}
+
+/** Calls a tool; never throws (every failure is a tool result, as the contract wants). */
+export async function callTool(tool: Tool, args: Record<string, unknown>, session: ToolSession): Promise<ToolResult> {
+  const { rc, key } = session;
+  // The call was counted by the authentication stage; an exhausted quota is answered here, with
+  // the headers of section 7 on the HTTP response.
+  if (key.quota !== null && !key.quota.allowed) {
+    return errorResult(quotaExceeded(key.quota), Math.max(1, Math.ceil((key.quota.resetAt - Date.now()) / 1000)));
+  }
+  try {
+    const call = routeCall(tool, args, session);
+    const answer = await executeRoute(tool.route, call, restContext(tool, call, rc));
+    // The body exactly as REST would send it (a route may answer a Response, e.g. the export).
+    return result(answer instanceof Response ? await answer.text() : JSON.stringify(answer), false);
+  } catch (error) {
+    return errorResult(publicError(error, tool.api.envelope, rc.correlationId));
+  }
+}

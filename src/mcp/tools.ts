@@ -1,0 +1,101 @@
+import type { z } from "zod";
+import type { ApiInterface, Route } from "../http/route";
+import { documentOf } from "../openapi/documents";
+import type { KeyKind } from "../schemas/key-kind";
+import { type JsonSchema, type OpenApiDocument, operationsById, toolInputSchema, toolOutputSchema } from "./schemas";
+
+/**
+ * The MCP tools (contract section 15), each one line naming the REST route it mirrors by
+ * operationId. Everything else comes from the route: its interface's key kind (which keys list the
+ * tool), its method (GET: `readOnlyHint`), its summary and description, and its schemas through the
+ * public OpenAPI document. A new route becomes a tool with one line here.
+ */
+
+interface ToolLine {
+  name: string;
+  operationId: string;
+  /** Parameters the tool leaves out: the export's `format` (a tool answers JSON, never CSV). */
+  omit?: readonly string[];
+  /** What an agent must know beyond the route's own description. */
+  advice?: string;
+}
+
+const READ_FIRST =
+  "Guarded: read the member first (get_member, or list_members) and pass the values you read as expectedSeat / expectedRole, " +
+  "next to the seat / role you want. If the member changed since your read, nothing changes and the error " +
+  "(expected_value_mismatch) names the current value of each failing guard in details: read again and decide again.";
+
+const TOOL_LINES: readonly ToolLine[] = [
+  { name: "list_pull_request_analytics", operationId: "listPullRequestAnalytics", omit: ["format"] },
+  { name: "list_organizations", operationId: "listOrganizations" },
+  { name: "list_members", operationId: "listOrganizationMembers" },
+  { name: "get_member", operationId: "getOrganizationMember" },
+  { name: "update_member", operationId: "updateOrganizationMember", advice: READ_FIRST },
+  {
+    name: "update_members",
+    operationId: "updateOrganizationMembers",
+    advice: `${READ_FIRST} Each change carries its own guards; one failing guard or rule changes nothing at all.`,
+  },
+  { name: "read_audit_log", operationId: "listOrganizationAuditLog" },
+];
+
+/** A tool, resolved against the interfaces the Worker serves. */
+export interface Tool {
+  name: string;
+  description: string;
+  keyKind: KeyKind;
+  /** A GET route: the tool changes nothing (`readOnlyHint`), and it is the only kind read-only mode offers. */
+  readOnly: boolean;
+  api: ApiInterface;
+  route: Route;
+  inputSchema: JsonSchema;
+  outputSchema: JsonSchema;
+  /** Where each argument goes in the equivalent REST request. */
+  pathNames: readonly string[];
+  queryNames: readonly string[];
+  omit: readonly string[];
+}
+
+const shapeKeys = (schema: z.ZodType | undefined): string[] =>
+  schema && "shape" in schema ? Object.keys((schema as z.ZodObject).shape) : [];
+
+function resolve(interfaces: readonly ApiInterface[]): Tool[] {
+  const document = documentOf(interfaces, "public") as unknown as OpenApiDocument;
+  const operations = operationsById(document);
+  return TOOL_LINES.map((line) => {
+    const found = interfaces.flatMap((api) =>
+      api.routes.filter((route) => route.operationId === line.operationId).map((route) => ({ api, route })),
+    )[0];
+    const operation = operations.get(line.operationId);
+    if (!found || !operation) throw new Error(`tool ${line.name}: no public route ${line.operationId}`);
+    const { api, route } = found;
+    if (api.auth.kind !== "apiKey") throw new Error(`tool ${line.name}: ${line.operationId} is not a route of an API key`);
+    const omit = line.omit ?? [];
+    return {
+      name: line.name,
+      description: [`${route.summary}.`, route.description, line.advice].filter(Boolean).join(" "),
+      keyKind: api.auth.keyKind,
+      readOnly: route.method === "GET",
+      api,
+      route,
+      inputSchema: toolInputSchema(operation, document, omit),
+      outputSchema: toolOutputSchema(operation, document),
+      pathNames: shapeKeys(route.request?.params),
+      queryNames: shapeKeys(route.request?.query).filter((name) => !omit.includes(name)),
+      omit,
+    };
+  });
+}
+
+const resolved = new WeakMap<readonly ApiInterface[], Tool[]>();
+
+/**
+ * The tools a key of this kind may list and call. Read-only mode is enforced here and only here:
+ * a tool that is not read-only is never registered, so it is neither listed nor callable
+ * (`tools/call` answers the protocol's unknown-tool error), whatever the client asks.
+ */
+export function toolsFor(interfaces: readonly ApiInterface[], keyKind: KeyKind, readOnlyMode: boolean): Tool[] {
+  const tools = resolved.get(interfaces) ?? resolve(interfaces);
+  resolved.set(interfaces, tools);
+  return tools.filter((tool) => tool.keyKind === keyKind && (tool.readOnly || !readOnlyMode));
+}
