@@ -34,16 +34,37 @@ export async function summarizeMergedPullRequests(db: D1Database | D1DatabaseSes
   const result = await db
     .prepare(sql)
     .bind(...params)
-    .all<AnalyticsSummaryGroup & { total: number }>();
-  const groups: AnalyticsSummaryGroup[] = [];
-  let totals: AnalyticsSummaryTotals | undefined;
-  for (const { total, key, ...figures } of result.results) {
-    if (total === 1) totals = figures;
-    else groups.push({ key, ...figures });
-  }
-  if (!totals) throw new Error("the summary statement returned no totals row");
+    .all<AnalyticsSummaryGroup & { totalMedianMsToFirstReview: number | null; totalMedianMsToMerge: number | null }>();
+  const totals: AnalyticsSummaryTotals = { ...NO_ROWS };
+  const groups = result.results.map(({ totalMedianMsToFirstReview, totalMedianMsToMerge, ...group }) => {
+    for (const name of SUMMED) totals[name] += group[name];
+    totals.medianMsToFirstReview = totalMedianMsToFirstReview;
+    totals.medianMsToMerge = totalMedianMsToMerge;
+    return group;
+  });
   return { groups, totals, rowsRead: result.meta.rows_read };
 }
+
+const SUMMED = [
+  "pullRequests",
+  "linesAdded",
+  "linesDeleted",
+  "serviceIssuesFlagged",
+  "serviceIssuesFixed",
+  "aiLinesAuthored",
+  "pullRequestsWithAiData",
+] as const;
+const NO_ROWS: AnalyticsSummaryTotals = {
+  pullRequests: 0,
+  linesAdded: 0,
+  linesDeleted: 0,
+  serviceIssuesFlagged: 0,
+  serviceIssuesFixed: 0,
+  aiLinesAuthored: 0,
+  pullRequestsWithAiData: 0,
+  medianMsToFirstReview: null,
+  medianMsToMerge: null,
+};
 
 const DAY = 86_400_000;
 /** Whole UTC days since 1970 of an instant in ms, rounded down also before 1970 (SQLite's `/` truncates). */
@@ -83,7 +104,8 @@ function groupKeySql(groupBy: SummaryGroupBy): string {
  * Per row it computes what the export's row shows: findings posted and created in the window (and
  * of them the AI-addressed ones), the AI lines capped at the changed lines, and the two durations.
  * Then per group, and once for all rows (the totals): the sums, and each median as the value at
- * position floor((n-1)/2) in ascending order, taken with ROW_NUMBER over the group.
+ * position floor((n-1)/2) in ascending order: the row of that rank in its group (ROW_NUMBER), or for
+ * the totals the row at that OFFSET.
  */
 export function summaryStatement(q: SummaryQuery): { sql: string; params: (string | number)[] } {
   const params: (string | number)[] = [q.orgKey, q.start, q.end]; // ?1 ?2 ?3
@@ -121,11 +143,13 @@ export function summaryStatement(q: SummaryQuery): { sql: string; params: (strin
     ),
   ];
 
-  const median = (column: string, partition: string) => `SELECT ${partition ? "k, " : ""}v FROM (
-    SELECT ${partition ? "k, " : ""}${column} AS v,
-      ROW_NUMBER() OVER (${partition} ORDER BY ${column}) AS i, COUNT(*) OVER (${partition}) AS n
-    FROM qualifying WHERE ${column} IS NOT NULL)
-  WHERE i = (n - 1) / 2 + 1`;
+  // Medians: the rank of each value in its group and among all rows (ROW_NUMBER), joined to the
+  // counts. The totals' sums are added up from the groups by the caller, and their medians ride on
+  // every group row: a second SELECT for the totals (UNION ALL) made SQLite compile the whole plan
+  // again, and local D1 compiles the statement on every request.
+  const ranked = (column: string) =>
+    `SELECT k, ${column} AS v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ${column}) AS i,
+      ROW_NUMBER() OVER (ORDER BY ${column}) AS j FROM qualifying WHERE ${column} IS NOT NULL`;
   const sums = `COUNT(*) AS pullRequests,
     COALESCE(SUM(la), 0) AS linesAdded, COALESCE(SUM(ld), 0) AS linesDeleted,
     COALESCE(SUM(fl), 0) AS serviceIssuesFlagged, COALESCE(SUM(fx), 0) AS serviceIssuesFixed,
@@ -139,7 +163,7 @@ export function summaryStatement(q: SummaryQuery): { sql: string; params: (strin
     (SELECT COUNT(*) FROM findings AS f
       WHERE f.pr_id = p.id AND f.posted = 1 AND f.ai_addressed = 1 AND f.created_at BETWEEN ?2 AND ?3) AS fx,
     (SELECT SUM(a.lines) FROM ai_authorship AS a WHERE a.pr_id = p.id) AS ai_sum
-  FROM (${unionAll(candidates)}) AS c
+  FROM (SELECT id FROM (${unionAll(candidates)}) LIMIT -1) AS c
   JOIN pull_requests AS p ON p.id = c.id
   WHERE p.first_reviewed_at >= ?2 OR p.last_reviewed_at <= ?3 OR EXISTS (SELECT 1 FROM reviews AS r
     WHERE r.pr_id = p.id AND r.status = 'completed' AND r.completed_at BETWEEN ?2 AND ?3)
@@ -150,17 +174,18 @@ qualifying AS MATERIALIZED (
       ELSE MIN(ai_sum, COALESCE(la, 0) + COALESCE(ld, 0)) END AS ai
   FROM metrics
 ),
-by_group AS (SELECT k, ${sums} FROM qualifying GROUP BY k),
-first_review AS (${median("tf", "PARTITION BY k")}),
-to_merge AS (${median("tm", "PARTITION BY k")})
-SELECT 0 AS total, g.k AS key, g.pullRequests, g.linesAdded, g.linesDeleted, g.serviceIssuesFlagged,
+by_group AS (SELECT k, ${sums}, COUNT(tf) AS nf, COUNT(tm) AS nm FROM qualifying GROUP BY k),
+first_review AS MATERIALIZED (${ranked("tf")}),
+to_merge AS MATERIALIZED (${ranked("tm")}),
+counted AS (SELECT SUM(nf) AS nf, SUM(nm) AS nm FROM by_group)
+SELECT g.k AS key, g.pullRequests, g.linesAdded, g.linesDeleted, g.serviceIssuesFlagged,
   g.serviceIssuesFixed, g.aiLinesAuthored, g.pullRequestsWithAiData,
-  f.v AS medianMsToFirstReview, m.v AS medianMsToMerge
-FROM by_group AS g LEFT JOIN first_review AS f ON f.k IS g.k LEFT JOIN to_merge AS m ON m.k IS g.k
-UNION ALL
-SELECT 1, NULL, ${sums},
-  (${median("tf", "")}), (${median("tm", "")})
-FROM qualifying`;
+  f.v AS medianMsToFirstReview, m.v AS medianMsToMerge,
+  (SELECT v FROM first_review, counted WHERE j = (counted.nf - 1) / 2 + 1) AS totalMedianMsToFirstReview,
+  (SELECT v FROM to_merge, counted WHERE j = (counted.nm - 1) / 2 + 1) AS totalMedianMsToMerge
+FROM by_group AS g
+  LEFT JOIN first_review AS f ON f.k IS g.k AND f.i = (g.nf - 1) / 2 + 1
+  LEFT JOIN to_merge AS m ON m.k IS g.k AND m.i = (g.nm - 1) / 2 + 1`;
   return { sql, params };
 }
 
