@@ -145,7 +145,8 @@ const SUMMARY_CSV_EXAMPLE =
 /**
  * `GET /api/analytics/v1/summary` (contract section 12): the export's rows for the same parameters
  * (every page), grouped. The same key, checks, envelope, quotas and access decision as the export;
- * the figures come from one D1 statement (`storage/analytics-summary.ts`).
+ * the figures come from one D1 statement (`storage/analytics-summary.ts`), read alongside the
+ * access check when this isolate can guess the access (`summary.ts`).
  */
 const getPullRequestAnalyticsSummary = defineRoute({
   method: "GET",
@@ -165,7 +166,7 @@ const getPullRequestAnalyticsSummary = defineRoute({
     query: AnalyticsSummaryQuery,
     check: ({ query }) => checkSummaryQuery(query, Date.now()),
   },
-  alongside: ({ query }, callerId, { env }) => readSummaryAccess(env, query, callerId),
+  alongside: ({ query }, callerId, { env }, verdict) => readSummaryAccess(env, query, callerId, verdict),
   responses: {
     200: {
       description: "The grouped figures and the totals of the window used.",
@@ -232,10 +233,14 @@ const getPullRequestAnalyticsSummary = defineRoute({
     "invalid_request",
   ],
   handler: async ({ query, read }, { env, request }) => {
-    const { summary, rowsRead } = await summarize(query, read);
+    const { summary, rowsRead, early } = await summarize(query, read);
     const headers: Record<string, string> = { Vary: "Accept" };
-    // Benchmarks and tests only (`--var DEBUG_ROWS_READ:true`): how many rows D1 read.
-    if (env.DEBUG_ROWS_READ === "true") headers["X-Debug-Rows-Read"] = String(rowsRead);
+    // Benchmarks and tests only (`--var DEBUG_ROWS_READ:true`): how many rows D1 read, and whether
+    // the figures read alongside the access check were used.
+    if (env.DEBUG_ROWS_READ === "true") {
+      headers["X-Debug-Rows-Read"] = String(rowsRead);
+      headers["X-Debug-Early-Page"] = early;
+    }
     if (chooseFormat(query.format, request.headers.get("Accept")) === "json") return json(summary, 200, headers);
     return new Response(toSummaryCsv(summary.groups), { status: 200, headers: { ...headers, "Content-Type": CSV_CONTENT_TYPE } });
   },

@@ -1,5 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { addMember, adminOk, call, createKey, createOrg, createUser, ev, type OrgOptions, postEventsOk, unique } from "./helpers";
+import {
+  addMember,
+  adminOk,
+  call,
+  createKey,
+  createOrg,
+  createUser,
+  ev,
+  fetchWithEnv,
+  type OrgOptions,
+  postEventsOk,
+  unique,
+} from "./helpers";
 
 type ErrorBody = { error: string; details?: { path: string; message: string }[] };
 type Figures = Record<string, number | null>;
@@ -236,5 +248,51 @@ describe("CSV (sections 10 and 12)", () => {
     const bad = await get(`org=${org}&groupBy=nope&format=csv`);
     expect(bad.status).toBe(400);
     expect(bad.headers.get("Content-Type")).toContain("application/json");
+  });
+});
+
+describe("the figures read alongside the access check (the export's early page, for the summary)", () => {
+  // X-Debug-Early-Page (with DEBUG_ROWS_READ, as in the benchmarks) says which path ran.
+  async function member() {
+    const org = await createOrg(unique("sumearly"), { plan: "pro" });
+    const user = await createUser();
+    await addMember(org, user, "member");
+    const { key } = await createKey(user, "analytics");
+    await adminOk("PUT", `/internal/v1/organizations/${org}/repositories/api`, { private: false });
+    await adminOk("PUT", `/internal/v1/organizations/${org}/repositories/secret`, { private: true });
+    await postEventsOk([
+      ev.pr(org, 1, { repo: "api" }),
+      ev.review(org, 1, "r1", { repo: "api" }),
+      ev.pr(org, 2, { repo: "secret" }),
+      ev.review(org, 2, "r2", { repo: "secret" }),
+    ]);
+    const repos = async () => {
+      const res = await fetchWithEnv(
+        new Request(
+          `https://service.test/api/analytics/v1/summary?org=${org}&groupBy=repo&startDate=2026-10-01&endDate=2026-10-31`,
+          {
+            headers: { Authorization: `Bearer ${key}` },
+          },
+        ),
+        { DEBUG_ROWS_READ: "true" },
+      );
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as Summary;
+      return { early: res.headers.get("X-Debug-Early-Page"), repos: body.groups.map((g) => g.key) };
+    };
+    return { org, user, repos };
+  }
+
+  it("a caller asking again gets figures read early; after its access changed, the sequential answer", async () => {
+    const m = await member();
+    expect(await m.repos()).toEqual({ early: "none", repos: ["api"] });
+    expect(await m.repos()).toEqual({ early: "used", repos: ["api"] });
+    // Made a collaborator: the guess (without secret) is stale, the answer includes it.
+    await adminOk("PUT", `/internal/v1/organizations/${m.org}/repositories/secret`, { private: true, collaborators: [m.user] });
+    expect(await m.repos()).toEqual({ early: "stale", repos: ["api", "secret"] });
+    expect(await m.repos()).toEqual({ early: "used", repos: ["api", "secret"] });
+    // And back: the early figures (with secret) are never shown.
+    await adminOk("PUT", `/internal/v1/organizations/${m.org}/repositories/secret`, { private: true, collaborators: [] });
+    expect(await m.repos()).toEqual({ early: "stale", repos: ["api"] });
   });
 });
