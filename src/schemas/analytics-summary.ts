@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MAX_INSTANT_MS } from "../lib/time";
 import { InstantOutput } from "./common";
 
 /** How the summary groups the export's rows (contract section 12). */
@@ -9,7 +10,9 @@ export type SummaryGroupBy = (typeof SUMMARY_GROUP_BYS)[number];
 export const MAX_DAY_GROUP_WINDOW_DAYS = 400;
 
 const count = (description: string) => z.number().int().min(0).meta({ description });
-const medianMs = (description: string) => z.number().int().nullable().meta({ description });
+/** A difference of two instants the service stores (1970 to 9999): negative when the later event came first. */
+const medianMs = (description: string) =>
+  z.number().int().min(-MAX_INSTANT_MS).max(MAX_INSTANT_MS).nullable().meta({ description });
 
 /** The figures of a group and of the totals: sums skip nulls, medians are null for no rows. */
 const figures = {
