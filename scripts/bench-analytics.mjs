@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * npm run bench:analytics [-- --smoke] [--size N] [--reuse] [--seconds N] [--no-write] [--writes-only]
+ * npm run bench:analytics [-- --smoke] [--size N] [--reuse] [--seconds N] [--no-write] [--writes-only] [--summary-only]
  *
  * Builds an analytics data set at scale in a local D1 file (see lib/bench-data.mjs; --size sets the
  * big organization's pull requests, 300,000 by default), starts `wrangler dev` on it, and measures
@@ -12,6 +12,8 @@
  * same D1 file and reports the rows D1 writes per event (first delivery, replay, older retry,
  * newer versions). Prints the tables and writes them to docs/performance.md (not with --smoke).
  * --writes-only stops after the event writes (row counts, which do not depend on the machine's load).
+ * The summary's cases (GET /api/analytics/v1/summary, lib/bench-summary.mjs) run first on the same
+ * server; --summary-only stops after them (no event writes, export cases or quota cost).
  */
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -33,6 +35,7 @@ import {
   writeSection,
 } from "./lib/bench-common.mjs";
 import { FULL, generate, poisonPullRequests, reviewerBatch, SMOKE, smallOrg } from "./lib/bench-data.mjs";
+import { summaryCases, summaryFloor, summaryHttp, summaryReport } from "./lib/bench-summary.mjs";
 import { controlPlaneClient } from "./lib/control-plane-client.mjs";
 
 const { values: opts } = parseArgs({
@@ -44,6 +47,7 @@ const { values: opts } = parseArgs({
     port: { type: "string", default: "8911" },
     "no-write": { type: "boolean", default: false },
     "writes-only": { type: "boolean", default: false },
+    "summary-only": { type: "boolean", default: false },
   },
 });
 const spec = opts.smoke ? SMOKE : { ...FULL, pullRequests: Number(opts.size ?? FULL.pullRequests) };
@@ -210,17 +214,20 @@ for (const c of cases) {
   c.plan = p.plan();
 }
 sqlite.close();
+// The summary's cases (issue 20): the same file, the floor and the export's row count of each window.
+const summary = summaryCases(now);
+summaryFloor(file, summary, { runs: opts.smoke ? 5 : 10 });
 
 // 3b. Event writes: D1's meta.rows_written of the Worker's own write path (storeEvents), on the
 // same D1 file (getPlatformProxy runs the same local D1 as wrangler dev), in an organization of
 // its own so the read cases above are untouched.
-const writes = await measureEventWrites();
+const writes = opts["summary-only"] ? [] : await measureEventWrites();
 const writesReport = table(
   ["1,000-event batch", "rows written", "rows written per event"],
   writes.map((w) => [w.name, String(w.rowsWritten), fmt(w.rowsWritten / w.events)]),
 );
 log(`\nEvent writes (${BATCH_SHAPE}):\n\n${writesReport}`);
-if (!opts.smoke && !opts["no-write"]) {
+if (!opts.smoke && !opts["no-write"] && !opts["summary-only"]) {
   writeSection(
     "docs/performance.md",
     "bench:analytics:writes",
@@ -358,130 +365,147 @@ try {
     );
     return { readyz: readyz.p50, endpoint: endpoint.p50, ratio: endpoint.p50 / readyz.p50 };
   };
-  log("Measuring GET /readyz (baseline)...");
-  const baseline = await measure("/readyz");
-  for (const c of cases) {
-    log(`Measuring ${c.name}...`);
-    c.http = await measure(`/api/analytics/v1/prs?${c.query}`, headersOf(c));
-    c.paired = await paired(`/api/analytics/v1/prs?${c.query}`, headersOf(c));
-  }
-
-  // 5. Report.
-  const ratio = (r, b) => (b > 0 ? `${(r / b).toFixed(2)}x` : "–");
-  const rows = [
-    [
-      "GET /readyz (baseline)",
-      "–",
-      "–",
-      "–",
-      "–",
-      fmt(baseline.c1.p50),
-      fmt(baseline.c1.p99),
-      fmt(baseline.c1.rps, 0),
-      "1.00x",
-      fmt(baseline.c10.p50),
-      fmt(baseline.c10.p99),
-      fmt(baseline.c10.rps, 0),
-      "1.00x",
-    ],
-    ...cases.map((c) => [
-      c.name,
-      String(c.rows),
-      String(c.rowsRead),
-      fmt(c.floor.p50, 3),
-      fmt(c.floor.p99, 3),
-      fmt(c.http.c1.p50),
-      fmt(c.http.c1.p99),
-      fmt(c.http.c1.rps, 0),
-      `${fmt(c.paired.ratio)}x (${fmt(c.paired.endpoint)} / ${fmt(c.paired.readyz)})`,
-      fmt(c.http.c10.p50),
-      fmt(c.http.c10.p99),
-      fmt(c.http.c10.rps, 0),
-      ratio(c.http.c10.p50, baseline.c10.p50),
-    ]),
-  ];
-  const header = [
-    "case",
-    "rows",
-    "rows read",
-    "SQLite p50 ms",
-    "SQLite p99 ms",
-    "c=1 p50 ms",
-    "c=1 p99 ms",
-    "c=1 req/s",
-    "c=1 p50 vs /readyz, interleaved (ms / ms)",
-    "c=10 p50 ms",
-    "c=10 p99 ms",
-    "c=10 req/s",
-    "c=10 p50 vs baseline",
-  ];
-  const unexpected = [baseline, ...cases.map((c) => c.http)].reduce((n, m) => n + m.c1.unexpected + m.c10.unexpected, 0);
-  const report = table(header, rows);
-  log(`\n${report}\n\nResponses other than 200: ${unexpected}`);
-
-  const members = cases.filter((c) => c.as !== undefined);
-  const first = cases[1].http.c1.p50;
-  const deep = cases[2].http.c1.p50;
-  const targets = [
-    [`every case's SQLite p50 under 5 ms`, cases.every((c) => c.floor.p50 < 5)],
-    [
-      `every case's page reads under 3,000 rows (most: ${Math.max(...cases.map((c) => c.rowsRead)).toLocaleString("en")})`,
-      cases.every((c) => c.rowsRead < 3000),
-    ],
-    // Issue 22 item 17: members' pages, the sparse member's above all, read no more than an admin's
-    // would by much. Not every case: the one-repository walk's tier ranges are the organization's.
-    [
-      `every member case's page reads under 2,000 rows (most: ${Math.max(...members.map((c) => c.rowsRead)).toLocaleString("en")})`,
-      members.every((c) => c.rowsRead < 2000),
-    ],
-    [
-      `every case's endpoint p50 at c=1 within 2x /readyz, requests interleaved (most: ${fmt(Math.max(...cases.map((c) => c.paired.ratio)))}x)`,
-      cases.every((c) => c.paired.ratio <= 2),
-    ],
-    [`deep page within 1.5x the first page (c=1 p50: ${fmt(deep)} vs ${fmt(first)} ms)`, deep <= 1.5 * first],
-    ["no response other than 200", unexpected === 0],
-  ];
-  const targetLines = targets.map(([t, ok]) => `- ${ok ? "met" : "MISSED"}: ${t}`).join("\n");
-  log(`\nTargets:\n${targetLines}`);
-
+  // The summary first: its cases are checked against the export's row count before anything is timed.
+  await summaryHttp(server, summary, { headers: headersOf({}), seconds, log });
+  const summaryText = summaryReport(summary);
+  log(`\n${summaryText.report}\n\nSummary targets:\n${summaryText.targets}`);
   if (!opts.smoke && !opts["no-write"]) {
-    // Two plans show both shapes of the statement: walking merges, and starting from the reviews.
-    const plans = [cases[0], cases[4]].map((c) => `**${c.name}**\n\n\`\`\`\n${c.plan.join("\n")}\n\`\`\``).join("\n\n");
     writeSection(
       "docs/performance.md",
-      `bench:analytics:${sizeLabel}`,
+      `bench:analytics:summary-${sizeLabel}`,
       [
-        `Measured ${new Date(now).toISOString().slice(0, 10)} by \`npm run bench:analytics -- --size ${spec.pullRequests}\` on this machine (2 cores), wrangler dev with`,
-        `X_LOCAL_OBSERVABILITY=false, autocannon for ${seconds} s per cell after a 1 s warm-up (c=10 ratios against the /readyz row). The c=1 ratio,`,
-        `the target's, comes from a second run per case: one client alternating between the case and /readyz request by request for`,
-        `${seconds} s, so both p50s are taken at the same moments of this shared machine. Data: ${spec.pullRequests.toLocaleString("en")} pull requests`,
-        `in ${spec.repos} repositories over two years (bigco), ${spec.reviewsPerPr} reviews and ${spec.findingsPerPr} findings per pull request, AI authorship for`,
-        `half of them, plus ${spec.smallOrgs} small organizations of ${spec.smallOrgPrs} pull requests. bigco is poisoned: one pull request merged two`,
-        'years ago was re-reviewed an hour ago, another was reviewed two years before its merge two days ago. "rows read" is D1\'s',
-        "`meta.rows_read` for the case's page, as the Worker reports it (`X-Debug-Rows-Read`). \"SQLite\" times the Worker's own",
-        `statement on the D1 file with node:sqlite (${floorRuns} runs). Page size 100 (101 rows fetched).`,
+        `Measured ${new Date(now).toISOString().slice(0, 10)} by \`npm run bench:analytics -- --size ${spec.pullRequests}\` on the data set above (2 shared cores, loaded by`,
+        "other work: read the ratios with that caveat; rows read do not depend on the load). `GET /api/analytics/v1/summary` as bench's admin,",
+        `one client alternating between the case and /readyz request by request for ${seconds} s after a warm-up, so both p50s are taken at`,
+        "the same moments. Before timing, each case's totals are checked against the export's statement walked page by page on the file",
+        '(the "pull requests" column). "SQLite" times the Worker\'s statement on the D1 file with node:sqlite.',
         "",
-        report,
+        summaryText.report,
         "",
-        `Responses other than 200: ${unexpected}.`,
-        "",
-        "Targets:",
-        targetLines,
-        "",
-        "Query plans on this data set (EXPLAIN QUERY PLAN of the Worker's statement) of a merge walk and a narrow window:",
-        "",
-        plans,
+        "Targets (issue 20):",
+        summaryText.targets,
       ].join("\n"),
     );
-    log("\nWritten to docs/performance.md");
   }
-  process.exitCode = unexpected === 0 ? 0 : 1;
+  if (!opts["summary-only"]) {
+    log("Measuring GET /readyz (baseline)...");
+    const baseline = await measure("/readyz");
+    for (const c of cases) {
+      log(`Measuring ${c.name}...`);
+      c.http = await measure(`/api/analytics/v1/prs?${c.query}`, headersOf(c));
+      c.paired = await paired(`/api/analytics/v1/prs?${c.query}`, headersOf(c));
+    }
+
+    // 5. Report.
+    const ratio = (r, b) => (b > 0 ? `${(r / b).toFixed(2)}x` : "–");
+    const rows = [
+      [
+        "GET /readyz (baseline)",
+        "–",
+        "–",
+        "–",
+        "–",
+        fmt(baseline.c1.p50),
+        fmt(baseline.c1.p99),
+        fmt(baseline.c1.rps, 0),
+        "1.00x",
+        fmt(baseline.c10.p50),
+        fmt(baseline.c10.p99),
+        fmt(baseline.c10.rps, 0),
+        "1.00x",
+      ],
+      ...cases.map((c) => [
+        c.name,
+        String(c.rows),
+        String(c.rowsRead),
+        fmt(c.floor.p50, 3),
+        fmt(c.floor.p99, 3),
+        fmt(c.http.c1.p50),
+        fmt(c.http.c1.p99),
+        fmt(c.http.c1.rps, 0),
+        `${fmt(c.paired.ratio)}x (${fmt(c.paired.endpoint)} / ${fmt(c.paired.readyz)})`,
+        fmt(c.http.c10.p50),
+        fmt(c.http.c10.p99),
+        fmt(c.http.c10.rps, 0),
+        ratio(c.http.c10.p50, baseline.c10.p50),
+      ]),
+    ];
+    const header = [
+      "case",
+      "rows",
+      "rows read",
+      "SQLite p50 ms",
+      "SQLite p99 ms",
+      "c=1 p50 ms",
+      "c=1 p99 ms",
+      "c=1 req/s",
+      "c=1 p50 vs /readyz, interleaved (ms / ms)",
+      "c=10 p50 ms",
+      "c=10 p99 ms",
+      "c=10 req/s",
+      "c=10 p50 vs baseline",
+    ];
+    const unexpected = [baseline, ...cases.map((c) => c.http)].reduce((n, m) => n + m.c1.unexpected + m.c10.unexpected, 0);
+    const report = table(header, rows);
+    log(`\n${report}\n\nResponses other than 200: ${unexpected}`);
+
+    const first = cases[1].http.c1.p50;
+    const deep = cases[2].http.c1.p50;
+    const targets = [
+      [`every case's SQLite p50 under 5 ms`, cases.every((c) => c.floor.p50 < 5)],
+      [
+        `every case's page reads under 3,000 rows (most: ${Math.max(...cases.map((c) => c.rowsRead)).toLocaleString("en")})`,
+        cases.every((c) => c.rowsRead < 3000),
+      ],
+      [
+        `every case's endpoint p50 at c=1 within 2x /readyz, requests interleaved (most: ${fmt(Math.max(...cases.map((c) => c.paired.ratio)))}x)`,
+        cases.every((c) => c.paired.ratio <= 2),
+      ],
+      [`deep page within 1.5x the first page (c=1 p50: ${fmt(deep)} vs ${fmt(first)} ms)`, deep <= 1.5 * first],
+      ["no response other than 200", unexpected === 0],
+    ];
+    const targetLines = targets.map(([t, ok]) => `- ${ok ? "met" : "MISSED"}: ${t}`).join("\n");
+    log(`\nTargets:\n${targetLines}`);
+
+    if (!opts.smoke && !opts["no-write"]) {
+      // Two plans show both shapes of the statement: walking merges, and starting from the reviews.
+      const plans = [cases[0], cases[4]].map((c) => `**${c.name}**\n\n\`\`\`\n${c.plan.join("\n")}\n\`\`\``).join("\n\n");
+      writeSection(
+        "docs/performance.md",
+        `bench:analytics:${sizeLabel}`,
+        [
+          `Measured ${new Date(now).toISOString().slice(0, 10)} by \`npm run bench:analytics -- --size ${spec.pullRequests}\` on this machine (2 cores), wrangler dev with`,
+          `X_LOCAL_OBSERVABILITY=false, autocannon for ${seconds} s per cell after a 1 s warm-up (c=10 ratios against the /readyz row). The c=1 ratio,`,
+          `the target's, comes from a second run per case: one client alternating between the case and /readyz request by request for`,
+          `${seconds} s, so both p50s are taken at the same moments of this shared machine. Data: ${spec.pullRequests.toLocaleString("en")} pull requests`,
+          `in ${spec.repos} repositories over two years (bigco), ${spec.reviewsPerPr} reviews and ${spec.findingsPerPr} findings per pull request, AI authorship for`,
+          `half of them, plus ${spec.smallOrgs} small organizations of ${spec.smallOrgPrs} pull requests. bigco is poisoned: one pull request merged two`,
+          'years ago was re-reviewed an hour ago, another was reviewed two years before its merge two days ago. "rows read" is D1\'s',
+          "`meta.rows_read` for the case's page, as the Worker reports it (`X-Debug-Rows-Read`). \"SQLite\" times the Worker's own",
+          `statement on the D1 file with node:sqlite (${floorRuns} runs). Page size 100 (101 rows fetched).`,
+          "",
+          report,
+          "",
+          `Responses other than 200: ${unexpected}.`,
+          "",
+          "Targets:",
+          targetLines,
+          "",
+          "Query plans on this data set (EXPLAIN QUERY PLAN of the Worker's statement) of a merge walk and a narrow window:",
+          "",
+          plans,
+        ].join("\n"),
+      );
+      log("\nWritten to docs/performance.md");
+    }
+    process.exitCode = unexpected === 0 ? 0 : 1;
+  }
 } finally {
   await server.stop();
 }
 
 // Issue 8: what the exact quota costs. Copies of the same data, servers with quotas off and on side by side, requests interleaved.
-if (quotaProbe && process.exitCode !== 1) {
+if (quotaProbe && process.exitCode !== 1 && !opts["summary-only"]) {
   await reportQuotaCost({
     persistTo,
     port: Number(opts.port),

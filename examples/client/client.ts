@@ -11,6 +11,7 @@ import createClient from "openapi-fetch";
 import type { components, paths } from "./schema";
 
 export type AnalyticsRow = components["schemas"]["AnalyticsPrRow"];
+export type AnalyticsSummary = components["schemas"]["AnalyticsSummary"];
 export type Member = components["schemas"]["Member"];
 export type MemberUpdateResult = components["schemas"]["MemberUpdateResult"];
 
@@ -63,6 +64,18 @@ export async function* allPullRequests(client: Client, org: string, window: Wind
     yield* data.data;
     cursor = data.nextCursor ?? undefined;
   } while (cursor !== undefined);
+}
+
+/**
+ * (a') The same window's pull requests per week, with totals: one request instead of every page.
+ * Every week the window touches is listed, empty ones with zeros and null medians.
+ */
+export async function weeklySummary(client: Client, org: string, window: Window): Promise<AnalyticsSummary> {
+  const query = { org, startDate: window.startDate, endDate: window.endDate, groupBy: "week" as const, format: "json" as const };
+  const { data, error, response } = await client.GET("/api/analytics/v1/summary", { params: { query } });
+  if (error !== undefined) throw new ApiError(response.status, error.error, response.headers.get("X-Correlation-Id"));
+  if (typeof data === "string") throw new ApiError(response.status, "expected JSON, got CSV", null);
+  return data;
 }
 
 export type SeatChange =

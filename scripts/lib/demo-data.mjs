@@ -6,11 +6,15 @@ const HOUR = 3_600_000;
 
 /**
  * The demo world `npm start` and `npm run seed` load: a Pro organization with several
- * repositories (public and private), members of every role including a bot, a few hundred merged
- * pull requests with reviews, findings and AI-authorship records over the last 90 days, and a
- * Team organization. Deterministic for a given seed and `now`.
+ * repositories (public and private), members of every role including a bot, about 600 merged pull
+ * requests with reviews, findings and AI-authorship records over the last six months, and a Team
+ * organization. Shaped so the analytics dashboard has something to show: activity that grows
+ * toward today with quiet weekends and one holiday week, repositories and authors of different
+ * sizes, first reviews that take hours at first and minutes later (log-normal delays, a few
+ * re-reviews after the merge), and AI authorship on a growing share of pull requests.
+ * Deterministic for a given seed and `now`.
  */
-export function demoWorld({ now = Date.now(), seed = 42, pullRequests = 300 } = {}) {
+export function demoWorld({ now = Date.now(), seed = 42, pullRequests = 600 } = {}) {
   const rnd = seededRandom(seed);
   const iso = (ms) => new Date(ms).toISOString();
 
@@ -29,6 +33,7 @@ export function demoWorld({ now = Date.now(), seed = 42, pullRequests = 300 } = 
       repositories: [
         { name: "api", private: false, collaborators: [] },
         { name: "web", private: false, collaborators: [] },
+        { name: "mobile", private: false, collaborators: [] },
         { name: "infra", private: true, collaborators: ["1002"] },
         { name: "billing", private: true, collaborators: [] },
       ],
@@ -49,29 +54,68 @@ export function demoWorld({ now = Date.now(), seed = 42, pullRequests = 300 } = 
     },
   ];
 
-  const authors = ["ada-admin", "max-member", "sam-member", "lin-member", "dependabot[bot]"];
+  const HISTORY_DAYS = 180;
+  /** A log-normal delay: `median` ms, spread by `sigma` (natural log units). */
+  const logNormal = (median, sigma) => {
+    const u = Math.max(rnd.next(), 1e-9);
+    const normal = Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * rnd.next());
+    return Math.round(median * Math.exp(sigma * normal));
+  };
+  const weighted = (pairs) => {
+    let x = rnd.next() * pairs.reduce((n, [, w]) => n + w, 0);
+    for (const [value, w] of pairs) {
+      x -= w;
+      if (x < 0) return value;
+    }
+    return pairs[pairs.length - 1][0];
+  };
+  /** How long ago a pull request was opened: more recent ones are likelier, weekends and one holiday week are quiet. */
+  const openedAgo = () => {
+    for (;;) {
+      const age = HISTORY_DAYS * DAY * (1 - Math.sqrt(rnd.next()));
+      const day = new Date(now - age).getUTCDay();
+      const weekend = day === 0 || day === 6;
+      const holiday = age > 49 * DAY && age < 57 * DAY;
+      if ((weekend && rnd.chance(0.75)) || (holiday && rnd.chance(0.85))) continue;
+      return Math.max(age, HOUR);
+    }
+  };
+  const authors = [
+    ["max-member", 25],
+    ["sam-member", 20],
+    ["ada-admin", 14],
+    ["lin-member", 14],
+    ["kim-contractor", 9],
+    ["jo-intern", 6],
+    ["dependabot[bot]", 12],
+  ];
   const events = [];
   const perRepo = new Map();
   const emit = (org, repos, count) => {
     for (let i = 0; i < count; i++) {
-      const repo = rnd.pick(repos);
+      const repo = weighted(repos);
       const prNumber = (perRepo.get(`${org}/${repo}`) ?? 0) + 1;
       perRepo.set(`${org}/${repo}`, prNumber);
-      const createdAt = now - rnd.int(1 * HOUR, 90 * DAY);
-      const merged = rnd.chance(0.85);
-      const mergeAt = createdAt + rnd.int(HOUR, 6 * DAY);
-      // A pull request whose merge would lie in the future is still open.
-      const mergedAt = merged && mergeAt < now ? mergeAt : null;
+      const createdAt = now - openedAgo();
+      // 0 six months ago, 1 today: adoption of the reviewer and of AI tools grows over the history.
+      const progress = 1 - (now - createdAt) / (HISTORY_DAYS * DAY);
+      const author = weighted(authors);
+      const bot = author.endsWith("[bot]");
       const unknownSize = rnd.chance(0.03);
-      const linesAdded = unknownSize ? null : rnd.int(1, 800);
-      const linesDeleted = unknownSize ? null : rnd.int(0, 300);
+      const linesAdded = unknownSize ? null : bot ? rnd.int(1, 40) : Math.min(3000, logNormal(120, 1.1));
+      const linesDeleted = unknownSize ? null : bot ? rnd.int(1, 40) : Math.min(2000, logNormal(35, 1.2));
+      // First review: hours at first, tens of minutes lately; merge most often within a day or two of it.
+      const firstReviewAt = createdAt + Math.max(60_000, logNormal(6 * HOUR - progress * 5.25 * HOUR, 1));
+      const mergeAt = firstReviewAt + Math.max(10 * 60_000, bot ? logNormal(2 * HOUR, 0.8) : logNormal(20 * HOUR, 1.1));
+      // A pull request whose merge would lie in the future is still open; some are never merged.
+      const mergedAt = rnd.chance(0.9) && mergeAt < now ? mergeAt : null;
       const ref = { org, repo, prNumber };
       // Versions: the source's time of the state each event reports (never in the future).
       const prUpdatedAt = iso(mergedAt ?? createdAt);
       events.push({
         type: "pull_request",
         ...ref,
-        author: rnd.pick(authors),
+        author,
         createdAt: iso(createdAt),
         mergedAt: mergedAt === null ? null : iso(mergedAt),
         linesAdded,
@@ -79,12 +123,13 @@ export function demoWorld({ now = Date.now(), seed = 42, pullRequests = 300 } = 
         updatedAt: prUpdatedAt,
       });
 
-      const reviewCount = rnd.int(0, 3);
-      for (let r = 0; r < reviewCount; r++) {
-        // Most reviews complete before the merge; some come after it (re-reviews, late runs).
+      // The first review, then re-reviews after pushes; one in ten comes after the merge (a late run).
+      const reviewTimes = [firstReviewAt];
+      for (let r = rnd.int(0, 2); r > 0; r--) reviewTimes.push(reviewTimes.at(-1) + logNormal(5 * HOUR, 1));
+      if (mergedAt !== null && rnd.chance(0.1)) reviewTimes.push(mergedAt + logNormal(3 * HOUR, 1.5));
+      for (const [r, completedAt] of reviewTimes.entries()) {
         // One that would complete in the future is still running.
-        const completedAt = createdAt + rnd.int(5 * 60_000, 7 * DAY);
-        const status = completedAt >= now ? "in_progress" : rnd.chance(0.85) ? "completed" : rnd.pick(["failed", "in_progress"]);
+        const status = completedAt >= now ? "in_progress" : rnd.chance(0.92) ? "completed" : rnd.pick(["failed", "in_progress"]);
         events.push({
           type: "review",
           ...ref,
@@ -94,9 +139,11 @@ export function demoWorld({ now = Date.now(), seed = 42, pullRequests = 300 } = 
           updatedAt: iso(Math.min(completedAt, now)),
         });
       }
-      const findingCount = reviewCount === 0 ? 0 : rnd.int(0, 8);
+      // Findings grow with the size of the change; more of them get fixed by AI as adoption grows.
+      const changed = (linesAdded ?? 100) + (linesDeleted ?? 0);
+      const findingCount = bot ? rnd.int(0, 1) : rnd.int(0, Math.min(12, 1 + Math.ceil(changed / 120)));
       for (let f = 0; f < findingCount; f++) {
-        const findingAt = createdAt + rnd.int(10 * 60_000, 3 * DAY);
+        const findingAt = firstReviewAt + rnd.int(0, 10 * 60_000) + (f % 2) * logNormal(5 * HOUR, 1);
         if (findingAt >= now) continue;
         events.push({
           type: "finding",
@@ -104,27 +151,39 @@ export function demoWorld({ now = Date.now(), seed = 42, pullRequests = 300 } = 
           findingId: `${org}-${repo}-${prNumber}-f${f}`,
           createdAt: iso(findingAt),
           posted: rnd.chance(0.9),
-          aiAddressed: rnd.chance(0.45),
+          aiAddressed: rnd.chance(0.3 + 0.3 * progress),
           feedback: rnd.chance(0.7) ? null : rnd.pick(["positive", "negative"]),
           updatedAt: iso(findingAt),
         });
       }
-      if (rnd.chance(0.6)) {
-        const sources = rnd.int(1, 3);
+      // AI authorship on 15% of pull requests six months ago, 55% today; a record may overstate
+      // the lines (the export caps it at the changed lines).
+      if (!bot && rnd.chance(0.15 + 0.4 * progress)) {
+        const sources = rnd.int(1, 2);
         for (let s = 0; s < sources; s++) {
           events.push({
             type: "ai_authorship",
             ...ref,
             sourceId: `${org}-${repo}-${prNumber}-ai${s}`,
-            lines: rnd.int(0, 400),
+            lines: Math.round((changed * rnd.int(5, 60)) / 100 / sources) + (rnd.chance(0.05) ? 500 : 0),
             updatedAt: prUpdatedAt,
           });
         }
       }
     }
   };
-  emit("acme", ["api", "web", "infra", "billing"], pullRequests);
-  emit("globex", ["platform"], Math.max(10, Math.floor(pullRequests / 10)));
+  emit(
+    "acme",
+    [
+      ["api", 35],
+      ["web", 28],
+      ["mobile", 15],
+      ["infra", 13],
+      ["billing", 9],
+    ],
+    pullRequests,
+  );
+  emit("globex", [["platform", 1]], Math.max(10, Math.floor(pullRequests / 10)));
 
   return {
     organizations,

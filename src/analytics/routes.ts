@@ -4,6 +4,7 @@ import { unwrap } from "../lib/durable-call";
 import { AppError, inStore } from "../lib/errors";
 import { REPO_DENIED } from "../rules/analytics-access";
 import { ANALYTICS_CURSOR_OUT, AnalyticsPrPage } from "../schemas/analytics";
+import { AnalyticsSummary } from "../schemas/analytics-summary";
 import { listMergedPullRequests } from "../storage/analytics";
 import { repositoryHasEvents } from "../storage/repositories";
 import { AnalyticsPrCsv, CSV_CONTENT_TYPE, toCsv } from "./csv";
@@ -12,6 +13,9 @@ import { chooseFormat } from "./format";
 import { paginationHeaders } from "./links";
 import { toPage } from "./present";
 import { AnalyticsQuery, checkDateRange, invalidQueryMessage } from "./query";
+import { readSummaryAccess, summarize } from "./summary";
+import { AnalyticsSummaryCsv, toSummaryCsv } from "./summary-csv";
+import { AnalyticsSummaryQuery, checkSummaryQuery } from "./summary-query";
 
 /**
  * `GET /api/analytics/v1/prs` (contract sections 3 and 10). Answers in the contract's order: 401
@@ -132,6 +136,116 @@ const listPullRequestAnalytics = defineRoute({
   },
 });
 
+const SUMMARY_CSV_EXAMPLE =
+  "key,pullRequests,linesAdded,linesDeleted,serviceIssuesFlagged,serviceIssuesFixed,aiLinesAuthored,pullRequestsWithAiData," +
+  "medianMsToFirstReview,medianMsToMerge\r\n" +
+  "2026-11-09,12,3411,902,31,17,640,5,5400000,86400000\r\n" +
+  "2026-11-16,0,0,0,0,0,0,0,,\r\n";
+
+/**
+ * `GET /api/analytics/v1/summary` (contract section 12): the export's rows for the same parameters
+ * (every page), grouped. The same key, checks, envelope, quotas and access decision as the export;
+ * the figures come from one D1 statement (`storage/analytics-summary.ts`), read alongside the
+ * access check when this isolate can guess the access (`summary.ts`).
+ */
+const getPullRequestAnalyticsSummary = defineRoute({
+  method: "GET",
+  path: "/api/analytics/v1/summary",
+  operationId: "getPullRequestAnalyticsSummary",
+  summary: "Summarise merged pull request analytics",
+  description:
+    "The rows GET /api/analytics/v1/prs lists for the same org, repo and window (every page), grouped by groupBy, with totals. " +
+    "Sums skip nulls; medians are the value at position floor((n-1)/2) in ascending order, null for a group without rows. " +
+    "Time groups (day, week, month of mergedAt, UTC, weeks from Monday) list every bucket the window touches, ascending, empty ones " +
+    "included, and the bucket of any row merged outside the window (merged before it and reviewed in it); repo and author groups " +
+    "are ordered by pullRequests descending, then key. groupBy=day needs a window of at most 400 days. " +
+    "format=csv, or Accept naming text/csv above JSON, answers one CSV record per group; errors stay JSON. " +
+    "Read from a read replica: it may lag recent events by a short time (at most 60 seconds). " +
+    "Parameters are trimmed before they are checked; blank optional values are ignored; a parameter given twice is 400; unknown parameters are ignored.",
+  request: {
+    query: AnalyticsSummaryQuery,
+    check: ({ query }) => checkSummaryQuery(query, Date.now()),
+  },
+  alongside: ({ query }, callerId, { env }, verdict) => readSummaryAccess(env, query, callerId, verdict),
+  responses: {
+    200: {
+      description: "The grouped figures and the totals of the window used.",
+      body: AnalyticsSummary,
+      example: {
+        org: "acme",
+        startDate: "2026-11-09T00:00:00.000Z",
+        endDate: "2026-11-22T23:59:59.999Z",
+        groupBy: "week",
+        groups: [
+          {
+            key: "2026-11-09",
+            pullRequests: 12,
+            linesAdded: 3411,
+            linesDeleted: 902,
+            serviceIssuesFlagged: 31,
+            serviceIssuesFixed: 17,
+            aiLinesAuthored: 640,
+            pullRequestsWithAiData: 5,
+            medianMsToFirstReview: 5_400_000,
+            medianMsToMerge: 86_400_000,
+          },
+          {
+            key: "2026-11-16",
+            pullRequests: 0,
+            linesAdded: 0,
+            linesDeleted: 0,
+            serviceIssuesFlagged: 0,
+            serviceIssuesFixed: 0,
+            aiLinesAuthored: 0,
+            pullRequestsWithAiData: 0,
+            medianMsToFirstReview: null,
+            medianMsToMerge: null,
+          },
+        ],
+        totals: {
+          pullRequests: 12,
+          linesAdded: 3411,
+          linesDeleted: 902,
+          serviceIssuesFlagged: 31,
+          serviceIssuesFixed: 17,
+          aiLinesAuthored: 640,
+          pullRequestsWithAiData: 5,
+          medianMsToFirstReview: 5_400_000,
+          medianMsToMerge: 86_400_000,
+        },
+      },
+      media: { "text/csv": { schema: AnalyticsSummaryCsv, example: SUMMARY_CSV_EXAMPLE } },
+      headers: {
+        Vary: {
+          description: "Accept: without format, the Accept header chooses between JSON and CSV.",
+          schema: { type: "string", const: "Accept" },
+          required: true,
+        },
+      },
+    },
+  },
+  errors: [
+    "org_not_found",
+    "installation_blocked",
+    "plan_required",
+    "org_access_denied",
+    "repo_access_denied",
+    "invalid_request",
+  ],
+  handler: async ({ query, read }, { env, request }) => {
+    const { summary, rowsRead, early } = await summarize(query, read);
+    const headers: Record<string, string> = { Vary: "Accept" };
+    // Benchmarks and tests only (`--var DEBUG_ROWS_READ:true`): how many rows D1 read, and whether
+    // the figures read alongside the access check were used.
+    if (env.DEBUG_ROWS_READ === "true") {
+      headers["X-Debug-Rows-Read"] = String(rowsRead);
+      headers["X-Debug-Early-Page"] = early;
+    }
+    if (chooseFormat(query.format, request.headers.get("Accept")) === "json") return json(summary, 200, headers);
+    return new Response(toSummaryCsv(summary.groups), { status: 200, headers: { ...headers, "Content-Type": CSV_CONTENT_TYPE } });
+  },
+});
+
 export const analyticsInterface: ApiInterface = {
   name: "analytics",
   description: "Merged pull requests with review metrics, for organizations on the Pro plan (personal cak_ keys).",
@@ -140,5 +254,5 @@ export const analyticsInterface: ApiInterface = {
   envelope: analyticsEnvelope,
   auth: { kind: "apiKey", keyKind: "analytics" },
   errors: ["internal_error", "unavailable"],
-  routes: [listPullRequestAnalytics],
+  routes: [listPullRequestAnalytics, getPullRequestAnalyticsSummary],
 };

@@ -27,6 +27,7 @@ const READ_FIRST =
 
 const TOOL_LINES: readonly ToolLine[] = [
   { name: "list_pull_request_analytics", operationId: "listPullRequestAnalytics", omit: ["format"] },
+  { name: "summarize_pull_request_analytics", operationId: "getPullRequestAnalyticsSummary", omit: ["format"] },
   { name: "list_organizations", operationId: "listOrganizations" },
   { name: "list_members", operationId: "listOrganizationMembers" },
   { name: "get_member", operationId: "getOrganizationMember" },

@@ -152,8 +152,8 @@ const refKey = ({ orgKey, repoKey, prNumber }: PullRequestKey): string => JSON.s
  */
 class Latest<Row> {
   private readonly byRecord = new Map<string, { version: number; row: Row }>();
-
-  // A field, not a parameter property: the benchmarks load this file with Node's type stripping.
+  // A plain field, not a parameter property: the benchmarks load this module with Node's type
+  // stripping, which refuses parameter properties.
   private readonly next: ((held: Row, incoming: Row) => Row) | undefined;
 
   constructor(next?: (held: Row, incoming: Row) => Row) {

@@ -12,11 +12,26 @@ interface World {
     members: { id: string; login: string; role: string; seat: boolean; isBot: boolean }[];
     repositories: { name: string; private: boolean; collaborators: string[] }[];
   }[];
-  events: { type: string; org: string; mergedAt?: string | null }[];
+  events: Event[];
 }
+type Event = {
+  type: string;
+  org: string;
+  repo: string;
+  prNumber: number;
+  author?: string;
+  status?: string;
+  createdAt?: string;
+  completedAt?: string | null;
+  mergedAt?: string | null;
+};
 
 const now = Date.parse("2026-11-21T12:00:00Z");
 const world = demoWorld({ now }) as World;
+const DAY = 86_400_000;
+const MINUTE = 60_000;
+const ref = (e: Event) => `${e.org}/${e.repo}#${e.prNumber}`;
+const acmeMerged = () => world.events.filter((e) => e.type === "pull_request" && e.org === "acme" && e.mergedAt);
 
 describe("demo data", () => {
   it("every event passes the control plane's own validation", () => {
@@ -62,15 +77,63 @@ describe("demo data", () => {
     expect(pro?.repositories.length).toBeGreaterThanOrEqual(3);
   });
 
-  it("has a few hundred merged pull requests over the last 90 days, with every event type", () => {
-    const merged = world.events.filter((e) => e.type === "pull_request" && e.mergedAt);
-    expect(merged.length).toBeGreaterThanOrEqual(200);
+  it("has several hundred merged pull requests over several months, with every event type", () => {
+    const merged = acmeMerged();
+    expect(merged.length).toBeGreaterThanOrEqual(400);
     for (const e of merged) {
       const at = Date.parse(e.mergedAt as string);
       expect(at).toBeLessThanOrEqual(now);
-      expect(at).toBeGreaterThan(now - 97 * 86_400_000);
+      expect(at).toBeGreaterThan(now - 190 * DAY);
     }
+    // Every one of the last 20 weeks has merges, and the older half of the history too.
+    const weeks = new Set(merged.map((e) => Math.floor((now - Date.parse(e.mergedAt as string)) / (7 * DAY))));
+    for (let week = 0; week < 20; week++) expect(weeks.has(week), `week ${week} ago`).toBe(true);
     expect(new Set(world.events.map((e) => e.type))).toEqual(new Set(["pull_request", "review", "finding", "ai_authorship"]));
+  });
+
+  it("spreads the work over several repositories and authors, none of them all of it", () => {
+    const merged = acmeMerged();
+    const share = (key: (e: Event) => string) => {
+      const counts = new Map<string, number>();
+      for (const e of merged) counts.set(key(e), (counts.get(key(e)) ?? 0) + 1);
+      return [...counts.values()].map((n) => n / merged.length);
+    };
+    const repos = share((e) => e.repo);
+    const authors = share((e) => e.author as string);
+    expect(repos.length).toBeGreaterThanOrEqual(5);
+    expect(authors.length).toBeGreaterThanOrEqual(6);
+    expect(Math.max(...repos, ...authors)).toBeLessThan(0.5);
+  });
+
+  it("has realistic review delays: first reviews within minutes to hours, faster lately, some reviews after the merge", () => {
+    const prs = world.events.filter((e) => e.type === "pull_request" && e.org === "acme");
+    const firstReview = new Map<string, number>();
+    const reviewedAfterMerge = new Set<string>();
+    const mergedAt = new Map(prs.map((p) => [ref(p), p.mergedAt ? Date.parse(p.mergedAt) : null]));
+    for (const e of world.events) {
+      if (e.type !== "review" || e.status !== "completed" || e.org !== "acme") continue;
+      const at = Date.parse(e.completedAt as string);
+      firstReview.set(ref(e), Math.min(at, firstReview.get(ref(e)) ?? at));
+      const merge = mergedAt.get(ref(e));
+      if (merge != null && at > merge) reviewedAfterMerge.add(ref(e));
+    }
+    const delay = (p: Event) => (firstReview.get(ref(p)) as number) - Date.parse(p.createdAt as string);
+    const reviewed = prs.filter((p) => firstReview.has(ref(p)));
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] as number;
+    const old = reviewed.filter((p) => Date.parse(p.createdAt as string) < now - 120 * DAY).map(delay);
+    const recent = reviewed.filter((p) => Date.parse(p.createdAt as string) > now - 30 * DAY).map(delay);
+    expect(median(recent)).toBeGreaterThan(5 * MINUTE);
+    expect(median(recent)).toBeLessThan(median(old));
+    expect(median(old)).toBeLessThan(DAY);
+    expect(Math.max(...reviewed.map(delay))).toBeGreaterThan(DAY);
+    expect(reviewedAfterMerge.size).toBeGreaterThan(10);
+  });
+
+  it("has AI authorship for some pull requests, not all", () => {
+    const withAi = new Set(world.events.filter((e) => e.type === "ai_authorship" && e.org === "acme").map(ref));
+    const share = withAi.size / world.events.filter((e) => e.type === "pull_request" && e.org === "acme").length;
+    expect(share).toBeGreaterThan(0.2);
+    expect(share).toBeLessThan(0.7);
   });
 
   it("is deterministic for a seed", () => {

@@ -136,6 +136,36 @@ describe("list_pull_request_analytics is GET /api/analytics/v1/prs", () => {
   });
 });
 
+describe("summarize_pull_request_analytics is GET /api/analytics/v1/summary", () => {
+  it("success for every groupBy, and the refusals, equal the REST route's", async () => {
+    const org = await createOrg(unique("mcps"), { plan: "pro" });
+    const user = await createUser();
+    await addMember(org, user, "admin");
+    const key = (await createKey(user, "analytics")).key;
+    await postEventsOk(
+      [1, 2, 3].flatMap((n) => [
+        ev.pr(org, n, { mergedAt: `2026-10-0${n}T10:00:00Z`, author: n === 3 ? "bob" : "alice" }),
+        ev.review(org, n, `r${n}`, { completedAt: `2026-10-0${n}T09:00:00Z` }),
+      ]),
+    );
+    const window = { startDate: "2026-09-01", endDate: "2026-10-31" };
+    for (const groupBy of ["day", "week", "month", "repo", "author"]) {
+      const args = { org, ...window, groupBy };
+      const answer = await rest(key, `/api/analytics/v1/summary?${new URLSearchParams(args)}`);
+      const { result } = await callTool(key, "summarize_pull_request_analytics", args);
+      await expectSameSuccess(key, "summarize_pull_request_analytics", result, answer);
+    }
+    for (const [args, code] of [
+      [{ org, ...window, groupBy: "year" }, "invalid_request"],
+      [{ org: unique("missing"), groupBy: "week" }, "org_not_found"],
+    ] as const) {
+      const answer = await rest(key, `/api/analytics/v1/summary?${new URLSearchParams(args)}`);
+      const { result } = await callTool(key, "summarize_pull_request_analytics", args);
+      expectSameRefusal(result, answer, code);
+    }
+  });
+});
+
 describe("member reads: list_organizations, list_members, get_member, read_audit_log", () => {
   it("success, for a member and an admin", async () => {
     const w = await membersWorld();

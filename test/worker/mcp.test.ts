@@ -72,7 +72,10 @@ describe("401 over HTTP, before the MCP server is reached", () => {
 describe("tools by key kind, from the routes", () => {
   it("a cak_ key lists the analytics tools, a cbk_ key the member tools", async () => {
     const w = await world();
-    expect([...(await listTools(w.analytics)).keys()].sort()).toEqual(["list_pull_request_analytics"]);
+    expect([...(await listTools(w.analytics)).keys()].sort()).toEqual([
+      "list_pull_request_analytics",
+      "summarize_pull_request_analytics",
+    ]);
     expect([...(await listTools(w.members)).keys()].sort()).toEqual(MEMBER_TOOLS);
     // A tool of the other kind is unknown to the key: a JSON-RPC error, nothing run.
     const { message } = await rpc(w.analytics, "tools/call", {

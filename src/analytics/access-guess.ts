@@ -1,0 +1,43 @@
+import type { DurableResult } from "../lib/durable-call";
+import { foldName } from "../lib/names";
+import type { AnalyticsAccess } from "../rules/analytics-access";
+
+/**
+ * The last access decision this isolate saw for a caller, organization and repository: a guess of
+ * what the organization's object will answer, so a read can start alongside the decision instead
+ * of after it. Never a decision: the reader uses what it read only when the decision yields exactly
+ * the input it read for. Bounded in entries (the oldest goes first) and in size (an access listing
+ * more repositories than `largest` is not kept). The export's `early-page.ts` keeps the same kind
+ * of guess for its page.
+ */
+export class AccessGuesses {
+  readonly #entries = new Map<string, AnalyticsAccess>();
+  readonly #maxEntries: number;
+  readonly #largest: number;
+
+  constructor(maxEntries = 256, largest = 1_000) {
+    this.#maxEntries = maxEntries;
+    this.#largest = largest;
+  }
+
+  static key(org: string, callerId: string, repo: string | undefined): string {
+    return `${foldName(org)}\u0000${callerId}\u0000${repo === undefined ? "" : foldName(repo)}`;
+  }
+
+  get(key: string): AnalyticsAccess | undefined {
+    return this.#entries.get(key);
+  }
+
+  /**
+   * Keeps the decision only for a caller the key verdict let through: one refused (401, 429) loses
+   * the guess, so a client hammering over its quota costs at most one early read.
+   */
+  record(key: string, access: DurableResult<AnalyticsAccess>, allowed: boolean): void {
+    this.#entries.delete(key);
+    if (!allowed || !access.ok) return;
+    const size = (access.value.accessibleRepoKeys?.length ?? 0) + access.value.excludedRepoKeys.length;
+    if (size > this.#largest) return;
+    this.#entries.set(key, access.value);
+    if (this.#entries.size > this.#maxEntries) this.#entries.delete(this.#entries.keys().next().value as string);
+  }
+}

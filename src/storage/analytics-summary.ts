@@ -1,0 +1,202 @@
+import type { AnalyticsSummaryGroup, AnalyticsSummaryTotals, SummaryGroupBy } from "../schemas/analytics-summary";
+import { GAP_TIER_BOUNDS_MS, LAST_GAP_TIER } from "./review-span";
+
+/** What the summary needs, in storage terms: the export's statement input without the page. */
+export interface SummaryQuery {
+  orgKey: string;
+  /** Only this repository (lower-cased), or every repository. */
+  repoKey: string | null;
+  /** Only these repositories (lower-cased), or no access restriction (an organization admin). */
+  accessibleRepoKeys: string[] | null;
+  /** Never these repositories (lower-cased; they left the installation). */
+  excludedRepoKeys?: string[];
+  /** Review window, inclusive, epoch ms. */
+  start: number;
+  end: number;
+  groupBy: SummaryGroupBy;
+}
+
+export interface SummaryFigures {
+  /** The groups that have rows, in no particular order. */
+  groups: AnalyticsSummaryGroup[];
+  totals: AnalyticsSummaryTotals;
+  /** D1's count of rows the statement read (`meta.rows_read`). */
+  rowsRead: number;
+}
+
+/**
+ * The export's rows for the same input (every page), grouped, in one statement: see
+ * `summaryStatement`. Groups without rows are not returned (`rules/analytics-summary.ts` adds the
+ * empty time buckets).
+ */
+export async function summarizeMergedPullRequests(db: D1Database | D1DatabaseSession, q: SummaryQuery): Promise<SummaryFigures> {
+  const { sql, params } = summaryStatement(q);
+  const result = await db
+    .prepare(sql)
+    .bind(...params)
+    .all<AnalyticsSummaryGroup & { totalMedianMsToFirstReview: number | null; totalMedianMsToMerge: number | null }>();
+  const totals: AnalyticsSummaryTotals = { ...NO_ROWS };
+  const groups = result.results.map(({ totalMedianMsToFirstReview, totalMedianMsToMerge, ...group }) => {
+    for (const name of SUMMED) totals[name] += group[name];
+    totals.medianMsToFirstReview = totalMedianMsToFirstReview;
+    totals.medianMsToMerge = totalMedianMsToMerge;
+    return group;
+  });
+  return { groups, totals, rowsRead: result.meta.rows_read };
+}
+
+const SUMMED = [
+  "pullRequests",
+  "linesAdded",
+  "linesDeleted",
+  "serviceIssuesFlagged",
+  "serviceIssuesFixed",
+  "aiLinesAuthored",
+  "pullRequestsWithAiData",
+] as const;
+const NO_ROWS: AnalyticsSummaryTotals = {
+  pullRequests: 0,
+  linesAdded: 0,
+  linesDeleted: 0,
+  serviceIssuesFlagged: 0,
+  serviceIssuesFixed: 0,
+  aiLinesAuthored: 0,
+  pullRequestsWithAiData: 0,
+  medianMsToFirstReview: null,
+  medianMsToMerge: null,
+};
+
+const DAY = 86_400_000;
+/** Whole UTC days since 1970 of an instant in ms, rounded down also before 1970 (SQLite's `/` truncates). */
+const DAY_OF = (ms: string) => `((${ms} - ((${ms} % ${DAY}) + ${DAY}) % ${DAY}) / ${DAY})`;
+
+/**
+ * The group key of a row, as SQL: the first day of its merge's UTC day, ISO week (Monday; 1970-01-01
+ * was a Thursday, weekday (d + 3) mod 7 from Monday, as `rules/analytics-summary.ts` computes it) or
+ * month, or the repository or author as the row spells it. Integer day arithmetic, so a merge a
+ * millisecond before midnight stays on its day.
+ */
+function groupKeySql(groupBy: SummaryGroupBy): string {
+  const day = DAY_OF("p.merged_at");
+  switch (groupBy) {
+    case "day":
+      return `date(${day} * 86400, 'unixepoch')`;
+    case "week":
+      return `date((${day} - ((${day} + 3) % 7 + 7) % 7) * 86400, 'unixepoch')`;
+    case "month":
+      return `strftime('%Y-%m-01', ${day} * 86400, 'unixepoch')`;
+    case "repo":
+      return "p.repo";
+    case "author":
+      return "p.author";
+  }
+}
+
+/**
+ * The statement and its parameters (shared with the benchmark and the tests). The rows are the
+ * export's (`storage/analytics.ts`): merged, in the organization (and repository), accessible, and
+ * with a completed review in [start, end]. They are found the way the export's walk finds them, as
+ * disjoint index ranges of the review span (`review-span.ts`): merged inside the window; merged
+ * before it, one range per gap tier of the last review after the merge; merged after it, one per
+ * tier of the first review before it. A candidate whose span does not settle it (reviews on both
+ * sides of the window) is checked against its reviews.
+ *
+ * Per row it computes what the export's row shows: findings posted and created in the window (and
+ * of them the AI-addressed ones), the AI lines capped at the changed lines, and the two durations.
+ * Then per group, and once for all rows (the totals): the sums, and each median as the value at
+ * position floor((n-1)/2) in ascending order: the row of that rank in its group (ROW_NUMBER), or for
+ * the totals the row at that OFFSET.
+ */
+export function summaryStatement(q: SummaryQuery): { sql: string; params: (string | number)[] } {
+  const params: (string | number)[] = [q.orgKey, q.start, q.end]; // ?1 ?2 ?3
+  const bind = (value: string | number): string => `?${params.push(value)}`;
+  const repo = q.repoKey === null ? null : bind(q.repoKey);
+  const access = q.accessibleRepoKeys === null ? null : bind(JSON.stringify(q.accessibleRepoKeys));
+  const excluded = q.excludedRepoKeys && q.excludedRepoKeys.length > 0 ? bind(JSON.stringify(q.excludedRepoKeys)) : null;
+
+  const range = (index: string, conditions: string[]): string =>
+    `SELECT p.id AS id FROM pull_requests AS p INDEXED BY ${index} WHERE ${[
+      "p.org_key = ?1",
+      ...conditions,
+      ...(repo ? [`p.repo_key = ${repo}`] : []),
+      ...(access ? [`p.repo_key IN (SELECT value FROM json_each(${access}))`] : []),
+      ...(excluded ? [`p.repo_key NOT IN (SELECT value FROM json_each(${excluded}))`] : []),
+      "p.first_reviewed_at <= ?3",
+      "p.last_reviewed_at >= ?2",
+    ].join(" AND ")}`;
+  const tiers = Array.from({ length: LAST_GAP_TIER + 1 }, (_, tier) => ({ tier, bound: GAP_TIER_BOUNDS_MS[tier] }));
+  const candidates = [
+    range(repo ? "pull_requests_repo_merged_walk" : "pull_requests_merged_walk", ["p.merged_at BETWEEN ?2 AND ?3"]),
+    ...tiers.map(({ tier, bound }) =>
+      range("pull_requests_after_merge_walk", [
+        `p.after_merge_tier = ${tier}`,
+        ...(bound === undefined ? [] : [`p.merged_at >= ?2 - ${bound}`]),
+        "p.merged_at < ?2",
+      ]),
+    ),
+    ...tiers.map(({ tier, bound }) =>
+      range("pull_requests_before_merge_walk", [
+        `p.before_merge_tier = ${tier}`,
+        "p.merged_at > ?3",
+        ...(bound === undefined ? [] : [`p.merged_at <= ?3 + ${bound}`]),
+      ]),
+    ),
+  ];
+
+  // Medians: the rank of each value in its group and among all rows (ROW_NUMBER), joined to the
+  // counts. The totals' sums are added up from the groups by the caller, and their medians ride on
+  // every group row: a second SELECT for the totals (UNION ALL) made SQLite compile the whole plan
+  // again, and local D1 compiles the statement on every request.
+  const ranked = (column: string) =>
+    `SELECT k, ${column} AS v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ${column}) AS i,
+      ROW_NUMBER() OVER (ORDER BY ${column}) AS j FROM qualifying WHERE ${column} IS NOT NULL`;
+  const sums = `COUNT(*) AS pullRequests,
+    COALESCE(SUM(la), 0) AS linesAdded, COALESCE(SUM(ld), 0) AS linesDeleted,
+    COALESCE(SUM(fl), 0) AS serviceIssuesFlagged, COALESCE(SUM(fx), 0) AS serviceIssuesFixed,
+    COALESCE(SUM(ai), 0) AS aiLinesAuthored, COUNT(ai) AS pullRequestsWithAiData`;
+
+  const sql = `WITH metrics AS (
+  SELECT ${groupKeySql(q.groupBy)} AS k, p.lines_added AS la, p.lines_deleted AS ld,
+    p.first_reviewed_at - p.created_at AS tf, p.merged_at - p.created_at AS tm,
+    (SELECT COUNT(*) FROM findings AS f
+      WHERE f.pr_id = p.id AND f.posted = 1 AND f.created_at BETWEEN ?2 AND ?3) AS fl,
+    (SELECT COUNT(*) FROM findings AS f
+      WHERE f.pr_id = p.id AND f.posted = 1 AND f.ai_addressed = 1 AND f.created_at BETWEEN ?2 AND ?3) AS fx,
+    (SELECT SUM(a.lines) FROM ai_authorship AS a WHERE a.pr_id = p.id) AS ai_sum
+  FROM (SELECT id FROM (${unionAll(candidates)}) LIMIT -1) AS c
+  JOIN pull_requests AS p ON p.id = c.id
+  WHERE p.first_reviewed_at >= ?2 OR p.last_reviewed_at <= ?3 OR EXISTS (SELECT 1 FROM reviews AS r
+    WHERE r.pr_id = p.id AND r.status = 'completed' AND r.completed_at BETWEEN ?2 AND ?3)
+),
+qualifying AS MATERIALIZED (
+  SELECT k, la, ld, tf, tm, fl, fx,
+    CASE WHEN ai_sum IS NULL OR (la IS NULL AND ld IS NULL) THEN ai_sum
+      ELSE MIN(ai_sum, COALESCE(la, 0) + COALESCE(ld, 0)) END AS ai
+  FROM metrics
+),
+by_group AS (SELECT k, ${sums}, COUNT(tf) AS nf, COUNT(tm) AS nm FROM qualifying GROUP BY k),
+first_review AS MATERIALIZED (${ranked("tf")}),
+to_merge AS MATERIALIZED (${ranked("tm")}),
+counted AS (SELECT SUM(nf) AS nf, SUM(nm) AS nm FROM by_group)
+SELECT g.k AS key, g.pullRequests, g.linesAdded, g.linesDeleted, g.serviceIssuesFlagged,
+  g.serviceIssuesFixed, g.aiLinesAuthored, g.pullRequestsWithAiData,
+  f.v AS medianMsToFirstReview, m.v AS medianMsToMerge,
+  (SELECT v FROM first_review, counted WHERE j = (counted.nf - 1) / 2 + 1) AS totalMedianMsToFirstReview,
+  (SELECT v FROM to_merge, counted WHERE j = (counted.nm - 1) / 2 + 1) AS totalMedianMsToMerge
+FROM by_group AS g
+  LEFT JOIN first_review AS f ON f.k IS g.k AND f.i = (g.nf - 1) / 2 + 1
+  LEFT JOIN to_merge AS m ON m.k IS g.k AND m.i = (g.nm - 1) / 2 + 1`;
+  return { sql, params };
+}
+
+/** D1 allows at most 5 terms per compound SELECT; longer unions are nested in groups of at most 5. */
+function unionAll(terms: string[]): string {
+  if (terms.length <= 5) return terms.join("\nUNION ALL\n");
+  const size = Math.ceil(terms.length / 5);
+  const groups: string[] = [];
+  for (let i = 0; i < terms.length; i += size) {
+    const group = terms.slice(i, i + size);
+    groups.push(group.length === 1 ? (group[0] as string) : `SELECT * FROM (${unionAll(group)})`);
+  }
+  return groups.join("\nUNION ALL\n");
+}

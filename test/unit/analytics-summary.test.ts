@@ -1,0 +1,109 @@
+import { describe, expect, it } from "vitest";
+import { SUMMARY_CSV_HEADER, toSummaryCsv } from "../../src/analytics/summary-csv";
+import {
+  arrangeGroups,
+  bucketStart,
+  bucketsOfWindow,
+  compareCodePoints,
+  dayWindowTooLong,
+  EMPTY_FIGURES,
+  medianIndex,
+  type TimeGroupBy,
+} from "../../src/rules/analytics-summary";
+
+const at = (iso: string) => Date.parse(iso);
+const day = (iso: string) => new Date(iso).toISOString().slice(0, 10);
+
+describe("buckets (contract section 12): the UTC day, ISO week from Monday, or month of mergedAt", () => {
+  it.each<[string, TimeGroupBy, string]>([
+    ["2026-11-18T23:59:59.999Z", "day", "2026-11-18"],
+    ["2026-11-19T00:00:00.000Z", "day", "2026-11-19"],
+    // 2026-11-16 is a Monday; Sunday 23:59:59.999 still belongs to the week before.
+    ["2026-11-16T00:00:00.000Z", "week", "2026-11-16"],
+    ["2026-11-22T23:59:59.999Z", "week", "2026-11-16"],
+    ["2026-11-15T23:59:59.999Z", "week", "2026-11-09"],
+    // An ISO week across a new year starts in the old one.
+    ["2027-01-01T12:00:00.000Z", "week", "2026-12-28"],
+    ["1970-01-01T00:00:00.000Z", "week", "1969-12-29"],
+    ["1969-12-31T23:59:59.999Z", "day", "1969-12-31"],
+    ["2026-02-28T23:59:59.999Z", "month", "2026-02-01"],
+    ["2028-02-29T10:00:00.000Z", "month", "2028-02-01"],
+    ["2026-12-31T23:59:59.999Z", "month", "2026-12-01"],
+  ])("%s by %s starts %s", (instant, groupBy, start) => {
+    expect(day(new Date(bucketStart(at(instant), groupBy)).toISOString())).toBe(start);
+  });
+
+  it.each<[string, string, TimeGroupBy, string[]]>([
+    ["2026-11-18T10:00:00Z", "2026-11-18T10:00:00Z", "day", ["2026-11-18"]],
+    ["2026-11-18T23:00:00Z", "2026-11-20T01:00:00Z", "day", ["2026-11-18", "2026-11-19", "2026-11-20"]],
+    ["2026-11-15T00:00:00Z", "2026-11-16T00:00:00Z", "week", ["2026-11-09", "2026-11-16"]],
+    ["2026-11-16T00:00:00Z", "2026-11-22T23:59:59.999Z", "week", ["2026-11-16"]],
+    ["2026-01-31T00:00:00Z", "2026-03-01T00:00:00Z", "month", ["2026-01-01", "2026-02-01", "2026-03-01"]],
+    ["2026-12-15T00:00:00Z", "2027-01-15T00:00:00Z", "month", ["2026-12-01", "2027-01-01"]],
+  ])("a window %s to %s by %s touches %j", (start, end, groupBy, keys) => {
+    expect(bucketsOfWindow({ start: at(start), end: at(end) }, groupBy)).toEqual(keys);
+  });
+});
+
+describe("groupBy=day needs a window of at most 400 days", () => {
+  const start = at("2025-01-01T00:00:00Z");
+  it.each<[string, number, boolean]>([
+    ["400 whole days", start + 400 * 86_400_000 - 1, false],
+    ["400 days and a millisecond", start + 400 * 86_400_000, true],
+    ["a day", start + 86_400_000 - 1, false],
+  ])("%s", (_, end, tooLong) => {
+    expect(dayWindowTooLong("day", { start, end })).toBe(tooLong);
+    expect(dayWindowTooLong("week", { start, end })).toBe(false);
+  });
+});
+
+describe("the median's position: floor((n - 1) / 2) in ascending order", () => {
+  it.each([
+    [1, 0],
+    [2, 0],
+    [3, 1],
+    [4, 1],
+    [5, 2],
+  ])("n = %i → %i", (n, index) => expect(medianIndex(n)).toBe(index));
+});
+
+describe("group order", () => {
+  const group = (key: string, pullRequests: number) => ({ ...EMPTY_FIGURES, key, pullRequests });
+
+  it("repository and author groups: most pull requests first, then key by code point", () => {
+    const found = [group("web", 2), group("api", 2), group("Zeta", 5), group("𝒜", 1), group("\uffee", 1)];
+    expect(arrangeGroups("repo", { start: 0, end: 1 }, found).map((g) => g.key)).toEqual(["Zeta", "api", "web", "\uffee", "𝒜"]);
+  });
+
+  it("code point order, not UTF-16 code units: U+1D49C sorts after U+FFEE", () => {
+    expect(compareCodePoints("\uffee", "𝒜")).toBeLessThan(0);
+    expect("\uffee" < "𝒜").toBe(false);
+    expect(compareCodePoints("a", "ab")).toBeLessThan(0);
+    expect(compareCodePoints("b", "b")).toBe(0);
+  });
+
+  it("time buckets: every bucket of the window, empty ones as zeros, plus buckets of rows merged outside it, ascending", () => {
+    const window = { start: at("2026-11-10T00:00:00Z"), end: at("2026-11-12T12:00:00Z") };
+    const found = [group("2026-11-11", 3), group("2024-01-05", 1)];
+    expect(arrangeGroups("day", window, found)).toEqual([
+      group("2024-01-05", 1),
+      group("2026-11-10", 0),
+      group("2026-11-11", 3),
+      group("2026-11-12", 0),
+    ]);
+  });
+});
+
+describe("summary CSV (sections 10 and 12)", () => {
+  it("one record per group, the header of section 12, null medians empty, keys neutralised and quoted", () => {
+    const groups = [
+      { ...EMPTY_FIGURES, key: "=cmd", pullRequests: 2, medianMsToFirstReview: -5, medianMsToMerge: 10 },
+      { ...EMPTY_FIGURES, key: "a,b" },
+    ];
+    expect(SUMMARY_CSV_HEADER).toBe(
+      "key,pullRequests,linesAdded,linesDeleted,serviceIssuesFlagged,serviceIssuesFixed,aiLinesAuthored,pullRequestsWithAiData,medianMsToFirstReview,medianMsToMerge",
+    );
+    expect(toSummaryCsv(groups)).toBe(`${SUMMARY_CSV_HEADER}\r\n'=cmd,2,0,0,0,0,0,0,-5,10\r\n"a,b",0,0,0,0,0,0,0,,\r\n`);
+    expect(toSummaryCsv([])).toBe(`${SUMMARY_CSV_HEADER}\r\n`);
+  });
+});

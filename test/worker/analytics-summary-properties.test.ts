@@ -1,0 +1,267 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { GAP_TIER_BOUNDS_MS } from "../../src/storage/review-span";
+import { addMember, adminOk, call, createKey, createOrg, createUser, postEventsOk, unique } from "./helpers";
+
+/**
+ * Contract section 12: the summary is exactly the export's rows for the same parameters (every
+ * page), grouped. The reference here reads every page of the export and aggregates its rows with
+ * plain loops, independently of the Worker's SQL and of `rules/analytics-summary.ts`.
+ */
+
+type Row = {
+  repo: string;
+  author: string;
+  createdAt: string;
+  mergedAt: string;
+  linesAdded: number | null;
+  linesDeleted: number | null;
+  numberOfServiceIssuesFlagged: number;
+  numberOfServiceIssuesFixed: number;
+  serviceFirstReviewedAt: string;
+  totalAiLinesAuthored: number | null;
+};
+type Figures = {
+  pullRequests: number;
+  linesAdded: number;
+  linesDeleted: number;
+  serviceIssuesFlagged: number;
+  serviceIssuesFixed: number;
+  aiLinesAuthored: number;
+  pullRequestsWithAiData: number;
+  medianMsToFirstReview: number | null;
+  medianMsToMerge: number | null;
+};
+type Summary = {
+  org: string;
+  startDate: string;
+  endDate: string;
+  groupBy: string;
+  groups: (Figures & { key: string })[];
+  totals: Figures;
+};
+type GroupBy = "day" | "week" | "month" | "repo" | "author";
+const GROUP_BYS: GroupBy[] = ["day", "week", "month", "repo", "author"];
+
+const DAY = 86_400_000;
+const HOUR = 3_600_000;
+const YEAR = 365 * DAY;
+const BASE = Date.parse("2026-05-01T00:00:00Z");
+const HALF_DAY = 43_200_000;
+/** Times on a coarse grid (ties, and merges a millisecond either side of midnight), 40 days wide: several weeks and months. */
+const time = fc.tuple(fc.integer({ min: 0, max: 80 }), fc.constantFrom(-1, 0, 0, 0, 1)).map(([k, d]) => BASE + k * HALF_DAY + d);
+/** Reviews far from their merge, before or after it: every gap tier's bound and a millisecond either side, and years. */
+const FAR_GAPS = [...GAP_TIER_BOUNDS_MS.flatMap((bound) => [bound - 1, bound, bound + 1]), 2 * YEAR];
+const reviewTime = fc.oneof(
+  { weight: 3, arbitrary: time.map((at) => ({ at })) },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(fc.constantFrom(...FAR_GAPS), fc.constantFrom(-1, 1)).map(([gap, sign]) => ({ fromMerge: sign * gap })),
+  },
+);
+
+/** `vault` is private and the member is no collaborator; `infra` is private with the member as collaborator. */
+const REPOS = ["api", "web", "Api", "vault", "infra"];
+const prArb = fc
+  .record({
+    repo: fc.constantFrom(...REPOS),
+    author: fc.constantFrom("alice", "bob", "carol", "Bob"),
+    created: fc.oneof(
+      time,
+      time.map((t) => t - 3 * DAY),
+    ),
+    merged: fc.option(time, { nil: null, freq: 6 }),
+    linesAdded: fc.option(fc.integer({ min: 0, max: 50 }), { nil: null }),
+    linesDeleted: fc.option(fc.integer({ min: 0, max: 50 }), { nil: null }),
+    reviews: fc.array(
+      fc.record({ status: fc.constantFrom("completed", "completed", "completed", "failed", "in_progress"), time: reviewTime }),
+      { minLength: 1, maxLength: 3 },
+    ),
+    findings: fc.array(fc.record({ at: time, posted: fc.boolean(), aiAddressed: fc.boolean() }), { maxLength: 3 }),
+    ai: fc.array(fc.integer({ min: 0, max: 60 }), { maxLength: 2 }),
+  })
+  .map(({ reviews, ...p }) => ({
+    ...p,
+    reviews: reviews.map(({ status, time: t }) => ({ status, at: "at" in t ? t.at : (p.merged ?? BASE) + t.fromMerge })),
+  }));
+type GenPr = typeof prArb extends fc.Arbitrary<infer T> ? T : never;
+
+/** A window between two grid times, or one starting or ending at (or around) a review: tier bounds meet its edges. */
+const windowArb = fc.oneof(
+  {
+    weight: 2,
+    arbitrary: fc.tuple(time, time).map(([a, b]) => ({ around: null, start: Math.min(a, b), span: Math.abs(a - b) })),
+  },
+  {
+    weight: 2,
+    arbitrary: fc
+      .record({
+        pick: fc.nat(),
+        edge: fc.constantFrom("start", "end"),
+        shift: fc.constantFrom(0, 1, -1, HOUR, -DAY),
+        span: fc.constantFrom(0, HOUR, 3 * DAY, 9 * DAY, 20 * DAY, 40 * DAY, 40 * DAY, 3 * YEAR),
+      })
+      .map((around) => ({ around, start: 0, span: around.span })),
+  },
+);
+type GenWindow = typeof windowArb extends fc.Arbitrary<infer T> ? T : never;
+
+function resolveWindow(w: GenWindow, prs: GenPr[]): { start: number; end: number } {
+  const times = prs.flatMap((p) => p.reviews.map((r) => r.at));
+  if (w.around === null || times.length === 0) return { start: w.start || BASE, end: (w.start || BASE) + w.span };
+  const at = (times[w.around.pick % times.length] as number) + w.around.shift;
+  return w.around.edge === "start" ? { start: at, end: at + w.span } : { start: at - w.span, end: at };
+}
+
+function toEvents(org: string, prs: GenPr[]) {
+  const updatedAt = new Date(BASE + 30 * DAY).toISOString();
+  const iso = (ms: number) => new Date(ms).toISOString();
+  return prs.flatMap((p, i) => {
+    const ref = { org, repo: p.repo, prNumber: i + 1, updatedAt };
+    return [
+      {
+        type: "pull_request",
+        ...ref,
+        author: p.author,
+        createdAt: iso(p.created),
+        mergedAt: p.merged === null ? null : iso(p.merged),
+        linesAdded: p.linesAdded,
+        linesDeleted: p.linesDeleted,
+      },
+      ...p.reviews.map((r, j) => ({
+        type: "review",
+        ...ref,
+        reviewId: `r${i}-${j}`,
+        status: r.status,
+        completedAt: r.status === "completed" ? iso(r.at) : null,
+      })),
+      ...p.findings.map((f, j) => ({
+        type: "finding",
+        ...ref,
+        findingId: `f${i}-${j}`,
+        createdAt: iso(f.at),
+        posted: f.posted,
+        aiAddressed: f.aiAddressed,
+        feedback: null,
+      })),
+      ...p.ai.map((lines, j) => ({ type: "ai_authorship", ...ref, sourceId: `a${i}-${j}`, lines })),
+    ];
+  });
+}
+
+// ---- The reference: the export's rows, grouped with plain loops. ----
+
+const dayOf = (iso: string) => iso.slice(0, 10);
+function mondayOf(iso: string): string {
+  const d = new Date(`${dayOf(iso)}T00:00:00Z`);
+  return new Date(d.getTime() - ((d.getUTCDay() + 6) % 7) * DAY).toISOString().slice(0, 10);
+}
+const monthOf = (iso: string) => `${iso.slice(0, 7)}-01`;
+const keyOf: Record<GroupBy, (row: Row) => string> = {
+  day: (r) => dayOf(r.mergedAt),
+  week: (r) => mondayOf(r.mergedAt),
+  month: (r) => monthOf(r.mergedAt),
+  repo: (r) => r.repo,
+  author: (r) => r.author,
+};
+
+function lowerMedian(values: number[]): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)] as number;
+}
+
+function figures(rows: Row[]): Figures {
+  const sum = (pick: (r: Row) => number | null) => rows.reduce((n, r) => n + (pick(r) ?? 0), 0);
+  return {
+    pullRequests: rows.length,
+    linesAdded: sum((r) => r.linesAdded),
+    linesDeleted: sum((r) => r.linesDeleted),
+    serviceIssuesFlagged: sum((r) => r.numberOfServiceIssuesFlagged),
+    serviceIssuesFixed: sum((r) => r.numberOfServiceIssuesFixed),
+    aiLinesAuthored: sum((r) => r.totalAiLinesAuthored),
+    pullRequestsWithAiData: rows.filter((r) => r.totalAiLinesAuthored !== null).length,
+    medianMsToFirstReview: lowerMedian(rows.map((r) => Date.parse(r.serviceFirstReviewedAt) - Date.parse(r.createdAt))),
+    medianMsToMerge: lowerMedian(rows.map((r) => Date.parse(r.mergedAt) - Date.parse(r.createdAt))),
+  };
+}
+
+/** Every bucket from the window's start to its end, by walking its days. */
+function windowBuckets(groupBy: GroupBy, start: number, end: number): string[] {
+  const keys = new Set<string>();
+  const at = (ms: number) => ({ mergedAt: new Date(ms).toISOString() }) as Row;
+  for (let day = Math.floor(start / DAY) * DAY; day <= end; day += DAY) keys.add(keyOf[groupBy](at(day)));
+  return [...keys];
+}
+
+function referenceSummary(rows: Row[], groupBy: GroupBy, start: number, end: number) {
+  const byKey = new Map<string, Row[]>();
+  for (const row of rows) byKey.set(keyOf[groupBy](row), [...(byKey.get(keyOf[groupBy](row)) ?? []), row]);
+  const time = groupBy === "day" || groupBy === "week" || groupBy === "month";
+  if (time) for (const key of windowBuckets(groupBy, start, end)) if (!byKey.has(key)) byKey.set(key, []);
+  const groups = [...byKey].map(([key, members]) => ({ key, ...figures(members) }));
+  groups.sort(
+    time
+      ? (a, b) => (a.key < b.key ? -1 : 1)
+      : (a, b) => b.pullRequests - a.pullRequests || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
+  );
+  return { groups, totals: figures(rows) };
+}
+
+async function orgWithCaller(role: "admin" | "member") {
+  const org = await createOrg(unique("sumprop"), { plan: "pro", installedAt: "2024-01-01T00:00:00Z" });
+  const user = await createUser();
+  await addMember(org, user, role);
+  for (const repo of ["api", "web"])
+    await adminOk("PUT", `/internal/v1/organizations/${org}/repositories/${repo}`, { private: false });
+  await adminOk("PUT", `/internal/v1/organizations/${org}/repositories/vault`, { private: true });
+  await adminOk("PUT", `/internal/v1/organizations/${org}/repositories/infra`, { private: true, collaborators: [user] });
+  const { key } = await createKey(user, "analytics");
+  const get = async (path: string) => {
+    const res = await call(path, { headers: { Authorization: `Bearer ${key}` } });
+    expect(res.status).toBe(200);
+    return res.json();
+  };
+  return { org, get };
+}
+
+describe("the summary is the export's rows, grouped", () => {
+  it("agrees with every page of the export on random data, for every groupBy", { timeout: 240_000 }, async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(prArb, { minLength: 0, maxLength: 24, size: "max" }),
+        windowArb,
+        fc.constantFrom("admin", "member"),
+        fc.constantFrom(null, null, null, "api", "infra", "web"),
+        async (prs, w, role, repo) => {
+          const { start, end } = resolveWindow(w, prs);
+          const { org, get } = await orgWithCaller(role as "admin" | "member");
+          await postEventsOk(toEvents(org, prs));
+          const window = `org=${org}${repo ? `&repo=${repo}` : ""}&startDate=${encodeURIComponent(new Date(start).toISOString())}&endDate=${encodeURIComponent(new Date(end).toISOString())}`;
+          const rows: Row[] = [];
+          for (let cursor: string | null = null, pages = 0; ; pages++) {
+            expect(pages).toBeLessThan(20);
+            const page = (await get(
+              `/api/analytics/v1/prs?${window}&perPage=5${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+            )) as { data: Row[]; nextCursor: string | null };
+            rows.push(...page.data);
+            cursor = page.nextCursor;
+            if (cursor === null) break;
+          }
+          for (const groupBy of GROUP_BYS) {
+            if (groupBy === "day" && end - start + 1 > 400 * DAY) continue; // a 400, checked elsewhere
+            const summary = (await get(`/api/analytics/v1/summary?${window}&groupBy=${groupBy}`)) as Summary;
+            expect(summary).toEqual({
+              org,
+              startDate: new Date(start).toISOString(),
+              endDate: new Date(end).toISOString(),
+              groupBy,
+              ...referenceSummary(rows, groupBy, start, end),
+            });
+          }
+        },
+      ),
+      { numRuns: 80 },
+    );
+  });
+});

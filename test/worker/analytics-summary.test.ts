@@ -1,0 +1,298 @@
+import { describe, expect, it } from "vitest";
+import {
+  addMember,
+  adminOk,
+  call,
+  createKey,
+  createOrg,
+  createUser,
+  ev,
+  fetchWithEnv,
+  type OrgOptions,
+  postEventsOk,
+  unique,
+} from "./helpers";
+
+type ErrorBody = { error: string; details?: { path: string; message: string }[] };
+type Figures = Record<string, number | null>;
+type Summary = {
+  org: string;
+  startDate: string;
+  endDate: string;
+  groupBy: string;
+  groups: (Figures & { key: string })[];
+  totals: Figures;
+};
+
+const DAY = 86_400_000;
+
+/** An organization, a caller with an analytics key, and a GET helper for the summary. */
+async function setup(options: OrgOptions & { role?: "member" | "admin" | "viewer" } = {}) {
+  const org = await createOrg(unique("sum"), { plan: "pro", ...options });
+  const user = await createUser();
+  await addMember(org, user, options.role ?? "admin");
+  const { key } = await createKey(user, "analytics");
+  const get = (query: string, headers: Record<string, string> = {}) =>
+    call(`/api/analytics/v1/summary?${query}`, { headers: { Authorization: `Bearer ${key}`, ...headers } });
+  const summary = async (query: string): Promise<Summary> => {
+    const res = await get(query);
+    if (res.status !== 200) throw new Error(`${query} → ${res.status}: ${await res.text()}`);
+    return (await res.json()) as Summary;
+  };
+  return { org, user, key, get, summary };
+}
+
+const NONE = {
+  pullRequests: 0,
+  linesAdded: 0,
+  linesDeleted: 0,
+  serviceIssuesFlagged: 0,
+  serviceIssuesFixed: 0,
+  aiLinesAuthored: 0,
+  pullRequestsWithAiData: 0,
+  medianMsToFirstReview: null,
+  medianMsToMerge: null,
+};
+
+describe("parameters (section 12: the export's, minus perPage and cursor, plus groupBy)", () => {
+  it("groupBy is required and closed: 400 naming it", async () => {
+    const { org, get } = await setup();
+    for (const [query, message] of [
+      [`org=${org}`, "is required"],
+      [`org=${org}&groupBy=year`, "must be one of day, week, month, repo, author"],
+      [`org=${org}&groupBy=Week`, "must be one of day, week, month, repo, author"],
+    ] as const) {
+      const res = await get(query);
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as ErrorBody).details).toEqual([{ path: "groupBy", message }]);
+    }
+  });
+
+  it("day needs a window of at most 400 days (400 naming groupBy); week does not", async () => {
+    const { org, get } = await setup({ installedAt: "2024-01-01T00:00:00Z" });
+    const ok = await get(`org=${org}&groupBy=day&startDate=2025-01-01&endDate=2026-02-04`); // 400 days
+    expect(ok.status).toBe(200);
+    expect(((await ok.json()) as Summary).groups).toHaveLength(400);
+    for (const query of [
+      `org=${org}&groupBy=day&startDate=2025-01-01&endDate=2026-02-05`,
+      // Only endDate: the window starts at the installation, known once the access is read.
+      `org=${org}&groupBy=day&endDate=2026-02-05`,
+    ]) {
+      const res = await get(query);
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as ErrorBody).details).toEqual([
+        { path: "groupBy", message: "day needs a window of at most 400 days" },
+      ]);
+    }
+    expect((await get(`org=${org}&groupBy=week&startDate=2020-01-01&endDate=2026-02-05`)).status).toBe(200);
+  });
+
+  it("the export's date rules; perPage and cursor are unknown here, so ignored", async () => {
+    const { org, get } = await setup();
+    const bad = await get(`org=${org}&groupBy=week&startDate=2026-02-30`);
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as ErrorBody).details?.[0]?.path).toBe("startDate");
+    expect((await get(`org=${org}&groupBy=week&startDate=2026-03-02&endDate=2026-03-01`)).status).toBe(400);
+    expect((await get(`org=${org}&groupBy=week&perPage=0&cursor=nonsense`)).status).toBe(200);
+    expect((await get(`org=${org}&groupBy=week&groupBy=day`)).status).toBe(400);
+  });
+});
+
+describe("order of checks and access (section 3)", () => {
+  it("401 before 400 before 404 before 403", async () => {
+    const { get } = await setup();
+    const noKey = await call("/api/analytics/v1/summary?groupBy=nope");
+    expect(noKey.status).toBe(401);
+    expect(noKey.headers.get("WWW-Authenticate")).toBe("Bearer");
+    expect((await get(`org=${unique("none")}&groupBy=nope`)).status).toBe(400);
+    expect((await get(`org=${unique("none")}&groupBy=week`)).status).toBe(404);
+  });
+
+  it("403: not on Pro, not a member, a private repository the member does not collaborate on, a repository nobody knows", async () => {
+    const team = await setup({ plan: "team" });
+    expect((await team.get(`org=${team.org}&groupBy=week`)).status).toBe(403);
+    const member = await setup({ role: "member" });
+    await adminOk("PUT", `/internal/v1/organizations/${member.org}/repositories/vault`, { private: true });
+    expect((await member.get(`org=${member.org}&groupBy=repo&repo=vault`)).status).toBe(403);
+    const stranger = await createUser();
+    const { key } = await createKey(stranger, "analytics");
+    const res = await call(`/api/analytics/v1/summary?org=${member.org}&groupBy=week`, {
+      headers: { Authorization: `Bearer ${key}` },
+    });
+    expect(res.status).toBe(403);
+    const admin = await setup();
+    expect((await admin.get(`org=${admin.org}&groupBy=repo&repo=ghost`)).status).toBe(403);
+  });
+
+  it("a member's summary counts only what the member's export lists", async () => {
+    const { org, user, summary } = await setup({ role: "member" });
+    await adminOk("PUT", `/internal/v1/organizations/${org}/repositories/api`, { private: false });
+    await adminOk("PUT", `/internal/v1/organizations/${org}/repositories/vault`, { private: true });
+    await adminOk("PUT", `/internal/v1/organizations/${org}/repositories/infra`, { private: true, collaborators: [user] });
+    await postEventsOk(
+      ["api", "vault", "infra"].flatMap((repo, i) => [ev.pr(org, i + 1, { repo }), ev.review(org, i + 1, `r${i}`, { repo })]),
+    );
+    const s = await summary(`org=${org}&groupBy=repo&startDate=2026-10-01&endDate=2026-10-31`);
+    expect(s.groups.map((g) => [g.key, g.pullRequests])).toEqual([
+      ["api", 1],
+      ["infra", 1],
+    ]);
+    expect(s.totals.pullRequests).toBe(2);
+  });
+});
+
+describe("figures (section 12)", () => {
+  it("sums skip nulls, AI lines capped, medians at floor((n-1)/2) with negatives kept, empty buckets in between", async () => {
+    const { org, summary } = await setup({ installedAt: "2026-01-01T00:00:00Z" });
+    const created = "2026-10-01T10:00:00.000Z";
+    await postEventsOk([
+      // Week of 2026-09-28: reviewed 2 h after creation, merged 1 day after; AI capped at 12 lines.
+      ev.pr(org, 1, { createdAt: created, mergedAt: "2026-10-02T10:00:00Z", linesAdded: 10, linesDeleted: 2 }),
+      ev.review(org, 1, "r1", { completedAt: "2026-10-01T12:00:00Z" }),
+      ev.finding(org, 1, "f1", { createdAt: "2026-10-01T12:00:00Z", aiAddressed: true }),
+      ev.finding(org, 1, "f2", { createdAt: "2026-10-01T12:00:00Z" }),
+      ev.finding(org, 1, "f3", { createdAt: "2026-10-01T12:00:00Z", posted: false }),
+      ev.ai(org, 1, "a1", 50),
+      // Same week, reviewed an hour before it was created (negative), no line counts, AI kept whole.
+      ev.pr(org, 2, {
+        createdAt: created,
+        mergedAt: "2026-10-03T10:00:00Z",
+        linesAdded: null,
+        linesDeleted: null,
+        author: "bob",
+      }),
+      ev.review(org, 2, "r2", { completedAt: "2026-10-01T09:00:00Z" }),
+      ev.ai(org, 2, "a2", 7),
+      // Two weeks later (an empty week between), no AI data.
+      ev.pr(org, 3, { createdAt: created, mergedAt: "2026-10-14T10:00:00Z", linesAdded: 5, linesDeleted: null }),
+      ev.review(org, 3, "r3", { completedAt: "2026-10-13T10:00:00Z" }),
+      // Not listed by the export: unmerged, and merged but never reviewed in the window.
+      ev.pr(org, 4, { mergedAt: null }),
+      ev.review(org, 4, "r4"),
+      ev.pr(org, 5),
+      ev.review(org, 5, "r5", { completedAt: "2026-09-01T10:00:00Z" }),
+    ]);
+    const s = await summary(`org=${org}&groupBy=week&startDate=2026-10-01&endDate=2026-10-14`);
+    const week1 = {
+      key: "2026-09-28",
+      pullRequests: 2,
+      linesAdded: 10,
+      linesDeleted: 2,
+      serviceIssuesFlagged: 2,
+      serviceIssuesFixed: 1,
+      aiLinesAuthored: 12 + 7,
+      pullRequestsWithAiData: 2,
+      medianMsToFirstReview: -3_600_000,
+      medianMsToMerge: DAY,
+    };
+    const week3 = {
+      ...NONE,
+      key: "2026-10-12",
+      pullRequests: 1,
+      linesAdded: 5,
+      medianMsToFirstReview: 12 * DAY + 0,
+      medianMsToMerge: 13 * DAY,
+    };
+    expect(s).toEqual({
+      org,
+      startDate: "2026-10-01T00:00:00.000Z",
+      endDate: "2026-10-14T23:59:59.999Z",
+      groupBy: "week",
+      groups: [week1, { ...NONE, key: "2026-10-05" }, week3],
+      totals: {
+        pullRequests: 3,
+        linesAdded: 15,
+        linesDeleted: 2,
+        serviceIssuesFlagged: 2,
+        serviceIssuesFixed: 1,
+        aiLinesAuthored: 19,
+        pullRequestsWithAiData: 2,
+        medianMsToFirstReview: 2 * 3_600_000,
+        medianMsToMerge: 2 * DAY,
+      },
+    });
+    const byAuthor = await summary(`org=${org}&groupBy=author&startDate=2026-10-01&endDate=2026-10-14`);
+    expect(byAuthor.groups.map((g) => [g.key, g.pullRequests])).toEqual([
+      ["alice", 2],
+      ["bob", 1],
+    ]);
+  });
+
+  it("the default window is the export's, reported as used; an organization without rows has zeros and null medians", async () => {
+    const { org, summary } = await setup({ installedAt: new Date(Date.now() - 90 * DAY).toISOString() });
+    const before = Date.now();
+    const s = await summary(`org=${org}&groupBy=month`);
+    const end = Date.parse(s.endDate);
+    expect(end).toBeGreaterThanOrEqual(before);
+    expect(end - Date.parse(s.startDate)).toBe(30 * DAY);
+    expect(s.totals).toEqual(NONE);
+    expect(s.groups.length).toBeGreaterThanOrEqual(1);
+    expect(s.groups.every((g) => g.pullRequests === 0)).toBe(true);
+  });
+});
+
+describe("CSV (sections 10 and 12)", () => {
+  it("format=csv or Accept: text/csv answers one record per group with section 12's header; errors stay JSON", async () => {
+    const { org, get } = await setup();
+    await postEventsOk([ev.pr(org, 1, { author: "=evil" }), ev.review(org, 1, "r1")]);
+    const query = `org=${org}&groupBy=author&startDate=2026-10-01&endDate=2026-10-31`;
+    for (const res of [await get(`${query}&format=csv`), await get(query, { Accept: "text/csv" })]) {
+      expect(res.status).toBe(200);
+      expect(res.headers.get("Content-Type")).toBe("text/csv; charset=utf-8");
+      expect(res.headers.get("Vary")).toBe("Accept");
+      expect(await res.text()).toBe(
+        "key,pullRequests,linesAdded,linesDeleted,serviceIssuesFlagged,serviceIssuesFixed,aiLinesAuthored,pullRequestsWithAiData,medianMsToFirstReview,medianMsToMerge\r\n" +
+          `'=evil,1,10,2,0,0,0,0,${2 * 3_600_000},${DAY}\r\n`,
+      );
+    }
+    const bad = await get(`org=${org}&groupBy=nope&format=csv`);
+    expect(bad.status).toBe(400);
+    expect(bad.headers.get("Content-Type")).toContain("application/json");
+  });
+});
+
+describe("the figures read alongside the access check (the export's early page, for the summary)", () => {
+  // X-Debug-Early-Page (with DEBUG_ROWS_READ, as in the benchmarks) says which path ran.
+  async function member() {
+    const org = await createOrg(unique("sumearly"), { plan: "pro" });
+    const user = await createUser();
+    await addMember(org, user, "member");
+    const { key } = await createKey(user, "analytics");
+    await adminOk("PUT", `/internal/v1/organizations/${org}/repositories/api`, { private: false });
+    await adminOk("PUT", `/internal/v1/organizations/${org}/repositories/secret`, { private: true });
+    await postEventsOk([
+      ev.pr(org, 1, { repo: "api" }),
+      ev.review(org, 1, "r1", { repo: "api" }),
+      ev.pr(org, 2, { repo: "secret" }),
+      ev.review(org, 2, "r2", { repo: "secret" }),
+    ]);
+    const repos = async () => {
+      const res = await fetchWithEnv(
+        new Request(
+          `https://service.test/api/analytics/v1/summary?org=${org}&groupBy=repo&startDate=2026-10-01&endDate=2026-10-31`,
+          {
+            headers: { Authorization: `Bearer ${key}` },
+          },
+        ),
+        { DEBUG_ROWS_READ: "true" },
+      );
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as Summary;
+      return { early: res.headers.get("X-Debug-Early-Page"), repos: body.groups.map((g) => g.key) };
+    };
+    return { org, user, repos };
+  }
+
+  it("a caller asking again gets figures read early; after its access changed, the sequential answer", async () => {
+    const m = await member();
+    expect(await m.repos()).toEqual({ early: "none", repos: ["api"] });
+    expect(await m.repos()).toEqual({ early: "used", repos: ["api"] });
+    // Made a collaborator: the guess (without secret) is stale, the answer includes it.
+    await adminOk("PUT", `/internal/v1/organizations/${m.org}/repositories/secret`, { private: true, collaborators: [m.user] });
+    expect(await m.repos()).toEqual({ early: "stale", repos: ["api", "secret"] });
+    expect(await m.repos()).toEqual({ early: "used", repos: ["api", "secret"] });
+    // And back: the early figures (with secret) are never shown.
+    await adminOk("PUT", `/internal/v1/organizations/${m.org}/repositories/secret`, { private: true, collaborators: [] });
+    expect(await m.repos()).toEqual({ early: "stale", repos: ["api"] });
+  });
+});
