@@ -20,3 +20,9 @@ interface Env {
   GITHUB_APP_PRIVATE_KEY?: string;
   DEBUG_ROWS_READ?: string;
 }
+
+/** Bottleneck's build without clustering, which the throttling plugin uses (`client.ts`); its types are the full build's. */
+declare module "bottleneck/light.js" {
+  import Bottleneck from "bottleneck";
+  export default Bottleneck;
+}
