@@ -30,7 +30,9 @@ export function beginSync(db: Db, trigger: { kind: SyncTrigger; key: string }, n
   const installation = getInstallation(db);
   const d = decideSyncStart(installation, latestRun(db), runByTrigger(db, trigger.key), trigger, now);
   if (d.kind === "not_installed" || !installation) return { kind: "not_installed" };
-  if (d.kind === "in_progress") return { kind: d.kind, run: toSyncRun(d.run) };
+  if (d.kind === "in_progress") {
+    return { kind: d.kind, run: toSyncRun(d.run), home: installation.homeKey, created: d.run.instanceCreated };
+  }
   if (d.kind === "start") insertRun(db, d.run);
   const { installationId, instanceCreated: created } = d.run;
   return { kind: "started", run: toSyncRun(d.run), home: installation.homeKey, installationId, created };

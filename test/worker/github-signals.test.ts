@@ -1,17 +1,18 @@
+import {
+  createExecutionContext,
+  createScheduledController,
+  introspectWorkflowInstance,
+  waitOnExecutionContext,
+} from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
+import worker from "../../src/index";
+import { foldName } from "../../src/lib/names";
+import type { SyncStatus } from "../../src/schemas/sync";
+import { syncInstanceId } from "../../src/sync/start";
 import { WEBHOOK_QUEUE } from "../../src/webhooks/consumer";
 import { fakeInstallation } from "./github-fake";
-import { addMember, adminOk, createKey, env } from "./helpers";
-import {
-  consume,
-  deliverQueued,
-  example,
-  exportPage,
-  messageOf,
-  type Person,
-  readMember,
-  world,
-} from "./webhook-helpers";
+import { addMember, admin, adminOk, call, createKey, env } from "./helpers";
+import { consume, deliverQueued, example, exportPage, messageOf, type Person, readMember, world } from "./webhook-helpers";
 
 /**
  * Contract section 17, webhooks as signals: GitHub keeps no order between deliveries of
@@ -135,7 +136,11 @@ describe("with sync on, a signal's entity is read back from GitHub", () => {
     const { fake, org, member, maxLogin } = await githubOrganization();
     const { id } = await fake.setRepo("infra", { private: true, collaborators: [{ login: maxLogin }] });
     const infra = { id, name: "infra" };
-    await deliverQueued("repository", { ...of(fake, "repository", "created", 0), repository: repoPayload(fake, infra, true) }, SYNC);
+    await deliverQueued(
+      "repository",
+      { ...of(fake, "repository", "created", 0), repository: repoPayload(fake, infra, true) },
+      SYNC,
+    );
     await deliverQueued("member", collaborator(fake, "added", infra, member.id), SYNC);
     expect(await sees(org, member, "infra")).toBe(200);
 
@@ -195,5 +200,68 @@ describe("with sync off, payload times order what the payload alone cannot", () 
     Object.assign(suspend.installation as object, { updated_at: "2026-03-03T10:00:00Z", suspended_at: "2026-03-03T10:00:00Z" });
     await deliverQueued("installation", suspend);
     expect((await readMember(org, admin, admin.id)).status).toBe(403);
+  });
+});
+
+describe("the daily reconciliation (Cron Trigger) and a sync left running", () => {
+  it("heals a member the control plane changed against GitHub, and one GitHub added without a webhook, audited as github", async () => {
+    const { fake, org, admin: ada, member, tag } = await githubOrganization();
+    // Drift: the control plane made max an admin; GitHub still says member. Zoe joined at GitHub, no delivery.
+    await addMember(org, member.id, "admin");
+    const { members } = await fake.setMembers([
+      { login: `ada-${tag}`, role: "admin" },
+      { login: `max-${tag}`, role: "member" },
+      { login: `zoe-${tag}`, role: "member" },
+    ]);
+    const zoe = String(members.find((m) => m.login.startsWith("zoe"))?.id);
+    expect((await readMember(org, ada, zoe)).status).toBe(404);
+
+    const instance = await introspectWorkflowInstance(env.SYNC, syncInstanceId(foldName(org), 1));
+    try {
+      const ctx = createExecutionContext();
+      await worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: "17 3 * * *" }), env, ctx);
+      await waitOnExecutionContext(ctx);
+      await instance.waitForStatus("complete");
+    } finally {
+      await instance.dispose();
+    }
+    expect(await (await readMember(org, ada, member.id)).json()).toMatchObject({ role: "member" });
+    expect(await (await readMember(org, ada, zoe)).json()).toMatchObject({ role: "member", seat: false });
+    const audit = await call(`/api/v1/organizations/${org}/audit-log?limit=100`, {
+      headers: { Authorization: `Bearer ${ada.membersKey}` },
+    });
+    const entries = ((await audit.json()) as { data: { action: string; source: string; githubUserId: string; after: unknown }[] })
+      .data;
+    expect(entries.find((e) => e.githubUserId === member.id && e.source === "github")).toMatchObject({
+      action: "member.updated",
+      after: { role: "member" },
+    });
+    expect(entries.find((e) => e.githubUserId === zoe)).toMatchObject({ action: "member.added", source: "github" });
+    // A reconciliation reads no history.
+    const { last } = await adminOk<SyncStatus>("GET", `/internal/v1/organizations/${org}/sync`);
+    expect(last).toMatchObject({ id: 1, trigger: "reconcile", state: "complete", steps: { pullRequests: { state: "pending" } } });
+    expect((await fake.stats()).requests.some((r) => r.path.includes("/pulls"))).toBe(false);
+  });
+
+  it("a sync whose Workflow instance was terminated is closed as failed by the next start, which then runs", async () => {
+    const { fake, org } = await githubOrganization();
+    // GitHub's limit longer than the client waits: the first step sleeps for an hour.
+    await fake.inject({ kind: "secondary", status: 429, retryAfter: 3600, match: "/installation/repositories" });
+    const first = await introspectWorkflowInstance(env.SYNC, syncInstanceId(foldName(org), 1));
+    try {
+      expect((await admin("POST", `/internal/v1/organizations/${org}/sync`)).status).toBe(202);
+      // Killed from outside (an operator, a platform failure): the row stays running.
+      await (await env.SYNC.get(syncInstanceId(foldName(org), 1))).terminate();
+      await first.waitForStatus("terminated");
+    } finally {
+      await first.dispose();
+    }
+    // The next start finds the row's instance gone: the row is closed as failed and sync 2 starts.
+    const res = await admin("POST", `/internal/v1/organizations/${org}/sync`);
+    expect(res.status).toBe(202);
+    expect(await res.json()).toMatchObject({ id: 2, trigger: "api", state: "running" });
+    const { last } = await adminOk<SyncStatus>("GET", `/internal/v1/organizations/${org}/sync`);
+    expect(last).toMatchObject({ id: 1, state: "failed", lastError: { step: "sync" } });
+    expect(last?.lastError?.message).toContain("Workflow instance");
   });
 });
