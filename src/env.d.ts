@@ -31,3 +31,9 @@ interface Env {
   GITHUB_CLIENT_SECRET?: string;
   GITHUB_OAUTH_URL?: string;
 }
+
+/** Bottleneck's build without clustering, which the throttling plugin uses (`client.ts`); its types are the full build's. */
+declare module "bottleneck/light.js" {
+  import Bottleneck from "bottleneck";
+  export default Bottleneck;
+}

@@ -2,6 +2,7 @@ import { codedErrorEnvelope } from "./http/envelopes";
 import { dispatch } from "./http/pipeline";
 import { Registry } from "./http/registry";
 import { INTERFACES } from "./interfaces";
+import { reconcileAll } from "./sync/reconcile";
 import { handleQueue } from "./webhooks/consumer";
 
 export { UserObject } from "./auth/user-object";
@@ -16,4 +17,6 @@ export default {
   fetch: (request, env, ctx) => dispatch(registry, codedErrorEnvelope, request, env, ctx),
   // GitHub webhook deliveries (and the dead-letter queue): see webhooks/consumer.ts.
   queue: (batch, env) => handleQueue(batch, env),
+  // The daily reconciliation with GitHub (`[triggers]` in wrangler.toml): see sync/reconcile.ts.
+  scheduled: async (controller, env) => void (await reconcileAll(env, controller.scheduledTime)),
 } satisfies ExportedHandler<Env>;

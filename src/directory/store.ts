@@ -159,3 +159,17 @@ export async function recordHome(db: D1Database, home: HomeIdentity): Promise<vo
   statements.push(installationStatement(db, home.installationId, home.key));
   await db.batch(statements);
 }
+
+/**
+ * A page of the homes of every organization an installation was registered for (control plane or
+ * GitHub), in home key order after `after`: what the daily reconciliation walks. Uninstalled ones are
+ * included (their object says so). Without an index on `home_key` this scans the table: once a day,
+ * a few thousand rows.
+ */
+export async function installationHomesAfter(db: D1Database, after: string, limit: number): Promise<string[]> {
+  const { results } = await db
+    .prepare("SELECT DISTINCT home_key FROM organization_installations WHERE home_key > ?1 ORDER BY home_key LIMIT ?2")
+    .bind(after, limit)
+    .all<{ home_key: string }>();
+  return results.map((r) => r.home_key);
+}

@@ -34,13 +34,22 @@ const Repository = z.object({
   name: z.string(),
   owner: z.object({ id: z.number().int(), login: z.string() }),
   private: z.boolean(),
+  updated_at: z.string().nullable().optional(),
 });
 export interface GithubRepository {
   id: number;
   name: string;
   owner: { id: number; login: string };
   private: boolean;
+  /** GitHub's `updated_at` (epoch ms), which orders visibility writes; absent when GitHub sends none. */
+  updatedAt?: number;
 }
+
+const Membership = z.object({
+  state: z.string(),
+  role: z.string(),
+  user: Account.nullable(),
+});
 
 export interface GithubMember extends GithubAccount {
   /** `admin` for GitHub's organization owners, else `member` (contract section 9). */
@@ -104,7 +113,41 @@ export function getInstallation(target: GithubInstallation): Promise<GithubResul
 export function listInstallationRepositories(target: GithubInstallation): Promise<GithubResult<GithubRepository[]>> {
   return withInstallation(target, async (octokit) => {
     const rows = await allPages(octokit, "GET /installation/repositories", {}, Repository);
-    return rows.map((r) => ({ id: r.id, name: r.name, owner: { id: r.owner.id, login: r.owner.login }, private: r.private }));
+    return rows.map((r) => {
+      const updatedAt = r.updated_at ? Date.parse(r.updated_at) : Number.NaN;
+      return {
+        id: r.id,
+        name: r.name,
+        owner: { id: r.owner.id, login: r.owner.login },
+        private: r.private,
+        ...(Number.isFinite(updatedAt) ? { updatedAt } : {}),
+      };
+    });
+  });
+}
+
+/**
+ * `GET /orgs/{org}/memberships/{username}`: the user's membership now, or null when GitHub says
+ * they are not a member (404) or have only been invited (`pending`). GitHub's `billing_manager` is
+ * no member role of the service's: treated as `member`.
+ */
+export function getOrganizationMembership(
+  target: GithubInstallation,
+  org: string,
+  username: string,
+): Promise<GithubResult<GithubMember | null>> {
+  return withInstallation(target, async (octokit) => {
+    const route = "GET /orgs/{org}/memberships/{username}";
+    let data: unknown;
+    try {
+      data = (await octokit.request(route, { org, username })).data;
+    } catch (error) {
+      if (typeof error === "object" && error && "status" in error && error.status === 404) return null;
+      throw error;
+    }
+    const m = parse(Membership, data, route);
+    if (m.state !== "active" || m.user === null) return null;
+    return { ...account(m.user), role: m.role === "admin" ? "admin" : "member" };
   });
 }
 

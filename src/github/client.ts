@@ -3,6 +3,7 @@ import { Octokit } from "@octokit/core";
 import { paginateRest } from "@octokit/plugin-paginate-rest";
 import { retry } from "@octokit/plugin-retry";
 import { throttling } from "@octokit/plugin-throttling";
+import Bottleneck from "bottleneck/light.js";
 import type { GithubApp } from "./config";
 import { GithubError } from "./errors";
 import { tokenCache } from "./token-cache";
@@ -90,8 +91,8 @@ export async function withInstallation<T>(
     request: { fetch: meteredFetch(usage) },
     log: { debug: quiet, info: quiet, warn: console.warn, error: console.error },
     throttle: {
-      // The limiter is per isolate and keyed by this id: one installation's requests share it.
       id: `${app.apiUrl}|${app.appId}|${installationId}`,
+      ...limiters(),
       onRateLimit: waitOrRefuse("rate limit"),
       onSecondaryRateLimit: waitOrRefuse("secondary rate limit"),
     },
@@ -108,6 +109,25 @@ export async function withInstallation<T>(
   } catch (error) {
     throw asGithubError(error, usage, refusedWait);
   }
+}
+
+/**
+ * The throttling plugin's limiters, new for every client. Its defaults are module-level, shared by
+ * every Octokit of the isolate: a request's job could then be run (and its promise settled) by
+ * another request's invocation, which workerd refuses ("Cannot perform I/O on behalf of a different
+ * request"; seen when a webhook signal and a sync step of one installation ran at once). Calls
+ * send their requests one at a time, so nothing is lost by limiting per client.
+ */
+function limiters() {
+  const timeout = 120_000;
+  return {
+    global: new Bottleneck.Group({ id: "octokit-global", maxConcurrent: 10, timeout }),
+    auth: new Bottleneck.Group({ id: "octokit-auth", maxConcurrent: 1, timeout }),
+    search: new Bottleneck.Group({ id: "octokit-search", maxConcurrent: 1, minTime: 2000, timeout }),
+    write: new Bottleneck.Group({ id: "octokit-write", maxConcurrent: 1, minTime: 1000, timeout }),
+    notifications: new Bottleneck.Group({ id: "octokit-notifications", maxConcurrent: 1, minTime: 3000, timeout }),
+    retryLimiter: new Bottleneck(),
+  };
 }
 
 /** Counts every HTTP request Octokit sends (including auth-app's token requests, which no plugin sees). */

@@ -69,6 +69,8 @@ export type GithubChangeResult =
       kind: "applied";
       applied: boolean;
       renames: PendingRename[];
+      /** The installation held now and the organization's login (what a signal reads GitHub as); null when not installed. */
+      installation: { id: number; login: string } | null;
       /** `version`: the membership clock, raised by every change of identity (`recordHome` keeps the newest). */
       directory: DirectoryIdentity | null;
     }
@@ -84,7 +86,8 @@ export interface MemberChangesResult {
 /** `beginSync`: a sync started (or the one this trigger started before: `created` says whether its Workflow instance exists), or refused. */
 export type SyncBegin =
   | { kind: "not_installed" }
-  | { kind: "in_progress"; run: SyncRun }
+  /** `home`: what the running one's Workflow instance is named after (`syncInstanceId`); `created`: whether it was created. */
+  | { kind: "in_progress"; run: SyncRun; home: string; created: boolean }
   | { kind: "started"; run: SyncRun; home: string; installationId: number; created: boolean };
 
 /** `writeSyncPage`: written (the current login, the repositories as stored), or `stale`: the installation changed since the sync began. */

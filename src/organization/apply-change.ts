@@ -49,6 +49,8 @@ import {
  * attempt applied it; else `identity` when the organization's login or account id changed (the
  * directory in D1 has to learn it, and the members' indexes the login: `startRelogin`), `applied`
  * otherwise. The organization learns its account id from a delivery of the installation it holds.
+ * `signal`: GitHub's state of the entity will be read and written instead (contract section 17), so
+ * the payload, which may be older than what is stored, is not applied; claim and ledger are.
  */
 export function applyDelivery(
   db: Db,
@@ -56,13 +58,14 @@ export function applyDelivery(
   at: OrgAddress,
   owner: DeliveryOwner,
   change: OrganizationChange,
+  signal = false,
 ): "taken" | "elsewhere" | "seen" | "identity" | "applied" {
   const before = getInstallation(db);
   const claim = claimChange(before, at, owner, change);
   if (claim !== "here") return claim;
   const now = Date.now();
   if (deliveryApplied(db, deliveryKey)) return "seen";
-  applyChange(db, at, change, { source: "github", correlationId: deliveryKey, actor: null });
+  if (!signal) applyChange(db, at, change, { source: "github", correlationId: deliveryKey, actor: null });
   const learnt = accountIdToLearn(getInstallation(db), sender(owner, change));
   if (learnt !== null) updateInstallation(db, { accountId: learnt });
   const after = getInstallation(db);
@@ -105,7 +108,8 @@ const APPLY: { [K in OrganizationChange["kind"]]: Apply<K> } = {
     if (installationDeleted(getInstallation(db), change)) updateInstallation(db, { installed: false });
   },
   installation_suspended: (db, _at, change) => {
-    if (installationSuspended(getInstallation(db), change)) updateInstallation(db, { blocked: change.blocked });
+    const set = installationSuspended(getInstallation(db), change);
+    if (set) updateInstallation(db, set);
   },
   repositories_added: (db, _at, change) => {
     for (const repository of change.repositories) putRepository(db, repositoryJoined(findRepository(db, repository), repository));

@@ -114,6 +114,7 @@ export function installationCreated(
       billedThroughService: false,
       purchasedSeats: 0,
       installed: true,
+      suspensionVersion: null,
     },
   };
 }
@@ -124,22 +125,42 @@ export const installationDeleted = (row: InstallationRow | undefined, change: Ch
 
 /**
  * `installation` suspend / unsuspend apply only to the installation they name (an organization's
- * earlier installation may still be suspended or unsuspended at GitHub). A message queued before
- * it carried the id applies as before.
+ * earlier installation may still be suspended or unsuspended at GitHub), and only when not older
+ * than the one applied last (GitHub's time of it, `at`): suspend and unsuspend delivered in reverse
+ * end at the later one. Equal times apply in arrival order (GitHub's times have one-second
+ * resolution). A message without an id or a time (queued before they were carried) applies as
+ * before. Answers what to write, or null.
  */
-export const installationSuspended = (row: InstallationRow | undefined, change: Change<"installation_suspended">): boolean =>
-  row !== undefined && (change.installationId === undefined || row.installationId === change.installationId);
+export function installationSuspended(
+  row: InstallationRow | undefined,
+  change: Change<"installation_suspended">,
+): Pick<InstallationRow, "blocked" | "suspensionVersion"> | null {
+  if (row === undefined || (change.installationId !== undefined && row.installationId !== change.installationId)) return null;
+  const at = change.at ?? null;
+  if (at !== null && row.suspensionVersion !== null && at < row.suspensionVersion) return null;
+  return { blocked: change.blocked, suspensionVersion: at ?? row.suspensionVersion };
+}
 
 /**
- * `repositories_added` and `repository_visibility`: GitHub's numeric id is the identity, so a
- * repository known by id keeps its stored name (only a rename changes names: a late delivery
- * carrying an old name cannot undo one); it is back in the installation.
+ * `repositories_added` and `repository_visibility` (and what a sync or a signal read from GitHub):
+ * GitHub's numeric id is the identity, so a repository known by id keeps its stored name (only a
+ * rename changes names: a late delivery carrying an old name cannot undo one); it is back in the
+ * installation. Its visibility is ordered by GitHub's `updated_at`: one older than the stored
+ * version keeps the stored visibility (publicized at :03 delivered before privatized at :02 stays
+ * public). One without a time (`installation_repositories` lists carry none) is applied and keeps
+ * the stored version.
  */
-export const repositoryJoined = (known: RepositoryRow | undefined, repository: GithubRepository): RepositoryWrite => ({
-  name: known?.name ?? repository.name,
-  private: repository.private,
-  githubId: repository.id,
-});
+export function repositoryJoined(known: RepositoryRow | undefined, repository: GithubRepository): RepositoryWrite {
+  const stored = known?.visibilityVersion ?? null;
+  const at = repository.updatedAt ?? null;
+  const older = known !== undefined && at !== null && stored !== null && at < stored;
+  return {
+    name: known?.name ?? repository.name,
+    private: older ? known.private : repository.private,
+    githubId: repository.id,
+    visibilityVersion: older || at === null ? stored : at,
+  };
+}
 
 /**
  * `repositories_removed`: tombstoning. A known repository keeps its row, marked removed; an unknown

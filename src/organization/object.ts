@@ -28,7 +28,7 @@ import { getInstallation, putInstallation } from "./store/installation";
 import { operationApplied } from "./store/ledgers";
 import * as members from "./store/members";
 import * as repos from "./store/repositories";
-import { beginSync, recordSync, type SyncPage, type SyncUpdate, syncStatus, writeSyncPage } from "./sync-writes";
+import { beginSync, type PageWriter, recordSync, type SyncPage, type SyncUpdate, syncStatus, writeSyncPage } from "./sync-writes";
 
 /**
  * One object per organization, named by its home key (`directory/resolve.ts`): its installation,
@@ -154,16 +154,17 @@ export class OrganizationObject extends DurableObject<Env> {
 
   /**
    * Webhook consumer: one change (`apply-change.ts`) with its ledger entry in one transaction, if it
-   * is this organization's (`claimChange`). See `GithubChangeResult`.
+   * is this organization's (`claimChange`); `signal`: ledger only, GitHub's state follows. See `GithubChangeResult`.
    */
   async applyGithubChange(
     deliveryKey: string,
     at: OrgAddress,
     owner: DeliveryOwner,
     change: OrganizationChange,
+    signal = false,
   ): Promise<A.GithubChangeResult> {
     const db = this.#db;
-    const outcome = this.ctx.storage.transactionSync(() => applyDelivery(db, deliveryKey, at, owner, change));
+    const outcome = this.ctx.storage.transactionSync(() => applyDelivery(db, deliveryKey, at, owner, change, signal));
     if (outcome === "taken" || outcome === "elsewhere") return { kind: outcome };
     // Also for "applied": an installation or uninstallation changes no identity, yet every member's index learns it.
     await index.scheduleRelogin(this.ctx.storage, db);
@@ -175,6 +176,7 @@ export class OrganizationObject extends DurableObject<Env> {
       kind: "applied",
       applied: outcome !== "seen",
       renames: repos.listPendingRenames(db),
+      installation: row?.installed ? { id: row.installationId, login: row.login } : null,
       // A retry ("seen") cannot know whether the first attempt reached D1: it writes the directory again.
       directory: row && outcome !== "applied" ? this.#directoryIdentity(row) : null,
     };
@@ -212,9 +214,9 @@ export class OrganizationObject extends DurableObject<Env> {
     this.ctx.storage.transactionSync(() => recordSync(this.#db, syncId, update, Date.now()));
   }
 
-  /** A page of what GitHub listed and the step's progress, in one transaction; then the members' indexes learn it. */
-  async writeSyncPage(installationId: number, syncId: number, page: SyncPage, progress: SyncUpdate): Promise<A.SyncPageAnswer> {
-    const written = this.ctx.storage.transactionSync(() => writeSyncPage(this.#db, installationId, syncId, page, progress));
+  /** A page of what GitHub listed (a sync's step with its progress, or a signal), in one transaction; then the members' indexes learn it. */
+  async writeSyncPage(installationId: number, page: SyncPage, by: PageWriter): Promise<A.SyncPageAnswer> {
+    const written = this.ctx.storage.transactionSync(() => writeSyncPage(this.#db, installationId, page, by));
     const installation = getInstallation(this.#db);
     if (!written || !installation) return { kind: "stale" };
     await index.tellMembers(this.env, installation, written.told);

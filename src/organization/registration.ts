@@ -37,6 +37,8 @@ export function decideRegistration(
       billedThroughService: input.subscription.billedThroughService,
       purchasedSeats: input.subscription.purchasedSeats,
       installed: true,
+      // GitHub's suspensions keep their order across a registration by billing.
+      suspensionVersion: existing?.suspensionVersion ?? null,
     },
   };
 }

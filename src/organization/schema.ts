@@ -25,6 +25,12 @@ export const installation = sqliteTable("installation", {
   purchasedSeats: integer("purchased_seats").notNull(),
   /** False after GitHub's `installation` deleted: the organization answers 404, its data is kept. */
   installed: integer("installed", { mode: "boolean" }).notNull().default(true),
+  /**
+   * GitHub's time (epoch ms) of the suspend or unsuspend `blocked` was last set from
+   * (`installation.suspended_at`, else `updated_at`): an older delivery never overwrites a newer
+   * one. Null until a delivery carrying a time set it.
+   */
+  suspensionVersion: integer("suspension_version"),
 });
 
 /**
@@ -60,6 +66,11 @@ export const repositories = sqliteTable(
     private: integer("private", { mode: "boolean" }).notNull(),
     githubId: integer("github_id"),
     removed: integer("removed", { mode: "boolean" }).notNull().default(false),
+    /**
+     * GitHub's `repository.updated_at` (epoch ms) of the visibility stored: a delivery or read
+     * carrying an older one does not change the visibility. Null until one carrying a time set it.
+     */
+    visibilityVersion: integer("visibility_version"),
   },
   (t) => [uniqueIndex("repositories_github_id").on(t.githubId)],
 );
@@ -188,7 +199,7 @@ export const syncRuns = sqliteTable(
   "sync_runs",
   {
     id: integer("id").primaryKey(),
-    trigger: text("trigger", { enum: ["installation", "unsuspend", "api"] }).notNull(),
+    trigger: text("trigger", { enum: ["installation", "unsuspend", "api", "reconcile"] }).notNull(),
     triggerKey: text("trigger_key").notNull(),
     installationId: integer("installation_id").notNull(),
     state: text("state", { enum: ["running", "complete", "failed"] }).notNull(),

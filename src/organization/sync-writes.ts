@@ -1,7 +1,7 @@
 import { formatInstant } from "../lib/time";
 import type { SyncRun, SyncStepName, SyncTrigger } from "../schemas/sync";
 import type { ChangeOrigin, SyncBegin } from "./answers";
-import { collaboratorRepoKey, repositoryJoined } from "./github-changes";
+import { collaboratorRepoKey, repositoryJoined, repositoryRemoved } from "./github-changes";
 import {
   decideSyncStart,
   type ListedMember,
@@ -30,7 +30,9 @@ export function beginSync(db: Db, trigger: { kind: SyncTrigger; key: string }, n
   const installation = getInstallation(db);
   const d = decideSyncStart(installation, latestRun(db), runByTrigger(db, trigger.key), trigger, now);
   if (d.kind === "not_installed" || !installation) return { kind: "not_installed" };
-  if (d.kind === "in_progress") return { kind: d.kind, run: toSyncRun(d.run) };
+  if (d.kind === "in_progress") {
+    return { kind: d.kind, run: toSyncRun(d.run), home: installation.homeKey, created: d.run.instanceCreated };
+  }
   if (d.kind === "start") insertRun(db, d.run);
   const { installationId, instanceCreated: created } = d.run;
   return { kind: "started", run: toSyncRun(d.run), home: installation.homeKey, installationId, created };
@@ -56,12 +58,22 @@ export function recordSync(db: Db, id: number, update: SyncUpdate, now: number):
   }
 }
 
-/** A page of what GitHub listed, for one step. */
+/** A repository as GitHub lists it; `updatedAt` (epoch ms) orders its visibility (`repositoryJoined`). */
+export type ListedRepository = { id: number; name: string; private: boolean; updatedAt?: number };
+
+/** A page of what GitHub listed, for one step of a sync or one signal (a delivery's entity read again). */
 export type SyncPage =
-  | { kind: "repositories"; repositories: { id: number; name: string; private: boolean }[] }
+  | { kind: "repositories"; repositories: ListedRepository[] }
   /** A page of members; `listedIds` on the last page: everyone GitHub listed (the others leave). */
   | { kind: "members"; members: ListedMember[]; listedIds: string[] | null }
-  | { kind: "collaborators"; repositories: { id: number; name: string; collaborators: string[] }[] };
+  | { kind: "collaborators"; repositories: { id: number; name: string; collaborators: string[] }[] }
+  /** Signal: one person's membership now (null: not a member). */
+  | { kind: "membership"; githubUserId: string; member: ListedMember | null }
+  /** Signal: repositories a delivery named, each as the installation lists it now (null: not in it). */
+  | { kind: "repository states"; repositories: { id: number; name: string; listed: ListedRepository | null }[] };
+
+/** Who writes a page: a sync's step (with its progress) or a signal (by its delivery's ledger key). */
+export type PageWriter = { syncId: number; progress: SyncUpdate } | { deliveryKey: string };
 
 /** What a page wrote: the stored repositories (names as stored: only a rename changes one) and the members whose index must learn it. */
 export interface SyncPageWritten {
@@ -71,14 +83,19 @@ export interface SyncPageWritten {
 }
 
 /**
- * Writes a page with the step's progress, or nothing (null) when the installation the sync reads
+ * Writes a page (with the step's progress for a sync), or nothing (null) when the installation read
  * is no longer this organization's (`syncApplies`). Member writes are audited with source `github`.
  */
-export function writeSyncPage(db: Db, installationId: number, syncId: number, page: SyncPage, progress: SyncUpdate) {
+export function writeSyncPage(db: Db, installationId: number, page: SyncPage, by: PageWriter) {
   if (!syncApplies(getInstallation(db), installationId)) return null;
-  recordSync(db, syncId, progress, Date.now());
-  const origin: ChangeOrigin = { source: "github", correlationId: `sync-${syncId}` };
+  if ("syncId" in by) recordSync(db, by.syncId, by.progress, Date.now());
+  const correlationId = "syncId" in by ? `sync-${by.syncId}` : by.deliveryKey;
+  const origin: ChangeOrigin = { source: "github", correlationId };
   const written: SyncPageWritten = { repositories: [], told: [] };
+  if (page.kind === "membership" || page.kind === "repository states") {
+    writeSignal(db, page, origin, written);
+    return written;
+  }
   if (page.kind === "repositories") {
     for (const listed of page.repositories) {
       const write = repositoryJoined(findRepository(db, listed), listed);
@@ -102,6 +119,36 @@ export function writeSyncPage(db: Db, installationId: number, syncId: number, pa
     }
   }
   return written;
+}
+
+/**
+ * A signal's page: GitHub's state now of what a delivery named, through the same rules as a sync
+ * (`syncedMember`, `repositoryJoined`, tombstones), so reordered and duplicated deliveries end at it.
+ */
+function writeSignal(
+  db: Db,
+  page: Extract<SyncPage, { kind: "membership" | "repository states" }>,
+  origin: ChangeOrigin,
+  written: SyncPageWritten,
+): void {
+  if (page.kind === "membership") {
+    const { githubUserId, member } = page;
+    const version = member
+      ? writeMember(db, githubUserId, syncedMember(getMember(db, githubUserId), member), origin).version
+      : removeMember(db, githubUserId, origin);
+    written.told.push({ githubUserId, member: member !== null, version });
+    return;
+  }
+  for (const { id, name, listed } of page.repositories) {
+    const known = findRepository(db, { id, name });
+    if (listed) {
+      putRepository(db, repositoryJoined(known, listed));
+      continue;
+    }
+    const decision = repositoryRemoved(known, { id, name });
+    if (decision.kind === "tombstone") tombstoneRepository(db, decision.repoKey);
+    else putRepository(db, decision.write);
+  }
 }
 
 /** `GET .../sync`: the running sync and the last finished one. */

@@ -9,7 +9,17 @@ import { PullRequestEvent } from "../schemas/events";
  * Worker version that does not fit is parked, never half applied.
  */
 
-export const GithubRepository = z.object({ id: z.number().int().min(1), name: GithubRepoName, private: z.boolean() });
+export const GithubRepository = z.object({
+  id: z.number().int().min(1),
+  name: GithubRepoName,
+  private: z.boolean(),
+  /**
+   * GitHub's `repository.updated_at` (epoch ms) when the payload carries it: orders visibility
+   * writes (an older one never overwrites a newer state). Absent in `installation_repositories`
+   * lists and in messages queued before it was carried.
+   */
+  updatedAt: z.number().int().optional(),
+});
 export type GithubRepository = z.output<typeof GithubRepository>;
 
 /** A change of an organization's state, applied by its Durable Object. */
@@ -26,6 +36,11 @@ export const OrganizationChange = z.discriminatedUnion("kind", [
     blocked: z.boolean(),
     /** The installation suspended or unsuspended; optional so that messages queued before it still parse. */
     installationId: z.number().int().min(1).optional(),
+    /**
+     * GitHub's time of it (epoch ms): `installation.suspended_at` for a suspend, `updated_at` for
+     * an unsuspend. Orders them: an older one never overwrites a newer one. Optional (older messages).
+     */
+    at: z.number().int().optional(),
   }),
   /** Repositories join (or stay in) the installation with their visibility. */
   z.object({ kind: z.literal("repositories_added"), repositories: z.array(GithubRepository) }),
@@ -46,7 +61,12 @@ export const OrganizationChange = z.discriminatedUnion("kind", [
     role: z.enum(["admin", "member"]),
     isBot: z.boolean(),
   }),
-  z.object({ kind: z.literal("member_removed"), githubUserId: GithubId }),
+  z.object({
+    kind: z.literal("member_removed"),
+    githubUserId: GithubId,
+    /** The login, to ask GitHub for the membership (section 17 signals); optional (older messages). */
+    githubLogin: GithubUserLogin.optional(),
+  }),
   /** The organization's login changed from `from` to the message's `org`. */
   z.object({ kind: z.literal("organization_renamed"), from: GithubOrgName }),
 ]);

@@ -9,7 +9,8 @@ import { InstantOutput } from "./common";
 export const SYNC_STEPS = ["repositories", "members", "collaborators", "pullRequests"] as const;
 export type SyncStepName = (typeof SYNC_STEPS)[number];
 
-export type SyncTrigger = "installation" | "unsuspend" | "api";
+export const SYNC_TRIGGERS = ["installation", "unsuspend", "api", "reconcile"] as const;
+export type SyncTrigger = (typeof SYNC_TRIGGERS)[number];
 export type SyncState = "running" | "complete" | "failed";
 
 /** One step's progress: `count` is what it read from GitHub and stored so far. */
@@ -37,8 +38,9 @@ const Step = z
 export const SyncRun = z
   .object({
     id: z.number().int().min(1).meta({ description: "The organization's sync number: 1, 2, ..." }),
-    trigger: z.enum(["installation", "unsuspend", "api"]).meta({
-      description: "What started it: GitHub's `installation` created (or a reinstall), unsuspend, or `POST .../sync`.",
+    trigger: z.enum(SYNC_TRIGGERS).meta({
+      description:
+        "What started it: GitHub's `installation` created (or a reinstall), unsuspend, `POST .../sync`, or the daily reconciliation (`reconcile`: repositories, members and collaborators, no history).",
     }),
     state: z.enum(["running", "complete", "failed"]),
     startedAt: InstantOutput,

@@ -77,7 +77,7 @@ export class SyncJob {
   async #write(page: SyncPage, step: SyncStepName, done: boolean, count: number) {
     const progress = { kind: "progress" as const, step, state: done ? ("done" as const) : ("running" as const), count };
     const answer = await callDurable<SyncPageAnswer>(
-      () => this.#object().writeSyncPage(this.params.installationId, this.params.syncId, page, progress),
+      () => this.#object().writeSyncPage(this.params.installationId, page, { syncId: this.params.syncId, progress }),
       { idempotent: true },
     );
     if (answer.kind === "stale") throw new NonRetryableError("the organization's installation changed during the sync");
@@ -94,7 +94,7 @@ export class SyncJob {
   /** The installation's repositories with visibility; those no longer listed leave it. Answers them as stored, and the login. */
   async repositories(): Promise<{ login: string; repositories: Repo[] }> {
     const { data } = await listInstallationRepositories(this.#target);
-    const listed = data.map((r) => ({ id: r.id, name: r.name, private: r.private }));
+    const listed = data.map((r) => ({ id: r.id, name: r.name, private: r.private, updatedAt: r.updatedAt }));
     const answer = await this.#write({ kind: "repositories", repositories: listed }, "repositories", true, listed.length);
     return { login: answer.login, repositories: answer.repositories };
   }

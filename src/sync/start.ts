@@ -8,6 +8,8 @@ export interface SyncParams {
   home: string;
   syncId: number;
   installationId: number;
+  /** The daily reconciliation: repositories, members and collaborators, no history. */
+  reconcile?: boolean;
   options?: ClientOptions;
 }
 
@@ -21,8 +23,34 @@ export const syncInstanceId = (home: string, syncId: number): string => `${home.
 /** `OrganizationObject.beginSync`'s answer, as far as the callers read it (checked where it is called). */
 export type SyncBegin =
   | { kind: "not_installed" }
-  | { kind: "in_progress"; run: { id: number } }
-  | { kind: "started"; run: { id: number }; home: string; installationId: number; created: boolean };
+  | { kind: "in_progress"; run: { id: number; trigger: SyncTrigger; startedAt: string }; home: string; created: boolean }
+  | { kind: "started"; run: { id: number; trigger: SyncTrigger }; home: string; installationId: number; created: boolean };
+
+/** A run whose instance was never created is left alone this long (its trigger may be creating it now). */
+const UNCREATED_GRACE_MS = 10 * 60_000;
+
+/**
+ * Whether the Workflow instance of a run still `running` is gone (never created, or no longer
+ * known to the engine) or ended (errored, terminated, or complete without recording it): the row
+ * would refuse every new sync for ever. Answers the reason, or null while the instance lives.
+ */
+async function endedInstance(
+  env: Env,
+  home: string,
+  running: { run: { id: number; startedAt: string }; created: boolean },
+  now: number,
+): Promise<string | null> {
+  const { run, created } = running;
+  let status: InstanceStatus["status"];
+  try {
+    status = (await (await env.SYNC.get(syncInstanceId(home, run.id))).status()).status;
+  } catch {
+    // Created and now unknown (terminated under `wrangler dev`, or past the engine's retention): gone.
+    const gone = created || now - Date.parse(run.startedAt) > UNCREATED_GRACE_MS;
+    return gone ? "its Workflow instance does not exist" : null;
+  }
+  return status === "errored" || status === "terminated" || status === "complete" ? `its Workflow instance is ${status}` : null;
+}
 
 /**
  * Starts an installation sync at the object `begin` reaches: the object's compare-and-set decides
@@ -36,10 +64,27 @@ export async function startSync<T extends SyncBegin>(
   begin: () => Promise<DurableResult<T>>,
   options?: ClientOptions,
 ): Promise<DurableResult<T>> {
-  const answer = await begin();
+  let answer = await begin();
+  if (answer.ok && answer.value.kind === "in_progress") {
+    // A row left running by an instance that is gone is closed as failed, then the trigger starts anew.
+    const { home, run } = answer.value;
+    const reason = await endedInstance(env, home, answer.value, Date.now());
+    if (reason === null) return answer;
+    const error = { step: "sync", message: `closed by a later trigger: ${reason}` };
+    await callDurable(() => organizationAt(env, home).recordSync(run.id, { kind: "finish", state: "failed", error }), {
+      idempotent: true,
+    });
+    answer = await begin();
+  }
   if (!answer.ok || answer.value.kind !== "started" || answer.value.created) return answer;
   const { home, run, installationId } = answer.value;
-  const params: SyncParams = { home, syncId: run.id, installationId, ...(options ? { options } : {}) };
+  const params: SyncParams = {
+    home,
+    syncId: run.id,
+    installationId,
+    ...(run.trigger === "reconcile" ? { reconcile: true } : {}),
+    ...(options ? { options } : {}),
+  };
   await env.SYNC.create({ id: syncInstanceId(home, run.id), params });
   await callDurable(() => organizationAt(env, home).recordSync(run.id, { kind: "created" }), { idempotent: true });
   return answer;

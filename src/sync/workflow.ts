@@ -38,9 +38,12 @@ export class SyncWorkflow extends WorkflowEntrypoint<Env, SyncParams> {
       await this.#walk<number>(step, job, "collaborators", 0, (from, before) =>
         job.collaborators(account.login, privates, from, before),
       );
-      await this.#walk(step, job, "pull requests", { repo: 0, page: 1 }, (from, before) =>
-        job.pullRequests({ login }, repositories as Repo[], from, before, since),
-      );
+      // The daily reconciliation corrects drift; the history is the webhooks' and the installation sync's.
+      if (!event.payload.reconcile) {
+        await this.#walk(step, job, "pull requests", { repo: 0, page: 1 }, (from, before) =>
+          job.pullRequests({ login }, repositories as Repo[], from, before, since),
+        );
+      }
       await step.do("finish", STEP, () => job.record({ kind: "finish", state: "complete" }));
       return { state: "complete" };
     } catch (error) {

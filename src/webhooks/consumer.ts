@@ -7,6 +7,7 @@ import { callDurable } from "../lib/durable-call";
 import { messageKey, QueueMessage } from "../schemas/github-changes";
 import { parkDelivery } from "../storage/parked";
 import { moveRows } from "../storage/renames";
+import { applySignal, isSignal } from "../sync/signals";
 import { startSyncAtHome } from "../sync/start";
 import { DEAD_LETTER_QUEUE, WEBHOOK_MAX_RETRIES } from "./queues";
 
@@ -83,9 +84,11 @@ export async function applyMessage(env: Env, m: QueueMessage): Promise<void> {
   const lookup: DeliveryLookup = { accountId, login: m.org };
   if (change.kind === "organization_renamed") lookup.from = change.from;
   if (change.kind === "installation_created") lookup.installationId = change.installationId;
+  // A signal (sync on; contract section 17) records only its ledger entry here: GitHub's state follows.
+  const signal = isSignal(env, m);
   const apply = ({ home }: Place) =>
     callDurable<ChangeAnswer>(
-      () => organizationAt(env, home).applyGithubChange(messageKey(m), { home, login: m.org }, owner, change),
+      () => organizationAt(env, home).applyGithubChange(messageKey(m), { home, login: m.org }, owner, change, signal),
       { idempotent: true },
     );
   const { place, answer: result } = await resolveHome(
@@ -100,6 +103,8 @@ export async function applyMessage(env: Env, m: QueueMessage): Promise<void> {
     await moveRows(env.DB, { orgKey: home, repo: rename.fromKey }, { orgKey: home, repo: rename.toName });
     await callDurable(() => organizationAt(env, home).renameFollowed(rename.fromKey), { idempotent: true });
   }
+  // Also on a retry that finds the ledger entry: the read of GitHub is what the message is for.
+  if (signal && result.installation) await applySignal(env, home, result.installation, m);
   await syncAfter(env, home, m);
 }
 
@@ -133,7 +138,12 @@ type RepositoryAnswer = { here: boolean; name: string | null };
  * and the identity the directory must learn; or not this organization's object.
  */
 type ChangeAnswer =
-  | { kind: "applied"; renames: { fromKey: string; toName: string }[]; directory: ReportedIdentity | null }
+  | {
+      kind: "applied";
+      renames: { fromKey: string; toName: string }[];
+      installation: { id: number; login: string } | null;
+      directory: ReportedIdentity | null;
+    }
   | { kind: "taken" }
   | { kind: "elsewhere" };
 

@@ -24,9 +24,20 @@ const RepoWithOwner = Repo.extend({ owner: Account });
 /** GitHub sends `created_at` of an installation as epoch seconds or as an ISO 8601 string. */
 const GithubTime = z.union([z.number().transform((s) => s * 1000), z.string().transform((s) => Date.parse(s))]);
 
+/** A time GitHub may send; one that does not parse is left out rather than refusing the delivery. */
+const OptionalTime = GithubTime.nullable()
+  .optional()
+  .transform((t) => (t === null || t === undefined || !Number.isFinite(t) ? undefined : t));
+
 const InstallationPayload = z.object({
   action: z.string(),
-  installation: z.object({ id: z.number().int(), account: Account, created_at: GithubTime }),
+  installation: z.object({
+    id: z.number().int(),
+    account: Account,
+    created_at: GithubTime,
+    suspended_at: OptionalTime,
+    updated_at: OptionalTime,
+  }),
   repositories: z.array(Repo).optional(),
 });
 const InstallationRepositoriesPayload = z.object({
@@ -37,7 +48,7 @@ const InstallationRepositoriesPayload = z.object({
 });
 const RepositoryPayload = z.object({
   action: z.string(),
-  repository: RepoWithOwner,
+  repository: RepoWithOwner.extend({ updated_at: OptionalTime }),
   changes: z
     .object({
       repository: z.object({ name: z.object({ from: z.string() }) }).optional(),
@@ -140,10 +151,15 @@ const chunks = <T>(list: readonly T[], size: number): T[][] => {
   return out;
 };
 
-const added = (repositories: z.output<typeof Repo>[]): ChangeInput[] =>
+const added = (repositories: (z.output<typeof Repo> & { updatedAt?: number })[]): ChangeInput[] =>
   chunks(repositories, REPOSITORIES_PER_MESSAGE).map((part) => ({
     kind: "repositories_added" as const,
-    repositories: part.map(({ id, name, private: p }) => ({ id, name, private: p })),
+    repositories: part.map(({ id, name, private: p, updatedAt }) => ({
+      id,
+      name,
+      private: p,
+      ...(updatedAt === undefined ? {} : { updatedAt }),
+    })),
   }));
 
 const removed = (repositories: { id: number; name: string }[]): ChangeInput[] =>
@@ -175,12 +191,23 @@ const REDUCERS = new Map<string, (payload: unknown) => Result>(
         case "deleted":
           return { org, accountId, changes: [{ kind: "installation_deleted", installationId }] };
         case "suspend":
-        case "unsuspend":
+        case "unsuspend": {
+          // A suspend's time is `suspended_at`; an unsuspend clears it, and `updated_at` is its time.
+          const at =
+            p.action === "suspend" ? (p.installation.suspended_at ?? p.installation.updated_at) : p.installation.updated_at;
           return {
             org,
             accountId,
-            changes: [{ kind: "installation_suspended", blocked: p.action === "suspend", installationId }],
+            changes: [
+              {
+                kind: "installation_suspended",
+                blocked: p.action === "suspend",
+                installationId,
+                ...(at === undefined ? {} : { at }),
+              },
+            ],
           };
+        }
         default:
           return null;
       }
@@ -192,8 +219,8 @@ const REDUCERS = new Map<string, (payload: unknown) => Result>(
       return null;
     }),
     repository: using(RepositoryPayload, (p) => {
-      const { id, name, private: isPrivate, owner } = p.repository;
-      const repository = { id, name, private: isPrivate };
+      const { id, name, private: isPrivate, owner, updated_at: updatedAt } = p.repository;
+      const repository = { id, name, private: isPrivate, ...(updatedAt === undefined ? {} : { updatedAt }) };
       const org = owner.login;
       const accountId = owner.id;
       switch (p.action) {
@@ -253,7 +280,7 @@ const REDUCERS = new Map<string, (payload: unknown) => Result>(
         };
       }
       if (p.action === "member_removed" && user) {
-        return { org, accountId, changes: [{ kind: "member_removed", githubUserId: String(user.id) }] };
+        return { org, accountId, changes: [{ kind: "member_removed", githubUserId: String(user.id), githubLogin: user.login }] };
       }
       // `organization.login` is already the new login; the account id is what stays.
       const from = p.changes?.login?.from;

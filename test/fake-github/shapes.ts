@@ -17,6 +17,8 @@ export interface Repo {
   collaborators: Map<number, { account: Account; role: "admin" | "maintain" | "write" | "triage" | "read" }>;
   pulls: Map<number, Pull>;
   createdAt: string;
+  /** GitHub's `updated_at`: bumped by every change a test makes to the repository (or set by it). */
+  updatedAt: string;
 }
 export interface Pull {
   id: number;
@@ -173,7 +175,7 @@ export function repository(base: string, r: Repo) {
     visibility: r.private ? "private" : "public",
     pushed_at: r.createdAt,
     created_at: r.createdAt,
-    updated_at: r.createdAt,
+    updated_at: r.updatedAt,
     open_issues: 0,
     watchers: 0,
   };
@@ -301,6 +303,31 @@ export function installationToken(token: string, expiresAt: string) {
     expires_at: expiresAt,
     permissions: { members: "read", metadata: "read", pull_requests: "read" },
     repository_selection: "all",
+  };
+}
+
+/** `GET /orgs/{org}/memberships/{username}` (GitHub's `org-membership`): an active membership with its role. */
+export function orgMembership(base: string, org: Account, user: Account, role: "admin" | "member") {
+  return {
+    url: `${base}/orgs/${org.login}/memberships/${user.login}`,
+    state: "active",
+    role,
+    organization_url: `${base}/orgs/${org.login}`,
+    organization: {
+      login: org.login,
+      id: org.id,
+      node_id: nodeId("Organization", org.id),
+      url: `${base}/orgs/${org.login}`,
+      repos_url: `${base}/orgs/${org.login}/repos`,
+      events_url: `${base}/orgs/${org.login}/events`,
+      hooks_url: `${base}/orgs/${org.login}/hooks`,
+      issues_url: `${base}/orgs/${org.login}/issues`,
+      members_url: `${base}/orgs/${org.login}/members{/member}`,
+      public_members_url: `${base}/orgs/${org.login}/public_members{/member}`,
+      avatar_url: `https://avatars.githubusercontent.com/u/${org.id}?v=4`,
+      description: null,
+    },
+    user: simpleUser(base, user),
   };
 }
 

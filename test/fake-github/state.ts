@@ -5,6 +5,7 @@ import {
   collaborator,
   installation,
   installationToken,
+  orgMembership,
   type Pull,
   publicUser,
   pullFull,
@@ -183,8 +184,11 @@ export class FakeGithub {
           collaborators: new Map(),
           pulls: new Map(),
           createdAt: iso(Date.now()),
+          updatedAt: iso(Date.now()),
         };
         repo.private = Boolean(body.private);
+        // GitHub bumps `updated_at` with every change of the repository; a test may set it.
+        repo.updatedAt = typeof body.updatedAt === "string" ? body.updatedAt : iso(Date.now());
         if (Array.isArray(body.collaborators)) {
           repo.collaborators = new Map();
           for (const co of body.collaborators as { login: string; type?: Account["type"]; role?: string }[]) {
@@ -303,6 +307,15 @@ export class FakeGithub {
         .filter((x) => role === "all" || x.role === role)
         .sort((x, y) => x.account.id - y.account.id);
       return page(base, url, members, (rows) => rows.map((x) => simpleUser(base, x.account)));
+    }
+    m = /^\/orgs\/([^/]+)\/memberships\/([^/]+)$/.exec(path);
+    if (m) {
+      // 404 for anyone who is not a member (GitHub's answer for a non-member, or an org not visible).
+      const org = this.#accounts.get(decodeURIComponent(m[1] ?? "").toLowerCase());
+      const user = this.#accounts.get(decodeURIComponent(m[2] ?? "").toLowerCase());
+      if (org?.type !== "Organization" || org.id !== inst.account.id || !user) return notFound;
+      const membership = this.#members.get(org.id)?.get(user.id);
+      return membership ? { status: 200, body: orgMembership(base, org, user, membership.role) } : notFound;
     }
     m = /^\/users\/([^/]+)$/.exec(path);
     if (m) {

@@ -108,6 +108,9 @@ describe("every answer the fake GitHub gives validates against GitHub's OpenAPI 
     ["GET", "/users/nobody-at-all"],
     ["GET", "/orgs/no-such-org/members"],
     ["GET", "/repos/{org}/no-such-repo/collaborators"],
+    ["GET", "/orgs/{org}/memberships/ada"],
+    ["GET", "/orgs/{org}/memberships/review-bot"],
+    ["GET", "/orgs/{org}/memberships/eve"],
   ])("%s %s (installation token)", (method, template) => {
     const answer = call(method, template.replaceAll("{org}", org), `token ${token}`);
     expect([200, 404]).toContain(answer.status);

@@ -32,6 +32,7 @@ const installation = (over: Partial<InstallationRow> = {}): InstallationRow => (
   billedThroughService: true,
   purchasedSeats: 10,
   installed: true,
+  suspensionVersion: null,
   ...over,
 });
 
@@ -41,6 +42,7 @@ const repo = (over: Partial<RepositoryRow> = {}): RepositoryRow => ({
   private: false,
   githubId: 7,
   removed: false,
+  visibilityVersion: null,
   ...over,
 });
 
@@ -103,6 +105,7 @@ describe("installation_created: the three cases", () => {
         billedThroughService: false,
         purchasedSeats: 0,
         installed: true,
+        suspensionVersion: null,
       },
     });
   });
@@ -215,16 +218,56 @@ describe("installation suspend / unsuspend: only the installation they name (iss
     [installation(), undefined, true], // queued before messages carried the id
     [undefined, 41, false],
   ])("%#", (row, installationId, expected) => {
-    expect(installationSuspended(row, { kind: "installation_suspended", blocked: true, installationId })).toBe(expected);
+    const set = installationSuspended(row, { kind: "installation_suspended", blocked: true, installationId });
+    expect(set !== null).toBe(expected);
+  });
+});
+
+describe("suspend / unsuspend ordered by GitHub's time (sync off: contract section 17)", () => {
+  const T = 1_700_000_000_000;
+  it.each([
+    ["first with a time: applied, version stored", null, false, T, { blocked: false, suspensionVersion: T }],
+    ["newer than stored: applied", T, true, T + 1000, { blocked: true, suspensionVersion: T + 1000 }],
+    ["older than stored (unsuspend delivered after a later suspend): nothing", T, true, T - 1000, null],
+    ["same second: arrival order", T, true, T, { blocked: true, suspensionVersion: T }],
+    ["no time (older message): applied, stored version kept", T, true, undefined, { blocked: true, suspensionVersion: T }],
+  ])("%s", (_, stored, blocked, at, expected) => {
+    const row = installation({ suspensionVersion: stored });
+    const change = { kind: "installation_suspended" as const, blocked, installationId: 41, ...(at === undefined ? {} : { at }) };
+    expect(installationSuspended(row, change)).toEqual(expected);
   });
 });
 
 describe("repositories: a known repository keeps its stored name", () => {
   it.each([
-    ["known by id: stored name kept, visibility and id from GitHub", repo(), { name: "API", private: true, githubId: 7 }],
-    ["unknown: GitHub's name", undefined, { name: "api", private: true, githubId: 7 }],
+    [
+      "known by id: stored name kept, visibility and id from GitHub",
+      repo(),
+      { name: "API", private: true, githubId: 7, visibilityVersion: null },
+    ],
+    ["unknown: GitHub's name", undefined, { name: "api", private: true, githubId: 7, visibilityVersion: null }],
   ])("%s", (_, known, expected) => {
     expect(repositoryJoined(known, { id: 7, name: "api", private: true })).toEqual(expected);
+  });
+
+  // The issue's repro: publicized (updated_at 15:21:03) delivered before privatized (15:21:02).
+  const T3 = Date.parse("2019-05-15T15:21:03Z");
+  const T2 = Date.parse("2019-05-15T15:21:02Z");
+  it.each([
+    ["older than stored: stored visibility kept", repo({ visibilityVersion: T3 }), T2, { private: false, visibilityVersion: T3 }],
+    ["newer than stored: applied", repo({ visibilityVersion: T2 }), T3, { private: true, visibilityVersion: T3 }],
+    ["same second: applied (arrival order)", repo({ visibilityVersion: T3 }), T3, { private: true, visibilityVersion: T3 }],
+    ["no stored time: applied", repo(), T2, { private: true, visibilityVersion: T2 }],
+    [
+      "no time (an installation's list): applied, stored time kept",
+      repo({ visibilityVersion: T3 }),
+      undefined,
+      { private: true, visibilityVersion: T3 },
+    ],
+    ["unknown repository with a time", undefined, T2, { private: true, visibilityVersion: T2 }],
+  ])("visibility by GitHub's updated_at: %s", (_, known, updatedAt, expected) => {
+    const listed = { id: 7, name: "api", private: true, ...(updatedAt === undefined ? {} : { updatedAt }) };
+    expect(repositoryJoined(known, listed)).toMatchObject(expected);
   });
 
   it("collaborators are keyed by the stored name, folded", () => {

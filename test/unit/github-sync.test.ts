@@ -25,6 +25,7 @@ const installation = (over: Partial<InstallationRow> = {}): InstallationRow => (
   billedThroughService: false,
   purchasedSeats: 0,
   installed: true,
+  suspensionVersion: null,
   ...over,
 });
 
@@ -141,6 +142,7 @@ const repo = (over: Partial<RepositoryRow>): RepositoryRow => ({
   private: false,
   githubId: 1,
   removed: false,
+  visibilityVersion: null,
   ...over,
 });
 

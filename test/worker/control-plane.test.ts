@@ -228,7 +228,9 @@ describe("repositories", () => {
     expect(stored).toEqual({ org, name: "Api", private: true, collaborators: ["1", "2"] });
     await adminOk("PUT", `/internal/v1/organizations/${org}/repositories/api`, { private: false, collaborators: ["3"] });
     const tables = await orgTables(org);
-    expect(tables.repositories).toEqual([{ repo_key: "api", name: "api", private: 0, github_id: null, removed: 0 }]);
+    expect(tables.repositories).toEqual([
+      { repo_key: "api", name: "api", private: 0, github_id: null, removed: 0, visibility_version: null },
+    ]);
     expect(tables.collaborators).toEqual([{ repo_key: "api", github_user_id: "3" }]);
   });
 

@@ -55,7 +55,7 @@ async function installed(fake: Fake) {
   const payload = example("installation", "created", fake.login, 0, fake.accountId);
   (payload.installation as Record<string, unknown>).id = fake.installationId;
   payload.repositories = [];
-  await deliverQueued("installation", payload);
+  await deliverQueued("installation", payload, { sync: true });
 }
 
 /** Keys for a GitHub user (creating users and keys is the control plane's; member calls are not used). */
@@ -262,7 +262,7 @@ describe("the sync's progress and control: GET and POST .../sync", () => {
     payload.repositories = [];
     const instance = await introspect(syncInstanceId(foldName(org), 1));
     try {
-      await deliverQueued("installation", payload);
+      await deliverQueued("installation", payload, { sync: true });
       await instance.waitForStatus("complete");
       expect(await instance.getOutput()).toEqual({ state: "failed" });
     } finally {

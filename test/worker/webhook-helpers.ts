@@ -89,7 +89,16 @@ export interface DeliverOptions {
    * handed to the consumer at once, and applied when `deliver` returns.
    */
   throughQueue?: boolean;
+  /**
+   * With sync on (the App's id bound, as the worker project binds the fake GitHub's): signals read
+   * GitHub, installations start a sync. Off by default: these tests are about what the payload
+   * alone does (contract section 9) and their organizations exist at no GitHub.
+   */
+  sync?: boolean;
 }
+
+/** The bindings with sync with GitHub's API switched off (no App id: `githubSync` says `off`). */
+export const SYNC_OFF = { GITHUB_APP_ID: "" } as const;
 
 /**
  * POSTs a signed delivery to the Worker; the response is checked against the documents. By
@@ -119,16 +128,17 @@ export async function deliver(event: string, payload: unknown, options: DeliverO
     sendBatch: async (messages: { body: unknown }[]) => void sent.push(...messages.map((m) => m.body)),
   };
   const ctx = createExecutionContext();
+  const github = options.sync ? {} : SYNC_OFF;
   const response = await worker.fetch(
     request.clone() as Request<unknown, IncomingRequestCfProperties>,
-    { ...env, WEBHOOKS: recorder } as unknown as Env,
+    { ...env, ...github, WEBHOOKS: recorder } as unknown as Env,
     ctx,
   );
   // The dedupe marker is written after the answer: wait for it, as a later redelivery would.
   await waitOnExecutionContext(ctx);
   await checkAgainstDocuments(request, response);
   if (sent.length > 0) {
-    const { ids, result } = await consume(WEBHOOK_QUEUE, sent);
+    const { ids, result } = await consume(WEBHOOK_QUEUE, sent, options.sync ? { GITHUB_APP_ID: env.GITHUB_APP_ID } : {});
     if (result.explicitAcks.length !== ids.length)
       throw new Error(`${event}: not every message was acknowledged: ${JSON.stringify(result)}`);
   }
@@ -283,6 +293,7 @@ let messageIds = 0;
  * Hands messages to the Worker's queue consumer directly (in this order, with these bindings),
  * rather than through the real queue: for tests of the consumer's decisions (ack, retry) and of
  * deliveries applied in a chosen order. A store failure is a failing binding in `overrides`.
+ * Sync with GitHub is off unless `overrides` binds the App id again (`{ GITHUB_APP_ID: env.GITHUB_APP_ID }`).
  */
 export async function consume(
   queue: string,
@@ -293,7 +304,7 @@ export async function consume(
   const messages = bodies.map((body) => ({ id: `msg-${messageIds++}`, timestamp: new Date(), attempts, body }));
   const batch = createMessageBatch(queue, messages);
   const ctx = createExecutionContext();
-  await worker.queue(batch, { ...env, ...overrides } as Env);
+  await worker.queue(batch, { ...env, ...SYNC_OFF, ...overrides } as Env);
   return { ids: messages.map((m) => m.id), result: await getQueueResult(batch, ctx) };
 }
 

@@ -1,5 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { adminOk, call, createUser, type MemberErrorBody, postEventsOk, unique, uniqueInstallationId } from "./helpers";
+import { fakeInstallation } from "./github-fake";
+import {
+  adminOk,
+  call,
+  createKey,
+  createUser,
+  type MemberErrorBody,
+  postEventsOk,
+  unique,
+  uniqueInstallationId,
+} from "./helpers";
 import {
   accountOf,
   billing,
@@ -28,27 +38,39 @@ import {
  * GitHub's documented examples (@octokit/webhooks-examples), pointed at each test's own organization.
  */
 
+/** A person whose GitHub user id is `id` (one the fake GitHub gave), with both keys. */
+async function personWithId(id: string): Promise<Person> {
+  await adminOk("PUT", `/internal/v1/users/${id}`, { githubLogin: `u${id}` });
+  const [m, a] = await Promise.all([createKey(id, "members"), createKey(id, "analytics")]);
+  return { id, membersKey: m.key, analyticsKey: a.key };
+}
+
 describe("installation", () => {
   // The one end-to-end test through the real queue and its consumer; every other test hands the
   // receiver's messages to the consumer directly (webhook-helpers.ts, `deliver`).
+  // The real queue's consumer has the worker's bindings, sync with the fake GitHub on: the
+  // organization is one the fake knows, and the member_added is a signal it confirms.
   it("created, through the real queue: the organization exists, free with no subscription, until billing says otherwise", async () => {
-    const org = unique("gh");
-    const admin = await person();
-    const installed = example("installation", "created", org);
-    (installed.installation as Record<string, unknown>).id = installationOf(org);
+    const fake = await fakeInstallation();
+    const org = fake.login;
+    const { members } = await fake.setMembers([{ login: `adm-${org.slice(4)}`, role: "admin" }]);
+    const github = members[0] as { id: number; login: string };
+    const admin = await personWithId(String(github.id));
+    const installed = example("installation", "created", org, 0, fake.accountId, fake.installationId);
     installed.repositories = [{ id: repoId(), name: "api", private: false, node_id: "x", full_name: `${org}/api` }];
     await deliverQueued("installation", installed, { throughQueue: true });
-    const joined = example("organization", "member_added", org);
+    const joined = example("organization", "member_added", org, 0, fake.accountId, fake.installationId);
     const membership = joined.membership as { role: string; user: Record<string, unknown> };
     membership.role = "admin";
-    membership.user = { ...membership.user, id: Number(admin.id), login: `gh${admin.id}`, type: "User" };
+    membership.user = { ...membership.user, id: github.id, login: github.login, type: "User" };
     await deliverQueued("organization", joined, { throughQueue: true });
     await eventually(async () => expect((await readMember(org, admin, admin.id)).status).toBe(200));
     const free = await exportPage(org, admin);
     expect(free.status).toBe(403);
     expect(await errorCode(free)).toBe("The analytics export requires the organization to be on the Pro plan.");
-    await billing(org, "pro");
+    await billing(org, "pro", fake.installationId);
     expect((await exportPage(org, admin)).status).toBe(200);
+    expect((await fake.stats()).drifts).toEqual([]);
   });
 
   it("created after billing set a plan: the plan and subscription stay", async () => {

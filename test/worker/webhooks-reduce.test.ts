@@ -39,11 +39,12 @@ describe("what each delivery becomes", () => {
     expect(changes("installation", example("installation", "deleted", "acme"))).toMatchObject([
       { change: { kind: "installation_deleted", installationId: installationOf("acme") } },
     ]);
+    // Their times order them when sync is off: suspended_at for a suspend, updated_at for an unsuspend.
     expect(changes("installation", example("installation", "suspend", "acme"))).toMatchObject([
-      { change: { kind: "installation_suspended", blocked: true } },
+      { change: { kind: "installation_suspended", blocked: true, at: Date.parse("2021-04-29T02:32:50Z") } },
     ]);
     expect(changes("installation", example("installation", "unsuspend", "acme"))).toMatchObject([
-      { change: { kind: "installation_suspended", blocked: false } },
+      { change: { kind: "installation_suspended", blocked: false, at: Date.parse("2021-04-28T22:32:50.000-04:00") } },
     ]);
     expect(changes("installation", example("installation", "new_permissions_accepted", "acme"))).toMatchObject({
       status: "ignored",
@@ -64,7 +65,13 @@ describe("what each delivery becomes", () => {
         change: {
           kind: "repositories_added",
           repositories: [
-            { id: 186853261, name: "Hello-World", private: (transferred.repository as { private: boolean }).private },
+            {
+              id: 186853261,
+              name: "Hello-World",
+              private: (transferred.repository as { private: boolean }).private,
+              // GitHub's updated_at orders visibility when sync is off (contract section 17).
+              updatedAt: Date.parse("2019-05-15T15:20:41Z"),
+            },
           ],
         },
       },
@@ -80,7 +87,14 @@ describe("what each delivery becomes", () => {
         event: "repository.created",
         change: {
           kind: "repositories_added",
-          repositories: [{ id: repository.id, name: repository.name, private: repository.private }],
+          repositories: [
+            {
+              id: repository.id,
+              name: repository.name,
+              private: repository.private,
+              updatedAt: Date.parse("2019-05-15T15:20:41Z"),
+            },
+          ],
         },
       },
     ]);

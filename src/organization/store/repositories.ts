@@ -14,11 +14,19 @@ export interface RepositoryWrite {
   private: boolean;
   githubId: number | null;
   removed?: boolean;
+  /** GitHub's `updated_at` of this visibility (`repositoryJoined`); undefined leaves the stored one. */
+  visibilityVersion?: number | null;
 }
 
 /** The one write of a repository (control plane and GitHub): upsert by name, back in the installation unless `removed`. */
 export function putRepository(db: Db, r: RepositoryWrite): void {
-  const row = { repoKey: repoKey(r.name), name: r.name, private: r.private, removed: r.removed ?? false };
+  const row = {
+    repoKey: repoKey(r.name),
+    name: r.name,
+    private: r.private,
+    removed: r.removed ?? false,
+    ...(r.visibilityVersion === undefined ? {} : { visibilityVersion: r.visibilityVersion }),
+  };
   const set = r.githubId === null ? row : { ...row, githubId: r.githubId };
   db.insert(repositories).values(set).onConflictDoUpdate({ target: repositories.repoKey, set }).run();
 }
