@@ -4,7 +4,7 @@ import { Registry } from "./http/registry";
 import { INTERFACES } from "./interfaces";
 import { handleQueue } from "./webhooks/consumer";
 
-export { SignInAttemptObject } from "./auth/sign-in-attempt";
+export { SignInAttemptObject } from "./auth/sign-in-attempt-object";
 export { UserObject } from "./auth/user-object";
 export { OrganizationObject } from "./organization/object";
 // The installation sync with GitHub's API, one Workflow instance per sync (docs/architecture.md).

@@ -10,7 +10,7 @@ import { CONTENT_SECURITY_POLICY } from "./pages";
 /**
  * Sign in with GitHub (contract section 13): the GitHub App's user authorization, OAuth web flow
  * with `state` and PKCE S256 (`github/oauth.ts`). Between the redirect and the callback the attempt
- * lives twice: its PKCE verifier in a Durable Object named by the state (`auth/sign-in-attempt.ts`,
+ * lives twice: its PKCE verifier in a Durable Object named by the state (`auth/sign-in-attempt-object.ts`,
  * used at most once, 10 minutes), and the state in a `__Host-` cookie of the browser that started
  * it, so a callback link made for another browser (login CSRF) is refused. Every outcome that does
  * not sign in is an HTML page with a way back, never a 5xx.
@@ -86,7 +86,11 @@ const startGithubSignIn = defineRoute({
       description:
         "To GitHub's authorize page, with client_id, redirect_uri, state, code_challenge and code_challenge_method=S256.",
       headers: {
-        Location: { description: "GitHub's authorize URL.", schema: { type: "string", format: "uri" }, required: true },
+        Location: {
+          description: "GitHub's authorize URL.",
+          schema: { type: "string", format: "uri", maxLength: 2000 },
+          required: true,
+        },
         ...SET_COOKIE(`${ATTEMPT_COOKIE}: the attempt's state, Secure, HttpOnly, SameSite=Lax, Path=/, Max-Age=600.`, true),
       },
     },

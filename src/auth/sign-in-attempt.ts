@@ -1,42 +1,11 @@
-import { DurableObject } from "cloudflare:workers";
-
 /**
- * One GitHub sign-in attempt between the redirect to GitHub and the callback (contract section 13):
- * the PKCE verifier, kept on the server, and used at most once. One object per attempt, named by
- * the attempt's `state`, so a replayed callback (same state, same or another code) finds nothing:
- * the object is the strongly consistent "already used" answer that a cookie alone cannot give.
- * Storage is the object's synchronous KV (no table, no migration); an alarm removes attempts nobody
- * came back from.
+ * A GitHub sign-in attempt, from the routes' side: the attempt's object (`sign-in-attempt-object.ts`)
+ * keeps the PKCE verifier between the redirect and the callback, and gives it back at most once.
+ * (The class is apart so that this module loads outside workerd, for the OpenAPI generation.)
  */
 
 /** How long a person has at GitHub before the attempt expires. */
 export const SIGN_IN_ATTEMPT_MS = 10 * 60 * 1000;
-
-interface Attempt {
-  verifier: string;
-  expiresAt: number;
-}
-
-export class SignInAttemptObject extends DurableObject<Env> {
-  /** Records the attempt's verifier; a second `begin` for the same state keeps the first. */
-  async begin(verifier: string, now: number): Promise<void> {
-    if (this.ctx.storage.kv.get<Attempt>("attempt") !== undefined) return;
-    this.ctx.storage.kv.put<Attempt>("attempt", { verifier, expiresAt: now + SIGN_IN_ATTEMPT_MS });
-    await this.ctx.storage.setAlarm(now + SIGN_IN_ATTEMPT_MS);
-  }
-
-  /** The verifier, once: the attempt is gone afterwards. Null when it was used, expired, or never made. */
-  async consume(now: number): Promise<string | null> {
-    const attempt = this.ctx.storage.kv.get<Attempt>("attempt");
-    if (attempt === undefined) return null;
-    await this.ctx.storage.deleteAll();
-    return attempt.expiresAt > now ? attempt.verifier : null;
-  }
-
-  override async alarm(): Promise<void> {
-    await this.ctx.storage.deleteAll();
-  }
-}
 
 const attemptStub = (env: Env, state: string) => env.SIGN_IN_ATTEMPTS.getByName(state);
 
