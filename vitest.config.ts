@@ -36,6 +36,10 @@ export default defineConfig(async () => {
                   GITHUB_API_URL: inject("fakeGithubUrl"),
                   GITHUB_APP_ID: inject("fakeGithubAppId"),
                   GITHUB_APP_PRIVATE_KEY: inject("fakeGithubPrivateKey"),
+                  // GitHub sign-in runs its whole flow against the fake too (test/fake-github/oauth.ts).
+                  GITHUB_OAUTH_URL: inject("fakeGithubUrl"),
+                  GITHUB_CLIENT_ID: inject("fakeGithubClientId"),
+                  GITHUB_CLIENT_SECRET: inject("fakeGithubClientSecret"),
                   TEST_MIGRATIONS: migrations,
                 },
               },

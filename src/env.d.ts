@@ -16,8 +16,6 @@ declare namespace Cloudflare {
     /** The GitHub App's OAuth client id and secret (web app sign-in). Unset: the sign-in button says what to configure. */
     GITHUB_CLIENT_ID?: string;
     GITHUB_CLIENT_SECRET?: string;
-    /** GitHub's web origin for the OAuth flow; default https://github.com. */
-    GITHUB_OAUTH_URL?: string;
   }
 }
 interface Env {
@@ -29,7 +27,6 @@ interface Env {
   DEV_SIGN_IN?: string;
   GITHUB_CLIENT_ID?: string;
   GITHUB_CLIENT_SECRET?: string;
-  GITHUB_OAUTH_URL?: string;
 }
 
 /** Bottleneck's build without clustering, which the throttling plugin uses (`client.ts`); its types are the full build's. */

@@ -5,6 +5,7 @@ import { INTERFACES } from "./interfaces";
 import { reconcileAll } from "./sync/reconcile";
 import { handleQueue } from "./webhooks/consumer";
 
+export { SignInAttemptObject } from "./auth/sign-in-attempt-object";
 export { UserObject } from "./auth/user-object";
 export { OrganizationObject } from "./organization/object";
 // The installation sync with GitHub's API, one Workflow instance per sync (docs/architecture.md).

@@ -1,9 +1,11 @@
 import { startSession } from "../auth/session";
+import { githubOAuth } from "../github/oauth";
 import { codedErrorEnvelope } from "../http/envelopes";
 import { type ApiInterface, defineRoute } from "../http/route";
 import { notFound } from "../lib/errors";
 import { DevSignInInput, SignInOptions } from "../schemas/app";
 import DEMO_USERS from "./demo-users.json";
+import { githubSignInRoutes } from "./github-sign-in";
 
 /**
  * Signing in to the web app (contract section 13). Local sign-in exists only when the variable
@@ -12,7 +14,7 @@ import DEMO_USERS from "./demo-users.json";
  */
 
 const devSignInOn = (env: Env): boolean => env.DEV_SIGN_IN === "true";
-const githubConfigured = (env: Env): boolean => Boolean(env.GITHUB_CLIENT_ID && env.GITHUB_CLIENT_SECRET);
+const githubConfigured = (env: Env): boolean => githubOAuth(env).kind === "on";
 
 const SET_COOKIE = {
   "Set-Cookie": {
@@ -69,5 +71,5 @@ export const signInInterface: ApiInterface = {
   envelope: codedErrorEnvelope,
   auth: { kind: "sameOrigin" },
   errors: ["internal_error", "unavailable"],
-  routes: [signInOptions, devSignIn],
+  routes: [signInOptions, devSignIn, ...githubSignInRoutes],
 };

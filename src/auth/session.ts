@@ -72,6 +72,24 @@ export async function startSession(env: Env, userId: string, now: number): Promi
   return { user, setCookie: cookieHeader(`${userId}.${token}`, SESSION_ABSOLUTE_MS / 1000) };
 }
 
+/**
+ * GitHub sign-in: records the user GitHub reported (as the control plane's user PUT would, but
+ * `blocked` untouched), then starts a session as local sign-in does (401 for a blocked user).
+ */
+export async function startGithubSession(
+  env: Env,
+  githubUser: { githubUserId: string; githubLogin: string },
+  now: number,
+): Promise<{ user: User; setCookie: string }> {
+  await callDurable(
+    () => userStub(env, githubUser.githubUserId).recordGithubUser(githubUser.githubUserId, githubUser.githubLogin),
+    {
+      idempotent: true,
+    },
+  );
+  return startSession(env, githubUser.githubUserId, now);
+}
+
 export interface SessionCaller {
   user: User;
   csrfToken: string;

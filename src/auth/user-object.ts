@@ -93,6 +93,24 @@ export class UserObject extends DurableObject<Env> {
     });
   }
 
+  /**
+   * GitHub sign-in (contract section 13): records the user as the control plane's PUT would, with
+   * the login GitHub just reported, but never changes `blocked` (a new user starts unblocked). One
+   * at a time with the control plane's writes, so a concurrent block is not undone.
+   */
+  recordGithubUser(githubUserId: string, githubLogin: string): Promise<User> {
+    return this.#serialised(async () => {
+      const blocked = this.#account()?.blocked ?? false;
+      const row = { id: 1, githubUserId, githubLogin, blocked };
+      this.#db
+        .insert(schema.account)
+        .values(row)
+        .onConflictDoUpdate({ target: schema.account.id, set: { githubUserId, githubLogin } })
+        .run();
+      return { githubUserId, githubLogin, blocked };
+    });
+  }
+
   async #writeLookup(userId: string, key: ApiKeyRow, now: number): Promise<void> {
     const record: KeyRecord = {
       v: 1,

@@ -18,6 +18,10 @@ export default async function setup(project: TestProject) {
   project.provide("fakeGithubUrl", url);
   project.provide("fakeGithubAppId", String(appId));
   project.provide("fakeGithubPrivateKey", privateKey);
+  // The App's OAuth client, for the web app's GitHub sign-in.
+  const client = fake.oauth.addClient();
+  project.provide("fakeGithubClientId", client.clientId);
+  project.provide("fakeGithubClientSecret", client.clientSecret);
   return () =>
     new Promise<void>((resolve) => {
       server.close(() => resolve());
@@ -31,5 +35,7 @@ declare module "vitest" {
     fakeGithubUrl: string;
     fakeGithubAppId: string;
     fakeGithubPrivateKey: string;
+    fakeGithubClientId: string;
+    fakeGithubClientSecret: string;
   }
 }

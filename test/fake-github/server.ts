@@ -5,7 +5,7 @@ import { FakeGithub } from "./state";
 
 /**
  * The fake GitHub as an HTTP server on 127.0.0.1 (a free port). Paths may carry the GHES prefix
- * `/api/v3`. `/__fake/...` is the control API (state.ts). Every API answer is checked against
+ * `/api/v3`. `/__fake/...` is the control API (state.ts); `/login/oauth/...` the OAuth web flow (oauth.ts). Every API answer is checked against
  * GitHub's description before it is sent (openapi-check.ts); one that does not match is recorded
  * against its installation and answered 500 with the drift in the message, so the test that
  * caused it fails with the reason.
@@ -18,7 +18,7 @@ export async function startFakeGithub(fake = new FakeGithub()): Promise<{ url: s
           ...(body === undefined ? {} : { "content-type": "application/json; charset=utf-8" }),
           ...headers,
         });
-        res.end(body === undefined ? undefined : JSON.stringify(body));
+        res.end(body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body));
       })
       .catch((error: unknown) => {
         res.writeHead(500, { "content-type": "application/json; charset=utf-8" });
@@ -40,10 +40,25 @@ async function handle(fake: FakeGithub, req: IncomingMessage) {
     return fake.control(method, segments, raw ? JSON.parse(raw) : {});
   }
 
+  // The OAuth web flow (oauth.ts): not in GitHub's REST description, so not checked against it.
+  if (method === "GET" && url.pathname === "/login/oauth/authorize") return fake.oauth.authorize(url);
+  if (method === "POST" && url.pathname === "/login/oauth/access_token") {
+    return fake.oauth.accessToken(raw, { accept: req.headers.accept, authorization: req.headers.authorization });
+  }
+
   const prefix = url.pathname.startsWith("/api/v3/") ? "/api/v3" : "";
   const apiUrl = new URL(url.href);
   apiUrl.pathname = url.pathname.slice(prefix.length);
   const base = `${url.origin}${prefix}`;
+  const asUser = method === "GET" && apiUrl.pathname === "/user" ? fake.oauth.user(req.headers.authorization, base) : undefined;
+  if (asUser) {
+    try {
+      checkResponse(method, apiUrl.pathname, asUser.status, asUser.body);
+    } catch (error) {
+      return { status: 500, headers: {}, body: { message: `fake GitHub drifted from GitHub's description: ${String(error)}` } };
+    }
+    return { status: asUser.status, headers: asUser.headers ?? {}, body: asUser.body };
+  }
   const at = Date.now();
   const { answer, installation, auth } = fake.api(method, apiUrl, base, req.headers.authorization);
   const logged = { method, path: `${apiUrl.pathname}${apiUrl.search}`, auth, status: answer.status, at };

@@ -82,6 +82,20 @@ export function publicUser(base: string, a: Account, createdAt: string) {
   };
 }
 
+/** `GET /user` as the user sees themself through a user access token (GitHub's `private-user`). */
+export function privateUser(base: string, a: Account, createdAt: string) {
+  return {
+    ...publicUser(base, a, createdAt),
+    user_view_type: "private",
+    private_gists: 0,
+    total_private_repos: 0,
+    owned_private_repos: 0,
+    disk_usage: 0,
+    collaborators: 0,
+    two_factor_authentication: true,
+  };
+}
+
 export function collaborator(base: string, a: Account, role: string) {
   const write = role === "admin" || role === "maintain" || role === "write";
   return {

@@ -1,4 +1,5 @@
 import { createPublicKey, type KeyObject, randomBytes, verify } from "node:crypto";
+import { FakeOAuth } from "./oauth";
 import {
   type Account,
   basicError,
@@ -83,6 +84,8 @@ export class FakeGithub {
   readonly #members = new Map<number, Map<number, { account: Account; role: "admin" | "member" }>>();
   readonly #repos = new Map<string, Repo>();
   #nextId = 5_000_000;
+  /** The OAuth web flow and `GET /user` (oauth.ts), over the same accounts. */
+  readonly oauth = new FakeOAuth((login) => this.#account(login));
 
   /** Registers an App by its public key (PEM or KeyObject); answers its id. */
   addApp(publicKey: string | KeyObject, appId = this.#id()): number {
@@ -120,6 +123,10 @@ export class FakeGithub {
 
   control(method: string, segments: string[], body: Record<string, unknown>): Answer {
     const [what, a, b, c, d] = segments;
+    if (what === "oauth") {
+      const answer = this.oauth.control(method, segments, body);
+      if (answer) return answer;
+    }
     if (method === "POST" && what === "apps" && segments.length === 1) {
       return { status: 201, body: { appId: this.addApp(String(body.publicKey)) } };
     }

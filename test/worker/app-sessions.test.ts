@@ -69,7 +69,10 @@ describe("local sign-in starts a session in a __Host- cookie", () => {
     for (const value of [undefined, "", "false", "1"]) {
       expect((await fetchWithEnv(request(), { DEV_SIGN_IN: value })).status).toBe(404);
     }
-    const off = await fetchWithEnv(new Request(`${ORIGIN}/auth/options`), { DEV_SIGN_IN: undefined });
+    const off = await fetchWithEnv(new Request(`${ORIGIN}/auth/options`), {
+      DEV_SIGN_IN: undefined,
+      GITHUB_CLIENT_ID: undefined,
+    });
     expect(await off.json()).toEqual({ devSignIn: false, devUsers: [], github: false });
     const on = (await (await call("/auth/options")).json()) as { devSignIn: boolean; devUsers: { githubLogin: string }[] };
     expect(on.devSignIn).toBe(true);
