@@ -76,7 +76,8 @@ export function authDocumentation(auth: InterfaceAuth): AuthDocumentation {
         securityScheme: "githubSignature",
         errors: ["unauthenticated", "not_found", "rate_limited"],
         bearer: false,
-        everyPath: false,
+        // Without a secret the path does not exist for any method (contract section 9): no 405.
+        everyPath: true,
       };
     case "session":
       // csrf_failed only where the method changes state (openapi/documents.ts leaves it off GET).
@@ -139,6 +140,8 @@ export async function authenticate(
     }
     case "webhookSignature": {
       const secrets = webhookSecrets(rc.env);
+      // An unrouted method: only whether the path exists (the 404 above) is this stage's to say.
+      if (route === null) return { kind: "none" };
       const maxBytes = route?.request?.body?.maxBytes;
       if (maxBytes === undefined) throw new Error("a webhook-signature route must declare its raw body");
       const body = await counted(rc, now, () => signedBody(rc.request, secrets, maxBytes));

@@ -54,5 +54,8 @@ export async function dispatch(
       ms: Date.now() - started,
     }),
   );
-  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+  // HEAD is answered without a body wherever it is answered (routed in the registry; here also a
+  // 404 or 405 of a path no route matches).
+  const body = request.method === "HEAD" ? null : response.body;
+  return new Response(body, { status: response.status, statusText: response.statusText, headers });
 }

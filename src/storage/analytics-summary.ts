@@ -1,4 +1,6 @@
+import { EMPTY_FIGURES } from "../rules/analytics-summary";
 import type { AnalyticsSummaryGroup, AnalyticsSummaryTotals, SummaryGroupBy } from "../schemas/analytics-summary";
+import { unionAll } from "./analytics";
 import { GAP_TIER_BOUNDS_MS, LAST_GAP_TIER } from "./review-span";
 
 /** What the summary needs, in storage terms: the export's statement input without the page. */
@@ -35,7 +37,7 @@ export async function summarizeMergedPullRequests(db: D1Database | D1DatabaseSes
     .prepare(sql)
     .bind(...params)
     .all<AnalyticsSummaryGroup & { totalMedianMsToFirstReview: number | null; totalMedianMsToMerge: number | null }>();
-  const totals: AnalyticsSummaryTotals = { ...NO_ROWS };
+  const totals: AnalyticsSummaryTotals = { ...EMPTY_FIGURES };
   const groups = result.results.map(({ totalMedianMsToFirstReview, totalMedianMsToMerge, ...group }) => {
     for (const name of SUMMED) totals[name] += group[name];
     totals.medianMsToFirstReview = totalMedianMsToFirstReview;
@@ -54,17 +56,6 @@ const SUMMED = [
   "aiLinesAuthored",
   "pullRequestsWithAiData",
 ] as const;
-const NO_ROWS: AnalyticsSummaryTotals = {
-  pullRequests: 0,
-  linesAdded: 0,
-  linesDeleted: 0,
-  serviceIssuesFlagged: 0,
-  serviceIssuesFixed: 0,
-  aiLinesAuthored: 0,
-  pullRequestsWithAiData: 0,
-  medianMsToFirstReview: null,
-  medianMsToMerge: null,
-};
 
 const DAY = 86_400_000;
 /** Whole UTC days since 1970 of an instant in ms, rounded down also before 1970 (SQLite's `/` truncates). */
@@ -187,16 +178,4 @@ FROM by_group AS g
   LEFT JOIN first_review AS f ON f.k IS g.k AND f.i = (g.nf - 1) / 2 + 1
   LEFT JOIN to_merge AS m ON m.k IS g.k AND m.i = (g.nm - 1) / 2 + 1`;
   return { sql, params };
-}
-
-/** D1 allows at most 5 terms per compound SELECT; longer unions are nested in groups of at most 5. */
-function unionAll(terms: string[]): string {
-  if (terms.length <= 5) return terms.join("\nUNION ALL\n");
-  const size = Math.ceil(terms.length / 5);
-  const groups: string[] = [];
-  for (let i = 0; i < terms.length; i += size) {
-    const group = terms.slice(i, i + size);
-    groups.push(group.length === 1 ? (group[0] as string) : `SELECT * FROM (${unionAll(group)})`);
-  }
-  return groups.join("\nUNION ALL\n");
 }

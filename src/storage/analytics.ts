@@ -262,7 +262,7 @@ ORDER BY page.m DESC, page.id DESC`;
 }
 
 /** D1 allows at most 5 terms per compound SELECT; longer unions are nested in groups of at most 5. */
-function unionAll(terms: string[]): string {
+export function unionAll(terms: string[]): string {
   if (terms.length <= 5) return terms.join("\nUNION ALL\n");
   const size = Math.ceil(terms.length / 5);
   const groups: string[] = [];

@@ -62,6 +62,17 @@ describe("the signature (X-Hub-Signature-256, HMAC-SHA256 of the raw body)", () 
     const res = await fetchWithEnv(request, { GITHUB_WEBHOOK_SECRET: undefined });
     expect(res.status).toBe(404);
   });
+
+  it("without a secret the path does not exist for any method (no 405 telling it apart); with one, 405 + Allow", async () => {
+    for (const method of ["GET", "HEAD", "PUT"]) {
+      const request = new Request("https://service.test/webhooks/github", { method });
+      const unset = await fetchWithEnv(request, { GITHUB_WEBHOOK_SECRET: undefined });
+      expect(unset.status, method).toBe(404);
+      const set = await fetchWithEnv(request, {});
+      expect(set.status, method).toBe(405);
+      expect(set.headers.get("Allow")).toBe("POST");
+    }
+  });
 });
 
 describe("headers and body", () => {
