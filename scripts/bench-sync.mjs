@@ -54,6 +54,7 @@ const BACKFILL_DAYS = 90;
 const DAY = 86_400_000;
 const timeoutMs = opts.smoke ? 120_000 : 3 * 3600_000;
 const log = (...args) => console.log(...args);
+const n = (x) => Number(x).toLocaleString("en-US");
 const iso = (ms) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
 
 // ---- the organization at GitHub -----------------------------------------------------------------
@@ -315,26 +316,36 @@ try {
 
   // The table.
   const u = (k) => usage[k] ?? { calls: 0, points: 0 };
-  const step = (name, from, to, keys, rowsKeys) => {
+  const step = (name, from, to, keys, records) => {
     const calls = keys.reduce((n, k) => n + u(k).calls, 0);
     const points = keys.reduce((n, k) => n + u(k).points, 0);
-    return { name, ms: to - from, calls, points, rowsKeys };
+    return { name, ms: to - from, calls, points, records };
   };
   const d = (k) => doneAt[k] ?? wall;
   const steps = [
-    step("installation, repositories", 0, d("repositories"), ["tokens", "installation", "repositories"]),
-    step("members", d("repositories"), d("members"), ["members"]),
-    step("collaborators", d("members"), d("collaborators"), ["collaborators"]),
-    step("pull requests (list pages + one per merged)", d("collaborators"), d("pullRequests"), [
-      "pullRequests:list",
-      "pullRequests:single",
-    ]),
-    step("finish", d("pullRequests"), wall, []),
+    step("installation, repositories", 0, d("repositories"), ["tokens", "installation", "repositories"], size.repos),
+    step("members", d("repositories"), d("members"), ["members"], size.members),
+    step("collaborators (private repositories)", d("members"), d("collaborators"), ["collaborators"], privates),
+    step(
+      "pull requests (list pages + one per merged)",
+      d("collaborators"),
+      d("pullRequests"),
+      ["pullRequests:list", "pullRequests:single"],
+      size.pulls,
+    ),
+    step("finish", d("pullRequests"), wall, [], undefined),
   ];
   const totalCalls = Object.values(usage).reduce((n, x) => n + x.calls, 0);
   const totalPoints = Object.values(usage).reduce((n, x) => n + x.points, 0);
-  const rows = steps.map((s) => [s.name, fmt(s.ms / 1000, 1), String(s.calls), String(s.points)]);
-  rows.push(["**total**", `**${fmt(wall / 1000, 1)}**`, `**${totalCalls}**`, `**${totalPoints}**`]);
+  const rows = steps.map((s) => [
+    s.name,
+    s.records === undefined ? "–" : n(s.records),
+    fmt(s.ms / 1000, 1),
+    s.records ? fmt(s.ms / s.records, 2) : "–",
+    n(s.calls),
+    n(s.points),
+  ]);
+  rows.push(["**total**", "", `**${fmt(wall / 1000, 1)}**`, "", `**${n(totalCalls)}**`, `**${n(totalPoints)}**`]);
   const d1Added = total(d1After) - total(d1Before);
   const objectAdded = total(objectAfter) - total(objectBefore);
   const changed = (before, after) =>
@@ -353,20 +364,22 @@ try {
   const [load1, load5] = loadavg();
 
   const text = [
-    `Measured ${new Date().toISOString().slice(0, 10)} with \`npm run bench:sync\`${isFull ? "" : ` at ${size.members} members, ${size.repos} repositories, ${size.pulls} pull requests`} ` +
+    `Measured ${new Date().toISOString().slice(0, 10)} with \`npm run bench:sync\`${isFull ? "" : ` at ${n(size.members)} members, ${n(size.repos)} repositories, ${n(size.pulls)} pull requests`} ` +
       `under \`wrangler dev\` (127.0.0.1, local Workflows, D1 and Durable Objects) against the fake GitHub ` +
       `(test/fake-github/, in the script's process, every answer validated against GitHub's OpenAPI description). ` +
-      `Organization: ${size.members} members (${org.admins} admins), ${size.repos} repositories (${privates} private, ` +
-      `3 collaborators each), ${size.pulls} pull requests merged within the ${BACKFILL_DAYS}-day backfill window ` +
+      `Organization: ${n(size.members)} members (${n(org.admins)} admins), ${n(size.repos)} repositories (${n(privates)} private, ` +
+      `3 collaborators each), ${n(size.pulls)} pull requests merged within the ${BACKFILL_DAYS}-day backfill window ` +
       `(40% in the largest 1% of repositories). Machine: ${cpus().length} cores shared with another engineer's work; ` +
       `load average ${fmt(load1, 1)} (1 min) / ${fmt(load5, 1)} (5 min) at the end of the run, so the times are ` +
       "upper bounds of this machine, not of Cloudflare. Wall time per step is from `POST .../sync` to the poll " +
       "(every 250 ms) that first showed the step `done`; GitHub calls and rate points are counted by the fake per " +
-      "request (a point for each request with the installation token; the App JWT's two calls cost none).",
+      "request (a point for each request with the installation token; the App JWT's two calls cost none). " +
+      '"ms per record": the step\'s wall time over what it stored (repositories, members, private repositories, ' +
+      "pull requests).",
     "",
-    table(["Step", "Wall time (s)", "GitHub calls", "Rate points"], rows),
+    table(["Step", "Records", "Wall time (s)", "ms per record", "GitHub calls", "Rate points"], rows),
     "",
-    `D1 rows added: ${d1Added} (${changed(d1Before, d1After)}); the organization's Durable Object: ${objectAdded} ` +
+    `D1 rows added: ${n(d1Added)} (${changed(d1Before, d1After)}); the organization's Durable Object: ${n(objectAdded)} ` +
       `(${changed(objectBefore, objectAfter)}). Counted in the local SQLite files before and after: rows added, not ` +
       "D1's `rows_written` (which also counts index entries and rewrites). Check: members, admins, repositories, " +
       "private repositories, collaborators, pull requests and their lines added equal what was seeded" +
@@ -374,20 +387,20 @@ try {
     "",
     `**Rate points on real GitHub.** The fake does not enforce GitHub's primary limit. An App installation on an ` +
       "organization gets 5,000 points per hour plus 50 per repository and 50 per user beyond 20 of each, at most " +
-      `12,500 (GitHub's documentation, "Rate limits for the REST API"): ${budget} per hour for this organization. ` +
+      `12,500 (GitHub's documentation, "Rate limits for the REST API"): ${n(budget)} per hour for this organization. ` +
       (totalPoints > budget
-        ? `Its ${totalPoints} points need at least ${fmt(totalPoints / budget, 1)} hours there: the sync sleeps in its ` +
+        ? `Its ${n(totalPoints)} points need at least ${fmt(totalPoints / budget, 1)} hours there: the sync sleeps in its ` +
           'Workflow until GitHub\'s reset (docs/architecture.md, "Installation sync"), so on GitHub the budget, not ' +
           "the service, sets the sync's time."
-        : `Its ${totalPoints} points fit in one hour's budget.`),
+        : `Its ${n(totalPoints)} points fit in one hour's budget.`),
     "",
     `**REST against GraphQL for the history (computed, not measured).** REST: 1 point per listed page of 100 closed ` +
-      `pull requests (${restPages} pages, including the last short page of each repository) plus 1 per merged pull ` +
-      `request for its line counts (${size.pulls}): ${restPoints} points. GraphQL (GitHub's formula: the requests a ` +
+      `pull requests (${n(restPages)} pages, including the last short page of each repository) plus 1 per merged pull ` +
+      `request for its line counts (${n(size.pulls)}): ${n(restPoints)} points. GraphQL (GitHub's formula: the requests a ` +
       "query needs, one per connection of up to 100 nodes, divided by 100, at least 1 point; 100 merged pull " +
       "requests with `additions`/`deletions` in one query cost 1 point): one repository per query costs " +
-      `${graphqlPerRepo} points; 100 repositories per query (\`repositories(first: 100) { pullRequests(first: 100) }\`, ` +
-      `101 requests, 1 point), then further pages of the larger histories, about ${graphqlNested}. GraphQL has its own ` +
+      `${n(graphqlPerRepo)} points; 100 repositories per query (\`repositories(first: 100) { pullRequests(first: 100) }\`, ` +
+      `101 requests, 1 point), then further pages of the larger histories, about ${n(graphqlNested)}. GraphQL has its own ` +
       "budget of the same size per hour.",
   ].join("\n");
   log(`\n${text}\n`);
