@@ -8,9 +8,13 @@ import { FakeGithub } from "./state";
  * `/api/v3`. `/__fake/...` is the control API (state.ts); `/login/oauth/...` the OAuth web flow (oauth.ts). Every API answer is checked against
  * GitHub's description before it is sent (openapi-check.ts); one that does not match is recorded
  * against its installation and answered 500 with the drift in the message, so the test that
- * caused it fails with the reason.
+ * caused it fails with the reason. `port` 0 (the tests) takes a free one; a benchmark names its own.
+ * Loaded by the tests' globalSetup and by `scripts/bench-sync.mjs` (Node strips the types).
  */
-export async function startFakeGithub(fake = new FakeGithub()): Promise<{ url: string; fake: FakeGithub; server: Server }> {
+export async function startFakeGithub(
+  fake = new FakeGithub(),
+  port = 0,
+): Promise<{ url: string; fake: FakeGithub; server: Server }> {
   const server = createServer((req, res) => {
     handle(fake, req)
       .then(({ status, headers, body }) => {
@@ -25,9 +29,12 @@ export async function startFakeGithub(fake = new FakeGithub()): Promise<{ url: s
         res.end(JSON.stringify({ message: `fake GitHub failed: ${String(error)}` }));
       });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, fake, server };
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", resolve);
+  });
+  const address = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${address.port}`, fake, server };
 }
 
 async function handle(fake: FakeGithub, req: IncomingMessage) {
