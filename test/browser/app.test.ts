@@ -76,6 +76,13 @@ describe("keys: create, copy, use, regenerate, revoke; sign out", () => {
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(first);
     await checkPage(page, "keys-new-key");
     expect((await api(EXPORT, first)).status).toBe(200);
+    // The command the page shows works as shown: 200 with rows.
+    const command = (await card.getByTestId("curl-analytics").textContent()) ?? "";
+    const [, header, target] = /^curl -s -H "([^"]+)" "([^"]+)"$/.exec(command) ?? [];
+    expect(header).toBe(`Authorization: Bearer ${first}`);
+    const tried = await fetch(target ?? "", { headers: { Authorization: `Bearer ${first}` } });
+    expect(tried.status).toBe(200);
+    expect(((await tried.json()) as { data: unknown[] }).data.length).toBeGreaterThan(0);
 
     // Regenerate: the old key is refused at once, the new one works.
     await card.getByRole("button", { name: "Regenerate key" }).click();

@@ -197,6 +197,38 @@ function NewKey({ created, onDone }: { created: Created; onDone: () => void }) {
         </button>
       </div>
       <Notice kind="ok" text={copied} />
+      <TryIt created={created} />
     </section>
+  );
+}
+
+/**
+ * A command that works as shown: the members key lists your organizations; the analytics key
+ * exports from the first organization you may export (one read of your organizations).
+ */
+function TryIt({ created }: { created: Created }) {
+  const [org, setOrg] = useState<string | null | undefined>(created.kind === "analytics" ? undefined : null);
+  useEffect(() => {
+    if (created.kind !== "analytics") return;
+    api<{ data: { org: string; canExportAnalytics: boolean }[] }>("GET", "/app/api/orgs").then(
+      (page) => setOrg(page.data.find((o) => o.canExportAnalytics)?.org ?? null),
+      () => setOrg(null),
+    );
+  }, [created.kind]);
+  if (org === undefined) return null;
+  const path =
+    created.kind === "members"
+      ? "/api/v1/organizations"
+      : `/api/analytics/v1/prs?org=${encodeURIComponent(org ?? "YOUR_ORG")}&perPage=5`;
+  return (
+    <div class="try-it">
+      <p>Try it:</p>
+      <code class="secret" data-testid={`curl-${created.kind}`}>
+        {`curl -s -H "Authorization: Bearer ${created.key}" "${location.origin}${path}"`}
+      </code>
+      {created.kind === "analytics" && org === null ? (
+        <p>None of your organizations is on the Pro plan: the export answers 403 until one is.</p>
+      ) : null}
+    </div>
   );
 }
