@@ -7,8 +7,8 @@ import type { AnalyticsAccess } from "../rules/analytics-access";
  * what the organization's object will answer, so a read can start alongside the decision instead
  * of after it. Never a decision: the reader uses what it read only when the decision yields exactly
  * the input it read for. Bounded in entries (the oldest goes first) and in size (an access listing
- * more repositories than `largest` is not kept). The export's `early-page.ts` keeps the same kind
- * of guess for its page.
+ * more repositories than `largest` is not kept). The export (`early-page.ts`) and the summary each
+ * keep an instance (256 × 1,000 names at most each).
  */
 export class AccessGuesses {
   readonly #entries = new Map<string, AnalyticsAccess>();

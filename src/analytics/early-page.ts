@@ -1,9 +1,10 @@
 import type { z } from "zod";
 import { atOrganization } from "../directory/resolve";
 import type { DurableResult } from "../lib/durable-call";
-import { foldName, repoKey } from "../lib/names";
+import { repoKey } from "../lib/names";
 import type { AnalyticsAccess } from "../rules/analytics-access";
 import { listMergedPullRequests, type MergedPullRequestPage, type MergedPullRequestQuery } from "../storage/analytics";
+import { AccessGuesses } from "./access-guess";
 import { type AnalyticsQuery, DEFAULT_PER_PAGE } from "./query";
 import { resolveWindow } from "./window";
 
@@ -35,15 +36,8 @@ export interface AccessAndPage {
   early: { input: MergedPullRequestQuery; page: MergedPullRequestPage } | null;
 }
 
-/**
- * The last access this isolate saw for a caller, organization and repository: a guess of what the
- * organization's object will answer, never a decision. Bounded in entries (the oldest goes first)
- * and in size: an access listing more repositories than `LARGEST_GUESS` is not kept (at most about
- * 256 × 1,000 names in memory), so such callers take the sequential path.
- */
-const lastAccess = new Map<string, AnalyticsAccess>();
-const LAST_ACCESS_ENTRIES = 256;
-const LARGEST_GUESS = 1_000;
+/** The export's guesses (`access-guess.ts`; the summary keeps its own, of the same kind). */
+const guesses = new AccessGuesses();
 
 /**
  * The access check and the page query in parallel instead of one after the other. The page needs
@@ -63,8 +57,8 @@ export async function readAccessAndPage(
 ): Promise<AccessAndPage> {
   const now = Date.now();
   const db = env.DB.withSession("first-unconstrained");
-  const key = `${foldName(query.org)}\u0000${callerId}\u0000${query.repo === undefined ? "" : repoKey(query.repo)}`;
-  const guess = lastAccess.get(key);
+  const key = AccessGuesses.key(query.org, callerId, query.repo);
+  const guess = guesses.get(key);
   const early = guess ? readEarly(db, pageQuery(query, guess, now)) : Promise.resolve(null);
   const [access, page, allowed] = await Promise.all([
     atOrganization<AnalyticsAccess>(env, query.org, (stub) => stub.analyticsAccess(query.org, callerId, query.repo ?? null)),
@@ -74,14 +68,7 @@ export async function readAccessAndPage(
       () => false,
     ),
   ]);
-  // Kept only for a caller the verdict let through: one refused (401, 429) loses the guess, so a
-  // client hammering over its quota, or with a revoked key, costs at most one early read.
-  lastAccess.delete(key);
-  const size = access.ok ? (access.value.accessibleRepoKeys?.length ?? 0) + access.value.excludedRepoKeys.length : 0;
-  if (allowed && access.ok && size <= LARGEST_GUESS) {
-    lastAccess.set(key, access.value);
-    if (lastAccess.size > LAST_ACCESS_ENTRIES) lastAccess.delete(lastAccess.keys().next().value as string);
-  }
+  guesses.record(key, access, allowed);
   return { access, now, db, early: page };
 }
 
