@@ -15,6 +15,7 @@ export const QUOTAS_OFF = { RATE_LIMIT_ANALYTICS: "0", RATE_LIMIT_MEMBERS: "0" }
 /**
  * Starts `wrangler dev` on a persisted state folder, with request tracing off (it halves latency).
  * `vars` are `--var NAME:value` pairs (quotas by default; add e.g. the webhook secret).
+ * @param {{ persistTo: string, port: number, adminToken: string, vars?: Record<string, string> }} options
  */
 export async function startWrangler({ persistTo, port, adminToken, vars = QUOTAS_ON }) {
   const child = spawn(

@@ -87,7 +87,8 @@ export interface MemberChangesResult {
 export type SyncBegin =
   | { kind: "not_installed" }
   /** `home`: what the running one's Workflow instance is named after (`syncInstanceId`); `created`: whether it was created. */
-  | { kind: "in_progress"; run: SyncRun; home: string; created: boolean }
+  /** `progressAt`: epoch ms of the run's last report (its start when none yet). */
+  | { kind: "in_progress"; run: SyncRun; home: string; created: boolean; progressAt: number }
   | { kind: "started"; run: SyncRun; home: string; installationId: number; created: boolean };
 
 /** `writeSyncPage`: written (the current login, the repositories as stored), or `stale`: the installation changed since the sync began. */

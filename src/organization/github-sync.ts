@@ -51,6 +51,7 @@ export function decideSyncStart(
       instanceCreated: false,
       startedAt: now,
       finishedAt: null,
+      progressAt: now,
       steps,
       lastError: null,
     },

@@ -206,6 +206,8 @@ export const syncRuns = sqliteTable(
     instanceCreated: integer("instance_created", { mode: "boolean" }).notNull().default(false),
     startedAt: integer("started_at").notNull(),
     finishedAt: integer("finished_at"),
+    /** When the sync last reported anything (created, a page, an error): how `sync/start.ts` tells a stalled instance. */
+    progressAt: integer("progress_at"),
     steps: text("steps", { mode: "json" }).$type<SyncSteps>().notNull(),
     lastError: text("last_error", { mode: "json" }).$type<SyncFailure>(),
   },

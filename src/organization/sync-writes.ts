@@ -31,7 +31,8 @@ export function beginSync(db: Db, trigger: { kind: SyncTrigger; key: string }, n
   const d = decideSyncStart(installation, latestRun(db), runByTrigger(db, trigger.key), trigger, now);
   if (d.kind === "not_installed" || !installation) return { kind: "not_installed" };
   if (d.kind === "in_progress") {
-    return { kind: d.kind, run: toSyncRun(d.run), home: installation.homeKey, created: d.run.instanceCreated };
+    const { instanceCreated: created, progressAt, startedAt } = d.run;
+    return { kind: d.kind, run: toSyncRun(d.run), home: installation.homeKey, created, progressAt: progressAt ?? startedAt };
   }
   if (d.kind === "start") insertRun(db, d.run);
   const { installationId, instanceCreated: created } = d.run;
@@ -48,10 +49,11 @@ export type SyncUpdate =
 export function recordSync(db: Db, id: number, update: SyncUpdate, now: number): void {
   const run = runById(db, id);
   if (!run) return;
-  if (update.kind === "created") updateRun(db, id, { instanceCreated: true });
+  if (update.kind === "created") updateRun(db, id, { instanceCreated: true, progressAt: now });
   else if (update.kind === "progress")
-    updateRun(db, id, { steps: stepProgress(run.steps, update.step, update.state, update.count) });
-  else if (update.kind === "error") updateRun(db, id, { lastError: { step: update.step, message: update.message, at: now } });
+    updateRun(db, id, { steps: stepProgress(run.steps, update.step, update.state, update.count), progressAt: now });
+  else if (update.kind === "error")
+    updateRun(db, id, { lastError: { step: update.step, message: update.message, at: now }, progressAt: now });
   else {
     const lastError = update.error ? { ...update.error, at: now } : run.lastError;
     finishRun(db, id, { state: update.state, finishedAt: now, lastError });

@@ -24,6 +24,14 @@ type Outcome<T> = { kind: "done"; value: T } | { kind: "wait"; seconds: number; 
 /** GitHub answered what no retry mends (the installation is gone, a permission is missing): the sync ends failed. */
 class SyncEnded extends Error {}
 
+/**
+ * The engine stopping the instance (paused, restarted, terminated, or evicted while it sleeps):
+ * not the sync's failure, and not the progress record's to close. Miniflare's engine aborts the
+ * run with these messages; the instance goes on when resumed, and a later trigger closes a run
+ * whose instance ended (`start.ts`).
+ */
+const engineStopped = (error: unknown): boolean => error instanceof Error && error.message.startsWith("Aborting engine:");
+
 export class SyncWorkflow extends WorkflowEntrypoint<Env, SyncParams> {
   override async run(event: WorkflowEvent<SyncParams>, step: WorkflowStep): Promise<{ state: "complete" | "failed" }> {
     const job = new SyncJob(this.env, event.payload);
@@ -47,6 +55,7 @@ export class SyncWorkflow extends WorkflowEntrypoint<Env, SyncParams> {
       await step.do("finish", STEP, () => job.record({ kind: "finish", state: "complete" }));
       return { state: "complete" };
     } catch (error) {
+      if (engineStopped(error)) throw error;
       // Retries spent, or a failure no retry mends: the progress record says so. Only the first
       // makes the instance err (an operator should look); the second is GitHub's answer.
       await step.do("record the failure", STEP, () => job.record({ kind: "finish", state: "failed" }));

@@ -9,6 +9,7 @@ import {
 } from "../../src/organization/github-sync";
 import type { InstallationRow, MemberRow, RepositoryRow, SyncRunRow } from "../../src/organization/schema";
 import type { SyncSteps } from "../../src/schemas/sync";
+import { stallMs } from "../../src/sync/start";
 
 /** The decisions of an installation sync (contract section 17) as tables: facts in, decision out, no storage. */
 
@@ -40,6 +41,7 @@ const run = (over: Partial<SyncRunRow> = {}): SyncRunRow => ({
   instanceCreated: true,
   startedAt: 1,
   finishedAt: 2,
+  progressAt: 2,
   steps,
   lastError: null,
   ...over,
@@ -76,6 +78,7 @@ describe("decideSyncStart: one sync at a time, a retried trigger finds its own",
         instanceCreated: false,
         startedAt: 5,
         finishedAt: null,
+        progressAt: 5,
       }),
     });
   });
@@ -162,5 +165,21 @@ describe("leaving: GitHub is the source of truth", () => {
     ["already removed", repo({ removed: true }), [], []],
   ] as const)("repositories: %s", (_, stored, listed, expected) => {
     expect(repositoriesLeaving([stored], listed)).toEqual(expected);
+  });
+});
+
+describe("SYNC_STALL_SECONDS: how long a running sync may report nothing before a trigger nudges it", () => {
+  it.each([
+    [undefined, 1_800_000],
+    ["", 1_800_000],
+    [" 600 ", 600_000],
+    ["0", 0],
+    ["999999", 999_999_000],
+  ])("%j → %d ms", (value, ms) => {
+    expect(stallMs({ SYNC_STALL_SECONDS: value })).toBe(ms);
+  });
+
+  it.each([["-1"], ["1.5"], ["30m"], ["1000000"]])("%j is refused, naming the setting", (value) => {
+    expect(() => stallMs({ SYNC_STALL_SECONDS: value })).toThrow("SYNC_STALL_SECONDS");
   });
 });

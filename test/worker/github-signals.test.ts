@@ -258,4 +258,27 @@ describe("the daily reconciliation (Cron Trigger) and a sync left running", () =
     expect(last).toMatchObject({ id: 1, state: "failed", lastError: { step: "sync" } });
     expect(last?.lastError?.message).toContain("Workflow instance");
   });
+
+  it("a sync whose Workflow instance was left paused is resumed by the next start, which answers 409", async () => {
+    const { fake, org } = await githubOrganization();
+    // The first step waits out an hour-long limit (the instance sleeps), then it is paused from outside.
+    await fake.inject({ kind: "secondary", status: 429, retryAfter: 3600, match: "/installation/repositories" });
+    const id = syncInstanceId(foldName(org), 1);
+    const observed = await introspectWorkflowInstance(env.SYNC, id);
+    try {
+      expect((await admin("POST", `/internal/v1/organizations/${org}/sync`)).status).toBe(202);
+      const instance = await env.SYNC.get(id);
+      await instance.pause();
+      await observed.waitForStatus("paused");
+      const res = await admin("POST", `/internal/v1/organizations/${org}/sync`);
+      expect(res.status).toBe(409);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe("sync_in_progress");
+      expect((await instance.status()).status).not.toBe("paused");
+      const { running } = await adminOk<SyncStatus>("GET", `/internal/v1/organizations/${org}/sync`);
+      expect(running).toMatchObject({ id: 1, state: "running", lastError: { step: "sync" } });
+      expect(running?.lastError?.message).toContain("paused: resumed");
+    } finally {
+      await observed.dispose();
+    }
+  });
 });
