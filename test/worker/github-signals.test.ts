@@ -85,6 +85,16 @@ function collaborator(fake: Fake, action: "added" | "removed", repo: { id: numbe
 }
 
 const SYNC = { sync: true } as const;
+
+/** Until the running sync has recorded GitHub's rate limit (its instance then sleeps): a condition polled, not a delay. */
+async function rateLimited(org: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const { running } = await adminOk<SyncStatus>("GET", `/internal/v1/organizations/${org}/sync`);
+    if (running?.lastError?.message.includes("rate limit")) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`the sync of ${org} never recorded the rate limit`);
+}
 /** A plain member's export of one repository: 200 when it is visible to them, 403 when not. */
 const sees = async (org: string, member: Person, repo: string) => (await exportPage(org, member, `&repo=${repo}`)).status;
 
@@ -244,6 +254,7 @@ describe("the daily reconciliation (Cron Trigger) and a sync left running", () =
     const first = await introspectWorkflowInstance(env.SYNC, syncInstanceId(foldName(org), 1));
     try {
       expect((await admin("POST", `/internal/v1/organizations/${org}/sync`)).status).toBe(202);
+      await rateLimited(org);
       // Killed from outside (an operator, a platform failure): the row stays running.
       await (await env.SYNC.get(syncInstanceId(foldName(org), 1))).terminate();
       await first.waitForStatus("terminated");
@@ -251,12 +262,22 @@ describe("the daily reconciliation (Cron Trigger) and a sync left running", () =
       await first.dispose();
     }
     // The next start finds the row's instance gone: the row is closed as failed and sync 2 starts.
-    const res = await admin("POST", `/internal/v1/organizations/${org}/sync`);
-    expect(res.status).toBe(202);
-    expect(await res.json()).toMatchObject({ id: 2, trigger: "api", state: "running" });
-    const { last } = await adminOk<SyncStatus>("GET", `/internal/v1/organizations/${org}/sync`);
-    expect(last).toMatchObject({ id: 1, state: "failed", lastError: { step: "sync" } });
-    expect(last?.lastError?.message).toContain("Workflow instance");
+    const second = await introspectWorkflowInstance(env.SYNC, syncInstanceId(foldName(org), 2));
+    try {
+      const res = await admin("POST", `/internal/v1/organizations/${org}/sync`);
+      expect(res.status).toBe(202);
+      expect(await res.json()).toMatchObject({ id: 2, trigger: "api", state: "running" });
+      const { last } = await adminOk<SyncStatus>("GET", `/internal/v1/organizations/${org}/sync`);
+      expect(last).toMatchObject({ id: 1, state: "failed", lastError: { step: "sync" } });
+      expect(last?.lastError?.message).toContain("Workflow instance");
+      // And sync 2 runs to its end: the organization is not left stuck behind the dead one.
+      await second.waitForStatus("complete");
+    } finally {
+      await second.dispose();
+    }
+    const { running, last } = await adminOk<SyncStatus>("GET", `/internal/v1/organizations/${org}/sync`);
+    expect(running).toBeNull();
+    expect(last).toMatchObject({ id: 2, state: "complete", steps: { members: { state: "done" }, repositories: { state: "done" } } });
   });
 
   it("a sync whose Workflow instance was left paused is resumed by the next start, which answers 409", async () => {
@@ -267,6 +288,7 @@ describe("the daily reconciliation (Cron Trigger) and a sync left running", () =
     const observed = await introspectWorkflowInstance(env.SYNC, id);
     try {
       expect((await admin("POST", `/internal/v1/organizations/${org}/sync`)).status).toBe(202);
+      await rateLimited(org);
       const instance = await env.SYNC.get(id);
       await instance.pause();
       await observed.waitForStatus("paused");
