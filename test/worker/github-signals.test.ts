@@ -277,7 +277,11 @@ describe("the daily reconciliation (Cron Trigger) and a sync left running", () =
     }
     const { running, last } = await adminOk<SyncStatus>("GET", `/internal/v1/organizations/${org}/sync`);
     expect(running).toBeNull();
-    expect(last).toMatchObject({ id: 2, state: "complete", steps: { members: { state: "done" }, repositories: { state: "done" } } });
+    expect(last).toMatchObject({
+      id: 2,
+      state: "complete",
+      steps: { members: { state: "done" }, repositories: { state: "done" } },
+    });
   });
 
   it("a sync whose Workflow instance was left paused is resumed by the next start, which answers 409", async () => {
