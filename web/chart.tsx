@@ -23,7 +23,18 @@ const weekLabel = (s: number) => {
 };
 
 /** x values: the buckets' first days as epoch seconds (uPlot's time unit). */
-export function Chart({ x, series, unit }: { x: number[]; series: ChartSeries[]; unit: (v: number) => string }) {
+export function Chart({
+  x,
+  series,
+  unit,
+  incrs,
+}: {
+  x: number[];
+  series: ChartSeries[];
+  unit: (v: number) => string;
+  /** The steps the y axis may use (uPlot picks one), e.g. round durations; default: uPlot's. */
+  incrs?: number[];
+}) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const el = box.current;
@@ -53,7 +64,8 @@ export function Chart({ x, series, unit }: { x: number[]; series: ChartSeries[];
           stroke: "#57606a",
           grid: { stroke: "#eaeef2" },
           ticks: { stroke: "#d0d7de" },
-          size: 56,
+          size: 60,
+          ...(incrs ? { incrs } : {}),
           values: (_u, splits) => splits.map((v) => unit(v)),
         },
       ],
@@ -77,7 +89,7 @@ export function Chart({ x, series, unit }: { x: number[]; series: ChartSeries[];
       resize.disconnect();
       plot.destroy();
     };
-  }, [x, series, unit]);
+  }, [x, series, unit, incrs]);
   return <div class="chart" ref={box} aria-hidden="true" />;
 }
 

@@ -201,6 +201,13 @@ describe("the analytics dashboard", () => {
     await page.waitForURL(/window=custom&start=2026-06-01&end=/);
     await expectFiguresEqualApi(page, { org: "acme", startDate: "2026-06-01", endDate: utcDay(Date.now()), repo: "api" });
     expect(violations).toEqual([]);
+    // The listener does hear the CSP: a style attribute set by script is refused and reported.
+    await page.evaluate(() => {
+      const probe = document.createElement("i");
+      document.body.append(probe);
+      probe.setAttribute("style", "color: red");
+    });
+    await expect.poll(() => violations.length).toBe(1);
     await context.close();
   });
 
@@ -209,6 +216,7 @@ describe("the analytics dashboard", () => {
     await page.goto(`${url}/app/orgs/acme/analytics?window=365`);
     const params = { org: "acme", ...lastDays(365) };
     const weeks = await expectFiguresEqualApi(page, params);
+    await checkPage(page, "analytics-365-days");
     const all = await exportRows(params);
     expect(all.length).toBe(weeks.totals.pullRequests);
     expect(all.length).toBeGreaterThan(50);
@@ -237,6 +245,7 @@ describe("the analytics dashboard", () => {
     await page.goto(`${url}/app/orgs/globex/analytics`);
     await page.getByRole("alert").getByText("Analytics is part of the Pro plan, and globex is not on it.").waitFor();
     expect(await page.getByTestId("totals").count()).toBe(0);
+    expect(await page.getByLabel("Window", { exact: true }).count()).toBe(0);
     await checkPage(page, "analytics-not-pro");
 
     // A Pro organization ada-admin does not belong to.

@@ -139,6 +139,8 @@ interface Loaded {
   repoChoices: string[];
 }
 
+const WHOLE_ORG_REFUSALS = ["org_not_found", "installation_blocked", "plan_required", "org_access_denied"];
+
 /** Why the page shows no figures, in the words of the API's refusal. */
 function refusal(error: unknown, org: string): string {
   if (!(error instanceof ApiError)) return explain(error);
@@ -162,6 +164,8 @@ export function AnalyticsPage({ session, org }: { session: SessionInfo; org: str
   const [draft, setDraft] = useState<View>(view);
   const [loaded, setLoaded] = useState<Loaded | null>(null);
   const [error, setError] = useState("");
+  /** Refused whatever the window: no organization, blocked, not Pro, not a member. The pickers go away. */
+  const [refused, setRefused] = useState(false);
   const [busy, setBusy] = useState(true);
 
   useEffect(() => {
@@ -194,6 +198,7 @@ export function AnalyticsPage({ session, org }: { session: SessionInfo; org: str
         if (!current) return;
         setLoaded(null);
         setError(refusal(e, org));
+        setRefused(e instanceof ApiError && WHOLE_ORG_REFUSALS.includes(e.code));
         setBusy(false);
       },
     );
@@ -221,62 +226,64 @@ export function AnalyticsPage({ session, org }: { session: SessionInfo; org: str
         {" · "}
         <a href={`/app/orgs/${encodeURIComponent(org)}/members`}>Members of {org}</a>
       </p>
-      <form class="filters" onSubmit={submit} aria-label="Window and repository">
-        <div class="field">
-          <label for="window-select">Window</label>
-          <select
-            id="window-select"
-            value={draft.window}
-            onChange={(e) => {
-              const next = { ...draft, window: e.currentTarget.value as View["window"] };
-              if (next.window === "custom") setDraft(next);
-              else apply(next);
-            }}
-          >
-            <option value="">API default (last 30 days)</option>
-            {PRESETS.map((d) => (
-              <option key={d} value={d}>
-                Last {d} days
-              </option>
-            ))}
-            <option value="custom">Custom dates</option>
-          </select>
-        </div>
-        {draft.window === "custom" && (
-          <>
-            <div class="field">
-              <label for="start-date">From (UTC)</label>
-              <input
-                id="start-date"
-                type="date"
-                value={draft.start}
-                onInput={(e) => setDraft({ ...draft, start: e.currentTarget.value })}
-              />
-            </div>
-            <div class="field">
-              <label for="end-date">To (UTC)</label>
-              <input
-                id="end-date"
-                type="date"
-                value={draft.end}
-                onInput={(e) => setDraft({ ...draft, end: e.currentTarget.value })}
-              />
-            </div>
-          </>
-        )}
-        <div class="field">
-          <label for="repo-select">Repository</label>
-          <select id="repo-select" value={draft.repo} onChange={(e) => apply({ ...draft, repo: e.currentTarget.value })}>
-            <option value="">All repositories</option>
-            {repoOptions.map((r) => (
-              <option key={r} value={r}>
-                {r}
-              </option>
-            ))}
-          </select>
-        </div>
-        {draft.window === "custom" && <button type="submit">Show</button>}
-      </form>
+      {!refused && (
+        <form class="filters" onSubmit={submit} aria-label="Window and repository">
+          <div class="field">
+            <label for="window-select">Window</label>
+            <select
+              id="window-select"
+              value={draft.window}
+              onChange={(e) => {
+                const next = { ...draft, window: e.currentTarget.value as View["window"] };
+                if (next.window === "custom") setDraft(next);
+                else apply(next);
+              }}
+            >
+              <option value="">API default (up to 30 days)</option>
+              {PRESETS.map((d) => (
+                <option key={d} value={d}>
+                  Last {d} days
+                </option>
+              ))}
+              <option value="custom">Custom dates</option>
+            </select>
+          </div>
+          {draft.window === "custom" && (
+            <>
+              <div class="field">
+                <label for="start-date">From (UTC)</label>
+                <input
+                  id="start-date"
+                  type="date"
+                  value={draft.start}
+                  onInput={(e) => setDraft({ ...draft, start: e.currentTarget.value })}
+                />
+              </div>
+              <div class="field">
+                <label for="end-date">To (UTC)</label>
+                <input
+                  id="end-date"
+                  type="date"
+                  value={draft.end}
+                  onInput={(e) => setDraft({ ...draft, end: e.currentTarget.value })}
+                />
+              </div>
+            </>
+          )}
+          <div class="field">
+            <label for="repo-select">Repository</label>
+            <select id="repo-select" value={draft.repo} onChange={(e) => apply({ ...draft, repo: e.currentTarget.value })}>
+              <option value="">All repositories</option>
+              {repoOptions.map((r) => (
+                <option key={r} value={r}>
+                  {r}
+                </option>
+              ))}
+            </select>
+          </div>
+          {draft.window === "custom" && <button type="submit">Show</button>}
+        </form>
+      )}
       <Notice kind="error" text={error} />
       {busy && <p class="loading">Loading…</p>}
       {loaded && <Dashboard org={org} loaded={loaded} />}
@@ -348,7 +355,12 @@ function Stat({ name, label, children }: { name: string; label: string; children
 
 // --- charts ---------------------------------------------------------------------------------------
 
-const hours = (v: number) => `${Math.round((v / 3_600_000) * 10) / 10} h`;
+const MINUTE = 60_000;
+/** Axis labels of durations: minutes under an hour, else hours. */
+const hours = (v: number) =>
+  v < 60 * MINUTE ? `${Math.round(v / MINUTE)} min` : `${Math.round((v / (60 * MINUTE)) * 10) / 10} h`;
+/** Round steps for a duration axis. */
+const DURATION_STEPS = [5, 10, 15, 30, 60, 120, 180, 240, 360, 720, 1440, 2880, 10080].map((m) => m * MINUTE);
 const plain = (v: number) => count(Math.round(v * 10) / 10);
 const pct = (v: number) => `${Math.round(v)}%`;
 
@@ -430,6 +442,7 @@ function WeeklyCharts({ weeks }: { weeks: Group[] }) {
           x={x}
           series={charts.review}
           unit={hours}
+          incrs={DURATION_STEPS}
           head={<th scope="col">Median time to first review</th>}
         >
           {weeks.map((g) => (
@@ -487,6 +500,7 @@ function Figure({
   x,
   series,
   unit,
+  incrs,
   head,
   children,
 }: {
@@ -495,6 +509,7 @@ function Figure({
   x: number[];
   series: ChartSeries[];
   unit: (v: number) => string;
+  incrs?: number[];
   head: ComponentChildren;
   children: ComponentChildren;
 }) {
@@ -502,7 +517,7 @@ function Figure({
     <figure class="card figure" aria-labelledby={`${id}-h`} data-chart={id}>
       <figcaption id={`${id}-h`}>{title}</figcaption>
       <ChartKey series={series} />
-      <Chart x={x} series={series} unit={unit} />
+      <Chart x={x} series={series} unit={unit} incrs={incrs} />
       {/* Tables are not clipped by their own overflow: the hidden one sits in a clipped box. */}
       <div class="sr-only">
         <table data-testid={`${id}-table`}>
@@ -532,7 +547,7 @@ function TopTable({ title, name, summary }: { title: string; name: "repo" | "aut
         <p>No pull requests in this window.</p>
       ) : (
         <TableWrap label={title}>
-          <table class="top" data-testid={`top-${name}`}>
+          <table class="top-table" data-testid={`top-${name}`}>
             <caption class="sr-only">{title}, by pull requests merged</caption>
             <thead>
               <tr>
@@ -556,7 +571,7 @@ function TopTable({ title, name, summary }: { title: string; name: "repo" | "aut
                   <td>
                     <Num value={g.serviceIssuesFixed} />
                   </td>
-                  <td>
+                  <td class="nowrap">
                     <Dur ms={g.medianMsToFirstReview} />
                   </td>
                 </tr>
