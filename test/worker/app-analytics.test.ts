@@ -103,13 +103,16 @@ describe("Download CSV: every row of the window, in the export's order", () => {
     expect(text.split("\r\n").length - 2).toBe(count);
   });
 
-  it("one repository only, and a header alone for an empty window", async () => {
+  it("one repository only, a header alone for an empty window, one quota request each", async () => {
     const { org, session } = await setup(9);
-    const web = await (await appCall(`/app/api/analytics/prs.csv?org=${org}&repo=web&${WINDOW}`, session)).text();
+    const res = await appCall(`/app/api/analytics/prs.csv?org=${org}&repo=web&${WINDOW}`, session);
+    const web = await res.text();
     const lines = web.trimEnd().split("\r\n");
     expect(lines).toHaveLength(1 + 3);
     for (const line of lines.slice(1)) expect(line.split(",")[1]).toBe("web");
     const empty = await appCall(`/app/api/analytics/prs.csv?org=${org}&startDate=2025-01-01&endDate=2025-01-31`, session);
+    // A download is one request against the analytics quota, however many pages it walks.
+    expect(Number(empty.headers.get("X-RateLimit-Used"))).toBe(Number(res.headers.get("X-RateLimit-Used")) + 1);
     expect((await empty.text()).split("\r\n")).toEqual([expect.stringMatching(/^org,repo,prNumber,/), ""]);
   });
 });
