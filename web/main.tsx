@@ -1,6 +1,7 @@
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { explain, loadSession, type SessionInfo, toLanding } from "./api";
+import { AnalyticsPage } from "./pages/analytics";
 import { AuditPage } from "./pages/audit";
 import { KeysPage } from "./pages/keys";
 import { Landing } from "./pages/landing";
@@ -44,6 +45,8 @@ function App() {
       return <MembersPage session={session} org={org} />;
     case "audit":
       return <AuditPage session={session} org={org} />;
+    case "analytics":
+      return <AnalyticsPage session={session} org={org} />;
     default:
       return <p>No such page.</p>;
   }

@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { analyticsEnvelope, json } from "../http/envelopes";
 import { type ApiInterface, defineRoute } from "../http/route";
 import { unwrap } from "../lib/durable-call";
@@ -7,7 +8,8 @@ import { ANALYTICS_CURSOR_OUT, AnalyticsPrPage } from "../schemas/analytics";
 import { AnalyticsSummary } from "../schemas/analytics-summary";
 import { listMergedPullRequests } from "../storage/analytics";
 import { repositoryHasEvents } from "../storage/repositories";
-import { AnalyticsPrCsv, CSV_CONTENT_TYPE, toCsv } from "./csv";
+import { AnalyticsPrCsv, CSV_CONTENT_TYPE, CSV_HEADER, toCsv } from "./csv";
+import { csvDownload, DOWNLOAD_PAGE_ROWS } from "./download";
 import { pageQuery, readAccessAndPage, readFor } from "./early-page";
 import { chooseFormat } from "./format";
 import { paginationHeaders } from "./links";
@@ -24,7 +26,7 @@ import { AnalyticsSummaryQuery, checkSummaryQuery } from "./summary-query";
  * and so does the page when this isolate can guess the access (`early-page.ts`); the rows come from
  * D1 (a read replica through the Sessions API).
  */
-const listPullRequestAnalytics = defineRoute({
+export const listPullRequestAnalytics = defineRoute({
   method: "GET",
   path: "/api/analytics/v1/prs",
   operationId: "listPullRequestAnalytics",
@@ -148,7 +150,7 @@ const SUMMARY_CSV_EXAMPLE =
  * the figures come from one D1 statement (`storage/analytics-summary.ts`), read alongside the
  * access check when this isolate can guess the access (`summary.ts`).
  */
-const getPullRequestAnalyticsSummary = defineRoute({
+export const getPullRequestAnalyticsSummary = defineRoute({
   method: "GET",
   path: "/api/analytics/v1/summary",
   operationId: "getPullRequestAnalyticsSummary",
@@ -243,6 +245,89 @@ const getPullRequestAnalyticsSummary = defineRoute({
     }
     if (chooseFormat(query.format, request.headers.get("Accept")) === "json") return json(summary, 200, headers);
     return new Response(toSummaryCsv(summary.groups), { status: 200, headers: { ...headers, "Content-Type": CSV_CONTENT_TYPE } });
+  },
+});
+
+/** The download's parameters: the export's window and repository (no page size, cursor or format: it is every page, as CSV). */
+const DownloadQuery = AnalyticsQuery.pick({ org: true, repo: true, startDate: true, endDate: true });
+
+/** The download's body: the export's CSV header once, then every row of the window. */
+const AnalyticsDownloadCsv = z
+  .string()
+  .max(1_000_000_000)
+  .regex(new RegExp(`^${CSV_HEADER}\\r\\n(?:[\\s\\S]*\\r\\n)?$`))
+  .meta({
+    description:
+      "The export's CSV (section 10's rules, AnalyticsPrRow's fields in order) for every page of the window: the header row once, " +
+      "then one record per row, in the export's order.",
+  });
+
+/**
+ * The web app's "Download CSV" (contract section 14): every row of the export's window in one CSV
+ * answer, for the session's user. The export's parameters, checks, access decision, statement and
+ * cursor rule (`download.ts` walks its pages server-side, 1,000 rows per statement, streamed), so
+ * the file equals walking the export; one request, so it counts once against the analytics quota
+ * (walking a 100,000-row window from the browser would take 1,000 requests: the whole quota).
+ */
+export const downloadPullRequestAnalyticsCsv = defineRoute({
+  method: "GET",
+  path: "/app/api/analytics/prs.csv",
+  operationId: "appDownloadPullRequestAnalyticsCsv",
+  summary: "Every row of the analytics export's window as one CSV file",
+  description:
+    "The rows GET /api/analytics/v1/prs lists for the same org, repo and window, every page, as one text/csv attachment " +
+    "(the export's CSV rules). Counted once against the analytics quota.",
+  request: {
+    query: DownloadQuery,
+    check: ({ query }) => checkDateRange(query, Date.now()),
+    invalidMessage: invalidQueryMessage,
+  },
+  alongside: ({ query }, callerId, { env }, verdict) =>
+    readAccessAndPage(env, { ...query, perPage: DOWNLOAD_PAGE_ROWS }, callerId, verdict),
+  quota: "analytics",
+  responses: {
+    200: {
+      description: "The window's rows as CSV, newest merge first.",
+      media: {
+        "text/csv": {
+          schema: AnalyticsDownloadCsv,
+          example:
+            "org,repo,prNumber,author,createdAt,mergedAt,linesAdded,linesDeleted,numberOfServiceIssuesFlagged," +
+            "numberOfServiceIssuesFixed,serviceFirstReviewedAt,totalAiLinesAuthored\r\n" +
+            "acme,api,37,ada-admin,2026-11-19T10:01:07.768Z,2026-11-20T16:44:17.054Z,679,164,7,4,2026-11-19T17:43:20.752Z,212\r\n",
+        },
+      },
+      headers: {
+        "Content-Disposition": {
+          description: "attachment, with a file name of the organization and the window's dates.",
+          schema: {
+            type: "string",
+            maxLength: 300,
+            example: 'attachment; filename="acme-pull-requests-2026-10-25-2026-11-24.csv"',
+          },
+          required: true,
+        },
+      },
+    },
+  },
+  errors: ["org_not_found", "installation_blocked", "plan_required", "org_access_denied", "repo_access_denied"],
+  handler: async ({ query, read }) => {
+    const access = unwrap(read.access);
+    const { now, db } = read;
+    const input = pageQuery({ ...query, perPage: DOWNLOAD_PAGE_ROWS }, access, now);
+    const first = readFor(read.early, input) ? read.early.page : await inStore("D1", () => listMergedPullRequests(db, input));
+    if (first.rows.length === 0 && access.repoMustHaveEvents && input.repoKey !== null) {
+      const repoKey = input.repoKey;
+      if (!(await inStore("D1", () => repositoryHasEvents(db, input.orgKey, repoKey)))) {
+        throw new AppError("repo_access_denied", REPO_DENIED);
+      }
+    }
+    const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+    const name = `${query.org.replace(/[^A-Za-z0-9._-]/g, "_")}-pull-requests-${day(input.start)}-${day(input.end)}.csv`;
+    return new Response(csvDownload(db, query.org, input, first), {
+      status: 200,
+      headers: { "Content-Type": CSV_CONTENT_TYPE, "Content-Disposition": `attachment; filename="${name}"` },
+    });
   },
 });
 

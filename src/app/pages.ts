@@ -94,5 +94,6 @@ export const pagesInterface: ApiInterface = {
     pageRoute("/app/orgs", "orgs", "Organizations", "Your organizations"),
     pageRoute("/app/orgs/{org}/members", "members", "Members", "An organization's members", OrgPath),
     pageRoute("/app/orgs/{org}/audit-log", "audit", "Audit log", "An organization's audit log", OrgPath),
+    pageRoute("/app/orgs/{org}/analytics", "analytics", "Analytics", "An organization's analytics dashboard", OrgPath),
   ],
 };

@@ -1,3 +1,4 @@
+import { downloadPullRequestAnalyticsCsv, getPullRequestAnalyticsSummary, listPullRequestAnalytics } from "../analytics/routes";
 import { createUserKey, listUserKeys, revokeUserKey } from "../auth/keys";
 import { clearedSessionCookie, endSession, requireSessionCookie } from "../auth/session";
 import { codedErrorEnvelope } from "../http/envelopes";
@@ -11,22 +12,24 @@ import {
 } from "../members/routes";
 import { keyExpiresAt } from "../rules/sessions";
 import { ApiKeyList, AppKeyCreateInput, KindPath, SessionInfo } from "../schemas/app";
+import type { KeyKind } from "../schemas/key-kind";
 import { ApiKeyCreated } from "../schemas/user";
 
 /**
  * The web app's JSON routes (contract section 13), for its pages, with the session's user as the
  * caller. Organizations, members and the audit log are the public routes themselves under another
- * path (same rules, same code, the members quota); keys go through the same functions as the
- * control plane's key routes (`auth/keys.ts`).
+ * path (same rules, same code, the members quota), and so are the analytics export and summary
+ * (the analytics quota; answered in this interface's envelope); keys go through the same
+ * functions as the control plane's key routes (`auth/keys.ts`).
  */
 
-/** A public members route served to the app: same schemas, rules and handler; counted as a members key would be. */
-const forApp = (route: Route, path: string, operationId: string): Route => ({
+/** A public route served to the app: same schemas, rules and handler; counted as a key of its kind would be. */
+const forApp = (route: Route, path: string, operationId: string, quota: KeyKind = "members"): Route => ({
   ...route,
   path,
   operationId,
-  description: `The web app's form of ${route.operationId} (same rules and answers; counted against the members quota).`,
-  quota: "members",
+  description: `The web app's form of ${route.operationId} (same rules and answers; counted against the ${quota} quota).`,
+  quota,
   // The public route's links name public operations.
   responses: Object.fromEntries(Object.entries(route.responses).map(([status, r]) => [status, { ...r, links: undefined }])),
 });
@@ -152,5 +155,8 @@ export const appInterface: ApiInterface = {
     forApp(getOrganizationMember, "/app/api/orgs/{org}/members/{githubUserId}", "appGetOrganizationMember"),
     forApp(updateOrganizationMember, "/app/api/orgs/{org}/members/{githubUserId}", "appUpdateOrganizationMember"),
     forApp(listOrganizationAuditLog, "/app/api/orgs/{org}/audit-log", "appListOrganizationAuditLog"),
+    forApp(listPullRequestAnalytics, "/app/api/analytics/prs", "appListPullRequestAnalytics", "analytics"),
+    forApp(getPullRequestAnalyticsSummary, "/app/api/analytics/summary", "appGetPullRequestAnalyticsSummary", "analytics"),
+    downloadPullRequestAnalyticsCsv,
   ],
 };

@@ -114,8 +114,8 @@ describe("organizations and members", () => {
   it("lists the caller's organizations with their capabilities", async () => {
     const { context, page } = await signedIn("ada-admin");
     await page.getByRole("link", { name: "Organizations" }).click();
-    await page.getByRole("link", { name: "acme" }).waitFor();
-    await page.getByRole("link", { name: "globex" }).waitFor();
+    await page.getByRole("link", { name: "acme", exact: true }).waitFor();
+    await page.getByRole("link", { name: "globex", exact: true }).waitFor();
     await checkPage(page, "orgs");
     await context.close();
   });

@@ -42,6 +42,8 @@ export function AuditPage({ session, org }: { session: SessionInfo; org: string 
     <Layout session={session} title={`Audit log of ${org}`}>
       <p>
         <a href={`/app/orgs/${encodeURIComponent(org)}/members`}>Members of {org}</a>
+        {" · "}
+        <a href={`/app/orgs/${encodeURIComponent(org)}/analytics`}>Analytics</a>
       </p>
       <Notice kind="error" text={error} />
       {rows !== null && rows.length === 0 && <p>No changes recorded yet.</p>}

@@ -88,6 +88,8 @@ export function MembersPage({ session, org }: { session: SessionInfo; org: strin
     <Layout session={session} title={`Members of ${org}`}>
       <p>
         <a href="/app/orgs">All organizations</a>
+        {" · "}
+        <a href={`/app/orgs/${encodeURIComponent(org)}/analytics`}>Analytics</a>
         {entry?.role === "admin" && (
           <>
             {" · "}

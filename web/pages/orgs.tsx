@@ -68,6 +68,7 @@ export function OrgsPage({ session }: { session: SessionInfo }) {
                 <th scope="col">Manage seats</th>
                 <th scope="col">Manage roles</th>
                 <th scope="col">Export analytics</th>
+                <th scope="col">Pages</th>
               </tr>
             </thead>
             <tbody>
@@ -82,6 +83,15 @@ export function OrgsPage({ session }: { session: SessionInfo }) {
                   <td>{yesNo(o.canManageSeats)}</td>
                   <td>{yesNo(o.canManageRoles)}</td>
                   <td>{yesNo(o.canExportAnalytics)}</td>
+                  <td class="nowrap">
+                    <a href={`/app/orgs/${encodeURIComponent(o.org)}/members`} aria-label={`Members of ${o.org}`}>
+                      Members
+                    </a>
+                    {" · "}
+                    <a href={`/app/orgs/${encodeURIComponent(o.org)}/analytics`} aria-label={`Analytics of ${o.org}`}>
+                      Analytics
+                    </a>
+                  </td>
                 </tr>
               ))}
             </tbody>
