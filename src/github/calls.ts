@@ -389,7 +389,7 @@ export function mergedPullRequestsGraphql(
       data = await octokit.graphql<Record<string, unknown>>(historyQuery(repositories.length), variables);
     } catch (error) {
       const partial = notFoundOnly(error);
-      if (!partial) throw error;
+      if (!partial) throw rateLimitedAnswer(error, usage) ?? error;
       data = partial.data;
       for (const alias of partial.aliases) missing.add(alias);
     }
@@ -442,4 +442,23 @@ function notFoundOnly(error: unknown): { data: Record<string, unknown>; aliases:
     aliases.push(String(e.path[0]));
   }
   return { data: data as Record<string, unknown>, aliases };
+}
+
+/**
+ * GitHub's GraphQL primary limit (200 with a `RATE_LIMITED` error) that reached the call: the
+ * throttling plugin waits it out for `/graphql` but does not recognise a GHES's `/api/graphql`.
+ * Answered as `rate_limited` until the announced reset, so the sync waits instead of falling back.
+ */
+function rateLimitedAnswer(error: unknown, usage: { calls: number; points: number }): GithubError | undefined {
+  if (typeof error !== "object" || error === null || !("errors" in error) || !Array.isArray(error.errors)) return undefined;
+  if (!error.errors.some((e: { type?: unknown }) => e?.type === "RATE_LIMITED")) return undefined;
+  const headers =
+    "headers" in error && typeof error.headers === "object" && error.headers ? (error.headers as Record<string, unknown>) : {};
+  const reset = Number(headers["x-ratelimit-reset"]);
+  const retryAfterSeconds = Number.isFinite(reset) ? Math.max(1, Math.ceil(reset - Date.now() / 1000) + 1) : 60;
+  return new GithubError("rate_limited", `GitHub GraphQL rate limit: retry in ${retryAfterSeconds} s`, {
+    retryAfterSeconds,
+    calls: usage.calls,
+    points: usage.points,
+  });
 }
