@@ -218,6 +218,73 @@ describe("a personal account's installation", () => {
   });
 });
 
+describe.each(HISTORY_APIS)("a long history through $api", ({ graphql }) => {
+  it("60 repositories, one with 250 merged pull requests in the window: every page, once, into the export", async () => {
+    const fake = await fakeInstallation();
+    made.push(fake);
+    const { members } = await fake.setMembers([{ login: `ada-${fake.login.slice(4)}`, role: "admin" }]);
+    const ada = String(members[0]?.id);
+    if (!graphql) await fake.setGraphql(false);
+    const author = `dev-${fake.login.slice(4)}`;
+    const hoursAgo = (h: number) => new Date(Date.now() - h * 3_600_000).toISOString().replace(/\.\d{3}Z$/, "Z");
+    const merged = (number: number, hours: number) => ({
+      number,
+      author,
+      createdAt: hoursAgo(hours + 24),
+      updatedAt: hoursAgo(hours),
+      mergedAt: hoursAgo(hours),
+      additions: number,
+    });
+    // `big`: 250 merged within the window (pull n n hours ago) and 20 merged before it: three pages.
+    await fake.setRepo("big", { private: false });
+    await fake.setPulls("big", [
+      ...Array.from({ length: 250 }, (_, i) => merged(i + 1, i + 1)),
+      ...Array.from({ length: 20 }, (_, i) => merged(301 + i, 24 * 100 + i)),
+    ]);
+    for (let r = 1; r < 60; r++) {
+      await fake.setRepo(`small-${r}`, { private: false });
+      await fake.setPulls(`small-${r}`, [merged(1, r)]);
+    }
+    await billingOnly(fake);
+    const run = await finished(fake.login, 1, () =>
+      startSyncAtHome(env, foldName(fake.login), { kind: "api", key: crypto.randomUUID() }),
+    );
+    expect(run.steps.pullRequests).toEqual({ state: "done", count: 250 + 59 });
+
+    const requests = (await fake.stats()).requests.filter((r) => r.auth === "token");
+    if (graphql) {
+      // Repositories 1-50, then `big`'s second page with repositories 51-59, then its third page.
+      expect(requests.filter((r) => r.path === "/graphql").map((r) => [r.status, r.cost])).toEqual([
+        [200, 1],
+        [200, 1],
+        [200, 1],
+      ]);
+      expect(requests.filter((r) => r.path.includes("/pulls"))).toEqual([]);
+    } else {
+      // A list page per small repository, three for `big`, one request per merged pull request.
+      expect(requests.filter((r) => /\/pulls\?/.test(r.path))).toHaveLength(59 + 3);
+      expect(requests.filter((r) => /\/pulls\/\d+$/.test(r.path))).toHaveLength(250 + 59);
+    }
+
+    // Pull requests from each of `big`'s pages and a small repository, reviewed: in the export with their line counts.
+    const keys = await keysOf(ada);
+    const review = (repo: string, prNumber: number) => ({
+      type: "review",
+      org: fake.login,
+      repo,
+      prNumber,
+      reviewId: `r-${fake.login}-${repo}-${prNumber}`,
+      status: "completed",
+      completedAt: ago(0),
+      updatedAt: ago(0),
+    });
+    await postEventsOk([review("big", 1), review("big", 150), review("big", 250), review("big", 301), review("small-59", 1)]);
+    expect(await exportRows(fake.login, keys.analytics)).toEqual(
+      ["big#1:1", "big#150:150", "big#250:250", "small-59#1:1"].sort(),
+    );
+  });
+});
+
 describe("the sync's progress and control: GET and POST .../sync", () => {
   it("one at a time (409 while one runs), then another; a rate-limited API delays it without losing it", async () => {
     const { fake, org } = await githubOrganization();
