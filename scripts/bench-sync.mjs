@@ -463,7 +463,9 @@ try {
       ),
       "",
       `REST's history calls include the one refused GraphQL query (404) per step attempt before the fallback (${n(results.rest.fallback)}). ` +
-        "The rows written are the same either way: the history is stored through the same event write path.",
+        "The rows written are the same either way: the history is stored through the same event write path. Only the " +
+        "history step differs between the two runs; the other steps do the same work, and their times differ with the " +
+        "machine's load (the members step above all), so the whole sync's wall-time ratio is the loosest figure here.",
       "",
     );
   }
