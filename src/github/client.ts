@@ -17,7 +17,10 @@ import { tokenCache } from "./token-cache";
 /** What a call cost: HTTP requests sent (token requests and retries included) and rate points. */
 export interface GithubUsage {
   calls: number;
-  /** Requests made with the installation token: one point each of its primary limit (GitHub's REST rule). */
+  /**
+   * Rate points: each REST request made with the installation token costs one (GitHub's REST rule);
+   * a GraphQL query costs what GitHub reports in its `rateLimit { cost }`, added by the call.
+   */
   points: number;
 }
 
@@ -52,7 +55,7 @@ const quiet = () => {};
  */
 export async function withInstallation<T>(
   target: GithubInstallation,
-  work: (octokit: InstallationOctokit) => Promise<T>,
+  work: (octokit: InstallationOctokit, usage: GithubUsage) => Promise<T>,
 ): Promise<{ data: T; usage: GithubUsage }> {
   const { app, installationId, options = {} } = target;
   const usage: GithubUsage = { calls: 0, points: 0 };
@@ -106,7 +109,7 @@ export async function withInstallation<T>(
   });
 
   try {
-    return { data: await work(octokit), usage };
+    return { data: await work(octokit, usage), usage };
   } catch (error) {
     throw asGithubError(error, usage, refusedWait);
   } finally {
@@ -145,13 +148,28 @@ function release(limits: ReturnType<typeof limiters>): void {
   }
 }
 
-/** Counts every HTTP request Octokit sends (including auth-app's token requests, which no plugin sees). */
+/**
+ * Counts every HTTP request Octokit sends (including auth-app's token requests, which no plugin
+ * sees), and a point for each REST request with the installation token. A GraphQL query's points
+ * are its reported cost, which the call adds once it has the answer (`/graphql`, `/api/graphql`).
+ */
 function meteredFetch(usage: GithubUsage): typeof fetch {
   return (input, init) => {
     usage.calls++;
-    if (/^token /i.test(new Headers(init?.headers).get("authorization") ?? "")) usage.points++;
+    const url = input instanceof Request ? input.url : String(input);
+    const graphql = /\/graphql$/.test(new URL(url).pathname);
+    if (!graphql && /^token /i.test(new Headers(init?.headers).get("authorization") ?? "")) usage.points++;
     return fetch(input, init);
   };
+}
+
+/** A GraphQL answer of GitHub's primary limit: 200 with a `RATE_LIMITED` error (as thrown by Octokit). */
+function graphqlRateLimited(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  const errors =
+    ("errors" in error ? error.errors : undefined) ??
+    ("data" in error && typeof error.data === "object" && error.data && "errors" in error.data ? error.data.errors : undefined);
+  return Array.isArray(errors) && errors.some((e) => typeof e === "object" && e !== null && e.type === "RATE_LIMITED");
 }
 
 function asGithubError(error: unknown, usage: GithubUsage, refusedWait: number | undefined): GithubError {
@@ -159,7 +177,7 @@ function asGithubError(error: unknown, usage: GithubUsage, refusedWait: number |
   const cost = { calls: usage.calls, points: usage.points };
   const status = typeof error === "object" && error && "status" in error ? Number(error.status) : undefined;
   const message = error instanceof Error ? error.message : String(error);
-  if (refusedWait !== undefined && (status === 403 || status === 429)) {
+  if (refusedWait !== undefined && (status === 403 || status === 429 || graphqlRateLimited(error))) {
     return new GithubError("rate_limited", `GitHub rate limit: retry in ${refusedWait} s`, {
       status,
       retryAfterSeconds: refusedWait,

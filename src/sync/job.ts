@@ -3,11 +3,14 @@ import { storeEventsAtHome } from "../directory/events";
 import { organizationAt } from "../directory/resolve";
 import {
   type GithubAccount,
+  type GithubMergedPull,
   getInstallation,
   listCollaborators,
   listInstallationRepositories,
   listOrganizationMembers,
+  mergedPullRequestsGraphql,
   mergedPullRequestsPage,
+  REPOSITORIES_PER_QUERY,
 } from "../github/calls";
 import type { GithubInstallation } from "../github/client";
 import { githubSync } from "../github/config";
@@ -28,12 +31,32 @@ import type { SyncParams } from "./start";
 
 /** GitHub requests one step may make before it stops and hands the walk to the next step. */
 const REQUESTS_PER_STEP = 100;
+/** Pull request events per D1 write (a GraphQL query answers up to 5,000). */
+const EVENTS_PER_WRITE = 1000;
 /** Members written per call of the organization's object (each tells the member's index). */
 const MEMBERS_PER_WRITE = 200;
 
 export type Repo = { id: number; name: string; private: boolean };
 export type Account = { id: number; login: string; type: string };
 export type Walk<C> = { next: C | null; count: number };
+
+/** GraphQL queries one history step may send (each up to `REPOSITORIES_PER_QUERY` repositories). */
+const QUERIES_PER_STEP = 10;
+
+/**
+ * Where the history walk stands. REST: the repository and the page of its closed pull requests.
+ * GraphQL: the next repository not yet asked for, and the repositories with more pages to read
+ * (their index and cursor). A cursor without `api` is a REST one (a sync started before GraphQL).
+ */
+export type HistoryCursor =
+  | { api?: "rest"; repo: number; page: number }
+  | { api: "graphql"; repo: number; pending: { repo: number; after: string }[] };
+
+/** The history walk's start: GraphQL, which never costs more points than REST (docs/architecture.md). */
+export const HISTORY_START: HistoryCursor = { api: "graphql", repo: 0, pending: [] };
+
+/** GraphQL failures after which the history goes on through REST: no GraphQL API, or one that refuses the query. */
+const GRAPHQL_FALLBACK = new Set(["failed", "not_found", "unexpected_shape"]);
 
 /** GitHub's failures that no retry can mend: the step ends the sync at once. */
 const PERMANENT = new Set(["not_found", "forbidden", "unexpected_shape", "unauthorized"]);
@@ -148,47 +171,128 @@ export class SyncJob {
   }
 
   /**
-   * Merged pull requests of the last `GITHUB_BACKFILL_DAYS` days, from the cursor (repository,
-   * page) on until the request budget is spent, through the versioned event write path the webhooks
-   * use (`directory/events.ts`): a page written twice changes nothing the second time.
+   * Merged pull requests of the last `GITHUB_BACKFILL_DAYS` days, from the cursor on until the
+   * step's budget is spent, through the versioned event write path the webhooks use
+   * (`directory/events.ts`): a page written twice changes nothing the second time. GraphQL first
+   * (`QUERIES_PER_STEP` queries of `REPOSITORIES_PER_QUERY` repositories); when GitHub has no
+   * GraphQL API or refuses the query, the walk goes on through REST from the first repository not
+   * finished, and the step records why as the sync's last error.
    */
   async pullRequests(
+    at: { login: string },
+    repos: readonly Repo[],
+    from: HistoryCursor,
+    before: number,
+    since: number,
+  ): Promise<Walk<HistoryCursor>> {
+    let walk: Walk<HistoryCursor>;
+    if (from.api === "graphql") {
+      try {
+        walk = await this.#pullRequestsGraphql(at, repos, from, before, since);
+      } catch (error) {
+        if (!(error instanceof GithubError && GRAPHQL_FALLBACK.has(error.kind))) throw error;
+        const message = `GraphQL history failed (${error.kind}: ${error.message.slice(0, 300)}); continuing through REST`;
+        console.log(JSON.stringify({ level: "warn", msg: message, installationId: this.params.installationId }));
+        await this.record({ kind: "error", step: "pull requests", message });
+        // Repositories partly read through GraphQL are read again from their start: the writes are idempotent.
+        const first = Math.min(from.repo, ...from.pending.map((p) => p.repo));
+        walk = await this.#pullRequestsRest(at, repos, { repo: first, page: 1 }, before, since);
+      }
+    } else {
+      walk = await this.#pullRequestsRest(at, repos, from, before, since);
+    }
+    const state = walk.next === null ? "done" : "running";
+    await this.record({ kind: "progress", step: "pullRequests", state, count: walk.count });
+    return walk;
+  }
+
+  /** GraphQL: the pending repositories' next pages first, then new repositories, a query per batch. */
+  async #pullRequestsGraphql(
+    at: { login: string },
+    repos: readonly Repo[],
+    from: Extract<HistoryCursor, { api: "graphql" }>,
+    before: number,
+    since: number,
+  ): Promise<Walk<HistoryCursor>> {
+    let next = from.repo;
+    let pending = from.pending;
+    let count = before;
+    for (let q = 0; q < QUERIES_PER_STEP && (pending.length > 0 || next < repos.length); q++) {
+      const batch = pending.slice(0, REPOSITORIES_PER_QUERY);
+      pending = pending.slice(batch.length);
+      const fresh = Math.min(REPOSITORIES_PER_QUERY - batch.length, repos.length - next);
+      const asked = [
+        ...batch.map((p) => ({ repo: p.repo, after: p.after as string | null })),
+        ...Array.from({ length: fresh }, (_, i) => ({ repo: next + i, after: null })),
+      ];
+      next += fresh;
+      const { data } = await mergedPullRequestsGraphql(
+        this.#target,
+        at.login,
+        asked.map((a) => ({ name: (repos[a.repo] as Repo).name, after: a.after })),
+        since,
+      );
+      const pulls: { repo: Repo; pull: GithubMergedPull }[] = [];
+      data.forEach((page, i) => {
+        const index = (asked[i] as { repo: number }).repo;
+        const repo = repos[index] as Repo;
+        for (const pull of page.pulls) pulls.push({ repo, pull });
+        if (page.after !== null) pending = [...pending, { repo: index, after: page.after }];
+      });
+      await this.#storePulls(at, pulls);
+      count += pulls.length;
+    }
+    const done = pending.length === 0 && next >= repos.length;
+    return { next: done ? null : { api: "graphql", repo: next, pending }, count };
+  }
+
+  /** REST: a page of a repository's closed pull requests, and one request per merged one for its line counts. */
+  async #pullRequestsRest(
     at: { login: string },
     repos: readonly Repo[],
     from: { repo: number; page: number },
     before: number,
     since: number,
-  ): Promise<Walk<{ repo: number; page: number }>> {
-    let cursor: { repo: number; page: number } | null = from;
+  ): Promise<Walk<HistoryCursor>> {
+    let cursor: { repo: number; page: number } | null = { repo: from.repo, page: from.page };
     let calls = 0;
     let count = before;
     while (cursor !== null && cursor.repo < repos.length && calls < REQUESTS_PER_STEP) {
       const repo = repos[cursor.repo] as Repo;
       const { data, usage } = await mergedPullRequestsPage(this.#target, at.login, repo.name, since, cursor.page);
       calls += usage.calls;
-      const events = data.pulls.map((p) =>
-        PullRequestEvent.parse({
-          type: "pull_request",
-          org: at.login,
-          repo: repo.name,
-          prNumber: p.number,
-          // A pull request whose author's account is gone: GitHub shows it as `ghost`.
-          author: p.author?.login ?? "ghost",
-          createdAt: p.createdAt,
-          mergedAt: p.mergedAt,
-          linesAdded: p.additions,
-          linesDeleted: p.deletions,
-          updatedAt: p.updatedAt,
-        }),
+      await this.#storePulls(
+        at,
+        data.pulls.map((pull) => ({ repo, pull })),
       );
-      if (events.length > 0) await storeEventsAtHome(this.env.DB, events, { login: at.login, home: this.params.home });
-      count += events.length;
+      count += data.pulls.length;
       if (data.more) cursor = { repo: cursor.repo, page: cursor.page + 1 };
       else cursor = { repo: cursor.repo + 1, page: 1 };
     }
     if (cursor !== null && cursor.repo >= repos.length) cursor = null;
-    await this.record({ kind: "progress", step: "pullRequests", state: cursor === null ? "done" : "running", count });
-    return { next: cursor, count };
+    return { next: cursor && { api: "rest", ...cursor }, count };
+  }
+
+  /** Pull requests as the webhooks' `pull_request` events, stored at the organization's home. */
+  async #storePulls(at: { login: string }, pulls: readonly { repo: Repo; pull: GithubMergedPull }[]) {
+    const events = pulls.map(({ repo, pull: p }) =>
+      PullRequestEvent.parse({
+        type: "pull_request",
+        org: at.login,
+        repo: repo.name,
+        prNumber: p.number,
+        // A pull request whose author's account is gone: GitHub shows it as `ghost` (GraphQL: no author).
+        author: p.author?.login ?? "ghost",
+        createdAt: p.createdAt,
+        mergedAt: p.mergedAt,
+        linesAdded: p.additions,
+        linesDeleted: p.deletions,
+        updatedAt: p.updatedAt,
+      }),
+    );
+    for (let i = 0; i < events.length; i += EVENTS_PER_WRITE) {
+      await storeEventsAtHome(this.env.DB, events.slice(i, i + EVENTS_PER_WRITE), { login: at.login, home: this.params.home });
+    }
   }
 }
 

@@ -1,6 +1,6 @@
 import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep, type WorkflowStepConfig } from "cloudflare:workers";
 import { GithubError } from "../github/errors";
-import { type Repo, SyncJob, type Walk } from "./job";
+import { HISTORY_START, type HistoryCursor, type Repo, SyncJob, type Walk } from "./job";
 import type { SyncParams } from "./start";
 
 /**
@@ -48,7 +48,7 @@ export class SyncWorkflow extends WorkflowEntrypoint<Env, SyncParams> {
       );
       // The daily reconciliation corrects drift; the history is the webhooks' and the installation sync's.
       if (!event.payload.reconcile) {
-        await this.#walk(step, job, "pull requests", { repo: 0, page: 1 }, (from, before) =>
+        await this.#walk<HistoryCursor>(step, job, "pull requests", HISTORY_START, (from, before) =>
           job.pullRequests({ login }, repositories as Repo[], from, before, since),
         );
       }

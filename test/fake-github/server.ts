@@ -53,6 +53,23 @@ async function handle(fake: FakeGithub, req: IncomingMessage) {
     return fake.oauth.accessToken(raw, { accept: req.headers.accept, authorization: req.headers.authorization });
   }
 
+  // GitHub's GraphQL API (graphql.ts): `/graphql`, or `/api/graphql` on a GHES. Its answers are shaped
+  // by GitHub's published schema during execution, not checked against the REST description.
+  if (method === "POST" && (url.pathname === "/graphql" || url.pathname === "/api/graphql")) {
+    const at = Date.now();
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(raw) as Record<string, unknown>;
+    } catch {
+      return { status: 400, headers: {}, body: { message: "Problems parsing JSON" } };
+    }
+    const { answer, installation, auth, cost } = await fake.graphql(body, req.headers.authorization);
+    const logged = { method, path: "/graphql", auth, status: answer.status, at, ...(cost === undefined ? {} : { cost }) };
+    const reset = answer.headers?.["x-ratelimit-remaining"] === "0" ? Number(answer.headers["x-ratelimit-reset"]) : undefined;
+    installation?.requests.push(reset === undefined ? logged : { ...logged, reset });
+    return { status: answer.status, headers: answer.headers ?? {}, body: answer.body };
+  }
+
   const prefix = url.pathname.startsWith("/api/v3/") ? "/api/v3" : "";
   const apiUrl = new URL(url.href);
   apiUrl.pathname = url.pathname.slice(prefix.length);

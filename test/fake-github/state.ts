@@ -1,4 +1,5 @@
 import { createPublicKey, type KeyObject, randomBytes, verify } from "node:crypto";
+import { type GraphqlRequest, prepare, run } from "./graphql";
 import { FakeOAuth } from "./oauth";
 import {
   type Account,
@@ -56,6 +57,8 @@ interface Logged {
   at: number;
   /** For a primary-limit answer: the reset it announced (epoch seconds). */
   reset?: number;
+  /** For `POST /graphql`: the query's cost in GraphQL rate points (GitHub's formula). */
+  cost?: number;
 }
 
 interface Installation {
@@ -70,6 +73,10 @@ interface Installation {
   requests: Logged[];
   drifts: string[];
   used: number;
+  /** GraphQL points used in the current hour (a budget of its own, as at GitHub). */
+  graphqlUsed: number;
+  /** false: `POST /graphql` answers 404, as a server without the GraphQL API would. */
+  graphql: boolean;
 }
 
 const PER_PAGE_MAX = 100;
@@ -145,6 +152,8 @@ export class FakeGithub {
         requests: [],
         drifts: [],
         used: 0,
+        graphqlUsed: 0,
+        graphql: true,
       };
       this.#installations.set(inst.id, inst);
       return { status: 201, body: { installationId: inst.id, accountId: account.id } };
@@ -157,6 +166,10 @@ export class FakeGithub {
       }
       if (method === "POST" && b === "faults") {
         inst.faults.push(...(body.faults as Fault[]));
+        return { status: 204 };
+      }
+      if (method === "PUT" && b === "graphql") {
+        inst.graphql = Boolean(body.enabled);
         return { status: 204 };
       }
     }
@@ -232,6 +245,84 @@ export class FakeGithub {
     };
     repo.pulls.set(pull.number, pull);
     return pull;
+  }
+
+  // ---- GitHub's GraphQL API --------------------------------------------------------------------
+
+  /**
+   * Answers `POST /graphql` (graphql.ts): the installation token, then the faults a test injected
+   * (a fault matching `/graphql`; the primary limit answers as GitHub's GraphQL API does: 200 with a
+   * `RATE_LIMITED` error and `x-ratelimit-remaining: 0`), then the query validated against GitHub's
+   * schema and run over the state. The query's cost is charged to the installation's GraphQL budget
+   * (5,000 points an hour), which, like the REST side's, is reported, not enforced.
+   */
+  async graphql(
+    body: GraphqlRequest,
+    authorization: string | undefined,
+  ): Promise<{ answer: Answer; installation?: Installation; auth: Logged["auth"]; cost?: number }> {
+    const [scheme, credential] = (authorization ?? "").split(/\s+/, 2);
+    const held = /^(token|bearer)$/i.test(scheme ?? "") ? this.#tokens.get(credential ?? "") : undefined;
+    if (!held || held.expiresAt <= Date.now()) {
+      return { answer: { status: 401, body: { message: "Bad credentials" } }, auth: "none" };
+    }
+    const inst = this.#installations.get(held.installationId) as Installation;
+    if (!inst.graphql) return { answer: { status: 404, body: basicError("Not Found") }, installation: inst, auth: "token" };
+    const resetAt = Math.floor(Date.now() / 1000) + 3600;
+    const limits = (remaining: number, used: number) => ({
+      "x-ratelimit-limit": "5000",
+      "x-ratelimit-remaining": String(remaining),
+      "x-ratelimit-used": String(used),
+      "x-ratelimit-reset": String(resetAt),
+      "x-ratelimit-resource": "graphql",
+    });
+    // The REST side's rule: a fault without `match` hits any call, one with it a path containing it.
+    const fault = inst.faults.findIndex((f) => !f.match || "/graphql".includes(f.match));
+    if (fault >= 0) {
+      const [f] = inst.faults.splice(fault, 1);
+      if (f?.kind === "primary") {
+        const reset = Math.ceil(Date.now() / 1000);
+        return {
+          answer: {
+            status: 200,
+            headers: { ...limits(0, 5000), "x-ratelimit-reset": String(reset) },
+            body: { errors: [{ type: "RATE_LIMITED", message: `API rate limit exceeded for installation ID ${inst.id}.` }] },
+          },
+          installation: inst,
+          auth: "token",
+        };
+      }
+      if (f) {
+        inst.faults.splice(fault, 0, f);
+        const answer = this.#fault(inst, "/graphql") as Answer;
+        return { answer, installation: inst, auth: "token" };
+      }
+    }
+    const prepared = prepare(body);
+    if (!prepared.ok) {
+      return {
+        answer: { status: 200, headers: limits(5000 - inst.graphqlUsed, inst.graphqlUsed), body: { errors: prepared.errors } },
+        installation: inst,
+        auth: "token",
+      };
+    }
+    inst.graphqlUsed += prepared.cost;
+    const remaining = Math.max(0, 5000 - inst.graphqlUsed);
+    const result = await run(prepared, {
+      owner: inst.account,
+      repos: this.#repos,
+      cost: prepared.cost,
+      nodes: prepared.nodes,
+      limit: 5000,
+      remaining,
+      used: inst.graphqlUsed,
+      resetAt,
+    });
+    return {
+      answer: { status: 200, headers: limits(remaining, inst.graphqlUsed), body: result },
+      installation: inst,
+      auth: "token",
+      cost: prepared.cost,
+    };
   }
 
   // ---- GitHub's REST API -----------------------------------------------------------------------

@@ -1,14 +1,19 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import {
+  type GithubMergedPull,
+  type GithubResult,
   getInstallation,
   getUser,
+  type HistoryPage,
   listCollaborators,
   listInstallationRepositories,
   listMergedPullRequests,
   listOrganizationMembers,
+  mergedPullRequestsGraphql,
+  REPOSITORIES_PER_QUERY,
 } from "../../src/github/calls";
-import { withInstallation } from "../../src/github/client";
+import { type GithubInstallation, withInstallation } from "../../src/github/client";
 import { githubSync } from "../../src/github/config";
 import { GithubError } from "../../src/github/errors";
 import type { PullSpec } from "../fake-github/state";
@@ -365,5 +370,174 @@ describe("GITHUB_API_URL: a GitHub Enterprise Server's https://HOST/api/v3", () 
     expect((await listOrganizationMembers(fake.target, fake.login)).data).toHaveLength(101);
     expect((await getInstallation(fake.target)).data.id).toBe(fake.installationId);
     expect((await fake.stats()).requests.map((r) => r.status)).toEqual([201, 200, 200, 200, 200]);
+  });
+});
+
+describe("merged pull requests through GraphQL", () => {
+  /** Every page of one repository's history through GraphQL, as the sync walks it. */
+  async function graphqlHistory(target: GithubInstallation, owner: string, name: string, since: number) {
+    const pulls: GithubMergedPull[] = [];
+    let after: string | null = null;
+    let points = 0;
+    let queries = 0;
+    do {
+      const { data, usage }: GithubResult<HistoryPage[]> = await mergedPullRequestsGraphql(
+        target,
+        owner,
+        [{ name, after }],
+        since,
+      );
+      pulls.push(...(data[0]?.pulls ?? []));
+      after = data[0]?.after ?? null;
+      points += usage.points;
+      queries += 1;
+    } while (after !== null);
+    return { pulls, points, queries };
+  }
+
+  it("the same pull requests as REST, page after page, to the window's edge, at 1 point a query", async () => {
+    const fake = await installation();
+    await fake.setRepo("api", { private: false });
+    const now = Math.floor(Date.now() / 1000) * 1000;
+    const since = now - 300 * 3_600_000;
+    const author = `author-${fake.login}`;
+    // 250 merged within the window (pull n updated and merged n hours ago), 120 merged before it.
+    const pulls: PullSpec[] = Array.from({ length: 370 }, (_, i) => {
+      const n = i + 1;
+      const updated = n <= 250 ? now - n * 3_600_000 : since - (n - 250) * 3_600_000;
+      return {
+        number: n,
+        author,
+        createdAt: at(updated - DAY),
+        updatedAt: at(updated),
+        mergedAt: at(updated),
+        additions: n,
+        deletions: 1,
+      };
+    });
+    pulls.push(
+      // Merged exactly at the window's start: in it.
+      { number: 901, author, createdAt: at(since - DAY), updatedAt: at(since), mergedAt: at(since), additions: 9 },
+      // Merged a second before the window, commented on since: not in it.
+      { number: 902, author, createdAt: at(since - DAY), updatedAt: at(now - 60_000), mergedAt: at(since - 1000) },
+      // Closed without merging, and open: never history.
+      { number: 903, author, createdAt: at(now - DAY), updatedAt: at(now - 1000), mergedAt: null, closedAt: at(now - 1000) },
+      { number: 904, author, createdAt: at(now - DAY), updatedAt: at(now - 1000), mergedAt: null, closedAt: null },
+      // An author whose account is gone: GraphQL's author is null, REST's user is null here too.
+      { number: 905, author: null, createdAt: at(now - DAY), updatedAt: at(now - 5000), mergedAt: at(now - 5000), additions: 5 },
+    );
+    await fake.setPulls("api", pulls);
+
+    const graphql = await graphqlHistory(fake.target, fake.login, "api", since);
+    const rest = await listMergedPullRequests(fake.target, fake.login, "api", since);
+    expect(graphql.pulls).toEqual(rest.data);
+    expect(graphql.pulls.map((p) => p.number).sort((a, b) => a - b)).toEqual([
+      ...Array.from({ length: 250 }, (_, i) => i + 1),
+      901,
+      905,
+    ]);
+    expect(graphql.pulls.find((p) => p.number === 905)?.author).toBeNull();
+    expect(graphql.pulls.find((p) => p.number === 1)?.author).toEqual({ id: expect.any(Number), login: author, type: "User" });
+    // 253 merged pull requests updated since the start (902 too), then the third page reaches
+    // before it: three queries of 1 point, against REST's 3 pages and 252 single pull requests.
+    expect([graphql.queries, graphql.points]).toEqual([3, 3]);
+    expect(rest.usage.points).toBe(3 + 252);
+    const queries = (await fake.stats()).requests.filter((r) => r.path === "/graphql");
+    expect(queries.map((r) => [r.status, r.cost])).toEqual([
+      [200, 1],
+      [200, 1],
+      [200, 1],
+    ]);
+  });
+
+  it("many repositories in one query of 1 point; one GitHub no longer resolves has no history", async () => {
+    const fake = await installation();
+    const now = Date.now();
+    const pull = (number: number) => ({
+      number,
+      author: `a-${fake.login}`,
+      createdAt: at(now - 2 * DAY),
+      updatedAt: at(now - DAY),
+      mergedAt: at(now - DAY),
+      additions: number,
+    });
+    for (let r = 0; r < REPOSITORIES_PER_QUERY - 1; r++) {
+      await fake.setRepo(`r${r}`, { private: r % 2 === 0 });
+      await fake.setPulls(`r${r}`, [pull(r + 1)]);
+    }
+    const asked = [
+      ...Array.from({ length: REPOSITORIES_PER_QUERY - 1 }, (_, r) => ({ name: `r${r}`, after: null })),
+      { name: "gone", after: null },
+    ];
+    const { data, usage } = await mergedPullRequestsGraphql(fake.target, fake.login, asked, now - 30 * DAY);
+    expect(data.slice(0, -1).map((page) => page.pulls.map((p) => p.additions))).toEqual(
+      Array.from({ length: REPOSITORIES_PER_QUERY - 1 }, (_, r) => [r + 1]),
+    );
+    expect(data.at(-1)).toEqual({ pulls: [], after: null, gone: true });
+    expect(usage.points).toBe(1);
+    expect((await fake.stats()).requests.filter((r) => r.path === "/graphql").map((r) => r.cost)).toEqual([1]);
+  });
+
+  it("GitHub's GraphQL limits are waited out; a wait longer than allowed is rate_limited, for the Workflow to sleep", async () => {
+    const fake = await installation();
+    await fake.setRepo("api", { private: false });
+    await fake.setPulls("api", [
+      {
+        number: 1,
+        author: `a-${fake.login}`,
+        createdAt: at(Date.now() - DAY),
+        updatedAt: at(Date.now()),
+        mergedAt: at(Date.now()),
+      },
+    ]);
+    await fake.inject(
+      { kind: "secondary", status: 429, retryAfter: 1, match: "/graphql" },
+      { kind: "primary", match: "/graphql" },
+    );
+    const { data } = await mergedPullRequestsGraphql(fake.target, fake.login, [{ name: "api", after: null }], Date.now() - DAY);
+    expect(data[0]?.pulls.map((p) => p.number)).toEqual([1]);
+    const [secondary, primary, answered] = (await fake.stats()).requests.filter((r) => r.path === "/graphql");
+    expect([secondary?.status, primary?.status, answered?.status]).toEqual([429, 200, 200]);
+    expect((primary?.at ?? 0) - (secondary?.at ?? 0)).toBeGreaterThanOrEqual(900);
+    expect(answered?.at ?? 0).toBeGreaterThanOrEqual((primary?.reset ?? Number.POSITIVE_INFINITY) * 1000);
+
+    await fake.inject({ kind: "primary", match: "/graphql" });
+    const error = await rejection(
+      mergedPullRequestsGraphql(
+        { ...fake.target, options: { maxWaitSeconds: 0 } },
+        fake.login,
+        [{ name: "api", after: null }],
+        0,
+      ),
+    );
+    expect(error.kind).toBe("rate_limited");
+    expect(error.details.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+  });
+
+  it("a query GitHub's schema refuses fails the call (the sync then goes on through REST)", async () => {
+    const fake = await installation();
+    await fake.setRepo("api", { private: false });
+    const query = `query($owner: String!) { repository(owner: $owner, name: "api") { pullRequests(first: 1) { nodes { linesAdded } } } }`;
+    const error = await rejection(withInstallation(fake.target, (octokit) => octokit.graphql(query, { owner: fake.login })));
+    expect(error.kind).toBe("failed");
+    expect(error.message).toContain('Cannot query field "linesAdded" on type "PullRequest"');
+  });
+
+  it("on a GitHub Enterprise Server, GraphQL is at /api/graphql", async () => {
+    const app = { ...configuredApp(), apiUrl: `${configuredApp().apiUrl}/api/v3` };
+    const fake = await installation({ app });
+    await fake.setRepo("api", { private: false });
+    await fake.setPulls("api", [
+      {
+        number: 3,
+        author: `a-${fake.login}`,
+        createdAt: at(Date.now() - DAY),
+        updatedAt: at(Date.now()),
+        mergedAt: at(Date.now()),
+      },
+    ]);
+    const { data, usage } = await mergedPullRequestsGraphql(fake.target, fake.login, [{ name: "api", after: null }], 0);
+    expect(data[0]?.pulls.map((p) => p.number)).toEqual([3]);
+    expect(usage.points).toBe(1);
   });
 });

@@ -16,6 +16,8 @@ export interface FakeRequest {
   status: number;
   at: number;
   reset?: number;
+  /** `POST /graphql`: the query's cost in GraphQL rate points, as the fake computed it. */
+  cost?: number;
 }
 
 async function control<T>(method: string, path: string, body?: unknown): Promise<T> {
@@ -67,6 +69,8 @@ export async function fakeInstallation(
     deleteRepo: (name: string) => control<void>("DELETE", `repos/${login}/${name}`),
     setPulls: (repo: string, pulls: PullSpec[]) => control<{ ids: number[] }>("PUT", `repos/${login}/${repo}/pulls`, { pulls }),
     inject: (...faults: Fault[]) => control<void>("POST", `installations/${id}/faults`, { faults }),
+    /** false: `POST /graphql` answers 404 for this installation, as on a server without GitHub's GraphQL API. */
+    setGraphql: (enabled: boolean) => control<void>("PUT", `installations/${id}/graphql`, { enabled }),
     stats: () => control<{ tokensIssued: number; requests: FakeRequest[]; drifts: string[] }>("GET", `installations/${id}`),
   };
 }

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { foldName } from "../../src/lib/names";
 import type { SyncRun, SyncStatus } from "../../src/schemas/sync";
 import { startSyncAtHome, syncInstanceId } from "../../src/sync/start";
-import { fakeInstallation } from "./github-fake";
+import { type FakeRequest, fakeInstallation } from "./github-fake";
 import { admin, adminOk, call, createKey, env, fetchWithEnv, postEventsOk, uniqueInstallationId } from "./helpers";
 import { deliverQueued, example } from "./webhook-helpers";
 
@@ -101,73 +101,112 @@ const exportRows = async (org: string, key: string) => {
     .sort();
 };
 
-describe("a fresh installation, with nothing but GitHub's delivery and API", () => {
-  it("gives the installer and colleagues both interfaces, and its history to the first export", async () => {
-    const { fake, org, ada, max, eve, bot } = await githubOrganization();
-    const [adaKeys, maxKeys, eveKeys] = await Promise.all([keysOf(ada), keysOf(max), keysOf(eve)]);
+/**
+ * The history's two ways (docs/architecture.md, "Installation sync"): GraphQL, the default, and
+ * REST, taken when GitHub has no GraphQL API (the fake answers `POST /graphql` 404) or refuses the
+ * query. Both must land the same rows in the export.
+ */
+const HISTORY_APIS = [
+  { api: "GraphQL", graphql: true },
+  { api: "REST (GitHub without GraphQL: the fallback)", graphql: false },
+] as const;
 
-    const run = await finished(org, 1, () => installed(fake));
-    expect(run).toMatchObject({
-      trigger: "installation",
-      state: "complete",
-      steps: {
-        repositories: { state: "done", count: 3 },
-        members: { state: "done", count: 4 },
-        collaborators: { state: "done", count: 1 },
-        pullRequests: { state: "done", count: 2 },
-      },
-    });
+describe.each(HISTORY_APIS)(
+  "a fresh installation, with nothing but GitHub's delivery and API; history through $api",
+  ({ graphql }) => {
+    it("gives the installer and colleagues both interfaces, and its history to the first export", async () => {
+      const { fake, org, ada, max, eve, bot } = await githubOrganization();
+      if (!graphql) await fake.setGraphql(false);
+      const [adaKeys, maxKeys, eveKeys] = await Promise.all([keysOf(ada), keysOf(max), keysOf(eve)]);
 
-    // The installer (GitHub admin) lists the organization, reads members and changes one.
-    const orgs = (await (await as(adaKeys.members, "/api/v1/organizations")).json()) as { data: { org: string }[] };
-    expect(orgs.data.map((o) => o.org)).toContain(org);
-    const read = await as(adaKeys.members, `/api/v1/organizations/${org}/members/${max}`);
-    expect(await read.json()).toMatchObject({ githubUserId: max, role: "member", seat: false, isBot: false });
-    expect(await (await as(adaKeys.members, `/api/v1/organizations/${org}/members/${bot}`)).json()).toMatchObject({
-      isBot: true,
-    });
-    expect(await (await as(adaKeys.members, `/api/v1/organizations/${org}/members/${ada}`)).json()).toMatchObject({
-      role: "admin",
-    });
-    // Seats come from billing (the control plane's organization, not a member call).
-    await adminOk("PUT", `/internal/v1/organizations/${org}`, {
-      installationId: fake.installationId,
-      installedAt: "2026-01-01T00:00:00Z",
-      plan: "pro",
-      subscription: { status: "active", billedThroughService: true, purchasedSeats: 5 },
-    });
-    const patched = await as(adaKeys.members, `/api/v1/organizations/${org}/members/${max}`, {
-      method: "PATCH",
-      json: { expectedSeat: false, seat: true },
-    });
-    expect(patched.status).toBe(200);
+      const run = await finished(org, 1, () => installed(fake));
+      expect(run).toMatchObject({
+        trigger: "installation",
+        state: "complete",
+        steps: {
+          repositories: { state: "done", count: 3 },
+          members: { state: "done", count: 4 },
+          collaborators: { state: "done", count: 1 },
+          pullRequests: { state: "done", count: 2 },
+        },
+      });
 
-    // The reviewer reviews; the export shows the synchronised history by access.
-    const review = (repo: string, prNumber: number) => ({
-      type: "review",
-      org,
-      repo,
-      prNumber,
-      reviewId: `r-${org}-${repo}-${prNumber}`,
-      status: "completed",
-      completedAt: ago(1),
-      updatedAt: ago(1),
+      // The installer (GitHub admin) lists the organization, reads members and changes one.
+      const orgs = (await (await as(adaKeys.members, "/api/v1/organizations")).json()) as { data: { org: string }[] };
+      expect(orgs.data.map((o) => o.org)).toContain(org);
+      const read = await as(adaKeys.members, `/api/v1/organizations/${org}/members/${max}`);
+      expect(await read.json()).toMatchObject({ githubUserId: max, role: "member", seat: false, isBot: false });
+      expect(await (await as(adaKeys.members, `/api/v1/organizations/${org}/members/${bot}`)).json()).toMatchObject({
+        isBot: true,
+      });
+      expect(await (await as(adaKeys.members, `/api/v1/organizations/${org}/members/${ada}`)).json()).toMatchObject({
+        role: "admin",
+      });
+      // Seats come from billing (the control plane's organization, not a member call).
+      await adminOk("PUT", `/internal/v1/organizations/${org}`, {
+        installationId: fake.installationId,
+        installedAt: "2026-01-01T00:00:00Z",
+        plan: "pro",
+        subscription: { status: "active", billedThroughService: true, purchasedSeats: 5 },
+      });
+      const patched = await as(adaKeys.members, `/api/v1/organizations/${org}/members/${max}`, {
+        method: "PATCH",
+        json: { expectedSeat: false, seat: true },
+      });
+      expect(patched.status).toBe(200);
+
+      // The reviewer reviews; the export shows the synchronised history by access.
+      const review = (repo: string, prNumber: number) => ({
+        type: "review",
+        org,
+        repo,
+        prNumber,
+        reviewId: `r-${org}-${repo}-${prNumber}`,
+        status: "completed",
+        completedAt: ago(1),
+        updatedAt: ago(1),
+      });
+      await postEventsOk([review("api", 1), review("api", 2), review("infra", 7)]);
+      expect(await exportRows(org, adaKeys.analytics)).toEqual(["api#1:10", "infra#7:40"]);
+      expect(await exportRows(org, maxKeys.analytics)).toEqual(["api#1:10", "infra#7:40"]);
+      expect(await exportRows(org, eveKeys.analytics)).toEqual(["api#1:10"]);
+
+      // Every member arrived through GitHub, audited once with source github.
+      const audit = (await (await as(adaKeys.members, `/api/v1/organizations/${org}/audit-log?limit=100`)).json()) as {
+        data: { action: string; source: string; githubUserId: string }[];
+      };
+      const added = audit.data.filter((e) => e.action === "member.added");
+      expect(added.map((e) => e.githubUserId).sort()).toEqual([ada, max, eve, bot].sort());
+      expect(new Set(added.map((e) => e.source))).toEqual(new Set(["github"]));
+
+      // The history's calls: one GraphQL query of 1 point for the three repositories, or (without
+      // GraphQL) the refused query, then REST's pages and one request per merged pull request.
+      const requests = (await fake.stats()).requests.filter((r) => r.auth === "token");
+      const queries = requests.filter((r) => r.path === "/graphql");
+      const pulls = requests.filter((r) => r.path.includes("/pulls"));
+      if (graphql) {
+        expect(queries.map((r) => [r.status, r.cost])).toEqual([[200, 1]]);
+        expect(pulls).toEqual([]);
+        expect(run.lastError).toBeNull();
+      } else {
+        expect(queries.map((r) => r.status)).toEqual([404]);
+        expect(pulls.map((r) => r.path.split("?")[0]).sort()).toEqual(
+          [
+            `/repos/${org}/api/pulls`,
+            `/repos/${org}/api/pulls/1`,
+            `/repos/${org}/infra/pulls`,
+            `/repos/${org}/infra/pulls/7`,
+            `/repos/${org}/vault/pulls`,
+          ].sort(),
+        );
+        expect(run.lastError?.message).toContain("continuing through REST");
+      }
     });
-    await postEventsOk([review("api", 1), review("api", 2), review("infra", 7)]);
-    expect(await exportRows(org, adaKeys.analytics)).toEqual(["api#1:10", "infra#7:40"]);
-    expect(await exportRows(org, maxKeys.analytics)).toEqual(["api#1:10", "infra#7:40"]);
-    expect(await exportRows(org, eveKeys.analytics)).toEqual(["api#1:10"]);
+  },
+);
 
-    // Every member arrived through GitHub, audited once with source github.
-    const audit = (await (await as(adaKeys.members, `/api/v1/organizations/${org}/audit-log?limit=100`)).json()) as {
-      data: { action: string; source: string; githubUserId: string }[];
-    };
-    const added = audit.data.filter((e) => e.action === "member.added");
-    expect(added.map((e) => e.githubUserId).sort()).toEqual([ada, max, eve, bot].sort());
-    expect(new Set(added.map((e) => e.source))).toEqual(new Set(["github"]));
-  });
-
-  it("a personal account's installation has one member, its owner, as admin", async () => {
+describe("a personal account's installation", () => {
+  it("has one member, its owner, as admin", async () => {
     const fake = await fakeInstallation({ type: "User" });
     made.push(fake);
     await fake.setRepo("dotfiles", { private: false });
@@ -179,6 +218,73 @@ describe("a fresh installation, with nothing but GitHub's delivery and API", () 
   });
 });
 
+describe.each(HISTORY_APIS)("a long history through $api", ({ graphql }) => {
+  it("60 repositories, one with 250 merged pull requests in the window: every page, once, into the export", async () => {
+    const fake = await fakeInstallation();
+    made.push(fake);
+    const { members } = await fake.setMembers([{ login: `ada-${fake.login.slice(4)}`, role: "admin" }]);
+    const ada = String(members[0]?.id);
+    if (!graphql) await fake.setGraphql(false);
+    const author = `dev-${fake.login.slice(4)}`;
+    const hoursAgo = (h: number) => new Date(Date.now() - h * 3_600_000).toISOString().replace(/\.\d{3}Z$/, "Z");
+    const merged = (number: number, hours: number) => ({
+      number,
+      author,
+      createdAt: hoursAgo(hours + 24),
+      updatedAt: hoursAgo(hours),
+      mergedAt: hoursAgo(hours),
+      additions: number,
+    });
+    // `big`: 250 merged within the window (pull n n hours ago) and 20 merged before it: three pages.
+    await fake.setRepo("big", { private: false });
+    await fake.setPulls("big", [
+      ...Array.from({ length: 250 }, (_, i) => merged(i + 1, i + 1)),
+      ...Array.from({ length: 20 }, (_, i) => merged(301 + i, 24 * 100 + i)),
+    ]);
+    for (let r = 1; r < 60; r++) {
+      await fake.setRepo(`small-${r}`, { private: false });
+      await fake.setPulls(`small-${r}`, [merged(1, r)]);
+    }
+    await billingOnly(fake);
+    const run = await finished(fake.login, 1, () =>
+      startSyncAtHome(env, foldName(fake.login), { kind: "api", key: crypto.randomUUID() }),
+    );
+    expect(run.steps.pullRequests).toEqual({ state: "done", count: 250 + 59 });
+
+    const requests = (await fake.stats()).requests.filter((r) => r.auth === "token");
+    if (graphql) {
+      // Repositories 1-50, then `big`'s second page with repositories 51-59, then its third page.
+      expect(requests.filter((r) => r.path === "/graphql").map((r) => [r.status, r.cost])).toEqual([
+        [200, 1],
+        [200, 1],
+        [200, 1],
+      ]);
+      expect(requests.filter((r) => r.path.includes("/pulls"))).toEqual([]);
+    } else {
+      // A list page per small repository, three for `big`, one request per merged pull request.
+      expect(requests.filter((r) => /\/pulls\?/.test(r.path))).toHaveLength(59 + 3);
+      expect(requests.filter((r) => /\/pulls\/\d+$/.test(r.path))).toHaveLength(250 + 59);
+    }
+
+    // Pull requests from each of `big`'s pages and a small repository, reviewed: in the export with their line counts.
+    const keys = await keysOf(ada);
+    const review = (repo: string, prNumber: number) => ({
+      type: "review",
+      org: fake.login,
+      repo,
+      prNumber,
+      reviewId: `r-${fake.login}-${repo}-${prNumber}`,
+      status: "completed",
+      completedAt: ago(0),
+      updatedAt: ago(0),
+    });
+    await postEventsOk([review("big", 1), review("big", 150), review("big", 250), review("big", 301), review("small-59", 1)]);
+    expect(await exportRows(fake.login, keys.analytics)).toEqual(
+      ["big#1:1", "big#150:150", "big#250:250", "small-59#1:1"].sort(),
+    );
+  });
+});
+
 describe("the sync's progress and control: GET and POST .../sync", () => {
   it("one at a time (409 while one runs), then another; a rate-limited API delays it without losing it", async () => {
     const { fake, org } = await githubOrganization();
@@ -187,6 +293,10 @@ describe("the sync's progress and control: GET and POST .../sync", () => {
       { kind: "secondary", status: 403, retryAfter: 2, match: "/installation/repositories" },
       { kind: "secondary", status: 429, retryAfter: 1, match: "/members" },
       { kind: "primary", match: "/collaborators" },
+      // The history's GraphQL query: a secondary limit, then the primary one (GitHub's GraphQL
+      // answer: 200 with a RATE_LIMITED error and x-ratelimit-remaining 0).
+      { kind: "secondary", status: 403, retryAfter: 1, match: "/graphql" },
+      { kind: "primary", match: "/graphql" },
     );
     const instance = await introspect(syncInstanceId(foldName(org), 1));
     try {
@@ -200,8 +310,19 @@ describe("the sync's progress and control: GET and POST .../sync", () => {
     } finally {
       await instance.dispose();
     }
-    const limited = (await fake.stats()).requests.filter((r) => r.status === 403 || r.status === 429);
-    expect(limited).toHaveLength(3);
+    const requests = (await fake.stats()).requests;
+    const limited = requests.filter((r) => r.status === 403 || r.status === 429);
+    expect(limited).toHaveLength(4);
+    // The GraphQL query: refused twice, then answered; each retry waited what GitHub said.
+    const queries = requests.filter((r) => r.path === "/graphql");
+    expect(queries.map((r) => [r.status, r.reset === undefined ? "" : "reset"])).toEqual([
+      [403, ""],
+      [200, "reset"],
+      [200, ""],
+    ]);
+    const [secondary, primary, answered] = queries as [FakeRequest, FakeRequest, FakeRequest];
+    expect(primary.at - secondary.at).toBeGreaterThanOrEqual(900);
+    expect(answered.at).toBeGreaterThanOrEqual((primary.reset ?? 0) * 1000);
     expect((await syncStatus(org)).last).toMatchObject({ id: 1, state: "complete", steps: { pullRequests: { count: 2 } } });
 
     const again = await finished(org, 2, async () => {
@@ -229,30 +350,46 @@ describe("the sync's progress and control: GET and POST .../sync", () => {
     expect(requests.filter((r) => r.status === 200).every((r) => r.at >= refusedAt + 1000)).toBe(true);
   });
 
-  it("a step that fails midway is retried and the sync resumes where it stopped, writing nothing twice", async () => {
-    const { fake, org, ada } = await githubOrganization();
-    await billingOnly(fake);
-    // The first merged pull request's detail fails beyond the client's retries (1 + 3): the
-    // pull request step fails after `api` was partly read; the Workflow retries it.
-    await fake.inject(...Array.from({ length: 4 }, () => ({ kind: "server" as const, status: 503 as const, match: "/pulls/" })));
-    const run = await finished(
-      org,
-      1,
-      () => startSyncAtHome(env, foldName(org), { kind: "api", key: crypto.randomUUID() }, { retryBaseMs: 5 }),
-      async (m) => m.disableRetryDelays(),
-    );
-    expect(run.state).toBe("complete");
-    expect(run.lastError).toMatchObject({ step: "pull requests 1" });
-    expect(run.steps).toMatchObject({ members: { count: 4 }, pullRequests: { state: "done", count: 2 } });
-    // The steps before it ran once: the member lists were read once each.
-    const requests = (await fake.stats()).requests;
-    expect(requests.filter((r) => r.path.startsWith(`/orgs/${org}/members`))).toHaveLength(2);
-    const adaKeys = await keysOf(ada);
-    const audit = (await (await as(adaKeys.members, `/api/v1/organizations/${org}/audit-log?limit=100`)).json()) as {
-      data: unknown[];
-    };
-    expect(audit.data).toHaveLength(4);
-  });
+  it.each(HISTORY_APIS)(
+    "a step that fails midway is retried and the sync resumes where it stopped, writing nothing twice (history through $api)",
+    async ({ graphql }) => {
+      const { fake, org, ada } = await githubOrganization();
+      await billingOnly(fake);
+      if (!graphql) await fake.setGraphql(false);
+      // REST: the first merged pull request's detail fails beyond the client's retries (1 + 3): the
+      // pull request step fails after `api` was partly read. GraphQL: the query fails as often.
+      // Either way the Workflow retries the step.
+      const match = graphql ? "/graphql" : "/pulls/";
+      await fake.inject(...Array.from({ length: 4 }, () => ({ kind: "server" as const, status: 503 as const, match })));
+      const run = await finished(
+        org,
+        1,
+        () => startSyncAtHome(env, foldName(org), { kind: "api", key: crypto.randomUUID() }, { retryBaseMs: 5 }),
+        async (m) => m.disableRetryDelays(),
+      );
+      expect(run.state).toBe("complete");
+      const requests = (await fake.stats()).requests;
+      expect(requests.filter((r) => r.path.includes(match) && r.status === 503)).toHaveLength(4);
+      if (graphql) {
+        expect(run.lastError).toMatchObject({ step: "pull requests 1" });
+      } else {
+        // The retried step asked GraphQL again (a step keeps nothing of a failed attempt), then REST.
+        expect(requests.filter((r) => r.path === "/graphql").map((r) => r.status)).toEqual([404, 404]);
+        expect(run.lastError).toMatchObject({
+          step: "pull requests",
+          message: expect.stringContaining("continuing through REST"),
+        });
+      }
+      expect(run.steps).toMatchObject({ members: { count: 4 }, pullRequests: { state: "done", count: 2 } });
+      // The steps before it ran once: the member lists were read once each.
+      expect(requests.filter((r) => r.path.startsWith(`/orgs/${org}/members`))).toHaveLength(2);
+      const adaKeys = await keysOf(ada);
+      const audit = (await (await as(adaKeys.members, `/api/v1/organizations/${org}/audit-log?limit=100`)).json()) as {
+        data: unknown[];
+      };
+      expect(audit.data).toHaveLength(4);
+    },
+  );
 
   it("an installation GitHub does not know ends failed, with the reason, and changes nothing", async () => {
     const org = `gone-${crypto.randomUUID().slice(0, 8)}`;
