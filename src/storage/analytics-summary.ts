@@ -94,6 +94,10 @@ function groupKeySql(groupBy: SummaryGroupBy): string {
  *
  * Per row it computes what the export's row shows: findings posted and created in the window (and
  * of them the AI-addressed ones), the AI lines capped at the changed lines, and the two durations.
+ * The window-independent figures the write path keeps (`pull-request-figures.ts`) settle the
+ * findings of a row whose posted findings all lie inside the window, or all outside it, without
+ * reading them; only a row whose findings straddle an edge of the window reads its findings. The
+ * capped AI lines are a column.
  * Then per group, and once for all rows (the totals): the sums, and each median as the value at
  * position floor((n-1)/2) in ascending order: the row of that rank in its group (ROW_NUMBER), or for
  * the totals the row at that OFFSET.
@@ -149,22 +153,21 @@ export function summaryStatement(q: SummaryQuery): { sql: string; params: (strin
   const sql = `WITH metrics AS (
   SELECT ${groupKeySql(q.groupBy)} AS k, p.lines_added AS la, p.lines_deleted AS ld,
     p.first_reviewed_at - p.created_at AS tf, p.merged_at - p.created_at AS tm,
-    (SELECT COUNT(*) FROM findings AS f
-      WHERE f.pr_id = p.id AND f.posted = 1 AND f.created_at BETWEEN ?2 AND ?3) AS fl,
-    (SELECT COUNT(*) FROM findings AS f
-      WHERE f.pr_id = p.id AND f.posted = 1 AND f.ai_addressed = 1 AND f.created_at BETWEEN ?2 AND ?3) AS fx,
-    (SELECT SUM(a.lines) FROM ai_authorship AS a WHERE a.pr_id = p.id) AS ai_sum
+    CASE WHEN p.first_finding_at >= ?2 AND p.last_finding_at <= ?3 THEN p.posted_findings
+      WHEN p.first_finding_at IS NULL OR p.first_finding_at > ?3 OR p.last_finding_at < ?2 THEN 0
+      ELSE (SELECT COUNT(*) FROM findings AS f
+        WHERE f.pr_id = p.id AND f.posted = 1 AND f.created_at BETWEEN ?2 AND ?3) END AS fl,
+    CASE WHEN p.first_finding_at >= ?2 AND p.last_finding_at <= ?3 THEN p.fixed_findings
+      WHEN p.first_finding_at IS NULL OR p.first_finding_at > ?3 OR p.last_finding_at < ?2 OR p.fixed_findings = 0 THEN 0
+      ELSE (SELECT COUNT(*) FROM findings AS f
+        WHERE f.pr_id = p.id AND f.posted = 1 AND f.ai_addressed = 1 AND f.created_at BETWEEN ?2 AND ?3) END AS fx,
+    p.ai_lines AS ai
   FROM (SELECT id FROM (${unionAll(candidates)}) LIMIT -1) AS c
   JOIN pull_requests AS p ON p.id = c.id
   WHERE p.first_reviewed_at >= ?2 OR p.last_reviewed_at <= ?3 OR EXISTS (SELECT 1 FROM reviews AS r
     WHERE r.pr_id = p.id AND r.status = 'completed' AND r.completed_at BETWEEN ?2 AND ?3)
 ),
-qualifying AS MATERIALIZED (
-  SELECT k, la, ld, tf, tm, fl, fx,
-    CASE WHEN ai_sum IS NULL OR (la IS NULL AND ld IS NULL) THEN ai_sum
-      ELSE MIN(ai_sum, COALESCE(la, 0) + COALESCE(ld, 0)) END AS ai
-  FROM metrics
-),
+qualifying AS MATERIALIZED (SELECT k, la, ld, tf, tm, fl, fx, ai FROM metrics),
 by_group AS (SELECT k, ${sums}, COUNT(tf) AS nf, COUNT(tm) AS nm FROM qualifying GROUP BY k),
 first_review AS MATERIALIZED (${ranked("tf")}),
 to_merge AS MATERIALIZED (${ranked("tm")}),
