@@ -138,13 +138,15 @@ export function summaryStatement(q: SummaryQuery): { sql: string; params: (strin
     ),
   ];
 
-  // Medians: the rank of each value in its group and among all rows (ROW_NUMBER), joined to the
-  // counts. The totals' sums are added up from the groups by the caller, and their medians ride on
-  // every group row: a second SELECT for the totals (UNION ALL) made SQLite compile the whole plan
-  // again, and local D1 compiles the statement on every request.
+  // Medians: the rank of each value in its group (ROW_NUMBER), joined to the counts; among all rows,
+  // the value at that OFFSET (a second ROW_NUMBER over all rows cost a window pass as dear as the
+  // sums; the sorter behind ORDER BY with LIMIT is cheaper). The totals' sums are added up from the
+  // groups by the caller, and their medians ride on every group row: a second SELECT for the totals
+  // (UNION ALL) made SQLite compile the whole plan again, and local D1 compiles the statement on
+  // every request.
   const ranked = (column: string) =>
-    `SELECT k, ${column} AS v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ${column}) AS i,
-      ROW_NUMBER() OVER (ORDER BY ${column}) AS j FROM qualifying WHERE ${column} IS NOT NULL`;
+    `SELECT k, ${column} AS v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ${column}) AS i
+      FROM qualifying WHERE ${column} IS NOT NULL`;
   const sums = `COUNT(*) AS pullRequests,
     COALESCE(SUM(la), 0) AS linesAdded, COALESCE(SUM(ld), 0) AS linesDeleted,
     COALESCE(SUM(fl), 0) AS serviceIssuesFlagged, COALESCE(SUM(fx), 0) AS serviceIssuesFixed,
@@ -175,8 +177,8 @@ counted AS (SELECT SUM(nf) AS nf, SUM(nm) AS nm FROM by_group)
 SELECT g.k AS key, g.pullRequests, g.linesAdded, g.linesDeleted, g.serviceIssuesFlagged,
   g.serviceIssuesFixed, g.aiLinesAuthored, g.pullRequestsWithAiData,
   f.v AS medianMsToFirstReview, m.v AS medianMsToMerge,
-  (SELECT v FROM first_review, counted WHERE j = (counted.nf - 1) / 2 + 1) AS totalMedianMsToFirstReview,
-  (SELECT v FROM to_merge, counted WHERE j = (counted.nm - 1) / 2 + 1) AS totalMedianMsToMerge
+  (SELECT v FROM first_review ORDER BY v LIMIT 1 OFFSET (SELECT (nf - 1) / 2 FROM counted)) AS totalMedianMsToFirstReview,
+  (SELECT v FROM to_merge ORDER BY v LIMIT 1 OFFSET (SELECT (nm - 1) / 2 FROM counted)) AS totalMedianMsToMerge
 FROM by_group AS g
   LEFT JOIN first_review AS f ON f.k IS g.k AND f.i = (g.nf - 1) / 2 + 1
   LEFT JOIN to_merge AS m ON m.k IS g.k AND m.i = (g.nm - 1) / 2 + 1`;
