@@ -62,24 +62,28 @@ const DAY = 86_400_000;
 const DAY_OF = (ms: string) => `((${ms} - ((${ms} % ${DAY}) + ${DAY}) % ${DAY}) / ${DAY})`;
 
 /**
- * The group key of a row, as SQL: the first day of its merge's UTC day, ISO week (Monday; 1970-01-01
- * was a Thursday, weekday (d + 3) mod 7 from Monday, as `rules/analytics-summary.ts` computes it) or
- * month, or the repository or author as the row spells it. Integer day arithmetic, so a merge a
- * millisecond before midnight stays on its day.
+ * The group key, as SQL: `row` groups a row, `key` (of the group's `row` value) is the key the
+ * answer shows. The first day of the merge's UTC day, ISO week (Monday; 1970-01-01 was a Thursday,
+ * weekday (d + 3) mod 7 from Monday, as `rules/analytics-summary.ts` computes it) or month, or the
+ * repository or author as the row spells it. Integer day arithmetic, so a merge a millisecond
+ * before midnight stays on its day. Days and weeks group by their day number and are spelled once
+ * per group: `date()` on every row cost as much as the rest of the sums.
  */
-function groupKeySql(groupBy: SummaryGroupBy): string {
+function groupKeySql(groupBy: SummaryGroupBy): { row: string; key: (k: string) => string } {
   const day = DAY_OF("p.merged_at");
+  const asDate = (k: string) => `date(${k} * 86400, 'unixepoch')`;
+  const same = (k: string) => k;
   switch (groupBy) {
     case "day":
-      return `date(${day} * 86400, 'unixepoch')`;
+      return { row: day, key: asDate };
     case "week":
-      return `date((${day} - ((${day} + 3) % 7 + 7) % 7) * 86400, 'unixepoch')`;
+      return { row: `(${day} - ((${day} + 3) % 7 + 7) % 7)`, key: asDate };
     case "month":
-      return `strftime('%Y-%m-01', ${day} * 86400, 'unixepoch')`;
+      return { row: `strftime('%Y-%m-01', ${day} * 86400, 'unixepoch')`, key: same };
     case "repo":
-      return "p.repo";
+      return { row: "p.repo", key: same };
     case "author":
-      return "p.author";
+      return { row: "p.author", key: same };
   }
 }
 
@@ -147,13 +151,14 @@ export function summaryStatement(q: SummaryQuery): { sql: string; params: (strin
   const ranked = (column: string) =>
     `SELECT k, ${column} AS v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ${column}) AS i
       FROM qualifying WHERE ${column} IS NOT NULL`;
+  const groupKey = groupKeySql(q.groupBy);
   const sums = `COUNT(*) AS pullRequests,
     COALESCE(SUM(la), 0) AS linesAdded, COALESCE(SUM(ld), 0) AS linesDeleted,
     COALESCE(SUM(fl), 0) AS serviceIssuesFlagged, COALESCE(SUM(fx), 0) AS serviceIssuesFixed,
     COALESCE(SUM(ai), 0) AS aiLinesAuthored, COUNT(ai) AS pullRequestsWithAiData`;
 
   const sql = `WITH metrics AS (
-  SELECT ${groupKeySql(q.groupBy)} AS k, p.lines_added AS la, p.lines_deleted AS ld,
+  SELECT ${groupKey.row} AS k, p.lines_added AS la, p.lines_deleted AS ld,
     p.first_reviewed_at - p.created_at AS tf, p.merged_at - p.created_at AS tm,
     CASE WHEN p.first_finding_at >= ?2 AND p.last_finding_at <= ?3 THEN p.posted_findings
       WHEN p.first_finding_at IS NULL OR p.first_finding_at > ?3 OR p.last_finding_at < ?2 THEN 0
@@ -174,7 +179,7 @@ by_group AS (SELECT k, ${sums}, COUNT(tf) AS nf, COUNT(tm) AS nm FROM qualifying
 first_review AS MATERIALIZED (${ranked("tf")}),
 to_merge AS MATERIALIZED (${ranked("tm")}),
 counted AS (SELECT SUM(nf) AS nf, SUM(nm) AS nm FROM by_group)
-SELECT g.k AS key, g.pullRequests, g.linesAdded, g.linesDeleted, g.serviceIssuesFlagged,
+SELECT ${groupKey.key("g.k")} AS key, g.pullRequests, g.linesAdded, g.linesDeleted, g.serviceIssuesFlagged,
   g.serviceIssuesFixed, g.aiLinesAuthored, g.pullRequestsWithAiData,
   f.v AS medianMsToFirstReview, m.v AS medianMsToMerge,
   (SELECT v FROM first_review ORDER BY v LIMIT 1 OFFSET (SELECT (nf - 1) / 2 FROM counted)) AS totalMedianMsToFirstReview,
