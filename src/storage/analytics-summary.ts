@@ -142,15 +142,21 @@ export function summaryStatement(q: SummaryQuery): { sql: string; params: (strin
     ),
   ];
 
-  // Medians: the rank of each value in its group (ROW_NUMBER), joined to the counts; among all rows,
-  // the value at that OFFSET (a second ROW_NUMBER over all rows cost a window pass as dear as the
-  // sums; the sorter behind ORDER BY with LIMIT is cheaper). The totals' sums are added up from the
-  // groups by the caller, and their medians ride on every group row: a second SELECT for the totals
-  // (UNION ALL) made SQLite compile the whole plan again, and local D1 compiles the statement on
-  // every request.
-  const ranked = (column: string) =>
-    `SELECT k, ${column} AS v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ${column}) AS i
-      FROM qualifying WHERE ${column} IS NOT NULL`;
+  // Medians: the rank of each value in its group (ROW_NUMBER), of which only the group's median
+  // position is kept (an IN over the few groups' positions: joining all ranked rows to the groups
+  // made SQLite build an automatic index over them, another sort); among all rows, the value at
+  // the median's OFFSET (a second ROW_NUMBER over all rows cost a window pass as dear as the sums;
+  // the sorter behind ORDER BY with LIMIT is cheaper). The totals' sums are added up from the
+  // groups by the caller, and their medians ride on every group row: a second SELECT for the
+  // totals (UNION ALL) made SQLite compile the whole plan again, and local D1 compiles the
+  // statement on every request.
+  const median = (column: string, count: string) =>
+    `SELECT k, v FROM (SELECT k, ${column} AS v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ${column}) AS i
+      FROM qualifying WHERE ${column} IS NOT NULL)
+    WHERE (k, i) IN (SELECT k, (${count} - 1) / 2 + 1 FROM by_group)`;
+  const totalMedian = (column: string, count: string) =>
+    `SELECT ${column} FROM qualifying WHERE ${column} IS NOT NULL
+    ORDER BY ${column} LIMIT 1 OFFSET (SELECT (${count} - 1) / 2 FROM counted)`;
   const groupKey = groupKeySql(q.groupBy);
   const sums = `COUNT(*) AS pullRequests,
     COALESCE(SUM(la), 0) AS linesAdded, COALESCE(SUM(ld), 0) AS linesDeleted,
@@ -175,17 +181,17 @@ export function summaryStatement(q: SummaryQuery): { sql: string; params: (strin
     WHERE r.pr_id = p.id AND r.status = 'completed' AND r.completed_at BETWEEN ?2 AND ?3)
 ),
 qualifying AS MATERIALIZED (SELECT k, la, ld, tf, tm, fl, fx, ai FROM metrics),
-by_group AS (SELECT k, ${sums}, COUNT(tf) AS nf, COUNT(tm) AS nm FROM qualifying GROUP BY k),
-first_review AS MATERIALIZED (${ranked("tf")}),
-to_merge AS MATERIALIZED (${ranked("tm")}),
+by_group AS MATERIALIZED (SELECT k, ${sums}, COUNT(tf) AS nf, COUNT(tm) AS nm FROM qualifying GROUP BY k),
+first_review AS MATERIALIZED (${median("tf", "nf")}),
+to_merge AS MATERIALIZED (${median("tm", "nm")}),
 counted AS (SELECT SUM(nf) AS nf, SUM(nm) AS nm FROM by_group)
 SELECT ${groupKey.key("g.k")} AS key, g.pullRequests, g.linesAdded, g.linesDeleted, g.serviceIssuesFlagged,
   g.serviceIssuesFixed, g.aiLinesAuthored, g.pullRequestsWithAiData,
   f.v AS medianMsToFirstReview, m.v AS medianMsToMerge,
-  (SELECT v FROM first_review ORDER BY v LIMIT 1 OFFSET (SELECT (nf - 1) / 2 FROM counted)) AS totalMedianMsToFirstReview,
-  (SELECT v FROM to_merge ORDER BY v LIMIT 1 OFFSET (SELECT (nm - 1) / 2 FROM counted)) AS totalMedianMsToMerge
+  (${totalMedian("tf", "nf")}) AS totalMedianMsToFirstReview,
+  (${totalMedian("tm", "nm")}) AS totalMedianMsToMerge
 FROM by_group AS g
-  LEFT JOIN first_review AS f ON f.k IS g.k AND f.i = (g.nf - 1) / 2 + 1
-  LEFT JOIN to_merge AS m ON m.k IS g.k AND m.i = (g.nm - 1) / 2 + 1`;
+  LEFT JOIN first_review AS f ON f.k = g.k
+  LEFT JOIN to_merge AS m ON m.k = g.k`;
   return { sql, params };
 }
