@@ -103,8 +103,8 @@ function groupKeySql(groupBy: SummaryGroupBy): { row: string; key: (k: string) =
  * reading them; only a row whose findings straddle an edge of the window reads its findings. The
  * capped AI lines are a column.
  * Then per group, and once for all rows (the totals): the sums, and each median as the value at
- * position floor((n-1)/2) in ascending order: the row of that rank in its group (ROW_NUMBER), or for
- * the totals the row at that OFFSET.
+ * position floor((n-1)/2) in ascending order: that index of the group's values aggregated in
+ * order (`jsonb_group_array(... ORDER BY ...)`), or for the totals the row at that OFFSET.
  */
 export function summaryStatement(q: SummaryQuery): { sql: string; params: (string | number)[] } {
   const params: (string | number)[] = [q.orgKey, q.start, q.end]; // ?1 ?2 ?3
@@ -142,18 +142,16 @@ export function summaryStatement(q: SummaryQuery): { sql: string; params: (strin
     ),
   ];
 
-  // Medians: the rank of each value in its group (ROW_NUMBER), of which only the group's median
-  // position is kept (an IN over the few groups' positions: joining all ranked rows to the groups
-  // made SQLite build an automatic index over them, another sort); among all rows, the value at
-  // the median's OFFSET (a second ROW_NUMBER over all rows cost a window pass as dear as the sums;
-  // the sorter behind ORDER BY with LIMIT is cheaper). The totals' sums are added up from the
-  // groups by the caller, and their medians ride on every group row: a second SELECT for the
-  // totals (UNION ALL) made SQLite compile the whole plan again, and local D1 compiles the
-  // statement on every request.
-  const median = (column: string, count: string) =>
-    `SELECT k, v FROM (SELECT k, ${column} AS v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ${column}) AS i
-      FROM qualifying WHERE ${column} IS NOT NULL)
-    WHERE (k, i) IN (SELECT k, (${count} - 1) / 2 + 1 FROM by_group)`;
+  // Medians: each group's values in ascending order as one JSONB array (an aggregate with ORDER BY,
+  // computed in the same pass as the sums), and the value at the median's index; among all rows,
+  // the value at the median's OFFSET of one sort. A ROW_NUMBER per group cost a window pass and
+  // one more pass over the rows per median (and joined to the groups, an automatic index over all
+  // ranked rows); a ROW_NUMBER over all rows for the totals cost as much as the sums. The totals'
+  // sums are added up from the groups by the caller, and their medians ride on every group row: a
+  // second SELECT for the totals (UNION ALL) made SQLite compile the whole plan again, and local D1
+  // compiles the statement on every request.
+  const sorted = (column: string) => `jsonb_group_array(${column} ORDER BY ${column}) FILTER (WHERE ${column} IS NOT NULL)`;
+  const at = (array: string, count: string) => `${array} ->> ('$[' || ((${count} - 1) / 2) || ']')`;
   const totalMedian = (column: string, count: string) =>
     `SELECT ${column} FROM qualifying WHERE ${column} IS NOT NULL
     ORDER BY ${column} LIMIT 1 OFFSET (SELECT (${count} - 1) / 2 FROM counted)`;
@@ -181,17 +179,14 @@ export function summaryStatement(q: SummaryQuery): { sql: string; params: (strin
     WHERE r.pr_id = p.id AND r.status = 'completed' AND r.completed_at BETWEEN ?2 AND ?3)
 ),
 qualifying AS MATERIALIZED (SELECT k, la, ld, tf, tm, fl, fx, ai FROM metrics),
-by_group AS MATERIALIZED (SELECT k, ${sums}, COUNT(tf) AS nf, COUNT(tm) AS nm FROM qualifying GROUP BY k),
-first_review AS MATERIALIZED (${median("tf", "nf")}),
-to_merge AS MATERIALIZED (${median("tm", "nm")}),
+by_group AS MATERIALIZED (SELECT k, ${sums}, COUNT(tf) AS nf, COUNT(tm) AS nm,
+    ${sorted("tf")} AS af, ${sorted("tm")} AS am FROM qualifying GROUP BY k),
 counted AS (SELECT SUM(nf) AS nf, SUM(nm) AS nm FROM by_group)
 SELECT ${groupKey.key("g.k")} AS key, g.pullRequests, g.linesAdded, g.linesDeleted, g.serviceIssuesFlagged,
   g.serviceIssuesFixed, g.aiLinesAuthored, g.pullRequestsWithAiData,
-  f.v AS medianMsToFirstReview, m.v AS medianMsToMerge,
+  ${at("g.af", "g.nf")} AS medianMsToFirstReview, ${at("g.am", "g.nm")} AS medianMsToMerge,
   (${totalMedian("tf", "nf")}) AS totalMedianMsToFirstReview,
   (${totalMedian("tm", "nm")}) AS totalMedianMsToMerge
-FROM by_group AS g
-  LEFT JOIN first_review AS f ON f.k = g.k
-  LEFT JOIN to_merge AS m ON m.k = g.k`;
+FROM by_group AS g`;
   return { sql, params };
 }
