@@ -31,8 +31,12 @@ export interface SummaryFigures {
  * `summaryStatement`. Groups without rows are not returned (`rules/analytics-summary.ts` adds the
  * empty time buckets).
  */
-export async function summarizeMergedPullRequests(db: D1Database | D1DatabaseSession, q: SummaryQuery): Promise<SummaryFigures> {
-  const { sql, params } = summaryStatement(q);
+export async function summarizeMergedPullRequests(
+  db: D1Database | D1DatabaseSession,
+  q: SummaryQuery,
+  limits: SummaryLimits = SUMMARY_LIMITS,
+): Promise<SummaryFigures> {
+  const { sql, params } = summaryStatement(q, limits);
   const result = await db
     .prepare(sql)
     .bind(...params)
@@ -46,6 +50,19 @@ export async function summarizeMergedPullRequests(db: D1Database | D1DatabaseSes
   });
   return { groups, totals, rowsRead: result.meta.rows_read };
 }
+
+/**
+ * How the statement computes the groups' medians (see `summaryStatement`): from each group's values
+ * aggregated in order into one JSONB array when no group has more than `maxSortedArray` rows, else
+ * by ranking them (ROW_NUMBER), slower. The bound keeps every array far below D1's cap on a string
+ * or BLOB (1 MB in its documented limits; local D1 does not enforce it, so no test would notice): a
+ * duration takes at most 13 bytes in JSONB, so 40,000 of them about 520 KB.
+ */
+export interface SummaryLimits {
+  maxSortedArray: number;
+}
+
+export const SUMMARY_LIMITS: SummaryLimits = { maxSortedArray: 40_000 };
 
 const SUMMED = [
   "pullRequests",
@@ -104,9 +121,15 @@ function groupKeySql(groupBy: SummaryGroupBy): { row: string; key: (k: string) =
  * capped AI lines are a column.
  * Then per group, and once for all rows (the totals): the sums, and each median as the value at
  * position floor((n-1)/2) in ascending order: that index of the group's values aggregated in
- * order (`jsonb_group_array(... ORDER BY ...)`), or for the totals the row at that OFFSET.
+ * order (`jsonb_group_array(... ORDER BY ...)`; when a group has many rows, the row of that rank
+ * in its group, ROW_NUMBER), or for the totals the row at that OFFSET.
  */
-export function summaryStatement(q: SummaryQuery): { sql: string; params: (string | number)[] } {
+export function summaryStatement(
+  q: SummaryQuery,
+  limits: SummaryLimits = SUMMARY_LIMITS,
+): { sql: string; params: (string | number)[] } {
+  if (!Number.isSafeInteger(limits.maxSortedArray) || limits.maxSortedArray < 0)
+    throw new RangeError(`maxSortedArray must be a whole number, got ${limits.maxSortedArray}`);
   const params: (string | number)[] = [q.orgKey, q.start, q.end]; // ?1 ?2 ?3
   const bind = (value: string | number): string => `?${params.push(value)}`;
   const repo = q.repoKey === null ? null : bind(q.repoKey);
@@ -145,13 +168,25 @@ export function summaryStatement(q: SummaryQuery): { sql: string; params: (strin
   // Medians: each group's values in ascending order as one JSONB array (an aggregate with ORDER BY,
   // computed in the same pass as the sums), and the value at the median's index; among all rows,
   // the value at the median's OFFSET of one sort. A ROW_NUMBER per group cost a window pass and
-  // one more pass over the rows per median (and joined to the groups, an automatic index over all
-  // ranked rows); a ROW_NUMBER over all rows for the totals cost as much as the sums. The totals'
-  // sums are added up from the groups by the caller, and their medians ride on every group row: a
-  // second SELECT for the totals (UNION ALL) made SQLite compile the whole plan again, and local D1
-  // compiles the statement on every request.
-  const sorted = (column: string) => `jsonb_group_array(${column} ORDER BY ${column}) FILTER (WHERE ${column} IS NOT NULL)`;
-  const at = (array: string, count: string) => `${array} ->> ('$[' || ((${count} - 1) / 2) || ']')`;
+  // one more pass over the rows per median; a ROW_NUMBER over all rows for the totals cost as much
+  // as the sums. A group of more than `limits.maxSortedArray` rows makes the statement rank instead
+  // (`gate`: counting the groups' rows costs a pass only when the window has more rows than that):
+  // the arrays' FILTER then lets no value in, and the ranking's constant condition lets all of them in
+  // (SQLite evaluates a condition that reads no row once, before the loop). Only the group's median
+  // row of the ranking is kept: joining every ranked row to the groups made SQLite build an
+  // automatic index over them. The totals' sums are added up from the groups by the caller, and
+  // their medians ride on every group row: a second SELECT for the totals (UNION ALL) made SQLite
+  // compile the whole plan again, and local D1 compiles the statement on every request.
+  const arrays = "(SELECT arrays FROM gate)";
+  const sorted = (column: string) =>
+    `jsonb_group_array(${column} ORDER BY ${column}) FILTER (WHERE ${column} IS NOT NULL AND ${arrays})`;
+  const ranked = (column: string, count: string) =>
+    `SELECT k, v FROM (SELECT k, ${column} AS v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ${column}) AS i
+      FROM qualifying WHERE ${column} IS NOT NULL AND NOT ${arrays})
+    WHERE (k, i) IN (SELECT k, (${count} - 1) / 2 + 1 FROM by_group)`;
+  const median = (array: string, count: string, rankedTable: string) =>
+    `CASE WHEN ${arrays} THEN ${array} ->> ('$[' || ((${count} - 1) / 2) || ']')
+      ELSE (SELECT v FROM ${rankedTable} AS r WHERE r.k = g.k) END`;
   const totalMedian = (column: string, count: string) =>
     `SELECT ${column} FROM qualifying WHERE ${column} IS NOT NULL
     ORDER BY ${column} LIMIT 1 OFFSET (SELECT (${count} - 1) / 2 FROM counted)`;
@@ -179,12 +214,17 @@ export function summaryStatement(q: SummaryQuery): { sql: string; params: (strin
     WHERE r.pr_id = p.id AND r.status = 'completed' AND r.completed_at BETWEEN ?2 AND ?3)
 ),
 qualifying AS MATERIALIZED (SELECT k, la, ld, tf, tm, fl, fx, ai FROM metrics),
+gate AS MATERIALIZED (SELECT CASE WHEN (SELECT COUNT(*) FROM qualifying) <= ${limits.maxSortedArray} THEN 1
+  ELSE (SELECT MAX(n) <= ${limits.maxSortedArray} FROM (SELECT COUNT(*) AS n FROM qualifying GROUP BY k)) END AS arrays),
 by_group AS MATERIALIZED (SELECT k, ${sums}, COUNT(tf) AS nf, COUNT(tm) AS nm,
     ${sorted("tf")} AS af, ${sorted("tm")} AS am FROM qualifying GROUP BY k),
+ranked_tf AS MATERIALIZED (${ranked("tf", "nf")}),
+ranked_tm AS MATERIALIZED (${ranked("tm", "nm")}),
 counted AS (SELECT SUM(nf) AS nf, SUM(nm) AS nm FROM by_group)
 SELECT ${groupKey.key("g.k")} AS key, g.pullRequests, g.linesAdded, g.linesDeleted, g.serviceIssuesFlagged,
   g.serviceIssuesFixed, g.aiLinesAuthored, g.pullRequestsWithAiData,
-  ${at("g.af", "g.nf")} AS medianMsToFirstReview, ${at("g.am", "g.nm")} AS medianMsToMerge,
+  ${median("g.af", "g.nf", "ranked_tf")} AS medianMsToFirstReview,
+  ${median("g.am", "g.nm", "ranked_tm")} AS medianMsToMerge,
   (${totalMedian("tf", "nf")}) AS totalMedianMsToFirstReview,
   (${totalMedian("tm", "nm")}) AS totalMedianMsToMerge
 FROM by_group AS g`;
