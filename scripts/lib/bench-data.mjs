@@ -1,4 +1,5 @@
 import { DatabaseSync } from "node:sqlite";
+import { refreshPullRequestFiguresSql } from "../../src/storage/pull-request-figures.ts";
 import { refreshReviewSpansSql } from "../../src/storage/review-span.ts";
 import { seededRandom } from "./random.mjs";
 
@@ -14,7 +15,8 @@ export const SMOKE = { repos: 5, pullRequests: 3_000, reviewsPerPr: 3, findingsP
  * Worker uses: one big organization (`bigco`) and `smallOrgs` small ones (`small-00`...), two years
  * of pull requests ending at `now`, 3 reviews and 10 findings per pull request on average,
  * AI authorship for half of them. Every row carries its version (`updated_at`) as the event write
- * path would store it, and every pull request its review span (the write path's own statement).
+ * path would store it, and every pull request its review span and figures (the write path's own
+ * statements).
  * bigco also holds the two outliers of `poisonPullRequests`. Indexes are dropped during the load and
  * rebuilt after it (much faster than maintaining them row by row).
  */
@@ -127,14 +129,16 @@ export function generate(file, { spec, now, seed = 7, log = console.log }) {
   log(`Generating ${spec.smallOrgs} small organizations...`);
   for (let s = 0; s < spec.smallOrgs; s++) org(smallOrg(s), ["app", "lib", "docs"], spec.smallOrgPrs);
 
-  // The review spans need the reviews' indexes; the pull requests' indexes are cheaper built after.
-  log(`Rebuilding ${indexes.length} indexes and computing review spans...`);
+  // The review spans and figures need the children's indexes; the pull requests' indexes are
+  // cheaper built after.
+  log(`Rebuilding ${indexes.length} indexes and computing review spans and figures...`);
   const [prIndexes, otherIndexes] = [
     indexes.filter((i) => i.tbl_name === "pull_requests"),
     indexes.filter((i) => i.tbl_name !== "pull_requests"),
   ];
   for (const { sql } of otherIndexes) db.exec(sql);
   db.exec(refreshReviewSpansSql("SELECT id FROM pull_requests"));
+  db.exec(refreshPullRequestFiguresSql("SELECT id FROM pull_requests"));
   for (const { sql } of prIndexes) db.exec(sql);
   db.exec("PRAGMA synchronous = FULL");
   db.close();

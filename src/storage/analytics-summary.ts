@@ -31,8 +31,12 @@ export interface SummaryFigures {
  * `summaryStatement`. Groups without rows are not returned (`rules/analytics-summary.ts` adds the
  * empty time buckets).
  */
-export async function summarizeMergedPullRequests(db: D1Database | D1DatabaseSession, q: SummaryQuery): Promise<SummaryFigures> {
-  const { sql, params } = summaryStatement(q);
+export async function summarizeMergedPullRequests(
+  db: D1Database | D1DatabaseSession,
+  q: SummaryQuery,
+  limits: SummaryLimits = SUMMARY_LIMITS,
+): Promise<SummaryFigures> {
+  const { sql, params } = summaryStatement(q, limits);
   const result = await db
     .prepare(sql)
     .bind(...params)
@@ -46,6 +50,19 @@ export async function summarizeMergedPullRequests(db: D1Database | D1DatabaseSes
   });
   return { groups, totals, rowsRead: result.meta.rows_read };
 }
+
+/**
+ * How the statement computes the groups' medians (see `summaryStatement`): from each group's values
+ * aggregated in order into one JSONB array when no group has more than `maxSortedArray` rows, else
+ * by ranking them (ROW_NUMBER), slower. The bound keeps every array far below D1's cap on a string
+ * or BLOB (1 MB in its documented limits; local D1 does not enforce it, so no test would notice): a
+ * duration takes at most 13 bytes in JSONB, so 40,000 of them about 520 KB.
+ */
+export interface SummaryLimits {
+  maxSortedArray: number;
+}
+
+export const SUMMARY_LIMITS: SummaryLimits = { maxSortedArray: 40_000 };
 
 const SUMMED = [
   "pullRequests",
@@ -62,24 +79,28 @@ const DAY = 86_400_000;
 const DAY_OF = (ms: string) => `((${ms} - ((${ms} % ${DAY}) + ${DAY}) % ${DAY}) / ${DAY})`;
 
 /**
- * The group key of a row, as SQL: the first day of its merge's UTC day, ISO week (Monday; 1970-01-01
- * was a Thursday, weekday (d + 3) mod 7 from Monday, as `rules/analytics-summary.ts` computes it) or
- * month, or the repository or author as the row spells it. Integer day arithmetic, so a merge a
- * millisecond before midnight stays on its day.
+ * The group key, as SQL: `row` groups a row, `key` (of the group's `row` value) is the key the
+ * answer shows. The first day of the merge's UTC day, ISO week (Monday; 1970-01-01 was a Thursday,
+ * weekday (d + 3) mod 7 from Monday, as `rules/analytics-summary.ts` computes it) or month, or the
+ * repository or author as the row spells it. Integer day arithmetic, so a merge a millisecond
+ * before midnight stays on its day. Days and weeks group by their day number and are spelled once
+ * per group: `date()` on every row cost as much as the rest of the sums.
  */
-function groupKeySql(groupBy: SummaryGroupBy): string {
+function groupKeySql(groupBy: SummaryGroupBy): { row: string; key: (k: string) => string } {
   const day = DAY_OF("p.merged_at");
+  const asDate = (k: string) => `date(${k} * 86400, 'unixepoch')`;
+  const same = (k: string) => k;
   switch (groupBy) {
     case "day":
-      return `date(${day} * 86400, 'unixepoch')`;
+      return { row: day, key: asDate };
     case "week":
-      return `date((${day} - ((${day} + 3) % 7 + 7) % 7) * 86400, 'unixepoch')`;
+      return { row: `(${day} - ((${day} + 3) % 7 + 7) % 7)`, key: asDate };
     case "month":
-      return `strftime('%Y-%m-01', ${day} * 86400, 'unixepoch')`;
+      return { row: `strftime('%Y-%m-01', ${day} * 86400, 'unixepoch')`, key: same };
     case "repo":
-      return "p.repo";
+      return { row: "p.repo", key: same };
     case "author":
-      return "p.author";
+      return { row: "p.author", key: same };
   }
 }
 
@@ -94,11 +115,21 @@ function groupKeySql(groupBy: SummaryGroupBy): string {
  *
  * Per row it computes what the export's row shows: findings posted and created in the window (and
  * of them the AI-addressed ones), the AI lines capped at the changed lines, and the two durations.
+ * The window-independent figures the write path keeps (`pull-request-figures.ts`) settle the
+ * findings of a row whose posted findings all lie inside the window, or all outside it, without
+ * reading them; only a row whose findings straddle an edge of the window reads its findings. The
+ * capped AI lines are a column.
  * Then per group, and once for all rows (the totals): the sums, and each median as the value at
- * position floor((n-1)/2) in ascending order: the row of that rank in its group (ROW_NUMBER), or for
- * the totals the row at that OFFSET.
+ * position floor((n-1)/2) in ascending order: that index of the group's values aggregated in
+ * order (`jsonb_group_array(... ORDER BY ...)`; when a group has many rows, the row of that rank
+ * in its group, ROW_NUMBER), or for the totals the row at that OFFSET.
  */
-export function summaryStatement(q: SummaryQuery): { sql: string; params: (string | number)[] } {
+export function summaryStatement(
+  q: SummaryQuery,
+  limits: SummaryLimits = SUMMARY_LIMITS,
+): { sql: string; params: (string | number)[] } {
+  if (!Number.isSafeInteger(limits.maxSortedArray) || limits.maxSortedArray < 0)
+    throw new RangeError(`maxSortedArray must be a whole number, got ${limits.maxSortedArray}`);
   const params: (string | number)[] = [q.orgKey, q.start, q.end]; // ?1 ?2 ?3
   const bind = (value: string | number): string => `?${params.push(value)}`;
   const repo = q.repoKey === null ? null : bind(q.repoKey);
@@ -134,48 +165,68 @@ export function summaryStatement(q: SummaryQuery): { sql: string; params: (strin
     ),
   ];
 
-  // Medians: the rank of each value in its group and among all rows (ROW_NUMBER), joined to the
-  // counts. The totals' sums are added up from the groups by the caller, and their medians ride on
-  // every group row: a second SELECT for the totals (UNION ALL) made SQLite compile the whole plan
-  // again, and local D1 compiles the statement on every request.
-  const ranked = (column: string) =>
-    `SELECT k, ${column} AS v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ${column}) AS i,
-      ROW_NUMBER() OVER (ORDER BY ${column}) AS j FROM qualifying WHERE ${column} IS NOT NULL`;
+  // Medians: each group's values in ascending order as one JSONB array (an aggregate with ORDER BY,
+  // computed in the same pass as the sums), and the value at the median's index; among all rows,
+  // the value at the median's OFFSET of one sort. A ROW_NUMBER per group cost a window pass and
+  // one more pass over the rows per median; a ROW_NUMBER over all rows for the totals cost as much
+  // as the sums. A group of more than `limits.maxSortedArray` rows makes the statement rank instead
+  // (`gate`: counting the groups' rows costs a pass only when the window has more rows than that):
+  // the arrays' FILTER then lets no value in, and the ranking's constant condition lets all of them in
+  // (SQLite evaluates a condition that reads no row once, before the loop). Only the group's median
+  // row of the ranking is kept: joining every ranked row to the groups made SQLite build an
+  // automatic index over them. The totals' sums are added up from the groups by the caller, and
+  // their medians ride on every group row: a second SELECT for the totals (UNION ALL) made SQLite
+  // compile the whole plan again, and local D1 compiles the statement on every request.
+  const arrays = "(SELECT arrays FROM gate)";
+  const sorted = (column: string) =>
+    `jsonb_group_array(${column} ORDER BY ${column}) FILTER (WHERE ${column} IS NOT NULL AND ${arrays})`;
+  const ranked = (column: string, count: string) =>
+    `SELECT k, v FROM (SELECT k, ${column} AS v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ${column}) AS i
+      FROM qualifying WHERE ${column} IS NOT NULL AND NOT ${arrays})
+    WHERE (k, i) IN (SELECT k, (${count} - 1) / 2 + 1 FROM by_group)`;
+  const median = (array: string, count: string, rankedTable: string) =>
+    `CASE WHEN ${arrays} THEN ${array} ->> ('$[' || ((${count} - 1) / 2) || ']')
+      ELSE (SELECT v FROM ${rankedTable} AS r WHERE r.k = g.k) END`;
+  const totalMedian = (column: string, count: string) =>
+    `SELECT ${column} FROM qualifying WHERE ${column} IS NOT NULL
+    ORDER BY ${column} LIMIT 1 OFFSET (SELECT (${count} - 1) / 2 FROM counted)`;
+  const groupKey = groupKeySql(q.groupBy);
   const sums = `COUNT(*) AS pullRequests,
     COALESCE(SUM(la), 0) AS linesAdded, COALESCE(SUM(ld), 0) AS linesDeleted,
     COALESCE(SUM(fl), 0) AS serviceIssuesFlagged, COALESCE(SUM(fx), 0) AS serviceIssuesFixed,
     COALESCE(SUM(ai), 0) AS aiLinesAuthored, COUNT(ai) AS pullRequestsWithAiData`;
 
   const sql = `WITH metrics AS (
-  SELECT ${groupKeySql(q.groupBy)} AS k, p.lines_added AS la, p.lines_deleted AS ld,
+  SELECT ${groupKey.row} AS k, p.lines_added AS la, p.lines_deleted AS ld,
     p.first_reviewed_at - p.created_at AS tf, p.merged_at - p.created_at AS tm,
-    (SELECT COUNT(*) FROM findings AS f
-      WHERE f.pr_id = p.id AND f.posted = 1 AND f.created_at BETWEEN ?2 AND ?3) AS fl,
-    (SELECT COUNT(*) FROM findings AS f
-      WHERE f.pr_id = p.id AND f.posted = 1 AND f.ai_addressed = 1 AND f.created_at BETWEEN ?2 AND ?3) AS fx,
-    (SELECT SUM(a.lines) FROM ai_authorship AS a WHERE a.pr_id = p.id) AS ai_sum
+    CASE WHEN p.first_finding_at >= ?2 AND p.last_finding_at <= ?3 THEN p.posted_findings
+      WHEN p.first_finding_at IS NULL OR p.first_finding_at > ?3 OR p.last_finding_at < ?2 THEN 0
+      ELSE (SELECT COUNT(*) FROM findings AS f
+        WHERE f.pr_id = p.id AND f.posted = 1 AND f.created_at BETWEEN ?2 AND ?3) END AS fl,
+    CASE WHEN p.first_finding_at >= ?2 AND p.last_finding_at <= ?3 THEN p.fixed_findings
+      WHEN p.first_finding_at IS NULL OR p.first_finding_at > ?3 OR p.last_finding_at < ?2 OR p.fixed_findings = 0 THEN 0
+      ELSE (SELECT COUNT(*) FROM findings AS f
+        WHERE f.pr_id = p.id AND f.posted = 1 AND f.ai_addressed = 1 AND f.created_at BETWEEN ?2 AND ?3) END AS fx,
+    p.ai_lines AS ai
   FROM (SELECT id FROM (${unionAll(candidates)}) LIMIT -1) AS c
   JOIN pull_requests AS p ON p.id = c.id
   WHERE p.first_reviewed_at >= ?2 OR p.last_reviewed_at <= ?3 OR EXISTS (SELECT 1 FROM reviews AS r
     WHERE r.pr_id = p.id AND r.status = 'completed' AND r.completed_at BETWEEN ?2 AND ?3)
 ),
-qualifying AS MATERIALIZED (
-  SELECT k, la, ld, tf, tm, fl, fx,
-    CASE WHEN ai_sum IS NULL OR (la IS NULL AND ld IS NULL) THEN ai_sum
-      ELSE MIN(ai_sum, COALESCE(la, 0) + COALESCE(ld, 0)) END AS ai
-  FROM metrics
-),
-by_group AS (SELECT k, ${sums}, COUNT(tf) AS nf, COUNT(tm) AS nm FROM qualifying GROUP BY k),
-first_review AS MATERIALIZED (${ranked("tf")}),
-to_merge AS MATERIALIZED (${ranked("tm")}),
+qualifying AS MATERIALIZED (SELECT k, la, ld, tf, tm, fl, fx, ai FROM metrics),
+gate AS MATERIALIZED (SELECT CASE WHEN (SELECT COUNT(*) FROM qualifying) <= ${limits.maxSortedArray} THEN 1
+  ELSE (SELECT MAX(n) <= ${limits.maxSortedArray} FROM (SELECT COUNT(*) AS n FROM qualifying GROUP BY k)) END AS arrays),
+by_group AS MATERIALIZED (SELECT k, ${sums}, COUNT(tf) AS nf, COUNT(tm) AS nm,
+    ${sorted("tf")} AS af, ${sorted("tm")} AS am FROM qualifying GROUP BY k),
+ranked_tf AS MATERIALIZED (${ranked("tf", "nf")}),
+ranked_tm AS MATERIALIZED (${ranked("tm", "nm")}),
 counted AS (SELECT SUM(nf) AS nf, SUM(nm) AS nm FROM by_group)
-SELECT g.k AS key, g.pullRequests, g.linesAdded, g.linesDeleted, g.serviceIssuesFlagged,
+SELECT ${groupKey.key("g.k")} AS key, g.pullRequests, g.linesAdded, g.linesDeleted, g.serviceIssuesFlagged,
   g.serviceIssuesFixed, g.aiLinesAuthored, g.pullRequestsWithAiData,
-  f.v AS medianMsToFirstReview, m.v AS medianMsToMerge,
-  (SELECT v FROM first_review, counted WHERE j = (counted.nf - 1) / 2 + 1) AS totalMedianMsToFirstReview,
-  (SELECT v FROM to_merge, counted WHERE j = (counted.nm - 1) / 2 + 1) AS totalMedianMsToMerge
-FROM by_group AS g
-  LEFT JOIN first_review AS f ON f.k IS g.k AND f.i = (g.nf - 1) / 2 + 1
-  LEFT JOIN to_merge AS m ON m.k IS g.k AND m.i = (g.nm - 1) / 2 + 1`;
+  ${median("g.af", "g.nf", "ranked_tf")} AS medianMsToFirstReview,
+  ${median("g.am", "g.nm", "ranked_tm")} AS medianMsToMerge,
+  (${totalMedian("tf", "nf")}) AS totalMedianMsToFirstReview,
+  (${totalMedian("tm", "nm")}) AS totalMedianMsToMerge
+FROM by_group AS g`;
   return { sql, params };
 }

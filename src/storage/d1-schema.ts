@@ -38,6 +38,16 @@ export const pullRequests = sqliteTable(
     afterMergeTier: integer("after_merge_tier"),
     /** Gap tier of `merged_at - first_reviewed_at` when a review completed before the merge. */
     beforeMergeTier: integer("before_merge_tier"),
+    // The figures that depend on no analytics window, derived from the findings, AI-authorship
+    // records and line counts by the event write path (`storage/pull-request-figures.ts`).
+    /** The sum of the AI-authorship records, capped at the changed lines; null when none. */
+    aiLines: integer("ai_lines"),
+    /** Posted findings, and of them the AI-addressed ones. */
+    postedFindings: integer("posted_findings").notNull().default(0),
+    fixedFindings: integer("fixed_findings").notNull().default(0),
+    /** Earliest and latest creation time of the posted findings. */
+    firstFindingAt: integer("first_finding_at"),
+    lastFindingAt: integer("last_finding_at"),
   },
   (t) => [
     uniqueIndex("pull_requests_ref").on(t.orgKey, t.repoKey, t.prNumber),

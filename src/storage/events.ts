@@ -1,6 +1,7 @@
 import { foldName, repoKey } from "../lib/names";
 import { nextPullRequestState } from "../rules/pull-request-state";
 import type { Event } from "../schemas/events";
+import { refreshPullRequestFiguresSql } from "./pull-request-figures";
 import { refreshReviewSpansSql } from "./review-span";
 
 /** What one `writeEvents` call did to D1. */
@@ -30,10 +31,12 @@ export interface StoredEvents {
  * arriving before its pull request still gets a stable id; a placeholder has `updated_at` NULL, so
  * the real pull_request event always replaces it); then reviews, findings and authorship records;
  * last the review span (see `review-span.ts`) of every pull request whose merge or reviews the
- * batch may have changed, recomputed from what is stored and written only where it changed. A
- * review that moves to another pull request also changes the span of the one it leaves: that one
- * is noted in `pull_requests_to_refresh` just before the reviews are stored, and the note is gone
- * again at the end of the batch.
+ * batch may have changed, and the window-independent figures (`pull-request-figures.ts`) of every
+ * one whose line counts, findings or AI-authorship records it may have changed, each recomputed
+ * from what is stored and written only where it changed. A review, finding or authorship record
+ * that moves to another pull request also changes the one it leaves: that one is noted in
+ * `pull_requests_to_refresh` just before the children are stored, and the note is gone again at
+ * the end of the batch.
  *
  * Events name organizations by login; rows are keyed by the organization's home key: `homes` maps
  * each folded login to its home (a login it does not hold is its own home). Resolving them is the
@@ -95,11 +98,17 @@ export async function writeEvents(
       }
     }
   }
-  // The review span depends on merge times and completed reviews only.
-  const spanRefs = new Map<string, PullRequestKey>();
-  for (const { orgKey, repoKey, prNumber } of [...pullRequests.rows(), ...reviews.rows()]) {
-    spanRefs.set(refKey({ orgKey, repoKey, prNumber }), { orgKey, repoKey, prNumber });
-  }
+  // The review span depends on merge times and completed reviews only; the figures on line
+  // counts, findings and authorship records.
+  const refsOf = (rows: PullRequestKey[]) => {
+    const refs = new Map<string, PullRequestKey>();
+    for (const { orgKey, repoKey, prNumber } of rows)
+      refs.set(refKey({ orgKey, repoKey, prNumber }), { orgKey, repoKey, prNumber });
+    return [...refs.values()];
+  };
+  const spanRefs = refsOf([...pullRequests.rows(), ...reviews.rows()]);
+  const figureRefs = refsOf([...pullRequests.rows(), ...findings.rows(), ...authorship.rows()]);
+  const children = reviews.rows().length + findings.rows().length + authorship.rows().length;
 
   const statements: D1PreparedStatement[] = guard ? [guard] : [];
   const add = (sql: string, rows: object[]) => {
@@ -108,11 +117,14 @@ export async function writeEvents(
   add(UPSERT_PULL_REQUESTS, pullRequests.rows());
   add(ENSURE_PLACEHOLDERS, placeholders);
   add(NOTE_PULL_REQUESTS_LEFT_BY_REVIEWS, reviews.rows());
+  add(NOTE_PULL_REQUESTS_LEFT_BY_FINDINGS, findings.rows());
+  add(NOTE_PULL_REQUESTS_LEFT_BY_AUTHORSHIP, authorship.rows());
   add(UPSERT_REVIEWS, reviews.rows());
   add(UPSERT_FINDINGS, findings.rows());
   add(UPSERT_AI_AUTHORSHIP, authorship.rows());
-  add(REFRESH_REVIEW_SPANS, [...spanRefs.values()]);
-  if (reviews.rows().length > 0) statements.push(db.prepare(FORGET_NOTED_PULL_REQUESTS));
+  add(REFRESH_REVIEW_SPANS, spanRefs);
+  add(REFRESH_FIGURES, figureRefs);
+  if (children > 0) statements.push(db.prepare(FORGET_NOTED_PULL_REQUESTS));
   if (statements.length <= (guard ? 1 : 0)) return { rowsWritten: 0 };
   const results = await db.batch(statements);
   return { rowsWritten: results.reduce((sum, r) => sum + (r.meta.rows_written ?? 0), 0) };
@@ -258,26 +270,36 @@ ON CONFLICT (org_key, source_id) DO UPDATE SET
 WHERE ai_authorship.updated_at IS NULL OR excluded.updated_at > ai_authorship.updated_at`;
 
 /**
- * Notes the pull request a review is about to leave: the review is stored, points elsewhere now,
- * and the event is newer than the stored review (so the upsert below will move it). Nothing is
- * written otherwise, so a replay still writes nothing.
+ * Notes the pull request a child record (review, finding, authorship record) is about to leave: the
+ * record is stored, points elsewhere now, and the event is newer than the stored record (so the
+ * upsert below will move it). Nothing is written otherwise, so a replay still writes nothing.
  */
-const NOTE_PULL_REQUESTS_LEFT_BY_REVIEWS = `
+const noteLeftSql = (table: string, key: string) => `
 INSERT INTO pull_requests_to_refresh (pr_id)
 SELECT r.pr_id
 FROM json_each(?1) AS e
 JOIN pull_requests AS p
   ON p.org_key = e.value ->> '$.orgKey' AND p.repo_key = e.value ->> '$.repoKey' AND p.pr_number = e.value ->> '$.prNumber'
-JOIN reviews AS r ON r.org_key = e.value ->> '$.orgKey' AND r.review_id = e.value ->> '$.id'
+JOIN ${table} AS r ON r.org_key = e.value ->> '$.orgKey' AND r.${key} = e.value ->> '$.id'
 WHERE r.pr_id <> p.id AND (r.updated_at IS NULL OR e.value ->> '$.updatedAt' > r.updated_at)
 ON CONFLICT (pr_id) DO NOTHING`;
 
-/** The pull requests the batch names through merges or reviews, and those noted above. */
-const REFRESH_REVIEW_SPANS = refreshReviewSpansSql(`
+const NOTE_PULL_REQUESTS_LEFT_BY_REVIEWS = noteLeftSql("reviews", "review_id");
+const NOTE_PULL_REQUESTS_LEFT_BY_FINDINGS = noteLeftSql("findings", "finding_id");
+const NOTE_PULL_REQUESTS_LEFT_BY_AUTHORSHIP = noteLeftSql("ai_authorship", "source_id");
+
+/** The pull requests of the batch's refs (?1), and those noted above. */
+const NAMED_OR_NOTED = `
   SELECT p.id AS id FROM json_each(?1) AS e
   JOIN pull_requests AS p
     ON p.org_key = e.value ->> '$.orgKey' AND p.repo_key = e.value ->> '$.repoKey' AND p.pr_number = e.value ->> '$.prNumber'
   UNION
-  SELECT pr_id AS id FROM pull_requests_to_refresh`);
+  SELECT pr_id AS id FROM pull_requests_to_refresh`;
+
+/** The pull requests the batch names through merges or reviews, and those noted above. */
+const REFRESH_REVIEW_SPANS = refreshReviewSpansSql(NAMED_OR_NOTED);
+
+/** The pull requests the batch names through pull request data, findings or authorship, and those noted. */
+const REFRESH_FIGURES = refreshPullRequestFiguresSql(NAMED_OR_NOTED);
 
 const FORGET_NOTED_PULL_REQUESTS = "DELETE FROM pull_requests_to_refresh";

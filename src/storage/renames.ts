@@ -1,4 +1,5 @@
 import { repoKey } from "../lib/names";
+import { refreshPullRequestFiguresSql } from "./pull-request-figures";
 import { refreshReviewSpansSql } from "./review-span";
 
 /**
@@ -25,9 +26,10 @@ export interface RowScope {
  * same record when their id matches within the organization (only when the organization changes):
  * the target row stays, with the source's data when it is newer, and the source row goes.
  *
- * The review span (review-span.ts) of every pull request whose reviews or merge may have changed is
- * recomputed at the end, from what is stored then: the merged rows, and the rows a replaced review
- * leaves or loses. They are noted in `pull_requests_to_refresh` first, as the event write path does.
+ * The review span (review-span.ts) and the figures (pull-request-figures.ts) of every pull request
+ * whose children or data may have changed are recomputed at the end, from what is stored then: the
+ * merged rows, and the rows a replaced child record leaves or loses. They are noted in
+ * `pull_requests_to_refresh` first, as the event write path does.
  *
  * Idempotent and retry-safe: all of it or nothing, and a second run finds nothing in the source.
  */
@@ -53,7 +55,7 @@ export async function moveRows(db: D1Database, from: RowScope, to: RowScope): Pr
     if (!sameOrg) statements.push(...sql.mergeChildren(child));
     statements.push(sql.moveChildren(child, sameOrg));
   }
-  statements.push(sql.dropPaired, sql.movePullRequests, REFRESH_NOTED_SPANS, FORGET_NOTED);
+  statements.push(sql.dropPaired, sql.movePullRequests, REFRESH_NOTED_SPANS, REFRESH_NOTED_FIGURES, FORGET_NOTED);
   await db.batch(statements.map(run));
 }
 
@@ -107,22 +109,19 @@ WHERE ${source("o")} AND ${pair} AND ${isNewer("o", "t")}`,
 
     /**
      * A child record stored in both organizations: the target row takes the source's data (and
-     * pull request) when the source is newer; the source row goes. A review that changes rows this
-     * way changes the spans of the pull request it leaves and of the one it loses or joins.
+     * pull request) when the source is newer; the source row goes. A child that changes rows this
+     * way changes the pull request it leaves and the one it loses or joins (a review their spans,
+     * a finding or authorship record their figures).
      */
     mergeChildren: ({ table, key, data }: Child) => {
       const both = `FROM ${table} AS s JOIN ${table} AS x ON x.org_key = ?3 AND x.${key} = s.${key}
 WHERE s.org_key = ?1 AND s.pr_id IN (${sourceIds})`;
       return [
-        ...(table === "reviews"
-          ? [
-              `
+        `
 INSERT INTO pull_requests_to_refresh (pr_id)
 SELECT x.pr_id ${both}
 UNION SELECT s.pr_id ${both}
 ON CONFLICT (pr_id) DO NOTHING`,
-            ]
-          : []),
         `
 UPDATE ${table} AS x SET ${data.map((c) => `${c} = s.${c}`).join(", ")}, pr_id = ${targetOf("s.pr_id")}
 FROM ${table} AS s
@@ -155,5 +154,7 @@ WHERE ${source("o")}`,
 const RESPELL_REPOSITORY = "UPDATE pull_requests SET repo = ?5 WHERE org_key = ?1 AND repo_key = ?2 AND repo <> ?5";
 
 const REFRESH_NOTED_SPANS = refreshReviewSpansSql("SELECT pr_id AS id FROM pull_requests_to_refresh");
+
+const REFRESH_NOTED_FIGURES = refreshPullRequestFiguresSql("SELECT pr_id AS id FROM pull_requests_to_refresh");
 
 const FORGET_NOTED = "DELETE FROM pull_requests_to_refresh";

@@ -51,6 +51,13 @@ describe("ingestion", () => {
         last_reviewed_at: Date.parse("2026-10-01T12:00:00Z"),
         after_merge_tier: null,
         before_merge_tier: 0,
+        // The figures: 7 AI lines (under the cap of 12 changed lines), one posted finding, not
+        // AI-addressed.
+        ai_lines: 7,
+        posted_findings: 1,
+        fixed_findings: 0,
+        first_finding_at: Date.parse("2026-10-01T12:00:00Z"),
+        last_finding_at: Date.parse("2026-10-01T12:00:00Z"),
       },
     ]);
     const prId = (s.pullRequests[0] as { id: number }).id;
