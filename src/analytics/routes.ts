@@ -112,7 +112,7 @@ const listPullRequestAnalytics = defineRoute({
     const { now, db } = read;
     // The rows live under the organization's home key; they are shown under the login asked for.
     const input = pageQuery(query, access, now);
-    const reusable = readFor(read.early, input) ? read.early : null;
+    const reusable = readFor(read, input) ? read.early : null;
     const { rows, rowsRead } = reusable ? reusable.page : await inStore("D1", () => listMergedPullRequests(db, input));
     const early = reusable ? "used" : read.early === null ? "none" : "stale";
     const scope = { orgKey: input.orgKey, repoKey: input.repoKey };

@@ -181,7 +181,7 @@ export class SyncJob {
           updatedAt: p.updatedAt,
         }),
       );
-      if (events.length > 0) await storeEventsAtHome(this.env.DB, events, { login: at.login, home: this.params.home });
+      if (events.length > 0) await storeEventsAtHome(this.env, events, { login: at.login, home: this.params.home });
       count += events.length;
       if (data.more) cursor = { repo: cursor.repo, page: cursor.page + 1 };
       else cursor = { repo: cursor.repo + 1, page: 1 };
