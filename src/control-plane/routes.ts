@@ -20,6 +20,7 @@ import { Repository, RepositoryInput } from "../schemas/repository";
 import { ApiKeyCreated, ApiKeyCreateInput, User, UserInput } from "../schemas/user";
 import { deleteParked, listParked, readParked } from "../storage/parked";
 import { replayParked } from "../webhooks/receive";
+import { listShards, moveOrganization, readOrganizationMove } from "./shard-routes";
 import { postSync, readSync } from "./sync-routes";
 
 /** Control-plane bodies may be large (member lists, event batches), but not unbounded. */
@@ -325,6 +326,9 @@ export const controlPlaneInterface: ApiInterface = {
     replayParkedDelivery,
     readSync,
     postSync,
+    listShards,
+    readOrganizationMove,
+    moveOrganization,
     internalDocumentRoute,
   ],
 };

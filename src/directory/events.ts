@@ -1,6 +1,7 @@
 import { foldName } from "../lib/names";
 import type { Event } from "../schemas/events";
-import { pullRequestIds, pullRequestsNamed, type StoredEvents, writeEvents } from "../storage/events";
+import { copyRecords, recordKeys } from "../storage/copy";
+import { type StoredEvents, writeEvents } from "../storage/events";
 import { defaultHome } from "./identity";
 import { gatherStrayRows } from "./learn";
 import { mainDatabase, type Placement, placementsOf, shardOf } from "./shards";
@@ -59,9 +60,10 @@ const MAX_ROUNDS = 5;
 
 /**
  * Writes each home's events to every shard its placement names that it was not yet written to;
- * repeats after a fresh route until nothing is missing. On a home's first shard new pull requests
- * get that shard's ids; on any further shard (a move's target) they keep the ids of the first
- * (`storage/events.ts`), so one record has one id everywhere.
+ * repeats after a fresh route until nothing is missing. The events go to a home's first shard;
+ * any further shard (a move's target) gets the records they name as the first shard stored them,
+ * with its pull request ids (`storage/copy.ts` `copyRecords`): one record, one state and one id
+ * everywhere, whatever order the move's copy and this write reach the target in.
  */
 async function storeRouted(
   env: Env,
@@ -89,11 +91,21 @@ async function storeRouted(
       const results = await Promise.all(
         [...byShard].map(async ([name, homes]) => {
           const shard = shardOf(env, name);
-          const batch = events.filter((e) => homes.includes(homeOf(current, e)));
-          const given = further ? await idsOnFirstShards(env, batch, current, written) : undefined;
-          const stored = await writeEvents(shard.db, batch, current.homes, { shardIndex: shard.index, given });
+          let rows = 0;
+          if (!further) {
+            const batch = events.filter((e) => homes.includes(homeOf(current, e)));
+            rows = (await writeEvents(shard.db, batch, current.homes, { shardIndex: shard.index })).rowsWritten;
+          } else {
+            // The records as the home's first shard stored them, ids and all (`storage/copy.ts`).
+            for (const home of homes) {
+              const first = shardOf(env, written.get(home)?.[0] ?? name);
+              const batch = events.filter((e) => homeOf(current, e) === home);
+              const target = { db: shard.db, orgKey: home, shardIndex: shard.index };
+              rows += await copyRecords({ db: first.db, orgKey: home }, target, recordKeys(batch));
+            }
+          }
           for (const home of homes) written.set(home, [...(written.get(home) ?? []), name]);
-          return stored.rowsWritten;
+          return rows;
         }),
       );
       rowsWritten += results.reduce((a, b) => a + b, 0);
@@ -120,23 +132,4 @@ function missingWrites(route: Route, written: ReadonlyMap<string, string[]>): { 
     }
   }
   return missing;
-}
-
-/** The ids the batch's pull requests got on their homes' first shards. */
-async function idsOnFirstShards(
-  env: Env,
-  batch: readonly Event[],
-  route: Route,
-  written: ReadonlyMap<string, string[]>,
-): Promise<Map<string, number>> {
-  const ids = new Map<string, number>();
-  const byFirst = new Map<string, Event[]>();
-  for (const e of batch) {
-    const first = written.get(homeOf(route, e))?.[0];
-    if (first !== undefined) byFirst.set(first, [...(byFirst.get(first) ?? []), e]);
-  }
-  for (const [name, evs] of byFirst) {
-    for (const [k, v] of await pullRequestIds(shardOf(env, name).db, pullRequestsNamed(evs, route.homes))) ids.set(k, v);
-  }
-  return ids;
 }

@@ -53,19 +53,10 @@ export async function copyPage(
   const { sql, key } = PAGES[position.table];
   const after = position.after === null ? null : position.table === "pull_requests" ? Number(position.after) : position.after;
   const { results } = await source.db.prepare(sql).bind(source.orgKey, after, limit).all<SourceRow>();
-  const org = target.orgKey;
-  const events: Event[] = [];
-  const ids = new Map<string, number>();
-  for (const row of results) {
-    ids.set(refKey({ orgKey: org, repoKey: repoKey(row.repo), prNumber: row.pr_number }), row.pr_id);
-    const event = toEvent(position.table, org, row);
-    if (event) events.push(event);
-  }
-  // The events name the target's key as their "login": it maps to itself.
-  const homes = new Map([[org, org]]);
-  for (let i = 0; i < events.length; i += EVENTS_PER_WRITE) {
-    await writeEvents(target.db, events.slice(i, i + EVENTS_PER_WRITE), homes, { shardIndex: target.shardIndex, given: ids });
-  }
+  await writeAsEvents(
+    target,
+    results.map((row) => ({ table: position.table, row })),
+  );
   const last = results.at(-1);
   if (last && results.length === limit)
     return { next: { table: position.table, after: String(last[key]) }, rows: results.length };
@@ -142,6 +133,87 @@ function toEvent(table: CopiedTable, org: string, r: SourceRow): Event | null {
   }
 }
 
+/** Records of one organization by their keys: pull requests by (repository key, number), the others by id. */
+export interface RecordKeys {
+  pullRequests: { repoKey: string; prNumber: number }[];
+  reviews: string[];
+  findings: string[];
+  authorship: string[];
+}
+
+/** The records an event batch names (give it the events of one organization). */
+export function recordKeys(events: readonly Event[]): RecordKeys {
+  const keys: RecordKeys = { pullRequests: [], reviews: [], findings: [], authorship: [] };
+  for (const e of events) {
+    if (e.type === "pull_request") keys.pullRequests.push({ repoKey: repoKey(e.repo), prNumber: e.prNumber });
+    else if (e.type === "review") keys.reviews.push(e.reviewId);
+    else if (e.type === "finding") keys.findings.push(e.findingId);
+    else keys.authorship.push(e.sourceId);
+  }
+  return keys;
+}
+
+/**
+ * Copies these records as they are stored in the source now (the state its version rule kept,
+ * with their pull request ids) to the target: what a write does to a move's target after writing
+ * the source (`directory/events.ts`). Copying the source's state rather than the events again
+ * keeps the target exact where the events tie (same version, different content: the source kept
+ * the one it stored first, which the target may not have seen first). Answers the rows written.
+ */
+export async function copyRecords(
+  source: { db: D1Database; orgKey: string },
+  target: CopyTarget,
+  keys: RecordKeys,
+): Promise<number> {
+  const statements = (
+    [
+      ["pull_requests", keys.pullRequests],
+      ["reviews", keys.reviews],
+      ["findings", keys.findings],
+      ["ai_authorship", keys.authorship],
+    ] as const
+  )
+    .filter(([, list]) => list.length > 0)
+    .map(([table, list]) => ({ table, statement: source.db.prepare(RECORDS[table]).bind(source.orgKey, JSON.stringify(list)) }));
+  if (statements.length === 0) return 0;
+  const results = await source.db.batch(statements.map((s) => s.statement));
+  const rows = statements.flatMap(({ table }, i) => ((results[i]?.results ?? []) as SourceRow[]).map((row) => ({ table, row })));
+  return writeAsEvents(target, rows);
+}
+
+/** Per table: the records named by key (?1 org key, ?2 JSON array of keys), shaped as `PAGES` rows. */
+const RECORDS: Record<CopiedTable, string> = {
+  pull_requests: `SELECT p.id AS pr_id, p.repo, p.pr_number, p.author, p.created_at, p.merged_at, p.lines_added, p.lines_deleted, p.updated_at
+    FROM json_each(?2) AS k JOIN pull_requests AS p
+      ON p.org_key = ?1 AND p.repo_key = k.value ->> '$.repoKey' AND p.pr_number = k.value ->> '$.prNumber'`,
+  reviews: `SELECT c.review_id, c.status, c.completed_at, c.updated_at, c.pr_id, p.repo, p.pr_number
+    FROM json_each(?2) AS k JOIN reviews AS c ON c.org_key = ?1 AND c.review_id = k.value JOIN pull_requests AS p ON p.id = c.pr_id`,
+  findings: `SELECT c.finding_id, c.created_at, c.posted, c.ai_addressed, c.feedback, c.updated_at, c.pr_id, p.repo, p.pr_number
+    FROM json_each(?2) AS k JOIN findings AS c ON c.org_key = ?1 AND c.finding_id = k.value JOIN pull_requests AS p ON p.id = c.pr_id`,
+  ai_authorship: `SELECT c.source_id, c.lines, c.updated_at, c.pr_id, p.repo, p.pr_number
+    FROM json_each(?2) AS k JOIN ai_authorship AS c ON c.org_key = ?1 AND c.source_id = k.value JOIN pull_requests AS p ON p.id = c.pr_id`,
+};
+
+/** Writes stored rows to the target as the events that hold their state, keeping their pull request ids. */
+async function writeAsEvents(target: CopyTarget, rows: { table: CopiedTable; row: SourceRow }[]): Promise<number> {
+  const org = target.orgKey;
+  const events: Event[] = [];
+  const ids = new Map<string, number>();
+  for (const { table, row } of rows) {
+    ids.set(refKey({ orgKey: org, repoKey: repoKey(row.repo), prNumber: row.pr_number }), row.pr_id);
+    const event = toEvent(table, org, row);
+    if (event) events.push(event);
+  }
+  // The events name the target's key as their "login": it maps to itself.
+  const homes = new Map([[org, org]]);
+  let written = 0;
+  for (let i = 0; i < events.length; i += EVENTS_PER_WRITE) {
+    const slice = events.slice(i, i + EVENTS_PER_WRITE);
+    written += (await writeEvents(target.db, slice, homes, { shardIndex: target.shardIndex, given: ids })).rowsWritten;
+  }
+  return written;
+}
+
 /**
  * Deletes an organization's rows from a database, children first, a chunk at a time (each chunk
  * one statement: a large organization never holds the database for long). Answers the rows deleted.
@@ -167,10 +239,14 @@ export async function deleteOrganizationRows(db: D1Database, orgKey: string, chu
   return deleted;
 }
 
-/** How many rows of each table an organization has (the move's check before its switch). */
+/**
+ * How many rows of each table an organization has (the move's check before its switch); pull
+ * requests without their own event (placeholders) are not copied as such, so not counted.
+ */
 export async function organizationRowCounts(db: D1Database, orgKey: string): Promise<Record<string, number>> {
+  const where = (t: string) => (t === "pull_requests" ? "org_key = ?1 AND author IS NOT NULL" : "org_key = ?1");
   const results = await db.batch(
-    ORGANIZATION_TABLES.map((t) => db.prepare(`SELECT count(*) AS n FROM ${t} WHERE org_key = ?1`).bind(orgKey)),
+    ORGANIZATION_TABLES.map((t) => db.prepare(`SELECT count(*) AS n FROM ${t} WHERE ${where(t)}`).bind(orgKey)),
   );
   return Object.fromEntries(
     ORGANIZATION_TABLES.map((t, i) => [t, (results[i]?.results?.[0] as { n: number } | undefined)?.n ?? 0]),

@@ -137,35 +137,6 @@ export interface PullRequestIds {
   given?: ReadonlyMap<string, number>;
 }
 
-/**
- * The ids of these pull requests in this shard, by `refKey` (for writing the same batch to another
- * shard with the same ids). One statement; rows not stored are absent.
- */
-export async function pullRequestIds(db: D1Database, refs: readonly PullRequestKey[]): Promise<Map<string, number>> {
-  const ids = new Map<string, number>();
-  if (refs.length === 0) return ids;
-  const { results } = await db
-    .prepare(
-      `SELECT p.id, p.org_key, p.repo_key, p.pr_number FROM json_each(?1) AS e
-       JOIN pull_requests AS p ON p.org_key = e.value ->> '$.orgKey' AND p.repo_key = e.value ->> '$.repoKey' AND p.pr_number = e.value ->> '$.prNumber'`,
-    )
-    .bind(JSON.stringify(refs.map(({ orgKey, repoKey, prNumber }) => ({ orgKey, repoKey, prNumber }))))
-    .all<{ id: number; org_key: string; repo_key: string; pr_number: number }>();
-  for (const r of results) ids.set(refKey({ orgKey: r.org_key, repoKey: r.repo_key, prNumber: r.pr_number }), r.id);
-  return ids;
-}
-
-/** Every pull request an event batch names (its own and its children's), for `pullRequestIds`. */
-export function pullRequestsNamed(events: readonly Event[], homes: ReadonlyMap<string, string>): PullRequestKey[] {
-  const refs = new Map<string, PullRequestKey>();
-  for (const e of events) {
-    const loginKey = foldName(e.org);
-    const ref = { orgKey: homes.get(loginKey) ?? loginKey, repoKey: repoKey(e.repo), prNumber: e.prNumber };
-    refs.set(refKey(ref), ref);
-  }
-  return [...refs.values()];
-}
-
 /** A pull request's key: the organization's home key, the folded repository name, the number. */
 export interface PullRequestKey {
   orgKey: string;
