@@ -123,12 +123,12 @@ export async function readPlacements(env: Env, homes: string[]): Promise<Map<str
 }
 
 /**
- * First sight: the homes go to the shard storing the fewest pull requests (the first such in list
- * order). Concurrent first sights of one home agree on whichever insert came first.
+ * First sight: the homes go to the shard storing the fewest pull requests; among equals the one
+ * with the fewest organizations (new organizations registered before any event spread out), then
+ * the first in list order. Concurrent first sights of one home agree on whichever insert came first.
  */
 async function placeHomes(env: Env, homes: string[]): Promise<void> {
-  const loads = await shardLoads(env);
-  const least = loads.reduce((a, b) => (b.pullRequests < a.pullRequests ? b : a));
+  const least = leastFilled(await shardLoads(env));
   await mainDatabase(env)
     .prepare(
       `INSERT INTO analytics_placements (home_key, shard) SELECT value, ?2 FROM json_each(?1) WHERE true
@@ -137,6 +137,12 @@ async function placeHomes(env: Env, homes: string[]): Promise<void> {
     .bind(JSON.stringify(homes), least.shard)
     .run();
 }
+
+/** The shard placement picks (`placeHomes`): fewest pull requests, then fewest organizations, then list order. */
+export const leastFilled = (loads: readonly ShardLoad[]): ShardLoad =>
+  loads.reduce((a, b) =>
+    b.pullRequests < a.pullRequests || (b.pullRequests === a.pullRequests && b.organizations < a.organizations) ? b : a,
+  );
 
 /** What each shard stores (`GET /internal/v1/shards`): organizations placed there, pull request rows. */
 export interface ShardLoad {

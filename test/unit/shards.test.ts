@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { getTableConfig, type SQLiteTable } from "drizzle-orm/sqlite-core";
 import { describe, expect, it } from "vitest";
-import { parseShardList } from "../../src/directory/shards";
+import { leastFilled, parseShardList } from "../../src/directory/shards";
 import { ORGANIZATION_TABLES } from "../../src/storage/copy";
 import * as schema from "../../src/storage/d1-schema";
 
@@ -49,5 +49,15 @@ describe("routing lives in one place", () => {
       .filter((c) => c.columns.some((col) => col.name === "org_key"))
       .map((c) => c.name);
     expect([...keyed].sort()).toEqual([...ORGANIZATION_TABLES].sort());
+  });
+});
+
+describe("placement picks the least-filled shard", () => {
+  const load = (shard: string, pullRequests: number, organizations: number) => ({ shard, pullRequests, organizations });
+  it("fewest pull requests first, then fewest organizations, then list order", () => {
+    expect(leastFilled([load("DB", 10, 1), load("ANALYTICS_2", 9, 5)]).shard).toBe("ANALYTICS_2");
+    expect(leastFilled([load("DB", 0, 1), load("ANALYTICS_2", 0, 0)]).shard).toBe("ANALYTICS_2");
+    expect(leastFilled([load("DB", 0, 0), load("ANALYTICS_2", 0, 0)]).shard).toBe("DB");
+    expect(leastFilled([load("DB", 5, 0), load("ANALYTICS_2", 3, 2), load("ANALYTICS_3", 3, 1)]).shard).toBe("ANALYTICS_3");
   });
 });
