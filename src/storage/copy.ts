@@ -51,7 +51,9 @@ export async function copyPage(
   limit: number,
 ): Promise<{ next: CopyPosition | null; rows: number }> {
   const { sql, key } = PAGES[position.table];
-  const after = position.after === null ? null : position.table === "pull_requests" ? Number(position.after) : position.after;
+  // From the start: below every key (repository keys and ids are non-empty text, numbers positive).
+  // A bound, not `?2 IS NULL OR ...`, so the page is one range of an index, not a scan from its start.
+  const after = position.after ?? (position.table === "pull_requests" ? '["", 0]' : "");
   const { results } = await source.db.prepare(sql).bind(source.orgKey, after, limit).all<SourceRow>();
   await writeAsEvents(
     target,
@@ -67,30 +69,33 @@ export async function copyPage(
 /** The row of a page: its table's columns, and its pull request's id, repository name and number. */
 type SourceRow = Record<string, unknown> & { pr_id: number; repo: string; pr_number: number };
 
-/** Per table: the page statement (?1 org key, ?2 the last key or null, ?3 the page size) and the key column. */
+/** Per table: the page statement (?1 org key, ?2 the last key copied, ?3 the page size) and the key column. */
 const PAGES: Record<CopiedTable, { sql: string; key: string }> = {
+  // By the unique (org_key, repo_key, pr_number) index: ?2 is the last [repo_key, pr_number] as JSON.
   pull_requests: {
-    key: "pr_id",
-    sql: `SELECT id AS pr_id, repo, pr_number, author, created_at, merged_at, lines_added, lines_deleted, updated_at
-      FROM pull_requests WHERE org_key = ?1 AND (?2 IS NULL OR id > ?2) ORDER BY id LIMIT ?3`,
+    key: "position",
+    sql: `SELECT json_array(repo_key, pr_number) AS position, id AS pr_id, repo, pr_number, author, created_at, merged_at,
+        lines_added, lines_deleted, updated_at
+      FROM pull_requests WHERE org_key = ?1 AND (repo_key, pr_number) > (?2 ->> '$[0]', ?2 ->> '$[1]')
+      ORDER BY repo_key, pr_number LIMIT ?3`,
   },
   reviews: {
     key: "review_id",
     sql: `SELECT c.review_id, c.status, c.completed_at, c.updated_at, c.pr_id, p.repo, p.pr_number
       FROM reviews AS c JOIN pull_requests AS p ON p.id = c.pr_id
-      WHERE c.org_key = ?1 AND (?2 IS NULL OR c.review_id > ?2) ORDER BY c.review_id LIMIT ?3`,
+      WHERE c.org_key = ?1 AND c.review_id > ?2 ORDER BY c.review_id LIMIT ?3`,
   },
   findings: {
     key: "finding_id",
     sql: `SELECT c.finding_id, c.created_at, c.posted, c.ai_addressed, c.feedback, c.updated_at, c.pr_id, p.repo, p.pr_number
       FROM findings AS c JOIN pull_requests AS p ON p.id = c.pr_id
-      WHERE c.org_key = ?1 AND (?2 IS NULL OR c.finding_id > ?2) ORDER BY c.finding_id LIMIT ?3`,
+      WHERE c.org_key = ?1 AND c.finding_id > ?2 ORDER BY c.finding_id LIMIT ?3`,
   },
   ai_authorship: {
     key: "source_id",
     sql: `SELECT c.source_id, c.lines, c.updated_at, c.pr_id, p.repo, p.pr_number
       FROM ai_authorship AS c JOIN pull_requests AS p ON p.id = c.pr_id
-      WHERE c.org_key = ?1 AND (?2 IS NULL OR c.source_id > ?2) ORDER BY c.source_id LIMIT ?3`,
+      WHERE c.org_key = ?1 AND c.source_id > ?2 ORDER BY c.source_id LIMIT ?3`,
   },
 };
 
