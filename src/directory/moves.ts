@@ -164,11 +164,12 @@ export async function switchOver(env: Env, move: Move): Promise<void> {
   ]);
 }
 
-/** Step 5: the source rows deleted; `done`. */
-export async function finishMove(env: Env, move: Move): Promise<void> {
+/** Step 5: the source rows deleted (for about `budgetMs`; answers whether all are), then `done`. */
+export async function finishMove(env: Env, move: Move, budgetMs = Number.POSITIVE_INFINITY): Promise<boolean> {
   const { from } = shardsOf(env, move);
-  await deleteOrganizationRows(from.db, move.home);
-  await setState(env, move, "done");
+  const { done } = await deleteOrganizationRows(from.db, move.home, { until: Date.now() + budgetMs });
+  if (done) await setState(env, move, "done");
+  return done;
 }
 
 /**

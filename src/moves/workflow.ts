@@ -15,8 +15,14 @@ const STEP: WorkflowStepConfig = {
   timeout: "5 minutes",
 };
 
-/** How long one copy step runs before it records its position and hands over to the next. */
-const COPY_STEP_MS = 20_000;
+/**
+ * How long one copy (or delete) step runs before it records its position and hands over to the
+ * next, with a pause between. Under `wrangler dev` the Worker's other requests (even /healthz)
+ * waited for the whole of a running step (bench:shards); short steps with a pause let them in.
+ * About 1,000 steps for the largest organization a shard can hold (Workflows allow 10,000 by default).
+ */
+const COPY_STEP_MS = 5_000;
+const PAUSE_MS = 10;
 
 /** The copy passes of the catching up at most (a second one only when a write was still on its way). */
 const CATCH_UP_PASSES = 2;
@@ -45,7 +51,13 @@ export class MoveWorkflow extends WorkflowEntrypoint<Env, MoveParams> {
       }
       await step.do("switch", STEP, async () => switchOver(this.env, await current()));
       switched = true;
-      await step.do("delete the source rows", STEP, async () => finishMove(this.env, await current()));
+      for (let n = 1; ; n++) {
+        const done = await step.do(`delete the source rows ${n}`, STEP, async () =>
+          finishMove(this.env, await current(), COPY_STEP_MS),
+        );
+        if (done) break;
+        await step.sleep(`delete the source rows ${n}: pause`, PAUSE_MS);
+      }
       return { state: "done" };
     } catch (error) {
       const message = switched ? `switched; deleting the source rows failed: ${String(error)}` : String(error);
@@ -59,6 +71,7 @@ export class MoveWorkflow extends WorkflowEntrypoint<Env, MoveParams> {
     for (let n = 1; ; n++) {
       const done = await step.do(`${name} ${n}`, STEP, async () => copySome(this.env, await current(), COPY_STEP_MS));
       if (done) return;
+      await step.sleep(`${name} ${n}: pause`, PAUSE_MS);
     }
   }
 }

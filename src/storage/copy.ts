@@ -221,9 +221,14 @@ async function writeAsEvents(target: CopyTarget, rows: { table: CopiedTable; row
 
 /**
  * Deletes an organization's rows from a database, children first, a chunk at a time (each chunk
- * one statement: a large organization never holds the database for long). Answers the rows deleted.
+ * one statement: a large organization never holds the database for long), until done or past
+ * `until` (epoch ms). Answers the rows deleted and whether none is left.
  */
-export async function deleteOrganizationRows(db: D1Database, orgKey: string, chunk = 5000): Promise<number> {
+export async function deleteOrganizationRows(
+  db: D1Database,
+  orgKey: string,
+  { chunk = 5000, until = Number.POSITIVE_INFINITY }: { chunk?: number; until?: number } = {},
+): Promise<{ deleted: number; done: boolean }> {
   let deleted = 0;
   for (const table of [
     "reviews",
@@ -239,9 +244,10 @@ export async function deleteOrganizationRows(db: D1Database, orgKey: string, chu
       const n = result.meta.changes ?? 0;
       deleted += n;
       if (n < chunk) break;
+      if (Date.now() >= until) return { deleted, done: false };
     }
   }
-  return deleted;
+  return { deleted, done: true };
 }
 
 /**
