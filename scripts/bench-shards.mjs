@@ -236,7 +236,7 @@ try {
         "",
         `A move of bigco ${bigShard} → ${tenantShard} while 100-event batches for it arrive about every 200 ms; the export's first page of bigco read in a loop meanwhile:`,
         "",
-        "Under `wrangler dev` every request to the Worker (even /healthz, checked with curl) waits while a step of a local Workflow runs; the move's steps therefore run about 5 s each with a pause between (moves/workflow.ts), and the batch and export maxima below are mostly that wait. Deployed, a Workflow instance runs apart from the Worker's requests; re-measure there before relying on these latencies.",
+        "Under `wrangler dev` every request to the Worker (even /healthz, checked with curl) waits while a step of the local Workflow runs (the move's steps run about 20 s each, moves/workflow.ts): the batch and export maxima below are that wait, not the move's cost to the shards. Steps of 5 s with a 10 ms sleep between were tried: the move took twice as long (214 s) and requests still waited 5 to 25 s. Deployed, a Workflow instance runs apart from the Worker's requests; re-measure there before relying on these latencies.",
         "",
         moveReport,
       ].join("\n"),
