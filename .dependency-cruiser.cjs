@@ -2,7 +2,8 @@
  * The layering of docs/architecture.md ("Dependencies point one way"), checked by `npm run lint:deps`
  * (in `npm run check` and .ci/run). Top to bottom: entry (index.ts, interfaces.ts) → interfaces
  * (http/, routes, handlers, webhooks/, control-plane/, openapi/, operations/, app/, mcp/) → sync/ (the
- * installation sync's Workflow, started by the consumer and the control plane) → directory/ →
+ * installation sync's Workflow, started by the consumer and the control plane) and moves/ (the
+ * Workflow of a move between analytics shards) → directory/ →
  * objects (organization/, auth/user-object.ts) and storage/ → github/ (the GitHub App client, an
  * outside-service adapter) → rules (pure functions) → schemas/ → lib/.
  * TypeScript 7 has no JavaScript API, so it runs with TypeScript 5 (scripts/lib/typescript5.mjs).
@@ -99,6 +100,19 @@ module.exports = {
       severity: "error",
       from: { path: "^src/(lib|schemas|storage|directory|organization|rules|auth|github)/" },
       to: { path: "^src/sync/" },
+    },
+    {
+      name: "moves-is-a-job-below-the-interfaces",
+      comment: "moves/ (a move's Workflow) runs the directory's move steps; nothing below the interfaces starts or exports it.",
+      severity: "error",
+      from: { path: "^src/moves/" },
+      to: { path: "^src/", pathNot: "^src/(lib|schemas|directory|moves)/" },
+    },
+    {
+      name: "nothing-below-moves-imports-it",
+      severity: "error",
+      from: { path: "^src/(lib|schemas|storage|directory|organization|rules|auth|github|sync)/" },
+      to: { path: "^src/moves/" },
     },
     {
       name: "auth-from-interfaces-only",

@@ -244,7 +244,7 @@ if (!opts.smoke && !opts["no-write"] && !opts["summary-only"]) {
 if (opts["writes-only"]) process.exit(0);
 
 async function measureEventWrites() {
-  // A configuration with the D1 binding only: the Durable Objects of the real one cannot run here.
+  // A configuration with the D1 bindings only: the Durable Objects of the real one cannot run here.
   const { rawConfig } = experimental_readRawConfig({ config: "wrangler.toml" });
   const configPath = join(persistTo, "wrangler.d1-only.json");
   writeFileSync(
@@ -253,6 +253,8 @@ async function measureEventWrites() {
       name: "bench-events",
       compatibility_date: rawConfig.compatibility_date,
       d1_databases: rawConfig.d1_databases,
+      // The shards (contract section 16): the event path writes to the organization's.
+      vars: { ANALYTICS_SHARDS: rawConfig.vars?.ANALYTICS_SHARDS },
     }),
   );
   const proxy = await getPlatformProxy({ configPath, persist: { path: join(persistTo, "v3") } });
@@ -267,7 +269,7 @@ async function measureEventWrites() {
     ];
     const results = [];
     for (const [name, events] of runs) {
-      const { rowsWritten } = await storeEvents(proxy.env.DB, events);
+      const { rowsWritten } = await storeEvents(proxy.env, events);
       results.push({ name, events: events.length, rowsWritten });
     }
     if (results[1].rowsWritten !== 0 || results[2].rowsWritten !== 0) throw new Error("a replay or an older batch wrote rows");

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
  * npm start [-- <wrangler dev arguments>]
- * Applies the local D1 migrations (honouring --persist-to), runs `wrangler dev`, and on an empty
- * local database loads the demo data and prints working keys with curl examples.
+ * Applies the local D1 migrations to every analytics shard (honouring --persist-to), runs
+ * `wrangler dev`, and when no shard holds a pull request loads the demo data and prints working keys with curl examples.
  * Without an ADMIN_TOKEN (from --var ADMIN_TOKEN:..., .dev.vars or the environment) a random one
  * is generated for this run and printed.
  * While the demo data loads, wrangler's output is shown without its per-request lines (a few
@@ -14,6 +14,7 @@ import { controlPlaneClient, waitForHealthy } from "./lib/control-plane-client.m
 import { quietWhileLoading, relay } from "./lib/dev-output.mjs";
 import { adminTokenFromDevVars } from "./lib/dev-vars.mjs";
 import { keyReport, seedDemo } from "./lib/seed.mjs";
+import { analyticsShardBindings } from "./lib/shards.mjs";
 
 const args = process.argv.slice(2);
 process.env.WRANGLER_SEND_METRICS ??= "false";
@@ -56,22 +57,26 @@ if (!argValue("--port")) devArgs.push("--port", port);
 const wrangler = (wranglerArgs, options = {}) =>
   execFileSync("wrangler", wranglerArgs, { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], ...options });
 
+// Every analytics shard (DB, the main database, first) gets the same migrations.
 // wrangler's migration table is a dozen lines a newcomer does not need; a failure still shows (stderr, exit).
-process.stdout.write("Applying local D1 migrations... ");
-const applied = wrangler(["d1", "migrations", "apply", "DB", "--local", ...persistArgs]);
-console.log(/No migrations to apply/i.test(applied) ? "up to date." : "done.");
-
-const countOut = wrangler([
-  "d1",
-  "execute",
-  "DB",
-  "--local",
-  ...persistArgs,
-  "--json",
-  "--command",
-  "SELECT COUNT(*) AS n FROM pull_requests",
-]);
-const empty = Number(JSON.parse(countOut)?.[0]?.results?.[0]?.n ?? 0) === 0;
+const shards = analyticsShardBindings();
+let empty = true;
+for (const shard of shards) {
+  process.stdout.write(`Applying local D1 migrations to ${shard}... `);
+  const applied = wrangler(["d1", "migrations", "apply", shard, "--local", ...persistArgs]);
+  console.log(/No migrations to apply/i.test(applied) ? "up to date." : "done.");
+  const countOut = wrangler([
+    "d1",
+    "execute",
+    shard,
+    "--local",
+    ...persistArgs,
+    "--json",
+    "--command",
+    "SELECT COUNT(*) AS n FROM pull_requests",
+  ]);
+  if (Number(JSON.parse(countOut)?.[0]?.results?.[0]?.n ?? 0) > 0) empty = false;
+}
 
 const marker = `npm-start-${randomBytes(6).toString("hex")}`;
 const output = quietWhileLoading(marker);

@@ -7,6 +7,8 @@ import { handleQueue } from "./webhooks/consumer";
 
 export { SignInAttemptObject } from "./auth/sign-in-attempt-object";
 export { UserObject } from "./auth/user-object";
+// Moves of an organization between analytics shards, one Workflow instance per move (docs/architecture.md, "Shards").
+export { MoveWorkflow } from "./moves/workflow";
 export { OrganizationObject } from "./organization/object";
 // The installation sync with GitHub's API, one Workflow instance per sync (docs/architecture.md).
 export { SyncWorkflow } from "./sync/workflow";

@@ -3,6 +3,7 @@ import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } 
 import { join } from "node:path";
 import autocannon from "autocannon";
 import { waitForHealthy } from "./control-plane-client.mjs";
+import { analyticsShardBindings } from "./shards.mjs";
 
 /**
  * Benchmarks count quotas on every request, as production does, with limits too large to refuse one
@@ -50,12 +51,24 @@ export async function startWrangler({ persistTo, port, adminToken, vars = QUOTAS
   return { url, stop };
 }
 
-/** Applies the D1 migrations to a local state folder and returns the path of its SQLite file. */
+/**
+ * Applies the D1 migrations to every analytics shard in a local state folder and returns the path
+ * of the main database's (DB's) SQLite file, where the benchmarks load their data.
+ */
 export async function migrateLocalD1(persistTo) {
-  await run("wrangler", ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persistTo]);
   const dir = join(persistTo, "v3", "d1", "miniflare-D1DatabaseObject");
-  const file = readdirSync(dir).find((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite");
-  if (!file) throw new Error(`no D1 database file under ${dir}`);
+  const files = () => (existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite") : []);
+  // DB first: its file is the one there after its migrations (a fresh folder; or the only one).
+  const [main, ...others] = analyticsShardBindings();
+  const before = new Set(files());
+  await run("wrangler", ["d1", "migrations", "apply", main ?? "DB", "--local", "--persist-to", persistTo]);
+  // Remembered for a reused folder, where every shard's file exists already.
+  const remembered = join(persistTo, "db-file.txt");
+  const created = files().filter((f) => !before.has(f));
+  const file = created[0] ?? (existsSync(remembered) ? readFileSync(remembered, "utf8").trim() : undefined);
+  if (!file) throw new Error(`cannot tell DB's file under ${dir} (start from an empty --persist-to folder)`);
+  writeFileSync(remembered, file);
+  for (const shard of others) await run("wrangler", ["d1", "migrations", "apply", shard, "--local", "--persist-to", persistTo]);
   return join(dir, file);
 }
 

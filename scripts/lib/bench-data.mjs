@@ -48,8 +48,14 @@ export function generate(file, { spec, now, seed = 7, log = console.log }) {
   const span = 730 * DAY;
   const started = Date.now();
 
+  // The data is written straight into DB's file: its organizations are placed there (contract
+  // section 16), as the Worker would record them, so no first sight places them elsewhere.
+  const place = db.prepare(
+    "INSERT INTO analytics_placements (home_key, shard) VALUES (?, 'DB') ON CONFLICT (home_key) DO NOTHING",
+  );
   const org = (orgKey, repos, prs) => {
     const numbers = new Map();
+    place.run(orgKey);
     db.exec("BEGIN");
     for (let i = 0; i < prs; i++) {
       id++;

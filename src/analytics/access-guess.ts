@@ -10,8 +10,8 @@ import type { AnalyticsAccess } from "../rules/analytics-access";
  * more repositories than `largest` is not kept). The export (`early-page.ts`) and the summary each
  * keep an instance (256 × 1,000 names at most each).
  */
-export class AccessGuesses {
-  readonly #entries = new Map<string, AnalyticsAccess>();
+export class AccessGuesses<A extends AnalyticsAccess = AnalyticsAccess> {
+  readonly #entries = new Map<string, A>();
   readonly #maxEntries: number;
   readonly #largest: number;
 
@@ -24,7 +24,7 @@ export class AccessGuesses {
     return `${foldName(org)}\u0000${callerId}\u0000${repo === undefined ? "" : foldName(repo)}`;
   }
 
-  get(key: string): AnalyticsAccess | undefined {
+  get(key: string): A | undefined {
     return this.#entries.get(key);
   }
 
@@ -32,7 +32,7 @@ export class AccessGuesses {
    * Keeps the decision only for a caller the key verdict let through: one refused (401, 429) loses
    * the guess, so a client hammering over its quota costs at most one early read.
    */
-  record(key: string, access: DurableResult<AnalyticsAccess>, allowed: boolean): void {
+  record(key: string, access: DurableResult<A>, allowed: boolean): void {
     this.#entries.delete(key);
     if (!allowed || !access.ok) return;
     const size = (access.value.accessibleRepoKeys?.length ?? 0) + access.value.excludedRepoKeys.length;

@@ -114,7 +114,7 @@ export const listPullRequestAnalytics = defineRoute({
     const { now, db } = read;
     // The rows live under the organization's home key; they are shown under the login asked for.
     const input = pageQuery(query, access, now);
-    const reusable = readFor(read.early, input) ? read.early : null;
+    const reusable = readFor(read, input) ? read.early : null;
     const { rows, rowsRead } = reusable ? reusable.page : await inStore("D1", () => listMergedPullRequests(db, input));
     const early = reusable ? "used" : read.early === null ? "none" : "stale";
     const scope = { orgKey: input.orgKey, repoKey: input.repoKey };
@@ -315,7 +315,7 @@ export const downloadPullRequestAnalyticsCsv = defineRoute({
     const access = unwrap(read.access);
     const { now, db } = read;
     const input = pageQuery({ ...query, perPage: DOWNLOAD_PAGE_ROWS }, access, now);
-    const first = readFor(read.early, input) ? read.early.page : await inStore("D1", () => listMergedPullRequests(db, input));
+    const first = readFor(read, input) ? read.early.page : await inStore("D1", () => listMergedPullRequests(db, input));
     if (first.rows.length === 0 && access.repoMustHaveEvents && input.repoKey !== null) {
       const repoKey = input.repoKey;
       if (!(await inStore("D1", () => repositoryHasEvents(db, input.orgKey, repoKey)))) {

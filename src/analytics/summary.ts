@@ -1,9 +1,10 @@
 import { atOrganization } from "../directory/resolve";
+import { firstShard, readShard, shardNamed } from "../directory/shards";
 import { type DurableResult, unwrap } from "../lib/durable-call";
 import { AppError, inStore } from "../lib/errors";
 import { foldName } from "../lib/names";
 import { formatInstant } from "../lib/time";
-import { type AnalyticsAccess, REPO_DENIED } from "../rules/analytics-access";
+import { type AnalyticsAccess, type PlacedAccess, REPO_DENIED } from "../rules/analytics-access";
 import { arrangeGroups, dayWindowTooLong } from "../rules/analytics-summary";
 import type { AnalyticsSummary } from "../schemas/analytics-summary";
 import { type SummaryFigures, type SummaryQuery, summarizeMergedPullRequests } from "../storage/analytics-summary";
@@ -14,15 +15,17 @@ import { resolveWindow } from "./window";
 
 /** What the summary reads alongside the key verdict: the export's access decision and, maybe, the figures already. */
 export interface SummaryRead {
-  access: DurableResult<AnalyticsAccess>;
+  access: DurableResult<PlacedAccess>;
   /** The request's time: the default window ends then. */
   now: number;
+  /** A session on the organization's shard (`directory/shards.ts`), and its name. */
   db: D1DatabaseSession;
-  /** The figures read for a guessed access, with the input they were read for; null when none was read or it failed. */
-  early: { input: SummaryQuery; figures: SummaryFigures } | null;
+  shard: string;
+  /** The figures read for a guessed access, with the input and shard they were read for; null when none was read or it failed. */
+  early: { input: SummaryQuery; shard: string; figures: SummaryFigures } | null;
 }
 
-const guesses = new AccessGuesses();
+const guesses = new AccessGuesses<PlacedAccess>();
 
 /**
  * The statement's input for a request once its access is known (one function, so an early and a
@@ -55,26 +58,31 @@ export async function readSummaryAccess(
   verdict: Promise<unknown>,
 ): Promise<SummaryRead> {
   const now = Date.now();
-  const db = env.DB.withSession("first-unconstrained");
   const key = AccessGuesses.key(query.org, callerId, query.repo);
   const guess = guesses.get(key);
   const guessed = guess ? statementInput(query, guess, now) : null;
+  const guessedShard = guess?.shard ? shardNamed(env, guess.shard) : undefined;
+  const guessedDb = guessedShard?.db.withSession("first-unconstrained");
   const [access, early, allowed] = await Promise.all([
-    atOrganization<AnalyticsAccess>(env, query.org, (stub) => stub.analyticsAccess(query.org, callerId, query.repo ?? null)),
-    guessed ? readEarly(db, guessed) : null,
+    atOrganization<PlacedAccess>(env, query.org, (stub) => stub.analyticsAccess(query.org, callerId, query.repo ?? null)),
+    guessed && guessedShard && guessedDb ? readEarly(guessedDb, guessedShard.name, guessed) : null,
     verdict.then(
       () => true,
       () => false,
     ),
   ]);
   guesses.record(key, access, allowed);
-  return { access, now, db, early };
+  const shard = access.ok
+    ? await inStore("D1", () => readShard(env, access.value.homeKey, access.value.shard))
+    : (guessedShard ?? firstShard(env)); // refused: nothing is read
+  const db = guessedShard?.name === shard.name && guessedDb ? guessedDb : shard.db.withSession("first-unconstrained");
+  return { access, now, db, shard: shard.name, early };
 }
 
 /** Figures for a guessed input; a failure only means the handler reads them again (and reports a failure then). */
-async function readEarly(db: D1DatabaseSession, input: SummaryQuery): Promise<SummaryRead["early"]> {
+async function readEarly(db: D1DatabaseSession, shard: string, input: SummaryQuery): Promise<SummaryRead["early"]> {
   try {
-    return { input, figures: await summarizeMergedPullRequests(db, input) };
+    return { input, shard, figures: await summarizeMergedPullRequests(db, input) };
   } catch {
     return null;
   }
@@ -93,7 +101,10 @@ export async function summarize(
   const access = unwrap(read.access);
   const input = statementInput(query, access, read.now);
   if (input === null) throw dayWindowTooLongError();
-  const reusable = read.early !== null && JSON.stringify(read.early.input) === JSON.stringify(input) ? read.early : null;
+  const reusable =
+    read.early !== null && read.early.shard === read.shard && JSON.stringify(read.early.input) === JSON.stringify(input)
+      ? read.early
+      : null;
   const { groups, totals, rowsRead } = reusable
     ? reusable.figures
     : await inStore("D1", () => summarizeMergedPullRequests(read.db, input));

@@ -4,6 +4,7 @@ import { userStub } from "../auth/user-stub";
 import { storeEvents } from "../directory/events";
 import { putOrganization as putOrganizationAtHome } from "../directory/put";
 import { syncOrganization } from "../directory/resolve";
+import { mainDatabase } from "../directory/shards";
 import { codedErrorEnvelope } from "../http/envelopes";
 import { type ApiInterface, defineRoute } from "../http/route";
 import { callDurable, unwrap } from "../lib/durable-call";
@@ -19,6 +20,7 @@ import { Repository, RepositoryInput } from "../schemas/repository";
 import { ApiKeyCreated, ApiKeyCreateInput, User, UserInput } from "../schemas/user";
 import { deleteParked, listParked, readParked } from "../storage/parked";
 import { replayParked } from "../webhooks/receive";
+import { listShards, moveOrganization, readOrganizationMove } from "./shard-routes";
 import { postSync, readSync } from "./sync-routes";
 
 /** Control-plane bodies may be large (member lists, event batches), but not unbounded. */
@@ -234,7 +236,7 @@ const ingestEvents = defineRoute({
   responses: { 200: { description: "The whole batch was stored.", body: EventBatchAccepted, example: { accepted: 1 } } },
   errors: [],
   handler: async ({ body }, { env }) => {
-    await inStore("D1", () => storeEvents(env.DB, body.events));
+    await inStore("D1", () => storeEvents(env, body.events));
     return { accepted: body.events.length };
   },
 });
@@ -280,7 +282,7 @@ const listParkedDeliveries = defineRoute({
   },
   errors: [],
   handler: async ({ query }, { env }) => ({
-    data: (await inStore("D1", () => listParked(env.DB, query.limit))).map(present),
+    data: (await inStore("D1", () => listParked(mainDatabase(env), query.limit))).map(present),
   }),
 });
 
@@ -293,11 +295,11 @@ const replayParkedDelivery = defineRoute({
   responses: { 200: { description: "Queued again.", body: ParkedDelivery, example: PARKED_EXAMPLE } },
   errors: ["not_found", "delivery_not_applicable"],
   handler: async ({ params }, { env }) => {
-    const parked = await inStore("D1", () => readParked(env.DB, params.id));
+    const parked = await inStore("D1", () => readParked(mainDatabase(env), params.id));
     if (parked === null) throw notFound("No parked delivery with this id.");
     // Queued first, deleted after: a failure in between leaves the copy to replay again (harmless).
     await replayParked(env, parked);
-    await inStore("D1", () => deleteParked(env.DB, params.id));
+    await inStore("D1", () => deleteParked(mainDatabase(env), params.id));
     return present(parked);
   },
 });
@@ -324,6 +326,9 @@ export const controlPlaneInterface: ApiInterface = {
     replayParkedDelivery,
     readSync,
     postSync,
+    listShards,
+    readOrganizationMove,
+    moveOrganization,
     internalDocumentRoute,
   ],
 };

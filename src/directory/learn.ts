@@ -1,7 +1,8 @@
 import { callDurable } from "../lib/durable-call";
-import { moveRows } from "../storage/renames";
 import { defaultHome, type ReportedIdentity } from "./identity";
 import { organizationAt } from "./resolve";
+import { moveOrganizationRows } from "./rows";
+import { mainDatabase } from "./shards";
 import { recordHome } from "./store";
 
 /**
@@ -12,7 +13,7 @@ import { recordHome } from "./store";
  * between the two steps here, converges on retry.
  */
 export async function learnIdentity(env: Env, identity: ReportedIdentity): Promise<void> {
-  await recordHome(env.DB, {
+  await recordHome(mainDatabase(env), {
     key: identity.home,
     login: identity.login,
     accountId: identity.accountId,
@@ -26,12 +27,12 @@ export async function learnIdentity(env: Env, identity: ReportedIdentity): Promi
 /**
  * The D1 rows stored under `login`'s default home by reviewer events or pull request deliveries
  * that used the login before the directory named `home` for it move to the home and merge with its
- * rows (`moveRows`). Not when that key is another organization's home (its object holds an
+ * rows (`rows.ts`, across shards too). Not when that key is another organization's home (its object holds an
  * installation: the login was re-used): those rows are that organization's. Idempotent.
  */
-async function gatherStrayRows(env: Env, home: string, login: string): Promise<void> {
+export async function gatherStrayRows(env: Env, home: string, login: string): Promise<void> {
   const stray = defaultHome(login);
   if (stray === home) return;
   if (await callDurable(() => organizationAt(env, stray).isHome(), { idempotent: true })) return;
-  await moveRows(env.DB, { orgKey: stray }, { orgKey: home });
+  await moveOrganizationRows(env, stray, home);
 }

@@ -3,6 +3,7 @@ import { inStore, internalError } from "../lib/errors";
 import type { Organization, OrganizationInput } from "../schemas/organization";
 import { allocatedHome, defaultHome, type ReportedIdentity } from "./identity";
 import { organizationAt, type Place, resolveHome, type Search } from "./resolve";
+import { mainDatabase, tellShard } from "./shards";
 import { homesOfPut, recordHome, recordInstallation } from "./store";
 
 /** `OrganizationObject.putOrganization`'s answer: stored; or not here (no installation, and not told to create one); or another organization's. */
@@ -29,9 +30,11 @@ export async function putOrganization(env: Env, login: string, input: Organizati
   const { directory } = answer;
   await inStore("D1", () =>
     place.allocated
-      ? recordHome(env.DB, { ...directory, key: directory.home })
-      : recordInstallation(env.DB, directory.installationId, directory.home),
+      ? recordHome(mainDatabase(env), { ...directory, key: directory.home })
+      : recordInstallation(mainDatabase(env), directory.installationId, directory.home),
   );
+  // Its first sight at the latest: the directory and the object learn its shard.
+  await inStore("D1", () => tellShard(env, directory.home));
   return answer.organization;
 }
 
@@ -42,7 +45,7 @@ export async function putOrganization(env: Env, login: string, input: Organizati
 async function* putHomes(env: Env, login: string, installationId: number): Search<PutAnswer> {
   const home = defaultHome(login);
   const first = yield { home, claim: false };
-  const known = await inStore("D1", () => homesOfPut(env.DB, login, installationId));
+  const known = await inStore("D1", () => homesOfPut(mainDatabase(env), login, installationId));
   for (const at of [known.installation, known.named]) if (at !== null && at !== home) yield { home: at, claim: true };
   if (first.kind === "absent") yield { home, claim: true };
   yield { home: allocatedHome(login, installationId), claim: true, allocated: true };

@@ -1,6 +1,7 @@
 import { callDurable, type DurableResult } from "../lib/durable-call";
 import { inStore, internalError } from "../lib/errors";
 import { allocatedHome, defaultHome, type OrgAddress } from "./identity";
+import { mainDatabase } from "./shards";
 import { homeNamed, homeOfAccount } from "./store";
 
 /**
@@ -82,7 +83,7 @@ type OrganizationStub = ReturnType<typeof organizationAt>;
 /** The public interfaces' search: the folded login's object, then the home the directory names. */
 async function* byLogin<R>(env: Env, login: string, claimNamed: boolean): Search<R> {
   yield { home: defaultHome(login), claim: false };
-  const named = await inStore("D1", () => homeNamed(env.DB, login));
+  const named = await inStore("D1", () => homeNamed(mainDatabase(env), login));
   if (claimNamed) yield { home: named ?? defaultHome(login), claim: true };
   else if (named !== null) yield { home: named, claim: false };
 }
@@ -141,7 +142,7 @@ export interface DeliveryLookup {
  */
 export async function* deliveryHomes<R>(env: Env, lookup: DeliveryLookup): Search<R> {
   const logins: [string, ...string[]] = lookup.from === undefined ? [lookup.login] : [lookup.from, lookup.login];
-  const recorded = await homeOfAccount(env.DB, lookup.accountId, logins);
+  const recorded = await homeOfAccount(mainDatabase(env), lookup.accountId, logins);
   yield { home: recorded ?? defaultHome(logins[0]), claim: false };
   for (const login of logins) yield { home: defaultHome(login), claim: false };
   if (lookup.installationId !== undefined) yield { home: allocatedHome(lookup.login, lookup.installationId), claim: false };

@@ -32,25 +32,6 @@ export async function homesOf(db: D1Database, logins: Iterable<string>): Promise
 }
 
 /**
- * A statement for the transaction that stores rows under `homes` (folded login → home, as
- * `homesOf` read them): it fails the transaction when a login no longer resolves to that home (a
- * rename's directory write came in between). SQLite has no RAISE outside triggers: the failure is
- * an integer overflow, evaluated only when needed; `homesMoved` recognises it.
- */
-export const homesUnmoved = (db: D1Database, homes: ReadonlyMap<string, string>): D1PreparedStatement =>
-  db.prepare(FAIL_IF_HOMES_MOVED).bind(JSON.stringify([...homes].map(([loginKey, home]) => ({ loginKey, home }))));
-
-/** Whether a failed transaction failed on `homesUnmoved`. */
-export const homesMoved = (error: unknown): boolean => String(error).includes("integer overflow");
-
-const FAIL_IF_HOMES_MOVED = `
-SELECT CASE WHEN EXISTS (
-  SELECT 1 FROM json_each(?1) AS h
-  WHERE coalesce((SELECT home_key FROM organization_names WHERE login_key = h.value ->> '$.loginKey'), h.value ->> '$.loginKey')
-    <> h.value ->> '$.home'
-) THEN abs(-9223372036854775807 - 1) ELSE 0 END AS moved`;
-
-/**
  * Where a GitHub delivery belongs, in one read: the home recorded for its account id, else the first
  * of `logins` the directory names, else null (the caller falls back to the folded login).
  */

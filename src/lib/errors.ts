@@ -38,6 +38,11 @@ export const ERROR_CODES = {
     retriable: true,
     when: "A sync of the organization with GitHub is running; retry once it ended",
   },
+  move_in_progress: {
+    status: 409,
+    retriable: true,
+    when: "A move of the organization between analytics shards is running; retry once it ended",
+  },
   sync_off: {
     status: 409,
     retriable: false,

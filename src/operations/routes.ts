@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { everyShardAnswers } from "../directory/shards";
 import { codedErrorEnvelope } from "../http/envelopes";
 import { type ApiInterface, defineRoute } from "../http/route";
 import { inStore } from "../lib/errors";
@@ -20,11 +21,11 @@ const readiness = defineRoute({
   method: "GET",
   path: "/readyz",
   operationId: "readiness",
-  summary: "Ready: D1 answers SELECT 1",
-  responses: { 200: { description: "D1 answered.", body: Status, example: { status: "ok" } } },
+  summary: "Ready: every D1 database (the main one and each analytics shard) answers SELECT 1",
+  responses: { 200: { description: "Every D1 database answered.", body: Status, example: { status: "ok" } } },
   errors: ["unavailable"],
   handler: async (_args, { env }) => {
-    await inStore("D1", () => env.DB.prepare("SELECT 1").first());
+    await inStore("D1", () => everyShardAnswers(env));
     return { status: "ok" };
   },
 });

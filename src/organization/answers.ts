@@ -95,3 +95,6 @@ export type SyncBegin =
 export type SyncPageAnswer =
   | { kind: "written"; login: string; repositories: { id: number; name: string; private: boolean }[] }
   | { kind: "stale" };
+
+/** `readAuditLog`'s filters: one member's entries, below an entry id, a page size. */
+export type AuditQuery = { githubUserId?: string; before?: number; limit: number };

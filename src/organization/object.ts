@@ -7,7 +7,7 @@ import { claimOf } from "../directory/identity";
 import { type DurableResult, ok } from "../lib/durable-call";
 import { foldName, repoKey } from "../lib/names";
 import { UntilWrite } from "../lib/until-write";
-import { type AnalyticsAccess, decideAnalyticsAccess } from "../rules/analytics-access";
+import { type AnalyticsAccess, decideAnalyticsAccess, type PlacedAccess } from "../rules/analytics-access";
 import { decideMemberChanges, isChange, type MemberChange, memberAccess } from "../rules/members";
 import type { OrganizationChange } from "../schemas/github-changes";
 import type { Member, MemberInput } from "../schemas/member";
@@ -28,6 +28,7 @@ import { getInstallation, putInstallation } from "./store/installation";
 import { operationApplied } from "./store/ledgers";
 import * as members from "./store/members";
 import * as repos from "./store/repositories";
+import * as shards from "./store/shard";
 import { beginSync, type PageWriter, recordSync, type SyncPage, type SyncUpdate, syncStatus, writeSyncPage } from "./sync-writes";
 
 /**
@@ -78,7 +79,7 @@ export class OrganizationObject extends DurableObject<Env> {
     return {
       kind: "stored",
       organization: present.toOrganization(decision.row),
-      directory: this.#directoryIdentity(decision.row),
+      directory: present.toDirectoryIdentity(decision.row, index.membershipVersion(db)),
     };
   }
 
@@ -142,11 +143,7 @@ export class OrganizationObject extends DurableObject<Env> {
   }
 
   /** The audit log for admins of the organization, newest first, below the cursor's id. */
-  readAuditLog(
-    login: string,
-    callerUserId: string,
-    query: { githubUserId?: string; before?: number; limit: number },
-  ): DurableResult<A.AuditRows> {
+  readAuditLog(login: string, callerUserId: string, query: A.AuditQuery): DurableResult<A.AuditRows> {
     const refused = memberAccess(this.#installation(login), members.getMember(this.#db, callerUserId), "admin");
     if (refused) return refused;
     return ok(present.toAuditRows(auditPage(this.#db, Date.now(), query), query.limit));
@@ -178,7 +175,7 @@ export class OrganizationObject extends DurableObject<Env> {
       renames: repos.listPendingRenames(db),
       installation: row?.installed ? { id: row.installationId, login: row.login } : null,
       // A retry ("seen") cannot know whether the first attempt reached D1: it writes the directory again.
-      directory: row && outcome !== "applied" ? this.#directoryIdentity(row) : null,
+      directory: row && outcome !== "applied" ? present.toDirectoryIdentity(row, index.membershipVersion(db)) : null,
     };
   }
 
@@ -229,10 +226,10 @@ export class OrganizationObject extends DurableObject<Env> {
   }
 
   /** Whether and what the caller may export (`analytics/access.ts`). */
-  analyticsAccess(login: string, callerUserId: string, repoName: string | null): DurableResult<AnalyticsAccess> {
+  analyticsAccess(login: string, callerUserId: string, repoName: string | null): DurableResult<PlacedAccess> {
     // The decision folds both names and its answer repeats neither: one entry whatever their case.
     const key = JSON.stringify([foldName(login), callerUserId, repoName === null ? null : repoKey(repoName)]);
-    return this.#access.get(key, () =>
+    const answer = this.#access.get(key, () =>
       decideAnalyticsAccess(
         {
           installation: this.#installation(login),
@@ -244,6 +241,12 @@ export class OrganizationObject extends DurableObject<Env> {
         repoName,
       ),
     );
+    return answer.ok ? ok({ ...answer.value, shard: shards.recordedShard(this.ctx.storage) }) : answer;
+  }
+
+  /** The analytics shard (`store/shard.ts`): the directory records the placement (`from` null), a move switches it. */
+  placeShard(shard: string, from: string | null): string {
+    return from === null ? shards.recordShard(this.ctx.storage, shard) : shards.switchShard(this.ctx.storage, from, shard);
   }
 
   /** Reads one member; any member of the organization may read any member. */
@@ -291,9 +294,5 @@ export class OrganizationObject extends DurableObject<Env> {
   #installation(login: string): schema.InstallationRow | undefined {
     const row = getInstallation(this.#db);
     return row?.installed && foldName(row.login) === foldName(login) ? row : undefined;
-  }
-
-  #directoryIdentity(row: schema.InstallationRow): A.DirectoryIdentity {
-    return present.toDirectoryIdentity(row, index.membershipVersion(this.#db));
   }
 }

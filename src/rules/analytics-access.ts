@@ -67,3 +67,6 @@ export function decideAnalyticsAccess(
 }
 
 export const REPO_DENIED = "You do not have access to this repository, or it does not exist.";
+
+/** The access with the analytics shard its object recorded (`directory/shards.ts`; null until told). */
+export type PlacedAccess = AnalyticsAccess & { shard: string | null };

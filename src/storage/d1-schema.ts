@@ -195,3 +195,51 @@ export const organizationInstallations = sqliteTable("organization_installations
   installationId: integer("installation_id").primaryKey(),
   homeKey: text("home_key").notNull(),
 });
+
+/**
+ * Shards (contract section 16, `directory/shards.ts`). Every shard carries every table (one
+ * migrations folder for all of them); the directory's tables, and these two, are used only in the
+ * main database (`DB`).
+ *
+ * The shard each organization's analytics rows live in, by home key (stable across renames and
+ * reinstalls, like the home key itself). `moving_to`: the shard a running move copies it to
+ * (writes then go to both). Organizations stored before shards existed are recorded on `DB`.
+ */
+export const analyticsPlacements = sqliteTable(
+  "analytics_placements",
+  {
+    homeKey: text("home_key").primaryKey(),
+    shard: text("shard").notNull(),
+    movingTo: text("moving_to"),
+  },
+  (t) => [index("analytics_placements_by_shard").on(t.shard)],
+);
+
+/** The last move of each organization that was ever moved (`GET /internal/v1/organizations/{org}/move`). */
+export const analyticsMoves = sqliteTable("analytics_moves", {
+  homeKey: text("home_key").primaryKey(),
+  login: text("login").notNull(),
+  fromShard: text("from_shard").notNull(),
+  toShard: text("to_shard").notNull(),
+  state: text("state", { enum: ["copying", "catching_up", "switched", "done", "failed"] }).notNull(),
+  rowsCopied: integer("rows_copied").notNull(),
+  /** The copy's position: the table being copied and the last key copied of it (null: from its start). */
+  copyTable: text("copy_table"),
+  copyAfter: text("copy_after"),
+  error: text("error"),
+  startedAt: integer("started_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+});
+
+/**
+ * Per shard, in the shard itself: the pull request rows it stores (kept by triggers, so placement
+ * reads one row per shard instead of counting), and the next pull request id sequence. A pull
+ * request's id is `sequence * 1024 + shard index`: unique across every shard, so a move keeps
+ * the ids (an export cursor issued before the switch stays exact after it). Ids stored before
+ * shards existed are below 2^32, under every allocated one.
+ */
+export const shardCounters = sqliteTable("shard_counters", {
+  one: integer("one").primaryKey(),
+  pullRequests: integer("pull_requests").notNull(),
+  nextSequence: integer("next_sequence").notNull(),
+});

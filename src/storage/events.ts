@@ -26,7 +26,7 @@ export interface StoredEvents {
  * is sent: the greatest `updatedAt`, the earliest in the batch among equals — the same result as
  * storing the batch's events one by one in order.
  *
- * Order inside the transaction: `guard` first, when given; pull request data; then a placeholder
+ * Order inside the transaction: pull request data first; then a placeholder
  * row for each pull request that a child event will point at but that has no row yet (a review
  * arriving before its pull request still gets a stable id; a placeholder has `updated_at` NULL, so
  * the real pull_request event always replaces it); then reviews, findings and authorship records;
@@ -39,15 +39,20 @@ export interface StoredEvents {
  * the end of the batch.
  *
  * Events name organizations by login; rows are keyed by the organization's home key: `homes` maps
- * each folded login to its home (a login it does not hold is its own home). Resolving them is the
- * directory's job (`directory/events.ts`), which also supplies the `guard` that fails the
- * transaction when the directory moved under the batch.
+ * each folded login to its home (a login it does not hold is its own home). Resolving them, and the
+ * shard to write to, is the directory's job (`directory/events.ts`).
+ *
+ * Pull request ids (`ids`): a new row gets `sequence * 1024 + shard index` from the shard's own
+ * sequence (`shard_counters`), unique across shards; or the id `ids.given` names for its key (the
+ * id the same pull request already has on another shard: while an organization moves, a write to
+ * the second shard and the move's copy keep the first shard's ids, so an export cursor stays exact
+ * across the switch). An existing row keeps its id.
  */
 export async function writeEvents(
   db: D1Database,
   events: readonly Event[],
   homes: ReadonlyMap<string, string>,
-  guard?: D1PreparedStatement,
+  ids: PullRequestIds,
 ): Promise<StoredEvents> {
   const pullRequests = new Latest<PullRequestRow>(nextPullRequestState);
   const reviews = new Latest<ReviewRow>();
@@ -110,12 +115,18 @@ export async function writeEvents(
   const figureRefs = refsOf([...pullRequests.rows(), ...findings.rows(), ...authorship.rows()]);
   const children = reviews.rows().length + findings.rows().length + authorship.rows().length;
 
-  const statements: D1PreparedStatement[] = guard ? [guard] : [];
+  const statements: D1PreparedStatement[] = [];
   const add = (sql: string, rows: object[]) => {
     if (rows.length > 0) statements.push(db.prepare(sql).bind(JSON.stringify(rows)));
   };
-  add(UPSERT_PULL_REQUESTS, pullRequests.rows());
-  add(ENSURE_PLACEHOLDERS, placeholders);
+  /** Inserts of pull request rows: each row may carry its given id (the insert trigger moves the sequence past every id stored). */
+  const insert = (sql: string, rows: PullRequestKey[]) => {
+    if (rows.length === 0) return;
+    const withIds = rows.map((r) => ({ ...r, prId: ids.given?.get(refKey(r)) ?? null }));
+    statements.push(db.prepare(sql).bind(JSON.stringify(withIds), ids.shardIndex));
+  };
+  insert(UPSERT_PULL_REQUESTS, pullRequests.rows());
+  insert(ENSURE_PLACEHOLDERS, placeholders);
   add(NOTE_PULL_REQUESTS_LEFT_BY_REVIEWS, reviews.rows());
   add(NOTE_PULL_REQUESTS_LEFT_BY_FINDINGS, findings.rows());
   add(NOTE_PULL_REQUESTS_LEFT_BY_AUTHORSHIP, authorship.rows());
@@ -125,13 +136,21 @@ export async function writeEvents(
   add(REFRESH_REVIEW_SPANS, spanRefs);
   add(REFRESH_FIGURES, figureRefs);
   if (children > 0) statements.push(db.prepare(FORGET_NOTED_PULL_REQUESTS));
-  if (statements.length <= (guard ? 1 : 0)) return { rowsWritten: 0 };
+  if (statements.length === 0) return { rowsWritten: 0 };
   const results = await db.batch(statements);
   return { rowsWritten: results.reduce((sum, r) => sum + (r.meta.rows_written ?? 0), 0) };
 }
 
+/** Where new pull request rows get their ids (see `writeEvents`). */
+export interface PullRequestIds {
+  /** The shard's position in the shard list (0 to 1023). */
+  shardIndex: number;
+  /** Ids to keep, by `refKey`. */
+  given?: ReadonlyMap<string, number>;
+}
+
 /** A pull request's key: the organization's home key, the folded repository name, the number. */
-interface PullRequestKey {
+export interface PullRequestKey {
   orgKey: string;
   repoKey: string;
   prNumber: number;
@@ -156,7 +175,7 @@ type AuthorshipRow = Ref & { id: string } & Pick<AuthorshipEvent, "updatedAt" | 
 type Placeholder = Ref & { table: "reviews" | "findings" | "ai_authorship"; id: string; updatedAt: number };
 
 /** JSON of the key: unambiguous whatever characters the names hold (a joined string is not). */
-const refKey = ({ orgKey, repoKey, prNumber }: PullRequestKey): string => JSON.stringify([orgKey, repoKey, prNumber]);
+export const refKey = ({ orgKey, repoKey, prNumber }: PullRequestKey): string => JSON.stringify([orgKey, repoKey, prNumber]);
 
 /**
  * Per record, the row of the event with the greatest version, the first among equals; or, for
@@ -185,6 +204,17 @@ class Latest<Row> {
   }
 }
 
+/**
+ * A new pull request row's id: the given one (`v`: the JSON row), else the shard's next sequence
+ * number (plus the row's position in the statement's JSON array) times 1024 plus the shard's index
+ * (?2). A row already stored keeps its id (the given one is not even offered: it would collide).
+ */
+const NEW_ID = (v: string, position: string) => `coalesce(
+    CASE WHEN NOT EXISTS (SELECT 1 FROM pull_requests AS x
+      WHERE x.org_key = ${v} ->> '$.orgKey' AND x.repo_key = ${v} ->> '$.repoKey' AND x.pr_number = ${v} ->> '$.prNumber')
+    THEN ${v} ->> '$.prId' END,
+    ((SELECT next_sequence FROM shard_counters WHERE one = 1) + ${position}) * 1024 + ?2)`;
+
 // `WHERE true` keeps SQLite from reading ON CONFLICT as part of the SELECT's join.
 // Every DO UPDATE is guarded by the version: an event that is not newer writes nothing (for pull
 // requests, but for the merge rule). A stored version of NULL (placeholder pull request, row from
@@ -200,8 +230,8 @@ const SUPERSEDES = `(pull_requests.updated_at IS NULL OR excluded.updated_at > p
     OR (excluded.updated_at = pull_requests.updated_at AND pull_requests.merged_at IS NULL AND excluded.merged_at IS NOT NULL))`;
 
 const UPSERT_PULL_REQUESTS = `
-INSERT INTO pull_requests (org_key, repo_key, pr_number, repo, author, created_at, merged_at, lines_added, lines_deleted, updated_at)
-SELECT value ->> '$.orgKey', value ->> '$.repoKey', value ->> '$.prNumber', value ->> '$.repo', value ->> '$.author', value ->> '$.createdAt', value ->> '$.mergedAt', value ->> '$.linesAdded', value ->> '$.linesDeleted', value ->> '$.updatedAt'
+INSERT INTO pull_requests (id, org_key, repo_key, pr_number, repo, author, created_at, merged_at, lines_added, lines_deleted, updated_at)
+SELECT ${NEW_ID("value", "key")}, value ->> '$.orgKey', value ->> '$.repoKey', value ->> '$.prNumber', value ->> '$.repo', value ->> '$.author', value ->> '$.createdAt', value ->> '$.mergedAt', value ->> '$.linesAdded', value ->> '$.linesDeleted', value ->> '$.updatedAt'
 FROM json_each(?1) WHERE true
 ON CONFLICT (org_key, repo_key, pr_number) DO UPDATE SET
   repo = iif(${SUPERSEDES}, excluded.repo, pull_requests.repo),
@@ -216,12 +246,12 @@ WHERE ${SUPERSEDES} OR (pull_requests.merged_at IS NULL AND excluded.merged_at I
 /**
  * A placeholder only where it is needed: no row for the pull request yet, and the child event will
  * be stored (its record is not already stored at the same or a newer version). An old child event
- * so leaves no trace, and a replay inserts nothing. DO NOTHING covers siblings of one batch that
- * need the same placeholder.
+ * so leaves no trace, and a replay inserts nothing. DO NOTHING (any constraint) covers siblings of
+ * one batch that need the same placeholder, with a given id too.
  */
 const ENSURE_PLACEHOLDERS = `
-INSERT INTO pull_requests (org_key, repo_key, pr_number, repo)
-SELECT e.value ->> '$.orgKey', e.value ->> '$.repoKey', e.value ->> '$.prNumber', e.value ->> '$.repo'
+INSERT INTO pull_requests (id, org_key, repo_key, pr_number, repo)
+SELECT ${NEW_ID("e.value", "e.key")}, e.value ->> '$.orgKey', e.value ->> '$.repoKey', e.value ->> '$.prNumber', e.value ->> '$.repo'
 FROM json_each(?1) AS e
 WHERE NOT EXISTS (
     SELECT 1 FROM pull_requests AS p
@@ -238,7 +268,7 @@ WHERE NOT EXISTS (
     SELECT 1 FROM ai_authorship AS a
     WHERE e.value ->> '$.table' = 'ai_authorship' AND a.org_key = e.value ->> '$.orgKey' AND a.source_id = e.value ->> '$.id'
       AND a.updated_at >= e.value ->> '$.updatedAt')
-ON CONFLICT (org_key, repo_key, pr_number) DO NOTHING`;
+ON CONFLICT DO NOTHING`;
 
 /** Child rows find their pull request through the unique (org_key, repo_key, pr_number) index. */
 const childSource = `

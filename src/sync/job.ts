@@ -291,7 +291,7 @@ export class SyncJob {
       }),
     );
     for (let i = 0; i < events.length; i += EVENTS_PER_WRITE) {
-      await storeEventsAtHome(this.env.DB, events.slice(i, i + EVENTS_PER_WRITE), { login: at.login, home: this.params.home });
+      await storeEventsAtHome(this.env, events.slice(i, i + EVENTS_PER_WRITE), { login: at.login, home: this.params.home });
     }
   }
 }

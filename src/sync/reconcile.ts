@@ -1,3 +1,4 @@
+import { mainDatabase } from "../directory/shards";
 import { installationHomesAfter } from "../directory/store";
 import { githubSync } from "../github/config";
 import { startSyncAtHome } from "./start";
@@ -28,7 +29,7 @@ export async function reconcileAll(env: Env, run: number): Promise<{ started: nu
   if (sync.kind !== "on") return counts;
   const key = `reconcile-${new Date(run).toISOString()}`;
   for (let after = ""; ; ) {
-    const homes = await installationHomesAfter(env.DB, after, HOMES_PER_PAGE);
+    const homes = await installationHomesAfter(mainDatabase(env), after, HOMES_PER_PAGE);
     for (const home of homes) {
       try {
         const answer = await startSyncAtHome(env, home, { kind: "reconcile", key });

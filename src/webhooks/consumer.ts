@@ -2,11 +2,12 @@ import { storeEventsAtHome } from "../directory/events";
 import type { DeliveryOwner, ReportedIdentity } from "../directory/identity";
 import { learnIdentity } from "../directory/learn";
 import { type DeliveryLookup, deliveryHomes, organizationAt, type Place, resolveHome } from "../directory/resolve";
+import { renameRepositoryRows } from "../directory/rows";
+import { mainDatabase } from "../directory/shards";
 import { githubSync } from "../github/config";
 import { callDurable } from "../lib/durable-call";
 import { messageKey, QueueMessage } from "../schemas/github-changes";
 import { parkDelivery } from "../storage/parked";
-import { moveRows } from "../storage/renames";
 import { applySignal, isSignal } from "../sync/signals";
 import { startSyncAtHome } from "../sync/start";
 import { DEAD_LETTER_QUEUE, WEBHOOK_MAX_RETRIES } from "./queues";
@@ -78,7 +79,7 @@ export async function applyMessage(env: Env, m: QueueMessage): Promise<void> {
     );
     if (!repo.here) throw notYetKnown(m, place.home);
     const event = repo.name === null ? change.event : { ...change.event, repo: repo.name };
-    await storeEventsAtHome(env.DB, [event], { login: m.org, home: place.home });
+    await storeEventsAtHome(env, [event], { login: m.org, home: place.home });
     return;
   }
   const lookup: DeliveryLookup = { accountId, login: m.org };
@@ -100,7 +101,7 @@ export async function applyMessage(env: Env, m: QueueMessage): Promise<void> {
   if (result.kind !== "applied") throw notYetKnown(m, home);
   if (result.directory) await learnIdentity(env, result.directory);
   for (const rename of result.renames) {
-    await moveRows(env.DB, { orgKey: home, repo: rename.fromKey }, { orgKey: home, repo: rename.toName });
+    await renameRepositoryRows(env, home, rename.fromKey, rename.toName);
     await callDurable(() => organizationAt(env, home).renameFollowed(rename.fromKey), { idempotent: true });
   }
   // Also on a retry that finds the ledger entry: the read of GitHub is what the message is for.
@@ -173,7 +174,7 @@ async function parkBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> 
 function park(env: Env, message: Message<unknown>, attempts = message.attempts): Promise<void> {
   const body = message.body as { delivery?: unknown; part?: unknown; event?: unknown };
   const known = typeof body?.delivery === "string" && typeof body.part === "number";
-  return parkDelivery(env.DB, {
+  return parkDelivery(mainDatabase(env), {
     id: known ? messageKey({ delivery: body.delivery as string, part: body.part as number }) : message.id,
     delivery: typeof body?.delivery === "string" ? body.delivery : message.id,
     event: typeof body?.event === "string" ? body.event : "unknown",

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { mainDatabase } from "../directory/shards";
 import { parseJsonObject } from "../http/body";
 import { AppError, badRequest, inStore, storageFailure } from "../lib/errors";
 import type { QueueMessageInput } from "../schemas/github-changes";
@@ -81,7 +82,7 @@ export async function receiveDelivery(
 async function keepUnreadable(env: Env, event: string, delivery: string, payload: object, bytes: number): Promise<void> {
   const action = (payload as { action?: unknown }).action;
   await inStore("D1", () =>
-    parkDelivery(env.DB, {
+    parkDelivery(mainDatabase(env), {
       id: `${delivery}:payload`,
       delivery,
       event: typeof action === "string" ? `${event}.${action}` : event,

@@ -4,7 +4,7 @@ import { decodeCursor } from "../../src/analytics/cursor";
 import { toPage } from "../../src/analytics/present";
 import { listMergedPullRequests, type PlanLimits } from "../../src/storage/analytics";
 import { GAP_TIER_BOUNDS_MS } from "../../src/storage/review-span";
-import { addMember, call, createKey, createOrg, createUser, env, postEventsOk, unique } from "./helpers";
+import { addMember, call, createKey, createOrg, createUser, postEventsOk, shardDb, unique } from "./helpers";
 
 type Row = {
   org: string;
@@ -306,9 +306,10 @@ describe("random data sets", () => {
           const limits = { ...plan, maxRepoWalks };
           const org = unique("plan");
           await postEventsOk(toEvents(org, prs));
+          const db = await shardDb(org);
           const rows = await walkPages(async (cursor) => {
             const { rows: found } = await listMergedPullRequests(
-              env.DB,
+              db,
               {
                 orgKey: org.toLowerCase(),
                 repoKey: repo,

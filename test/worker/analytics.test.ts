@@ -101,19 +101,17 @@ describe("failures of the stores behind it", () => {
 
   it("a failing D1 is the same 500 sentence as a failing Durable Object, logged once as a storage failure", async () => {
     const { org, key } = await setup();
-    const brokenDb = {
-      withSession: () => ({
-        prepare() {
-          throw new Error("D1_ERROR: disk I/O error in secret_table");
-        },
-      }),
-    } as unknown as D1Database;
+    const fail = () => {
+      throw new Error("D1_ERROR: disk I/O error in secret_table");
+    };
+    const brokenDb = { withSession: () => ({ prepare: fail }), prepare: fail, batch: fail } as unknown as D1Database;
     const logged = vi.spyOn(console, "error").mockImplementation(() => {});
     try {
       const request = new Request(`https://service.test/api/analytics/v1/prs?org=${org}`, {
         headers: { Authorization: `Bearer ${key}`, "X-Correlation-Id": "d1-down" },
       });
-      const d1 = await fetchWithEnv(request, { DB: brokenDb });
+      // Every shard fails: the organization's is either (contract section 16).
+      const d1 = await fetchWithEnv(request, { DB: brokenDb, ANALYTICS_2: brokenDb });
       const durable = await fetchWithEnv(request, { ORGANIZATIONS: failingNamespace({ overloaded: true }) });
       expect(d1.status).toBe(500);
       const body = await d1.json();

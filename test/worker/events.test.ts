@@ -3,7 +3,20 @@ import { describe, expect, it } from "vitest";
 import { storeEvents } from "../../src/directory/events";
 import { Event, EventBatch } from "../../src/schemas/events";
 import { GAP_TIER_BOUNDS_MS } from "../../src/storage/review-span";
-import { addMember, admin, call, createKey, createOrg, createUser, EVENT_VERSION, env, ev, postEvents, unique } from "./helpers";
+import {
+  addMember,
+  admin,
+  call,
+  createKey,
+  createOrg,
+  createUser,
+  EVENT_VERSION,
+  env,
+  ev,
+  postEvents,
+  shardDb,
+  unique,
+} from "./helpers";
 
 type ErrorBody = { error: { code: string; details: { path: string; message: string }[] } };
 
@@ -13,8 +26,10 @@ const authorship = ev.ai;
 /** Everything D1 holds for one organization, in a stable order. */
 async function snapshot(org: string) {
   const key = org.toLowerCase();
+  const db = await shardDb(key);
   const q = (sql: string) =>
-    env.DB.prepare(sql)
+    db
+      .prepare(sql)
       .bind(key)
       .all()
       .then((r) => r.results);
@@ -282,9 +297,10 @@ describe("versions: the greatest updatedAt wins (contract section 5)", () => {
   it("rows stored before versions existed (updated_at NULL) take any event", async () => {
     const org = unique("org");
     await postEvents([pr(org, 1), review(org, 1, "r1", { status: "in_progress", completedAt: null })]);
-    await env.DB.batch([
-      env.DB.prepare("UPDATE pull_requests SET updated_at = NULL WHERE org_key = ?1").bind(org),
-      env.DB.prepare("UPDATE reviews SET updated_at = NULL WHERE org_key = ?1").bind(org),
+    const db = await shardDb(org);
+    await db.batch([
+      db.prepare("UPDATE pull_requests SET updated_at = NULL WHERE org_key = ?1").bind(org),
+      db.prepare("UPDATE reviews SET updated_at = NULL WHERE org_key = ?1").bind(org),
     ]);
     await postEvents([pr(org, 1, { author: "bob", updatedAt: "1970-01-01T00:00:00Z" }), review(org, 1, "r1", { updatedAt: T1 })]);
     const s = await snapshot(org);
@@ -403,22 +419,22 @@ describe("rows written (D1 meta.rows_written)", () => {
 
   it("a replayed batch writes no row at all; neither does an older version of it", async () => {
     const org = unique("org");
-    const first = await storeEvents(env.DB, reviewerBatch(org));
+    const first = await storeEvents(env, reviewerBatch(org));
     expect(first.rowsWritten).toBeGreaterThanOrEqual(1000);
     const stored = await snapshot(org);
-    expect(await storeEvents(env.DB, reviewerBatch(org))).toEqual({ rowsWritten: 0 });
-    expect(await storeEvents(env.DB, reviewerBatch(org, "2026-10-02T00:00:00Z"))).toEqual({ rowsWritten: 0 });
+    expect(await storeEvents(env, reviewerBatch(org))).toEqual({ rowsWritten: 0 });
+    expect(await storeEvents(env, reviewerBatch(org, "2026-10-02T00:00:00Z"))).toEqual({ rowsWritten: 0 });
     expect(await snapshot(org)).toEqual(stored);
     // A newer version is written again, and only then.
-    expect((await storeEvents(env.DB, reviewerBatch(org, "2026-10-04T00:00:00Z"))).rowsWritten).toBeGreaterThanOrEqual(1000);
+    expect((await storeEvents(env, reviewerBatch(org, "2026-10-04T00:00:00Z"))).rowsWritten).toBeGreaterThanOrEqual(1000);
   });
 
   it("children replayed without their pull request write nothing either", async () => {
     const org = unique("org");
     const children = [review(org, 1, "r1"), finding(org, 1, "f1"), authorship(org, 1, "a1", 3)];
     const batch = EventBatch.parse({ events: children }).events;
-    expect((await storeEvents(env.DB, batch)).rowsWritten).toBeGreaterThan(0); // with the placeholder
-    expect(await storeEvents(env.DB, batch)).toEqual({ rowsWritten: 0 });
+    expect((await storeEvents(env, batch)).rowsWritten).toBeGreaterThan(0); // with the placeholder
+    expect(await storeEvents(env, batch)).toEqual({ rowsWritten: 0 });
   });
 });
 
@@ -433,15 +449,18 @@ describe("review span (derived by the write path for the analytics walk)", () =>
 
   /** What the span of every pull request of `org` must be, recomputed here from the stored rows. */
   async function spans(org: string) {
+    const db = await shardDb(org);
     const prs = (
-      await env.DB.prepare(
-        "SELECT id, merged_at, first_reviewed_at, last_reviewed_at, after_merge_tier, before_merge_tier FROM pull_requests WHERE org_key = ?1 ORDER BY id",
-      )
+      await db
+        .prepare(
+          "SELECT id, merged_at, first_reviewed_at, last_reviewed_at, after_merge_tier, before_merge_tier FROM pull_requests WHERE org_key = ?1 ORDER BY id",
+        )
         .bind(org.toLowerCase())
         .all<Record<string, number | null> & { id: number; merged_at: number | null }>()
     ).results;
     const reviews = (
-      await env.DB.prepare("SELECT pr_id, completed_at FROM reviews WHERE org_key = ?1 AND status = 'completed'")
+      await db
+        .prepare("SELECT pr_id, completed_at FROM reviews WHERE org_key = ?1 AND status = 'completed'")
         .bind(org.toLowerCase())
         .all<{ pr_id: number; completed_at: number }>()
     ).results;
@@ -503,7 +522,9 @@ describe("review span (derived by the write path for the analytics walk)", () =>
             const { stored, expected } = await spans(org);
             expect(stored).toEqual(expected);
           }
-          const noted = await env.DB.prepare("SELECT COUNT(*) AS n FROM pull_requests_to_refresh").first<{ n: number }>();
+          const noted = await (await shardDb(org))
+            .prepare("SELECT COUNT(*) AS n FROM pull_requests_to_refresh")
+            .first<{ n: number }>();
           expect(noted?.n).toBe(0);
         },
       ),
@@ -528,13 +549,15 @@ describe("review span (derived by the write path for the analytics walk)", () =>
       q.includes("UPDATE"),
     );
     expect(backfill).toHaveLength(2);
-    await env.DB.prepare(
-      "UPDATE pull_requests SET first_reviewed_at = NULL, last_reviewed_at = NULL, after_merge_tier = NULL, before_merge_tier = NULL WHERE org_key = ?1",
-    )
+    const db = await shardDb(org);
+    await db
+      .prepare(
+        "UPDATE pull_requests SET first_reviewed_at = NULL, last_reviewed_at = NULL, after_merge_tier = NULL, before_merge_tier = NULL WHERE org_key = ?1",
+      )
       .bind(org)
       .run();
     expect((await spans(org)).stored).not.toEqual(kept);
-    for (const query of backfill ?? []) await env.DB.prepare(query).run();
+    for (const query of backfill ?? []) await db.prepare(query).run();
     expect((await spans(org)).stored).toEqual(kept);
   });
 });
@@ -657,14 +680,15 @@ describe("reference keys", () => {
     const base = unique("nul");
     const at = Date.parse("2026-10-01T12:00:00Z");
     const one = { type: "review", prNumber: 1, status: "completed", completedAt: at, updatedAt: at } as const;
-    await storeEvents(env.DB, [
+    await storeEvents(env, [
       { ...one, org: `${base}\u0000b`, repo: "c", reviewId: "r1" },
       { ...one, org: base, repo: "b\u0000c", reviewId: "r2" },
     ]);
-    const rows = await env.DB.prepare(
-      `SELECT r.review_id, p.org_key, p.repo_key FROM reviews AS r JOIN pull_requests AS p ON p.id = r.pr_id
+    const rows = await (await shardDb(base))
+      .prepare(
+        `SELECT r.review_id, p.org_key, p.repo_key FROM reviews AS r JOIN pull_requests AS p ON p.id = r.pr_id
        WHERE r.org_key IN (?1, ?2) ORDER BY r.review_id`,
-    )
+      )
       .bind(`${base}\u0000b`, base)
       .all();
     expect(rows.results).toEqual([

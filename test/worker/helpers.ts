@@ -235,3 +235,15 @@ export function failingNamespace(flags: Record<string, boolean> = {}): DurableOb
   const stub = new Proxy({}, { get: () => fail });
   return { getByName: () => stub, get: () => stub, idFromName: () => ({}) } as unknown as DurableObjectNamespace;
 }
+
+/**
+ * The D1 database holding the analytics rows of the organization with this home key (its folded
+ * login unless renamed): its shard (contract section 16), as the directory in DB records it. DB
+ * when it was never placed (nothing stored yet).
+ */
+export async function shardDb(home: string): Promise<D1Database> {
+  const row = await env.DB.prepare("SELECT shard FROM analytics_placements WHERE home_key = ?1")
+    .bind(home.toLowerCase())
+    .first<{ shard: string }>();
+  return (env as unknown as Record<string, D1Database>)[row?.shard ?? "DB"] as D1Database;
+}

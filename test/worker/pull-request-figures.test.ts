@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { moveRows } from "../../src/storage/renames";
-import { env, ev, postEvents, unique } from "./helpers";
+import { env, ev, postEvents, unique as uniqueName } from "./helpers";
 
 /**
  * The window-independent figures of a pull request (`storage/pull-request-figures.ts`) that the
@@ -20,6 +20,17 @@ type Figures = {
 };
 
 /** The figures as stored, and as recomputed from the raw rows, of every pull request of `org`. */
+/**
+ * An organization name whose analytics rows live on DB: these tests call the storage functions
+ * (`moveRows`) and read the rows on one database, so every organization they use is placed there
+ * (its placement recorded before its first event; contract section 16).
+ */
+async function unique(prefix: string): Promise<string> {
+  const org = uniqueName(prefix);
+  await env.DB.prepare("INSERT INTO analytics_placements (home_key, shard) VALUES (?1, 'DB')").bind(org.toLowerCase()).run();
+  return org;
+}
+
 async function figures(org: string) {
   const key = org.toLowerCase();
   const prs = (
@@ -117,7 +128,7 @@ describe("pull request figures (kept by the write path for the summary)", () => 
   it("after any sequence of batches, in any order of versions, they match the stored rows", async () => {
     await fc.assert(
       fc.asyncProperty(batchesArb, async (batches) => {
-        const org = unique("figures");
+        const org = await unique("figures");
         for (const batch of batches) {
           expect((await postEvents(batch.map((e) => toEvent(org, e)))).status).toBe(200);
           const { stored, expected } = await figures(org);
@@ -130,7 +141,7 @@ describe("pull request figures (kept by the write path for the summary)", () => 
   }, 120_000);
 
   it("a replay writes nothing, and a finding that moves updates both pull requests", async () => {
-    const org = unique("figures");
+    const org = await unique("figures");
     const batch = [
       ev.pr(org, 1),
       ev.pr(org, 2),
@@ -162,8 +173,8 @@ describe("pull request figures (kept by the write path for the summary)", () => 
         batchesArb,
         fc.constantFrom("repository", "organization"),
         async (sourceBatches, targetBatches, scope) => {
-          const from = unique("figures");
-          const to = scope === "repository" ? from : unique("figures");
+          const from = await unique("figures");
+          const to = scope === "repository" ? from : await unique("figures");
           // For a repository rename the source is repository "web" and the target "api": the
           // target's events name "api" only, the source's "web" only.
           const atSource = (e: GenEvent) => (scope === "repository" ? { ...e, repo: "web" as const } : e);
@@ -185,7 +196,7 @@ describe("pull request figures (kept by the write path for the summary)", () => 
   }, 120_000);
 
   it("the backfill of migration 0008 computes the figures the write path keeps", async () => {
-    const org = unique("backfill");
+    const org = await unique("backfill");
     expect(
       (
         await postEvents([

@@ -327,13 +327,16 @@ describe("rows stored under the new login before the rename was applied join the
     };
   };
   const byNumber = (rows: Record<string, unknown>[]) => [...rows].sort((x, y) => (x.prNumber as number) - (y.prNumber as number));
+  /** Rows left under a key, on every shard (contract section 16). */
   const rowsLeftUnder = async (loginKey: string) => {
+    const count = (db: D1Database, table: string) =>
+      db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE org_key = ?1`).bind(loginKey).first<{ n: number }>();
     const counts = await Promise.all(
-      ["pull_requests", "reviews", "findings", "ai_authorship"].map((table) =>
-        env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE org_key = ?1`).bind(loginKey).first<{ n: number }>(),
+      ["pull_requests", "reviews", "findings", "ai_authorship"].map(async (table) =>
+        [env.DB, env.ANALYTICS_2].reduce(async (sum, db) => (await sum) + ((await count(db, table))?.n ?? 0), Promise.resolve(0)),
       ),
     );
-    return counts.map((c) => c?.n);
+    return counts;
   };
 
   it("events under the new login appear with the old data, merged by record (newer wins); a retry and a duplicate add nothing", async () => {
@@ -387,7 +390,14 @@ describe("rows stored under the new login before the rename was applied join the
     // The rename: the directory is written, then moving the rows fails; the queue retries the
     // message, the object finds it applied, and the retry moves them.
     const message = messageOf("organization", renamed(a, b, accountOf(a)));
-    const failed = await consume(WEBHOOK_QUEUE, [message], { DB: failsAfterFirstWrite() });
+    // The directory write is DB's first; the rows move on whichever shards hold them, after it.
+    const shardWritesFail = {
+      prepare: (query: string) => env.ANALYTICS_2.prepare(query),
+      batch: async () => {
+        throw new Error("D1_ERROR: injected storage fault [expected-fault]");
+      },
+    };
+    const failed = await consume(WEBHOOK_QUEUE, [message], { DB: failsAfterFirstWrite(), ANALYTICS_2: shardWritesFail });
     expect(failed.result.retryMessages.map((r) => r.msgId)).toEqual(failed.ids);
     expect((await readMember(b, owner, member.id)).status).toBe(200);
     const retried = await consume(WEBHOOK_QUEUE, [message], {}, 2);

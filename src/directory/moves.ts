@@ -1,0 +1,229 @@
+import { callDurable } from "../lib/durable-call";
+import { type CopyPosition, copyPage, deleteOrganizationRows, organizationRowCounts } from "../storage/copy";
+import { mainDatabase, placementOf, type Shard, shardOf } from "./shards";
+
+/**
+ * Moving an organization's analytics rows to another shard while they are read and written
+ * (contract section 16). The steps, each idempotent (the Workflow that runs them, `moves/`, may
+ * run a step again after a crash):
+ *
+ * 1. `beginMove` (state `copying`): the organization's old rows on the target, if a late write
+ *    left any there after an earlier move away, are deleted; then the placement names the target
+ *    as `moving_to`. From then on every write of the organization goes to both shards
+ *    (`events.ts`: the source first, the target with the source's pull request ids), and a write
+ *    that read the placement before re-reads it after writing and writes the target too.
+ * 2. `copySome` (repeated): pages of every table, in key order, written to the target as the
+ *    events that hold their state. Records merge by version, so a copy racing a live write of the
+ *    same record ends with the newer one, whatever lands first.
+ * 3. `catchUp` (state `catching_up`): the row counts per table of both shards are compared; a write
+ *    still on its way to the target (written to the source, not yet to the target) shows as a
+ *    difference, and the copy runs again (nothing newer is overwritten).
+ * 4. `switchOver` (state `switched`): the organization's object switches first (reads go to the
+ *    target from then on, which already has every acknowledged write), then the placement (writes
+ *    to the target only). Both are compare-and-set on the source: a repeat changes nothing.
+ * 5. `finishMove` (state `done`): the source rows are deleted.
+ *
+ * A failure before the switch (`failMove`): the placement goes back to the source alone, the
+ * target's partial copy is deleted, state `failed`; the source was never changed. After the switch
+ * the move only finishes: its steps are retried until the source rows are gone.
+ */
+
+export type MoveState = "copying" | "catching_up" | "switched" | "done" | "failed";
+
+/** A move as `GET /internal/v1/organizations/{org}/move` shows it, with what the Workflow needs. */
+export interface Move {
+  home: string;
+  org: string;
+  from: string;
+  to: string;
+  state: MoveState;
+  rowsCopied: number;
+  position: CopyPosition | null;
+  startedAt: number;
+  error: string | null;
+}
+
+/** The running states: a second move is refused while one is in them. */
+export const RUNNING: readonly MoveState[] = ["copying", "catching_up", "switched"];
+
+/** The Workflow instance of a move (ids allow letters, digits, `-` and `_`). */
+export const moveInstanceId = (move: { home: string; startedAt: number }): string =>
+  `move-${move.home.replace(/[^a-z0-9-]/g, "_")}-${move.startedAt}`;
+
+/** The last (or running) move of an organization, or null when none ever ran. */
+export async function readMove(env: Env, home: string): Promise<Move | null> {
+  const row = await mainDatabase(env).prepare("SELECT * FROM analytics_moves WHERE home_key = ?1").bind(home).first<MoveRow>();
+  return row ? toMove(row) : null;
+}
+
+/**
+ * Records a new move of `home` from its shard to `to`, unless one runs: answers the move recorded
+ * and whether it is this call's (`created`), or the running one.
+ */
+export async function recordMove(
+  env: Env,
+  at: { home: string; login: string },
+  from: string,
+  to: string,
+  now: number,
+): Promise<{ created: boolean; move: Move }> {
+  const db = mainDatabase(env);
+  const written = await db
+    .prepare(
+      `INSERT INTO analytics_moves (home_key, login, from_shard, to_shard, state, rows_copied, copy_table, copy_after, error, started_at, updated_at)
+       VALUES (?1, ?2, ?3, ?4, 'copying', 0, 'pull_requests', NULL, NULL, ?5, ?5)
+       ON CONFLICT (home_key) DO UPDATE SET login = excluded.login, from_shard = excluded.from_shard, to_shard = excluded.to_shard,
+         state = 'copying', rows_copied = 0, copy_table = 'pull_requests', copy_after = NULL, error = NULL,
+         started_at = excluded.started_at, updated_at = excluded.updated_at
+       WHERE analytics_moves.state IN ('done', 'failed')`,
+    )
+    .bind(at.home, at.login, from, to, now)
+    .run();
+  const move = await readMove(env, at.home);
+  if (!move) throw new Error(`the move of ${at.home} was not recorded`);
+  return { created: (written.meta.changes ?? 0) > 0 && move.startedAt === now, move };
+}
+
+/** The shards of a move; throws when the configuration no longer lists one. */
+const shardsOf = (env: Env, move: Move): { from: Shard; to: Shard } => ({
+  from: shardOf(env, move.from),
+  to: shardOf(env, move.to),
+});
+
+/** Step 1: the target cleared of the organization's old rows, then named as `moving_to`. */
+export async function beginMove(env: Env, move: Move): Promise<void> {
+  const { to } = shardsOf(env, move);
+  const placement = await placementOf(env, move.home);
+  if (placement.movingTo === move.to) return; // a repeat: writes already reach the target
+  if (placement.shard !== move.from || placement.movingTo !== null) throw new Error(`${move.home} is not on ${move.from} alone`);
+  await deleteOrganizationRows(to.db, move.home);
+  await mainDatabase(env)
+    .prepare("UPDATE analytics_placements SET moving_to = ?3 WHERE home_key = ?1 AND shard = ?2 AND moving_to IS NULL")
+    .bind(move.home, move.from, move.to)
+    .run();
+}
+
+/**
+ * Step 2 (and 3's second pass): copies pages from the recorded position for about `budgetMs`,
+ * recording the position and the rows after each page. Answers whether the copy reached the end.
+ */
+export async function copySome(env: Env, move: Move, budgetMs: number, pageSize = 500): Promise<boolean> {
+  const { from, to } = shardsOf(env, move);
+  const until = Date.now() + budgetMs;
+  let position = move.position;
+  let rows = move.rowsCopied;
+  while (position !== null) {
+    const page = await copyPage(
+      { db: from.db, orgKey: move.home },
+      { db: to.db, orgKey: move.home, shardIndex: to.index },
+      position,
+      pageSize,
+    );
+    position = page.next;
+    rows += page.rows;
+    await mainDatabase(env)
+      .prepare(
+        "UPDATE analytics_moves SET copy_table = ?2, copy_after = ?3, rows_copied = ?4, updated_at = ?5 WHERE home_key = ?1 AND started_at = ?6",
+      )
+      .bind(move.home, position?.table ?? null, position?.after ?? null, rows, Date.now(), move.startedAt)
+      .run();
+    if (Date.now() >= until) break;
+  }
+  return position === null;
+}
+
+/**
+ * Step 3: `catching_up`. Whether both shards hold as many rows of each table of the organization;
+ * when they do not, the copy starts over from the first table (answer false: run `copySome` again).
+ */
+export async function catchUp(env: Env, move: Move): Promise<boolean> {
+  const { from, to } = shardsOf(env, move);
+  await setState(env, move, "catching_up");
+  const [a, b] = await Promise.all([organizationRowCounts(from.db, move.home), organizationRowCounts(to.db, move.home)]);
+  if (JSON.stringify(a) === JSON.stringify(b)) return true;
+  await mainDatabase(env)
+    .prepare("UPDATE analytics_moves SET copy_table = 'pull_requests', copy_after = NULL WHERE home_key = ?1 AND started_at = ?2")
+    .bind(move.home, move.startedAt)
+    .run();
+  return false;
+}
+
+/** Step 4: the object, then the placement, switch to the target (both compare-and-set on the source). */
+export async function switchOver(env: Env, move: Move): Promise<void> {
+  const held = await callDurable(() => env.ORGANIZATIONS.getByName(move.home).placeShard(move.to, move.from), {
+    idempotent: true,
+  });
+  if (held !== move.to) throw new Error(`the object of ${move.home} is on ${held}, neither ${move.from} nor ${move.to}`);
+  await mainDatabase(env).batch([
+    mainDatabase(env)
+      .prepare(
+        "UPDATE analytics_placements SET shard = ?3, moving_to = NULL WHERE home_key = ?1 AND shard = ?2 AND moving_to = ?3",
+      )
+      .bind(move.home, move.from, move.to),
+    stateStatement(env, move, "switched"),
+  ]);
+}
+
+/** Step 5: the source rows deleted (for about `budgetMs`; answers whether all are), then `done`. */
+export async function finishMove(env: Env, move: Move, budgetMs = Number.POSITIVE_INFINITY): Promise<boolean> {
+  const { from } = shardsOf(env, move);
+  const { done } = await deleteOrganizationRows(from.db, move.home, { until: Date.now() + budgetMs });
+  if (done) await setState(env, move, "done");
+  return done;
+}
+
+/**
+ * A move that cannot go on. Before the switch: the placement goes back to the source alone and
+ * the target's copy is deleted (the source was never changed), `failed`. After it: only recorded
+ * (the organization is on the target; its source rows may still need deleting by a new move back
+ * or by hand).
+ */
+export async function failMove(env: Env, move: Move, error: string): Promise<void> {
+  const placement = await placementOf(env, move.home);
+  if (placement.shard === move.from) {
+    await mainDatabase(env)
+      .prepare("UPDATE analytics_placements SET moving_to = NULL WHERE home_key = ?1 AND shard = ?2")
+      .bind(move.home, move.from)
+      .run();
+    const to = shardOf(env, move.to);
+    await deleteOrganizationRows(to.db, move.home);
+  }
+  await mainDatabase(env)
+    .prepare("UPDATE analytics_moves SET state = 'failed', error = ?3, updated_at = ?4 WHERE home_key = ?1 AND started_at = ?2")
+    .bind(move.home, move.startedAt, error.slice(0, 500), Date.now())
+    .run();
+}
+
+const stateStatement = (env: Env, move: Move, state: MoveState) =>
+  mainDatabase(env)
+    .prepare(
+      "UPDATE analytics_moves SET state = ?3, updated_at = ?4 WHERE home_key = ?1 AND started_at = ?2 AND state <> 'failed'",
+    )
+    .bind(move.home, move.startedAt, state, Date.now());
+
+const setState = (env: Env, move: Move, state: MoveState) => stateStatement(env, move, state).run();
+
+interface MoveRow {
+  home_key: string;
+  login: string;
+  from_shard: string;
+  to_shard: string;
+  state: MoveState;
+  rows_copied: number;
+  copy_table: CopyPosition["table"] | null;
+  copy_after: string | null;
+  error: string | null;
+  started_at: number;
+}
+
+const toMove = (r: MoveRow): Move => ({
+  home: r.home_key,
+  org: r.login,
+  from: r.from_shard,
+  to: r.to_shard,
+  state: r.state,
+  rowsCopied: r.rows_copied,
+  position: r.copy_table === null ? null : { table: r.copy_table, after: r.copy_after },
+  startedAt: r.started_at,
+  error: r.error,
+});

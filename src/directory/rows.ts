@@ -1,0 +1,43 @@
+import { type CopyPosition, copyPage, deleteOrganizationRows } from "../storage/copy";
+import { moveRows } from "../storage/renames";
+import { placementOf, readPlacements, shardOf } from "./shards";
+
+/**
+ * Moves of analytics rows between keys (renames, stray rows joining their organization), on the
+ * organization's shard. While an organization moves between shards (`moves.ts`) these wait: they
+ * throw, and their caller (the webhook consumer) retries the message with backoff; a move takes
+ * minutes at most.
+ */
+export class MoveRunning extends Error {
+  override name = "MoveRunning";
+}
+
+/** A repository rename's rows (`storage/renames.ts`), on the organization's shard. */
+export async function renameRepositoryRows(env: Env, home: string, fromKey: string, toName: string): Promise<void> {
+  const placement = await placementOf(env, home);
+  if (placement.movingTo !== null)
+    throw new MoveRunning(`${home} is moving to ${placement.movingTo}: its repository rename waits`);
+  await moveRows(shardOf(env, placement.shard).db, { orgKey: home, repo: fromKey }, { orgKey: home, repo: toName });
+}
+
+/**
+ * Every row of `from` joins `to` (`learn.ts` `gatherStrayRows`): one transaction when both are on
+ * one shard (`moveRows`), else a copy to `to`'s shard (records merge by version, as events do)
+ * followed by the delete of the source. Idempotent: a retry copies what is left again. A key never
+ * placed has no rows.
+ */
+export async function moveOrganizationRows(env: Env, from: string, to: string): Promise<void> {
+  const source = (await readPlacements(env, [from])).get(from);
+  if (source === undefined) return;
+  const target = await placementOf(env, to);
+  if (source.movingTo !== null || target.movingTo !== null) throw new MoveRunning(`${from} or ${to} is moving between shards`);
+  const a = shardOf(env, source.shard);
+  const b = shardOf(env, target.shard);
+  if (a === b) return moveRows(a.db, { orgKey: from }, { orgKey: to });
+  for (let position: CopyPosition | null = COPY_START; position !== null; ) {
+    position = (await copyPage({ db: a.db, orgKey: from }, { db: b.db, orgKey: to, shardIndex: b.index }, position, 500)).next;
+  }
+  await deleteOrganizationRows(a.db, from);
+}
+
+const COPY_START: CopyPosition = { table: "pull_requests", after: null };

@@ -1,0 +1,265 @@
+import { repoKey } from "../lib/names";
+import type { Event } from "../schemas/events";
+import { refKey, writeEvents } from "./events";
+
+/**
+ * Copies an organization's analytics rows to another database (a move between shards,
+ * `directory/moves.ts`, or stray rows joining their organization on another shard,
+ * `directory/rows.ts`), a page of pull requests at a time, in pull request id order.
+ *
+ * Each stored row is written to the target as the event that holds its state (its `updated_at` as
+ * the version), through the event write path itself (`writeEvents`): the target then holds, per
+ * record, the newest of what it had and what the source has, by the same version rule as every
+ * event, whatever the order in which a copy and live writes arrive. Pull requests keep their ids
+ * (unique across shards), so an export cursor issued on the source is exact on the target.
+ *
+ * `ORGANIZATION_TABLES` lists every table keyed by `org_key`; a test compares it with the schema,
+ * so a table added later cannot be forgotten by the copy and the delete.
+ */
+export const ORGANIZATION_TABLES = ["pull_requests", "reviews", "findings", "ai_authorship"] as const;
+
+/** Source and target of a copy: a database, the organization's key there, the target shard's index. */
+export interface CopyTarget {
+  db: D1Database;
+  orgKey: string;
+  shardIndex: number;
+}
+
+/** At most this many events per write (the control plane's own batch size). */
+const EVENTS_PER_WRITE = 1000;
+
+/** One of the tables a copy walks, in this order (pull requests first: children then find their rows). */
+export type CopiedTable = (typeof ORGANIZATION_TABLES)[number];
+
+/** A copy's position: the table and the last key copied of it (null: from its start). */
+export interface CopyPosition {
+  table: CopiedTable;
+  after: string | null;
+}
+
+/**
+ * Copies the next page (at most `limit` rows) of one table of the organization, in key order from
+ * `position` (each table is walked through its primary key: a page costs an index range, whatever
+ * the organization's size). Children name their pull request by (repository, number) and keep its
+ * id. Answers the position after the page (the next table's start when this one is done; null when
+ * every table is) and the rows copied. Idempotent: copying a page again writes nothing not newer.
+ */
+export async function copyPage(
+  source: { db: D1Database; orgKey: string },
+  target: CopyTarget,
+  position: CopyPosition,
+  limit: number,
+): Promise<{ next: CopyPosition | null; rows: number }> {
+  const { sql, key } = PAGES[position.table];
+  // From the start: below every key (repository keys and ids are non-empty text, numbers positive).
+  // A bound, not `?2 IS NULL OR ...`, so the page is one range of an index, not a scan from its start.
+  const after = position.after ?? (position.table === "pull_requests" ? '["", 0]' : "");
+  const { results } = await source.db.prepare(sql).bind(source.orgKey, after, limit).all<SourceRow>();
+  await writeAsEvents(
+    target,
+    results.map((row) => ({ table: position.table, row })),
+  );
+  const last = results.at(-1);
+  if (last && results.length === limit)
+    return { next: { table: position.table, after: String(last[key]) }, rows: results.length };
+  const following = ORGANIZATION_TABLES[ORGANIZATION_TABLES.indexOf(position.table) + 1];
+  return { next: following ? { table: following, after: null } : null, rows: results.length };
+}
+
+/** The row of a page: its table's columns, and its pull request's id, repository name and number. */
+type SourceRow = Record<string, unknown> & { pr_id: number; repo: string; pr_number: number };
+
+/** Per table: the page statement (?1 org key, ?2 the last key copied, ?3 the page size) and the key column. */
+const PAGES: Record<CopiedTable, { sql: string; key: string }> = {
+  // By the unique (org_key, repo_key, pr_number) index: ?2 is the last [repo_key, pr_number] as JSON.
+  pull_requests: {
+    key: "position",
+    sql: `SELECT json_array(repo_key, pr_number) AS position, id AS pr_id, repo, pr_number, author, created_at, merged_at,
+        lines_added, lines_deleted, updated_at
+      FROM pull_requests WHERE org_key = ?1 AND (repo_key, pr_number) > (?2 ->> '$[0]', ?2 ->> '$[1]')
+      ORDER BY repo_key, pr_number LIMIT ?3`,
+  },
+  reviews: {
+    key: "review_id",
+    sql: `SELECT c.review_id, c.status, c.completed_at, c.updated_at, c.pr_id, p.repo, p.pr_number
+      FROM reviews AS c JOIN pull_requests AS p ON p.id = c.pr_id
+      WHERE c.org_key = ?1 AND c.review_id > ?2 ORDER BY c.review_id LIMIT ?3`,
+  },
+  findings: {
+    key: "finding_id",
+    sql: `SELECT c.finding_id, c.created_at, c.posted, c.ai_addressed, c.feedback, c.updated_at, c.pr_id, p.repo, p.pr_number
+      FROM findings AS c JOIN pull_requests AS p ON p.id = c.pr_id
+      WHERE c.org_key = ?1 AND c.finding_id > ?2 ORDER BY c.finding_id LIMIT ?3`,
+  },
+  ai_authorship: {
+    key: "source_id",
+    sql: `SELECT c.source_id, c.lines, c.updated_at, c.pr_id, p.repo, p.pr_number
+      FROM ai_authorship AS c JOIN pull_requests AS p ON p.id = c.pr_id
+      WHERE c.org_key = ?1 AND c.source_id > ?2 ORDER BY c.source_id LIMIT ?3`,
+  },
+};
+
+/** The event that holds a stored row's state (its version: `updated_at`, 0 for a row stored before versions). */
+function toEvent(table: CopiedTable, org: string, r: SourceRow): Event | null {
+  const at = { org, repo: r.repo, prNumber: r.pr_number, updatedAt: (r.updated_at as number | null) ?? 0 };
+  switch (table) {
+    case "pull_requests":
+      // A placeholder (no pull_request event yet) is recreated by its children's events, with its id.
+      if (r.author === null || r.created_at === null) return null;
+      return {
+        type: "pull_request",
+        ...at,
+        author: r.author as string,
+        createdAt: r.created_at as number,
+        mergedAt: r.merged_at as number | null,
+        linesAdded: r.lines_added as number | null,
+        linesDeleted: r.lines_deleted as number | null,
+      };
+    case "reviews":
+      return {
+        type: "review",
+        ...at,
+        reviewId: r.review_id as string,
+        status: r.status as "completed" | "failed" | "in_progress",
+        completedAt: r.completed_at as number | null,
+      };
+    case "findings":
+      return {
+        type: "finding",
+        ...at,
+        findingId: r.finding_id as string,
+        createdAt: r.created_at as number,
+        posted: r.posted === 1,
+        aiAddressed: r.ai_addressed === 1,
+        feedback: r.feedback as "positive" | "negative" | null,
+      };
+    case "ai_authorship":
+      return { type: "ai_authorship", ...at, sourceId: r.source_id as string, lines: r.lines as number };
+  }
+}
+
+/** Records of one organization by their keys: pull requests by (repository key, number), the others by id. */
+export interface RecordKeys {
+  pullRequests: { repoKey: string; prNumber: number }[];
+  reviews: string[];
+  findings: string[];
+  authorship: string[];
+}
+
+/** The records an event batch names (give it the events of one organization). */
+export function recordKeys(events: readonly Event[]): RecordKeys {
+  const keys: RecordKeys = { pullRequests: [], reviews: [], findings: [], authorship: [] };
+  for (const e of events) {
+    if (e.type === "pull_request") keys.pullRequests.push({ repoKey: repoKey(e.repo), prNumber: e.prNumber });
+    else if (e.type === "review") keys.reviews.push(e.reviewId);
+    else if (e.type === "finding") keys.findings.push(e.findingId);
+    else keys.authorship.push(e.sourceId);
+  }
+  return keys;
+}
+
+/**
+ * Copies these records as they are stored in the source now (the state its version rule kept,
+ * with their pull request ids) to the target: what a write does to a move's target after writing
+ * the source (`directory/events.ts`). Copying the source's state rather than the events again
+ * keeps the target exact where the events tie (same version, different content: the source kept
+ * the one it stored first, which the target may not have seen first). Answers the rows written.
+ */
+export async function copyRecords(
+  source: { db: D1Database; orgKey: string },
+  target: CopyTarget,
+  keys: RecordKeys,
+): Promise<number> {
+  const statements = (
+    [
+      ["pull_requests", keys.pullRequests],
+      ["reviews", keys.reviews],
+      ["findings", keys.findings],
+      ["ai_authorship", keys.authorship],
+    ] as const
+  )
+    .filter(([, list]) => list.length > 0)
+    .map(([table, list]) => ({ table, statement: source.db.prepare(RECORDS[table]).bind(source.orgKey, JSON.stringify(list)) }));
+  if (statements.length === 0) return 0;
+  const results = await source.db.batch(statements.map((s) => s.statement));
+  const rows = statements.flatMap(({ table }, i) => ((results[i]?.results ?? []) as SourceRow[]).map((row) => ({ table, row })));
+  return writeAsEvents(target, rows);
+}
+
+/** Per table: the records named by key (?1 org key, ?2 JSON array of keys), shaped as `PAGES` rows. */
+const RECORDS: Record<CopiedTable, string> = {
+  pull_requests: `SELECT p.id AS pr_id, p.repo, p.pr_number, p.author, p.created_at, p.merged_at, p.lines_added, p.lines_deleted, p.updated_at
+    FROM json_each(?2) AS k JOIN pull_requests AS p
+      ON p.org_key = ?1 AND p.repo_key = k.value ->> '$.repoKey' AND p.pr_number = k.value ->> '$.prNumber'`,
+  reviews: `SELECT c.review_id, c.status, c.completed_at, c.updated_at, c.pr_id, p.repo, p.pr_number
+    FROM json_each(?2) AS k JOIN reviews AS c ON c.org_key = ?1 AND c.review_id = k.value JOIN pull_requests AS p ON p.id = c.pr_id`,
+  findings: `SELECT c.finding_id, c.created_at, c.posted, c.ai_addressed, c.feedback, c.updated_at, c.pr_id, p.repo, p.pr_number
+    FROM json_each(?2) AS k JOIN findings AS c ON c.org_key = ?1 AND c.finding_id = k.value JOIN pull_requests AS p ON p.id = c.pr_id`,
+  ai_authorship: `SELECT c.source_id, c.lines, c.updated_at, c.pr_id, p.repo, p.pr_number
+    FROM json_each(?2) AS k JOIN ai_authorship AS c ON c.org_key = ?1 AND c.source_id = k.value JOIN pull_requests AS p ON p.id = c.pr_id`,
+};
+
+/** Writes stored rows to the target as the events that hold their state, keeping their pull request ids. */
+async function writeAsEvents(target: CopyTarget, rows: { table: CopiedTable; row: SourceRow }[]): Promise<number> {
+  const org = target.orgKey;
+  const events: Event[] = [];
+  const ids = new Map<string, number>();
+  for (const { table, row } of rows) {
+    ids.set(refKey({ orgKey: org, repoKey: repoKey(row.repo), prNumber: row.pr_number }), row.pr_id);
+    const event = toEvent(table, org, row);
+    if (event) events.push(event);
+  }
+  // The events name the target's key as their "login": it maps to itself.
+  const homes = new Map([[org, org]]);
+  let written = 0;
+  for (let i = 0; i < events.length; i += EVENTS_PER_WRITE) {
+    const slice = events.slice(i, i + EVENTS_PER_WRITE);
+    written += (await writeEvents(target.db, slice, homes, { shardIndex: target.shardIndex, given: ids })).rowsWritten;
+  }
+  return written;
+}
+
+/**
+ * Deletes an organization's rows from a database, children first, a chunk at a time (each chunk
+ * one statement: a large organization never holds the database for long), until done or past
+ * `until` (epoch ms). Answers the rows deleted and whether none is left.
+ */
+export async function deleteOrganizationRows(
+  db: D1Database,
+  orgKey: string,
+  { chunk = 5000, until = Number.POSITIVE_INFINITY }: { chunk?: number; until?: number } = {},
+): Promise<{ deleted: number; done: boolean }> {
+  let deleted = 0;
+  for (const table of [
+    "reviews",
+    "findings",
+    "ai_authorship",
+    "pull_requests",
+  ] satisfies (typeof ORGANIZATION_TABLES)[number][]) {
+    for (;;) {
+      const result = await db
+        .prepare(`DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE org_key = ?1 LIMIT ?2)`)
+        .bind(orgKey, chunk)
+        .run();
+      const n = result.meta.changes ?? 0;
+      deleted += n;
+      if (n < chunk) break;
+      if (Date.now() >= until) return { deleted, done: false };
+    }
+  }
+  return { deleted, done: true };
+}
+
+/**
+ * How many rows of each table an organization has (the move's check before its switch); pull
+ * requests without their own event (placeholders) are not copied as such, so not counted.
+ */
+export async function organizationRowCounts(db: D1Database, orgKey: string): Promise<Record<string, number>> {
+  const where = (t: string) => (t === "pull_requests" ? "org_key = ?1 AND author IS NOT NULL" : "org_key = ?1");
+  const results = await db.batch(
+    ORGANIZATION_TABLES.map((t) => db.prepare(`SELECT count(*) AS n FROM ${t} WHERE ${where(t)}`).bind(orgKey)),
+  );
+  return Object.fromEntries(
+    ORGANIZATION_TABLES.map((t, i) => [t, (results[i]?.results?.[0] as { n: number } | undefined)?.n ?? 0]),
+  );
+}
