@@ -6,6 +6,7 @@ import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { waitForHealthy } from "../../scripts/lib/control-plane-client.mjs";
 import { seedDemo } from "../../scripts/lib/seed.mjs";
+import { analyticsShardBindings } from "../../scripts/lib/shards.mjs";
 
 /**
  * The browser tests' service: `wrangler dev` on 127.0.0.1 (port BROWSER_TEST_PORT, default 8991)
@@ -20,7 +21,9 @@ export default async function setup(project: TestProject) {
   const wrangler = join(process.cwd(), "node_modules", ".bin", "wrangler");
   const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };
 
-  execFileSync(wrangler, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", state], { env, stdio: "ignore" });
+  // Every analytics shard gets the migrations, as `npm start` applies them.
+  for (const shard of analyticsShardBindings())
+    execFileSync(wrangler, ["d1", "migrations", "apply", shard, "--local", "--persist-to", state], { env, stdio: "ignore" });
   const dev: ChildProcess = spawn(
     wrangler,
     [
