@@ -58,7 +58,11 @@ export const postSync = defineRoute({
   errors: ["org_not_found", "sync_in_progress", "sync_off"],
   handler: async ({ params }, { env, correlationId }) => {
     const sync = githubSync(env);
-    if (sync.kind !== "on") throw new AppError("sync_off", "Sync with GitHub's API is not configured for this service.");
+    if (sync.kind !== "on") {
+      // The organization first (404 for an unknown one, as with sync on); then: sync is off.
+      unwrap(await atOrganization(env, params.org, (stub, at) => stub.readSync(at.login)));
+      throw new AppError("sync_off", "Sync with GitHub's API is not configured for this service.");
+    }
     const answer = await startSync(env, () =>
       atOrganization(env, params.org, (stub, at) => stub.beginSync(at.login, { kind: "api", key: correlationId })),
     );

@@ -21,7 +21,7 @@ export const ShardList = z
   })
   .meta({ id: "ShardList" });
 
-export const MoveInput = z.object({ shard: ShardName }).meta({ id: "MoveInput" });
+export const MoveInput = z.strictObject({ shard: ShardName }).meta({ id: "MoveInput" });
 
 export const MoveStatus = z
   .object({

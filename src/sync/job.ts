@@ -91,7 +91,8 @@ export class SyncJob {
    * end. Anything else is thrown for the Workflow to retry with backoff.
    */
   async failed(step: string, error: unknown): Promise<true> {
-    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    // The failure in words, without the error's class name (an internal name, not the operator's).
+    const message = error instanceof Error ? error.message : String(error);
     await this.record({ kind: "error", step, message: message.slice(0, 500) }).catch(() => undefined);
     if (error instanceof GithubError && PERMANENT.has(error.kind)) return true;
     throw error;

@@ -411,16 +411,23 @@ describe("the sync's progress and control: GET and POST .../sync", () => {
     expect(last?.steps.members).toEqual({ state: "pending", count: 0 });
   });
 
-  it("POST answers 409 sync_off without the App's configuration, 404 for an unknown organization", async () => {
-    const request = () =>
-      new Request(`https://service.test/internal/v1/organizations/nobody-${Date.now()}/sync`, {
+  it("POST answers 404 for an unknown organization whatever the configuration, 409 sync_off for a known one without the App's", async () => {
+    const { fake, org } = await githubOrganization();
+    await billingOnly(fake);
+    const request = (login: string) =>
+      new Request(`https://service.test/internal/v1/organizations/${login}/sync`, {
         method: "POST",
         headers: { Authorization: "Bearer test-admin-token-0123456789abcdef" },
       });
-    const off = await fetchWithEnv(request(), { GITHUB_APP_ID: "" });
+    const unknown = `nobody-${Date.now()}`;
+    // The organization is resolved first, as every route checks (404 before a state rule's 409).
+    expect((await fetchWithEnv(request(unknown), { GITHUB_APP_ID: "" })).status).toBe(404);
+    expect((await fetchWithEnv(request(unknown), {})).status).toBe(404);
+    const off = await fetchWithEnv(request(org), { GITHUB_APP_ID: "" });
     expect(off.status).toBe(409);
     expect(((await off.json()) as { error: { code: string } }).error.code).toBe("sync_off");
-    expect((await fetchWithEnv(request(), {})).status).toBe(404);
+    // Nothing started: the organization has no sync.
+    expect(await syncStatus(org)).toEqual({ running: null, last: null });
   });
 });
 

@@ -149,6 +149,12 @@ describe("moving an organization (POST/GET /internal/v1/organizations/{org}/move
     expect(((await bad.json()) as { error: { details: { path: string }[] } }).error.details.map((d) => d.path)).toEqual([
       "shard",
     ]);
+    // Any other field: 400 naming it (contract sections 4 and 5), and no move starts.
+    const extra = await admin("POST", `/internal/v1/organizations/${org}/move`, { shard: "DB", bogus: [1, 2, 3] });
+    expect(extra.status).toBe(400);
+    expect(((await extra.json()) as { error: { details: { path: string }[] } }).error.details.map((d) => d.path)).toEqual([
+      "bogus",
+    ]);
     expect((await admin("POST", `/internal/v1/organizations/${unique("nobody")}/move`, { shard: "DB" })).status).toBe(404);
     expect(((await (await admin("GET", `/internal/v1/organizations/${org}/move`)).json()) as { move: unknown }).move).toBeNull();
   });
