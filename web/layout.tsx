@@ -69,3 +69,33 @@ export function TableWrap({ label, children }: { label: string; children: Compon
     </section>
   );
 }
+
+/**
+ * Cursor paging (the members list, the export's rows): "Previous page" while a page is behind the
+ * first, "Next page" while the answer names a next cursor. `cursors` is the stack of the pages'
+ * cursors (null for the first); `go` is given the new stack.
+ */
+export function Pager({
+  cursors,
+  next,
+  go,
+}: {
+  cursors: (string | null)[];
+  next: string | null | undefined;
+  go: (cursors: (string | null)[]) => void;
+}) {
+  return (
+    <div class="actions">
+      {cursors.length > 1 && (
+        <button type="button" class="secondary" onClick={() => go(cursors.slice(0, -1))}>
+          Previous page
+        </button>
+      )}
+      {next && (
+        <button type="button" class="secondary" onClick={() => go([...cursors, next])}>
+          Next page
+        </button>
+      )}
+    </div>
+  );
+}

@@ -2,7 +2,7 @@ import type { ComponentChildren } from "preact";
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { ApiError, api, explain, formatDate, type SessionInfo } from "../api";
 import { Chart, ChartKey, type ChartSeries } from "../chart";
-import { Layout, Notice, TableWrap } from "../layout";
+import { Layout, Notice, Pager, TableWrap } from "../layout";
 
 /** The summary's figures (contract section 12): one group, or the totals. */
 export interface Figures {
@@ -669,18 +669,7 @@ function Rows({ org, params, total }: { org: string; params: URLSearchParams; to
           </table>
         </TableWrap>
       )}
-      <div class="actions">
-        {cursors.length > 1 && (
-          <button type="button" class="secondary" onClick={() => setCursors(cursors.slice(0, -1))}>
-            Previous page
-          </button>
-        )}
-        {page?.nextCursor && (
-          <button type="button" class="secondary" onClick={() => setCursors([...cursors, page.nextCursor])}>
-            Next page
-          </button>
-        )}
-      </div>
+      <Pager cursors={cursors} next={page?.nextCursor} go={setCursors} />
     </section>
   );
 }

@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, api, explain, type SessionInfo } from "../api";
-import { Layout, Notice, TableWrap } from "../layout";
+import { Layout, Notice, Pager, TableWrap } from "../layout";
 import { findOrg, type OrgEntry } from "./orgs";
 
 interface Member {
@@ -220,34 +220,14 @@ export function MembersPage({ session, org }: { session: SessionInfo; org: strin
           </table>
         </TableWrap>
       )}
-      <div class="actions">
-        {cursors.length > 1 && (
-          <button
-            type="button"
-            class="secondary"
-            onClick={() => {
-              const back = cursors.slice(0, -1);
-              setCursors(back);
-              load(back[back.length - 1] ?? null, filters);
-            }}
-          >
-            Previous page
-          </button>
-        )}
-        {page?.nextCursor && (
-          <button
-            type="button"
-            class="secondary"
-            onClick={() => {
-              const next = page.nextCursor;
-              setCursors([...cursors, next]);
-              load(next, filters);
-            }}
-          >
-            Next page
-          </button>
-        )}
-      </div>
+      <Pager
+        cursors={cursors}
+        next={page?.nextCursor}
+        go={(stack) => {
+          setCursors(stack);
+          load(stack[stack.length - 1] ?? null, filters);
+        }}
+      />
     </Layout>
   );
 }
