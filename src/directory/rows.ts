@@ -5,8 +5,8 @@ import { placementOf, readPlacements, shardOf } from "./shards";
 /**
  * Moves of analytics rows between keys (renames, stray rows joining their organization), on the
  * organization's shard. While an organization moves between shards (`moves.ts`) these wait: they
- * throw, and their caller (the webhook consumer) retries the message with backoff; a move takes
- * minutes at most.
+ * throw `MoveRunning`, and their caller (the webhook consumer) sends the message again to wait a
+ * minute, as often as the move lasts (`webhooks/consumer.ts` `waitForMove`).
  */
 export class MoveRunning extends Error {
   override name = "MoveRunning";

@@ -2,7 +2,7 @@ import { storeEventsAtHome } from "../directory/events";
 import type { DeliveryOwner, ReportedIdentity } from "../directory/identity";
 import { learnIdentity } from "../directory/learn";
 import { type DeliveryLookup, deliveryHomes, organizationAt, type Place, resolveHome } from "../directory/resolve";
-import { renameRepositoryRows } from "../directory/rows";
+import { MoveRunning, renameRepositoryRows } from "../directory/rows";
 import { mainDatabase } from "../directory/shards";
 import { githubSync } from "../github/config";
 import { callDurable } from "../lib/durable-call";
@@ -17,7 +17,8 @@ export { DEAD_LETTER_QUEUE, WEBHOOK_QUEUE } from "./queues";
 /** Retry delay after the n-th failed attempt: 10 s, 20 s, 40 s, ... at most 10 minutes. */
 export const backoffSeconds = (attempts: number): number => Math.min(600, 10 * 2 ** Math.max(0, attempts - 1));
 
-const log = (level: "info" | "error", msg: string, extra: object) => console.log(JSON.stringify({ level, msg, ...extra }));
+const log = (level: "info" | "warn" | "error", msg: string, extra: object) =>
+  console.log(JSON.stringify({ level, msg, ...extra }));
 
 /**
  * The Worker's `queue()` handler. Webhook messages are applied one by one and acknowledged each;
@@ -41,6 +42,7 @@ export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promi
       }
       message.ack();
     } catch (error) {
+      if (error instanceof MoveRunning && (await waitForMove(env, message, error))) continue;
       const delaySeconds = backoffSeconds(message.attempts);
       log("error", "webhook message failed; retried", {
         id: parsed.success ? messageKey(parsed.data) : message.id,
@@ -51,6 +53,28 @@ export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promi
       message.retry({ delaySeconds });
     }
   }
+}
+
+/** How long a message that waits for an organization's move between shards sleeps before it is tried again. */
+export const MOVE_WAIT_SECONDS = 60;
+
+/**
+ * A message that must wait while its organization moves between shards (a repository rename's rows,
+ * `directory/rows.ts`): a move of a large organization takes longer than the retries' backoff in
+ * all (about 5 minutes before the dead-letter queue), so the message is sent again as a new one,
+ * with its attempts not spent, and this one acknowledged. Applying is idempotent (the object's
+ * ledger), so a send whose acknowledgement is lost only applies it twice to the same effect.
+ * Answers false when the send failed: the message is then retried as any failure.
+ */
+async function waitForMove(env: Env, message: Message<unknown>, error: MoveRunning): Promise<boolean> {
+  try {
+    await env.WEBHOOKS.send(message.body, { contentType: "json", delaySeconds: MOVE_WAIT_SECONDS });
+  } catch {
+    return false;
+  }
+  log("warn", "webhook message waits for a move between shards", { id: message.id, reason: error.message });
+  message.ack();
+  return true;
 }
 
 /**

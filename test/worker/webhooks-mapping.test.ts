@@ -1,10 +1,14 @@
 import { describe, expect, it } from "vitest";
+import { placementOf } from "../../src/directory/shards";
+import { MOVE_WAIT_SECONDS } from "../../src/webhooks/consumer";
+import { WEBHOOK_QUEUE } from "../../src/webhooks/queues";
 import { fakeInstallation } from "./github-fake";
 import {
   adminOk,
   call,
   createKey,
   createUser,
+  env,
   type MemberErrorBody,
   postEventsOk,
   unique,
@@ -13,6 +17,7 @@ import {
 import {
   accountOf,
   billing,
+  consume,
   deliverQueued,
   errorCode,
   eventually,
@@ -23,6 +28,7 @@ import {
   installationOf,
   joins,
   mergedPr,
+  messageOf,
   type Person,
   person,
   prs,
@@ -282,6 +288,39 @@ describe("repositories", () => {
     await deliverQueued("pull_request", mergedPr(org, { ...repo, name: "old-name" }, 2));
     await postEventsOk([review(org, "New-Name", 2)]);
     expect((await exported(org, admin)).map((r) => `${r.repo}#${r.prNumber}`)).toEqual(["New-Name#2", "New-Name#1"]);
+  });
+
+  it("renamed while the organization moves between shards: the message waits as a new one, attempts unspent, then applies", async () => {
+    const repo = { id: repoId(), name: "old-name", private: false };
+    const { org, admin } = await world([repo]);
+    await prs(org, admin, [[repo, 1]]);
+    const home = org.toLowerCase();
+    const { shard } = await placementOf(env, home);
+    // A move has begun (the placement names its target): no rows may move under it.
+    await env.DB.prepare("UPDATE analytics_placements SET moving_to = ?2 WHERE home_key = ?1")
+      .bind(home, shard === "DB" ? "ANALYTICS_2" : "DB")
+      .run();
+    const renamed = example("repository", "renamed", org);
+    Object.assign(renamed.repository as object, { id: repo.id, name: "New-Name", private: false });
+    renamed.changes = { repository: { name: { from: "old-name" } } };
+    const body = messageOf("repository", renamed);
+    const sent: { body: unknown; options: unknown }[] = [];
+    const queue = {
+      send: async (b: unknown, options: unknown) => {
+        sent.push({ body: b, options });
+      },
+      sendBatch: async () => {},
+    };
+    // Its fifth attempt, the last before the dead-letter queue: it is sent again, not retried.
+    const waiting = await consume(WEBHOOK_QUEUE, [body], { WEBHOOKS: queue }, 5);
+    expect(waiting.result.explicitAcks).toEqual(waiting.ids);
+    expect(waiting.result.retryMessages).toEqual([]);
+    expect(sent).toEqual([{ body, options: { contentType: "json", delaySeconds: MOVE_WAIT_SECONDS } }]);
+    // The move ends; the message sent again applies, rows included.
+    await env.DB.prepare("UPDATE analytics_placements SET moving_to = NULL WHERE home_key = ?1").bind(home).run();
+    const again = await consume(WEBHOOK_QUEUE, [sent[0]?.body]);
+    expect(again.result.explicitAcks).toEqual(again.ids);
+    expect((await exported(org, admin)).map((r) => r.repo)).toEqual(["New-Name"]);
   });
 
   it("renamed after the reviewer already used the new name: the two rows of a pull request become one", async () => {
