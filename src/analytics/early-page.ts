@@ -28,8 +28,11 @@ export function pageQuery(query: Query, access: AnalyticsAccess, now: number): M
   };
 }
 
-/** What the export reads alongside the key verdict: the access decision and, maybe, the page already. */
-export interface AccessAndPage {
+/**
+ * What a read of the analytics (the export's page, the summary's figures) gets alongside the key
+ * verdict: the access decision and, maybe, its answer already.
+ */
+export interface ReadAlongside<I, R> {
   access: DurableResult<PlacedAccess>;
   /** The request's time: the window and the statement are computed for it. */
   now: number;
@@ -37,42 +40,51 @@ export interface AccessAndPage {
   db: D1DatabaseSession;
   /** That shard's name. */
   shard: string;
-  /** The page read before the access was known, with the input and shard it was read for; null when none was started or it failed. */
-  early: { input: MergedPullRequestQuery; shard: string; page: MergedPullRequestPage } | null;
+  /** The answer read before the access was known, with the input and shard it was read for; null when none was started or it failed. */
+  early: { input: I; shard: string; answer: R } | null;
 }
 
-/** The export's guesses (`access-guess.ts`; the summary keeps its own, of the same kind). */
-const guesses = new AccessGuesses<PlacedAccess>();
+/** What the export reads alongside the key verdict. */
+export type AccessAndPage = ReadAlongside<MergedPullRequestQuery, MergedPullRequestPage>;
 
 /**
- * The access check and the page query in parallel instead of one after the other. The page needs
+ * The access check and the statement in parallel instead of one after the other. The statement needs
  * the access (home key, the caller's repositories, removed ones, the installation date), which only
  * the organization's object can give; but a caller asking again usually gets the same answer as
- * last time. So when this isolate has seen one, the page is read for that guess while the object
- * decides, and the handler uses it only if the decision yields exactly the same statement input
- * (`pageQuery`); otherwise it reads the page again (a wasted read, never a wrong page). Refusals
- * (401, 403, 404) never show what the early read found. First requests, and those whose access
- * changed, take the sequential path. The guess includes the organization's shard: the early read
- * goes there, and a page read on another shard than the object's answer names (a move switched it)
- * is never used.
+ * last time. So when this isolate has seen one (`guesses`), the statement is run for that guess
+ * while the object decides, and the handler uses its answer only if the decision yields exactly the
+ * same input (`earlyAnswer`); otherwise it runs it again (a wasted read, never a wrong answer).
+ * Refusals (401, 403, 404) never show what the early read found. First requests, and those whose
+ * access changed, take the sequential path. The guess includes the organization's shard: the early
+ * read goes there, and an answer read on another shard than the object's answer names (a move
+ * switched it) is never used. `inputOf` answers null when the request cannot be read (a 400 to come).
  */
-export async function readAccessAndPage(
+export async function readAlongsideAccess<I, R>(
   env: Env,
-  query: Query,
-  callerId: string,
-  verdict: Promise<unknown>,
-): Promise<AccessAndPage> {
+  guesses: AccessGuesses<PlacedAccess>,
+  ask: { org: string; repo?: string | undefined; callerId: string; verdict: Promise<unknown> },
+  inputOf: (access: AnalyticsAccess, now: number) => I | null,
+  read: (db: D1DatabaseSession, input: I) => Promise<R>,
+): Promise<ReadAlongside<I, R>> {
   const now = Date.now();
-  const key = AccessGuesses.key(query.org, callerId, query.repo);
+  const { org, repo, callerId } = ask;
+  const key = AccessGuesses.key(org, callerId, repo);
   const guess = guesses.get(key);
+  const input = guess ? inputOf(guess, now) : null;
   const guessed = guess?.shard ? shardNamed(env, guess.shard) : undefined;
   const guessedDb = guessed?.db.withSession("first-unconstrained");
-  const early =
-    guess && guessed && guessedDb ? readEarly(guessedDb, guessed.name, pageQuery(query, guess, now)) : Promise.resolve(null);
-  const [access, page, allowed] = await Promise.all([
-    atOrganization<PlacedAccess>(env, query.org, (stub) => stub.analyticsAccess(query.org, callerId, query.repo ?? null)),
-    early,
-    verdict.then(
+  const readEarly = async (db: D1DatabaseSession, shard: string, input: I) => {
+    try {
+      return { input, shard, answer: await read(db, input) };
+    } catch {
+      // A failure only means the handler reads it again (and reports a failure then).
+      return null;
+    }
+  };
+  const [access, early, allowed] = await Promise.all([
+    atOrganization<PlacedAccess>(env, org, (stub) => stub.analyticsAccess(org, callerId, repo ?? null)),
+    input !== null && guessed && guessedDb ? readEarly(guessedDb, guessed.name, input) : null,
+    ask.verdict.then(
       () => true,
       () => false,
     ),
@@ -82,21 +94,30 @@ export async function readAccessAndPage(
     ? await inStore("D1", () => readShard(env, access.value.homeKey, access.value.shard))
     : (guessed ?? firstShard(env)); // refused: nothing is read
   const db = guessed?.name === shard.name && guessedDb ? guessedDb : shard.db.withSession("first-unconstrained");
-  return { access, now, db, shard: shard.name, early: page };
+  return { access, now, db, shard: shard.name, early };
 }
 
-/** The page for a guessed input; a failure only means the handler reads it again (and reports a failure then). */
-async function readEarly(db: D1DatabaseSession, shard: string, input: MergedPullRequestQuery): Promise<AccessAndPage["early"]> {
-  try {
-    return { input, shard, page: await listMergedPullRequests(db, input) };
-  } catch {
-    return null;
-  }
+/** The early answer when it was read for exactly this input, on the organization's shard; else null. */
+export function earlyAnswer<I, R>(read: ReadAlongside<I, R>, input: I): R | null {
+  const { early } = read;
+  return early !== null && early.shard === read.shard && JSON.stringify(early.input) === JSON.stringify(input)
+    ? early.answer
+    : null;
 }
 
-/** Whether an early page was read for exactly this input, on the organization's shard. */
-export const readFor = (
-  read: AccessAndPage,
-  input: MergedPullRequestQuery,
-): read is AccessAndPage & { early: NonNullable<AccessAndPage["early"]> } =>
-  read.early !== null && read.early.shard === read.shard && JSON.stringify(read.early.input) === JSON.stringify(input);
+/** How the handler's statement came: the early answer used, one read for another input, or none read early. */
+export const earlyUse = (read: ReadAlongside<unknown, unknown>, used: boolean): "used" | "stale" | "none" =>
+  used ? "used" : read.early === null ? "none" : "stale";
+
+/** The export's guesses (the summary keeps its own, of the same kind). */
+const guesses = new AccessGuesses<PlacedAccess>();
+
+/** The export's access and, for a guessed access, its page (`readAlongsideAccess`). */
+export const readAccessAndPage = (env: Env, query: Query, callerId: string, verdict: Promise<unknown>): Promise<AccessAndPage> =>
+  readAlongsideAccess(
+    env,
+    guesses,
+    { org: query.org, repo: query.repo, callerId, verdict },
+    (access, now) => pageQuery(query, access, now),
+    listMergedPullRequests,
+  );

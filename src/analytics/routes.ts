@@ -10,7 +10,7 @@ import { listMergedPullRequests } from "../storage/analytics";
 import { repositoryHasEvents } from "../storage/repositories";
 import { AnalyticsPrCsv, CSV_CONTENT_TYPE, CSV_HEADER, toCsv } from "./csv";
 import { csvDownload, DOWNLOAD_PAGE_ROWS } from "./download";
-import { pageQuery, readAccessAndPage, readFor } from "./early-page";
+import { earlyAnswer, earlyUse, pageQuery, readAccessAndPage } from "./early-page";
 import { chooseFormat } from "./format";
 import { paginationHeaders } from "./links";
 import { toPage } from "./present";
@@ -114,9 +114,9 @@ export const listPullRequestAnalytics = defineRoute({
     const { now, db } = read;
     // The rows live under the organization's home key; they are shown under the login asked for.
     const input = pageQuery(query, access, now);
-    const reusable = readFor(read, input) ? read.early : null;
-    const { rows, rowsRead } = reusable ? reusable.page : await inStore("D1", () => listMergedPullRequests(db, input));
-    const early = reusable ? "used" : read.early === null ? "none" : "stale";
+    const reusable = earlyAnswer(read, input);
+    const { rows, rowsRead } = reusable ?? (await inStore("D1", () => listMergedPullRequests(db, input)));
+    const early = earlyUse(read, reusable !== null);
     const scope = { orgKey: input.orgKey, repoKey: input.repoKey };
     // A repository only an admin could name must exist somewhere: rows prove it, else ask D1.
     if (rows.length === 0 && access.repoMustHaveEvents && scope.repoKey !== null) {
@@ -315,7 +315,7 @@ export const downloadPullRequestAnalyticsCsv = defineRoute({
     const access = unwrap(read.access);
     const { now, db } = read;
     const input = pageQuery({ ...query, perPage: DOWNLOAD_PAGE_ROWS }, access, now);
-    const first = readFor(read, input) ? read.early.page : await inStore("D1", () => listMergedPullRequests(db, input));
+    const first = earlyAnswer(read, input) ?? (await inStore("D1", () => listMergedPullRequests(db, input)));
     if (first.rows.length === 0 && access.repoMustHaveEvents && input.repoKey !== null) {
       const repoKey = input.repoKey;
       if (!(await inStore("D1", () => repositoryHasEvents(db, input.orgKey, repoKey)))) {

@@ -1,6 +1,4 @@
-import { atOrganization } from "../directory/resolve";
-import { firstShard, readShard, shardNamed } from "../directory/shards";
-import { type DurableResult, unwrap } from "../lib/durable-call";
+import { unwrap } from "../lib/durable-call";
 import { AppError, inStore } from "../lib/errors";
 import { foldName } from "../lib/names";
 import { formatInstant } from "../lib/time";
@@ -10,20 +8,12 @@ import type { AnalyticsSummary } from "../schemas/analytics-summary";
 import { type SummaryFigures, type SummaryQuery, summarizeMergedPullRequests } from "../storage/analytics-summary";
 import { repositoryHasEvents } from "../storage/repositories";
 import { AccessGuesses } from "./access-guess";
+import { earlyAnswer, earlyUse, type ReadAlongside, readAlongsideAccess } from "./early-page";
 import { type AnalyticsSummaryQuery, dayWindowTooLongError } from "./summary-query";
 import { resolveWindow } from "./window";
 
 /** What the summary reads alongside the key verdict: the export's access decision and, maybe, the figures already. */
-export interface SummaryRead {
-  access: DurableResult<PlacedAccess>;
-  /** The request's time: the default window ends then. */
-  now: number;
-  /** A session on the organization's shard (`directory/shards.ts`), and its name. */
-  db: D1DatabaseSession;
-  shard: string;
-  /** The figures read for a guessed access, with the input and shard they were read for; null when none was read or it failed. */
-  early: { input: SummaryQuery; shard: string; figures: SummaryFigures } | null;
-}
+export type SummaryRead = ReadAlongside<SummaryQuery, SummaryFigures>;
 
 const guesses = new AccessGuesses<PlacedAccess>();
 
@@ -47,46 +37,22 @@ function statementInput(query: AnalyticsSummaryQuery, access: AnalyticsAccess, n
 
 /**
  * The export's access question to the organization's object, by the same login and repository, and
- * alongside it the figures for the access this isolate saw last time (`access-guess.ts`): the
- * object's round trip then overlaps D1's instead of preceding it. The handler uses those figures
- * only for exactly the input the decision yields; refusals never show them.
+ * alongside it the figures for the access this isolate saw last time (`early-page.ts`
+ * `readAlongsideAccess`): the object's round trip then overlaps D1's instead of preceding it.
  */
-export async function readSummaryAccess(
+export const readSummaryAccess = (
   env: Env,
   query: AnalyticsSummaryQuery,
   callerId: string,
   verdict: Promise<unknown>,
-): Promise<SummaryRead> {
-  const now = Date.now();
-  const key = AccessGuesses.key(query.org, callerId, query.repo);
-  const guess = guesses.get(key);
-  const guessed = guess ? statementInput(query, guess, now) : null;
-  const guessedShard = guess?.shard ? shardNamed(env, guess.shard) : undefined;
-  const guessedDb = guessedShard?.db.withSession("first-unconstrained");
-  const [access, early, allowed] = await Promise.all([
-    atOrganization<PlacedAccess>(env, query.org, (stub) => stub.analyticsAccess(query.org, callerId, query.repo ?? null)),
-    guessed && guessedShard && guessedDb ? readEarly(guessedDb, guessedShard.name, guessed) : null,
-    verdict.then(
-      () => true,
-      () => false,
-    ),
-  ]);
-  guesses.record(key, access, allowed);
-  const shard = access.ok
-    ? await inStore("D1", () => readShard(env, access.value.homeKey, access.value.shard))
-    : (guessedShard ?? firstShard(env)); // refused: nothing is read
-  const db = guessedShard?.name === shard.name && guessedDb ? guessedDb : shard.db.withSession("first-unconstrained");
-  return { access, now, db, shard: shard.name, early };
-}
-
-/** Figures for a guessed input; a failure only means the handler reads them again (and reports a failure then). */
-async function readEarly(db: D1DatabaseSession, shard: string, input: SummaryQuery): Promise<SummaryRead["early"]> {
-  try {
-    return { input, shard, figures: await summarizeMergedPullRequests(db, input) };
-  } catch {
-    return null;
-  }
-}
+): Promise<SummaryRead> =>
+  readAlongsideAccess(
+    env,
+    guesses,
+    { org: query.org, repo: query.repo, callerId, verdict },
+    (access, now) => statementInput(query, access, now),
+    summarizeMergedPullRequests,
+  );
 
 /**
  * The summary for an allowed caller (contract section 12): the export's window and rows, grouped by
@@ -101,13 +67,8 @@ export async function summarize(
   const access = unwrap(read.access);
   const input = statementInput(query, access, read.now);
   if (input === null) throw dayWindowTooLongError();
-  const reusable =
-    read.early !== null && read.early.shard === read.shard && JSON.stringify(read.early.input) === JSON.stringify(input)
-      ? read.early
-      : null;
-  const { groups, totals, rowsRead } = reusable
-    ? reusable.figures
-    : await inStore("D1", () => summarizeMergedPullRequests(read.db, input));
+  const reusable = earlyAnswer(read, input);
+  const { groups, totals, rowsRead } = reusable ?? (await inStore("D1", () => summarizeMergedPullRequests(read.db, input)));
   const repoKey = input.repoKey;
   if (totals.pullRequests === 0 && access.repoMustHaveEvents && repoKey !== null) {
     if (!(await inStore("D1", () => repositoryHasEvents(read.db, input.orgKey, repoKey)))) {
@@ -124,6 +85,6 @@ export async function summarize(
       totals,
     },
     rowsRead,
-    early: reusable ? "used" : read.early === null ? "none" : "stale",
+    early: earlyUse(read, reusable !== null),
   };
 }
