@@ -1,22 +1,10 @@
 import { EMPTY_FIGURES } from "../rules/analytics-summary";
 import type { AnalyticsSummaryGroup, AnalyticsSummaryTotals, SummaryGroupBy } from "../schemas/analytics-summary";
-import { unionAll } from "./analytics";
+import { type MergedPullRequestQuery, unionAll } from "./analytics";
 import { GAP_TIER_BOUNDS_MS, LAST_GAP_TIER } from "./review-span";
 
-/** What the summary needs, in storage terms: the export's statement input without the page. */
-export interface SummaryQuery {
-  orgKey: string;
-  /** Only this repository (lower-cased), or every repository. */
-  repoKey: string | null;
-  /** Only these repositories (lower-cased), or no access restriction (an organization admin). */
-  accessibleRepoKeys: string[] | null;
-  /** Never these repositories (lower-cased; they left the installation). */
-  excludedRepoKeys?: string[];
-  /** Review window, inclusive, epoch ms. */
-  start: number;
-  end: number;
-  groupBy: SummaryGroupBy;
-}
+/** What the summary needs, in storage terms: the export's statement input without the page, and the grouping. */
+export type SummaryQuery = Omit<MergedPullRequestQuery, "after" | "limit" | "now"> & { groupBy: SummaryGroupBy };
 
 export interface SummaryFigures {
   /** The groups that have rows, in no particular order. */
