@@ -6,6 +6,7 @@ import migrations from "../../migrations/user/migrations.js";
 import { generateApiKey, hashApiKey, type KeyKind } from "../auth/api-key";
 import { type KeyRecord, keyRecordKey, kvExpiry } from "../auth/key-record";
 import { type DurableResult, ok } from "../lib/durable-call";
+import { errorField, log } from "../lib/log";
 import { formatInstant } from "../lib/time";
 import { UntilWrite } from "../lib/until-write";
 import { judgeSession, sessionOver, toHour } from "../rules/sessions";
@@ -377,7 +378,7 @@ export class UserObject extends DurableObject<Env> {
     try {
       await this.env.API_KEYS.delete(keyRecordKey(keyHash));
     } catch (error) {
-      console.error(JSON.stringify({ level: "warn", msg: "stale API key lookup not deleted", error: String(error) }));
+      log.warn("stale API key lookup not deleted", { error: errorField(error) });
     }
   }
 }

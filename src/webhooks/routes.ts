@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { codedErrorEnvelope, json } from "../http/envelopes";
 import { type ApiInterface, defineRoute } from "../http/route";
+import { logger } from "../lib/log";
 import { receiveDelivery, WEBHOOK_MAX_BODY } from "./receive";
 
 const Accepted = z
@@ -65,16 +66,8 @@ const receiveGithubWebhook = defineRoute({
   errors: ["not_found"],
   handler: async ({ raw }, rc) => {
     if (raw === null) throw new Error("the webhook signature stage hands over the verified body");
-    const receipt = await receiveDelivery(
-      rc.request,
-      raw,
-      rc.env,
-      (level, msg, extra) => {
-        const line = JSON.stringify({ level, msg, correlationId: rc.correlationId, ...extra });
-        if (level === "warn") console.warn(line);
-        else console.log(line);
-      },
-      (work) => rc.ctx.waitUntil(work),
+    const receipt = await receiveDelivery(rc.request, raw, rc.env, logger({ correlationId: rc.correlationId }), (work) =>
+      rc.ctx.waitUntil(work),
     );
     if (receipt.kind === "pong") return json({ status: "pong" }, 200);
     return json({ delivery: receipt.delivery, status: receipt.status }, 202);
