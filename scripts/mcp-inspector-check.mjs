@@ -11,7 +11,8 @@ import { fileURLToPath } from "node:url";
 import { migrateLocalD1, startWrangler } from "./lib/bench-common.mjs";
 import { controlPlaneClient } from "./lib/control-plane-client.mjs";
 
-const PORT = 9014;
+// MCP_INSPECTOR_PORT: another port (CI on a machine where 9014 is taken).
+const PORT = Number(process.env.MCP_INSPECTOR_PORT ?? 9014);
 const ADMIN_TOKEN = "mcp-inspector-check-admin-token-0123456789";
 const ORG = "inspector-acme";
 const USER = "8001";

@@ -1,5 +1,6 @@
 import { generateKeyPairSync } from "node:crypto";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
@@ -17,7 +18,14 @@ import { startFakeGithub } from "../fake-github/server";
  * nudges the instance (pause, resume), which replays its finished steps from their stored results.
  */
 
-const PORT = 8977;
+/** A port no one listens on now (the OS picks it): several suites may run on one machine at once. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
 const ORG = "restart-org";
 const PULLS = 2_500;
 const REPOS = 5;
@@ -100,6 +108,7 @@ describe("an installation sync across a restart of the runtime", () => {
     cleanups.push(() => rmSync(persistTo, { recursive: true, force: true }));
     const d1File = await migrateLocalD1(persistTo);
     const adminToken = `restart-${crypto.randomUUID()}`;
+    const PORT = await freePort();
     const start = () =>
       startWrangler({
         persistTo,
