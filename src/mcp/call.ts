@@ -23,12 +23,16 @@ export interface ToolSession {
   readOnly: boolean;
 }
 
-/** The MCP `CallToolResult` of a tool: `structuredContent` and the same JSON as text. */
+/**
+ * The MCP `CallToolResult` of a tool: on success `structuredContent` and the same JSON as text; a
+ * refusal (`isError`) is the error JSON as text only, since MCP wants `structuredContent` to match
+ * the tool's `outputSchema` (the success body) and the SDK's v1 client rejects a result that does not.
+ */
 export interface ToolResult {
   [key: string]: unknown;
   content: { type: "text"; text: string }[];
-  structuredContent: Record<string, unknown>;
-  isError?: boolean;
+  structuredContent?: Record<string, unknown>;
+  isError?: true;
 }
 
 /** A query or path value as it would be written in a URL; the route's schema then judges it as over HTTP. */
@@ -76,10 +80,9 @@ function restContext(tool: Tool, call: RouteCall, rc: RequestContext): RequestCo
   return { ...rc, url, request, responseHeaders: new Headers() };
 }
 
-const result = (text: string, isError: boolean): ToolResult => ({
+const success = (text: string): ToolResult => ({
   content: [{ type: "text", text }],
   structuredContent: JSON.parse(text) as Record<string, unknown>,
-  ...(isError ? { isError: true } : {}),
 });
 
 /** A refusal as a tool result: the REST error's code, message, retriable flag and details. */
@@ -93,7 +96,7 @@ function errorResult(error: AppError, retryAfterSeconds?: number): ToolResult {
       ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
     },
   };
-  return result(JSON.stringify(body), true);
+  return { content: [{ type: "text", text: JSON.stringify(body) }], isError: true };
 }
 
 /** Calls a tool; never throws (every failure is a tool result, as the contract wants). */
@@ -108,7 +111,7 @@ export async function callTool(tool: Tool, args: Record<string, unknown>, sessio
     const call = routeCall(tool, args, session);
     const answer = await executeRoute(tool.route, call, restContext(tool, call, rc));
     // The body exactly as REST would send it (a route may answer a Response, e.g. the export).
-    return result(answer instanceof Response ? await answer.text() : JSON.stringify(answer), false);
+    return success(answer instanceof Response ? await answer.text() : JSON.stringify(answer));
   } catch (error) {
     return errorResult(publicError(error, tool.api.envelope, rc.correlationId));
   }

@@ -40,6 +40,12 @@ const TOOL_LINES: readonly ToolLine[] = [
   { name: "read_audit_log", operationId: "listOrganizationAuditLog" },
 ];
 
+/**
+ * Every tool's name, from the lines above: the tests and the MCP Inspector check take the tools
+ * they expect from here, so adding a tool stays one line.
+ */
+export const MCP_TOOL_NAMES: readonly string[] = TOOL_LINES.map((line) => line.name);
+
 /** A tool, resolved against the interfaces the Worker serves. */
 export interface Tool {
   name: string;
