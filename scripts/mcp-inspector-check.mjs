@@ -87,6 +87,10 @@ async function check(line, answer, { url, keys }) {
     if (!equal(names, expected) || names.some((name) => others.includes(name))) {
       throw new Error(`tools/list: expected ${expected}, got ${names}`);
     }
+    // Section 15: every tool has a title and annotations (the Inspector shows what the client sees).
+    if (!answer.tools.every((t) => typeof t.title === "string" && t.title !== "" && t.annotations?.idempotentHint === true)) {
+      throw new Error(`tools/list: a tool without its title or annotations: ${JSON.stringify(answer.tools)}`);
+    }
     return `tools/list: ${names.join(", ")}`;
   }
   if (method === "tools/call" && tool === "get_member") {

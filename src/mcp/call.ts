@@ -1,3 +1,4 @@
+import type { QuotaVerdict } from "../auth/quota";
 import { quotaExceeded } from "../http/authentication";
 import { tooLarge } from "../http/body";
 import { publicError } from "../http/error-response";
@@ -15,12 +16,14 @@ import type { Tool } from "./tools";
  * (contract section 15), with nothing re-implemented.
  */
 
-/** What the MCP request established: the key owner, the key (kind and quota verdict), its context. */
+/** What the MCP request established: the key owner, the key (kind, and how to count), its context. */
 export interface ToolSession {
   rc: RequestContext;
   user: User;
   key: CallerKey;
   readOnly: boolean;
+  /** The count of this request's `tools/call`, started when the transport delivered it (`server.ts`). */
+  counting?: Promise<QuotaVerdict | null>;
 }
 
 /**
@@ -101,13 +104,14 @@ function errorResult(error: AppError, retryAfterSeconds?: number): ToolResult {
 
 /** Calls a tool; never throws (every failure is a tool result, as the contract wants). */
 export async function callTool(tool: Tool, args: Record<string, unknown>, session: ToolSession): Promise<ToolResult> {
-  const { rc, key } = session;
-  // The call was counted by the authentication stage; an exhausted quota is answered here, with
-  // the headers of section 7 on the HTTP response.
-  if (key.quota !== null && !key.quota.allowed) {
-    return errorResult(quotaExceeded(key.quota), Math.max(1, Math.ceil((key.quota.resetAt - Date.now()) / 1000)));
-  }
+  const { rc } = session;
   try {
+    // Counted once the transport delivered the call (the headers of section 7 go on the HTTP
+    // response); an exhausted quota is answered here, and nothing runs.
+    const quota = await (session.counting ?? session.key.count());
+    if (quota !== null && !quota.allowed) {
+      return errorResult(quotaExceeded(quota), Math.max(1, Math.ceil((quota.resetAt - Date.now()) / 1000)));
+    }
     const call = routeCall(tool, args, session);
     const answer = await executeRoute(tool.route, call, restContext(tool, call, rc));
     // The body exactly as REST would send it (a route may answer a Response, e.g. the export).

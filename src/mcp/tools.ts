@@ -49,6 +49,8 @@ export const MCP_TOOL_NAMES: readonly string[] = TOOL_LINES.map((line) => line.n
 /** A tool, resolved against the interfaces the Worker serves. */
 export interface Tool {
   name: string;
+  /** For people: the route's summary. */
+  title: string;
   description: string;
   keyKind: KeyKind;
   /** A GET route: the tool changes nothing (`readOnlyHint`), and it is the only kind read-only mode offers. */
@@ -80,6 +82,7 @@ function resolve(interfaces: readonly ApiInterface[]): Tool[] {
     const omit = line.omit ?? [];
     return {
       name: line.name,
+      title: route.summary,
       description: [`${route.summary}.`, route.description, line.advice].filter(Boolean).join(" "),
       keyKind: api.auth.keyKind,
       readOnly: route.method === "GET",

@@ -105,10 +105,11 @@ export async function callTool(key: string, name: string, args: Record<string, u
 
 export interface ListedTool {
   name: string;
+  title?: string;
   description: string;
   inputSchema: Record<string, unknown>;
   outputSchema: Record<string, unknown>;
-  annotations: { readOnlyHint?: boolean; destructiveHint?: boolean };
+  annotations: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
 }
 
 /** `tools/list`: the tools by name. */
