@@ -242,6 +242,31 @@ describe("section 15: only a tools/call the server runs counts", () => {
     expect(next.response.headers.get("X-RateLimit-Used")).toBe("2");
   });
 
+  it("under 2026-07-28 too: a call run counts; one whose Mcp-Name header contradicts its body (400) is free", async () => {
+    const w = await world();
+    const META = {
+      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientInfo": { name: "worker-test", version: "1.0.0" },
+      "io.modelcontextprotocol/clientCapabilities": {},
+    };
+    const modern = (name: string) => ({
+      headers: { "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": name },
+    });
+    const payload = {
+      jsonrpc: "2.0",
+      id: 7,
+      method: "tools/call",
+      params: { name: "list_organizations", arguments: {}, _meta: META },
+    };
+    const mismatched = await mcpPost(w.members, payload, modern("get_member"));
+    expect(mismatched.response.status).toBe(400);
+    expect(mismatched.response.headers.get("X-RateLimit-Used")).toBeNull();
+    const run = await mcpPost(w.members, payload, modern("list_organizations"));
+    expect(run.response.status).toBe(200);
+    expect(run.message?.result).toMatchObject({ structuredContent: { data: [{ org: w.org }] } });
+    expect(run.response.headers.get("X-RateLimit-Used")).toBe("1");
+  });
+
   it("a notification (no id) is answered 202, never run, and free", async () => {
     const w = await world();
     const { response } = await mcpPost(w.members, call(undefined), { headers: { "MCP-Protocol-Version": "2025-06-18" } });
