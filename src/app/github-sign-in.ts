@@ -2,7 +2,7 @@ import { z } from "zod";
 import { startGithubSession } from "../auth/session";
 import { beginSignInAttempt, consumeSignInAttempt, SIGN_IN_ATTEMPT_MS } from "../auth/sign-in-attempt";
 import { authorizationRequest, completeAuthorization, githubOAuth, type OAuthSetting } from "../github/oauth";
-import { defineRoute, type HeaderSpec, type RequestContext } from "../http/route";
+import { type HeaderSpec, type RequestContext, routesFor } from "../http/route";
 import { AppError } from "../lib/errors";
 import { logger } from "../lib/log";
 import { type Message, messagePage } from "./message-page";
@@ -16,6 +16,8 @@ import { CONTENT_SECURITY_POLICY } from "./pages";
  * it, so a callback link made for another browser (login CSRF) is refused. Every outcome that does
  * not sign in is an HTML page with a way back, never a 5xx.
  */
+
+const signInRoute = routesFor("sameOrigin");
 
 /** The browser's half of an attempt: its `state`. HttpOnly, Secure, SameSite=Lax (sent on GitHub's redirect back). */
 export const ATTEMPT_COOKIE = "__Host-github-sign-in";
@@ -71,7 +73,7 @@ const SET_COOKIE = (description: string, required: boolean) => ({
   "Set-Cookie": { description, schema: { type: "string" as const, maxLength: 400 }, required },
 });
 
-const startGithubSignIn = defineRoute({
+const startGithubSignIn = signInRoute({
   method: "GET",
   path: "/auth/github",
   operationId: "appGithubSignIn",
@@ -111,7 +113,7 @@ const startGithubSignIn = defineRoute({
   },
 });
 
-const githubCallback = defineRoute({
+const githubCallback = signInRoute({
   method: "GET",
   path: "/auth/github/callback",
   operationId: "appGithubCallback",

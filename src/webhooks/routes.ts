@@ -1,8 +1,10 @@
 import { z } from "zod";
 import { codedErrorEnvelope, json } from "../http/envelopes";
-import { type ApiInterface, defineRoute } from "../http/route";
+import { type ApiInterface, routesFor } from "../http/route";
 import { logger } from "../lib/log";
 import { receiveDelivery, WEBHOOK_MAX_BODY } from "./receive";
+
+const signedRoute = routesFor("webhookSignature");
 
 const Accepted = z
   .object({
@@ -36,7 +38,7 @@ const DeliveryHeaders = z.object({
   }),
 });
 
-const receiveGithubWebhook = defineRoute({
+const receiveGithubWebhook = signedRoute({
   method: "POST",
   path: "/webhooks/github",
   operationId: "receiveGithubWebhook",
@@ -65,7 +67,6 @@ const receiveGithubWebhook = defineRoute({
   },
   errors: ["not_found"],
   handler: async ({ raw }, rc) => {
-    if (raw === null) throw new Error("the webhook signature stage hands over the verified body");
     const receipt = await receiveDelivery(rc.request, raw, rc.env, logger({ correlationId: rc.correlationId }), (work) =>
       rc.ctx.waitUntil(work),
     );
@@ -75,7 +76,7 @@ const receiveGithubWebhook = defineRoute({
 });
 
 /** `POST /webhooks/github` (contract section 9): a GitHub App's deliveries, authenticated by their signature. */
-export const webhooksInterface: ApiInterface = {
+export const webhooksInterface: ApiInterface<"webhookSignature"> = {
   name: "webhooks",
   description: "GitHub App webhooks: signed deliveries, queued and applied idempotently.",
   basePath: "/webhooks",
