@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { GithubOrgName } from "../schemas/common";
-import { type ChangeInput, QueueMessage, type QueueMessageInput } from "../schemas/github-changes";
+import { type ChangeInput, EVENT_NAME_MAX, QueueMessage, type QueueMessageInput } from "../schemas/github-changes";
 
 /**
  * Contract section 9, first half: which deliveries the service uses, reduced to the changes it
@@ -99,8 +99,7 @@ export function reduceDelivery(event: string, delivery: string, payload: unknown
   if (reductions.some((r) => !GithubOrgName.safeParse(r.org).success)) {
     return ignored(`${event}: the owner login is not a GitHub login`, true);
   }
-  const action = (payload as { action?: unknown }).action;
-  const name = typeof action === "string" ? `${event}.${action}` : event;
+  const name = eventName(event, payload);
   const sentBy = SentBy.safeParse(payload);
   const messages = reductions
     .flatMap((r) => r.changes.map((change) => ({ r, change })))
@@ -167,6 +166,15 @@ const removed = (repositories: { id: number; name: string }[]): ChangeInput[] =>
     kind: "repositories_removed" as const,
     repositories: part.map(({ id, name }) => ({ id, name })),
   }));
+
+/**
+ * The delivery's event and action (`pull_request.closed`) for logs and the parked list, cut to
+ * EVENT_NAME_MAX: the action is whatever the signed payload carries, of any length.
+ */
+export function eventName(event: string, payload: unknown): string {
+  const action = (payload as { action?: unknown } | null)?.action;
+  return (typeof action === "string" ? `${event}.${action}` : event).slice(0, EVENT_NAME_MAX);
+}
 
 /**
  * A Map, not a plain object: the event name comes from a header the signature does not cover, and
