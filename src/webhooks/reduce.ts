@@ -33,7 +33,8 @@ const InstallationPayload = z.object({
   action: z.string(),
   installation: z.object({
     id: z.number().int(),
-    account: Account,
+    /** `type`: `Organization`, or `User` for a personal account (whose owner is the account). */
+    account: Account.extend({ type: z.string().optional() }),
     created_at: GithubTime,
     suspended_at: OptionalTime,
     updated_at: OptionalTime,
@@ -168,6 +169,16 @@ const removed = (repositories: { id: number; name: string }[]): ChangeInput[] =>
   }));
 
 /**
+ * A personal account's installation has one member, its owner (the account), as admin (contract
+ * section 17): from the payload too, so that without sync the owner is not outside their own
+ * organization. An organization's members come from `organization` deliveries and the sync.
+ */
+function owner(account: { login: string; id?: number | undefined; type?: string | undefined }): ChangeInput[] {
+  if (account.type !== "User" || account.id === undefined) return [];
+  return [{ kind: "member_added", githubUserId: String(account.id), githubLogin: account.login, role: "admin", isBot: false }];
+}
+
+/**
  * The delivery's event and action (`pull_request.closed`) for logs and the parked list, cut to
  * EVENT_NAME_MAX: the action is whatever the signed payload carries, of any length.
  */
@@ -193,6 +204,7 @@ const REDUCERS = new Map<string, (payload: unknown) => Result>(
             accountId,
             changes: [
               { kind: "installation_created", installationId, installedAt: p.installation.created_at },
+              ...owner(p.installation.account),
               ...added(p.repositories ?? []),
             ],
           };
