@@ -20,7 +20,7 @@ import { Repository, RepositoryInput } from "../schemas/repository";
 import { ApiKeyCreated, ApiKeyCreateInput, User, UserInput } from "../schemas/user";
 import { deleteParked, listParked, readParked } from "../storage/parked";
 import { replayParked } from "../webhooks/receive";
-import { listShards, moveOrganization, readOrganizationMove } from "./shard-routes";
+import { cancelOrganizationMove, listShards, moveOrganization, readOrganizationMove } from "./shard-routes";
 import { postSync, readSync } from "./sync-routes";
 
 /** Control-plane bodies may be large (member lists, event batches), but not unbounded. */
@@ -329,6 +329,7 @@ export const controlPlaneInterface: ApiInterface = {
     listShards,
     readOrganizationMove,
     moveOrganization,
+    cancelOrganizationMove,
     internalDocumentRoute,
   ],
 };
