@@ -1,4 +1,4 @@
-import { introspectWorkflow, introspectWorkflowInstance } from "cloudflare:test";
+import { createScheduledController, introspectWorkflow, introspectWorkflowInstance } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import {
   beginMove,
@@ -11,6 +11,7 @@ import {
   switchOver,
 } from "../../src/directory/moves";
 import { placementOf } from "../../src/directory/shards";
+import worker from "../../src/index";
 import { addMember, admin, call, createKey, createOrg, createUser, env, ev, postEventsOk, unique } from "./helpers";
 
 /**
@@ -99,6 +100,20 @@ describe("a move never stays stuck (contract section 16)", () => {
     expect(await w.rows()).toEqual(before);
   }, 60_000);
 
+  it("the daily Cron Trigger looks at every running move too (with sync off): a lost instance is created and finishes", async () => {
+    const w = await world(3);
+    const before = await w.rows();
+    const stuck = await partialMove(w);
+    await using instance = await introspectWorkflowInstance(env.MOVES, moveInstanceId(stuck));
+    await worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: "17 3 * * *" }), {
+      ...env,
+      GITHUB_APP_ID: "",
+    } as Env);
+    await instance.waitForStatus("complete");
+    expect(await look(w.org)).toMatchObject({ shard: w.to, move: { state: "done" } });
+    expect(await w.rows()).toEqual(before);
+  }, 60_000);
+
   it("its instance ended before the switch: the next GET fails it, source untouched, target's copy removed; a POST starts afresh", async () => {
     const w = await world(5);
     const before = await w.rows();
@@ -141,12 +156,12 @@ describe("a move never stays stuck (contract section 16)", () => {
     await age(w.home);
     const nudged = await look(w.org);
     expect(nudged.move?.state).toBe("copying");
-    expect(nudged.move?.lastError).toMatch(/^no progress: its Workflow instance was paused and resumed after 3600 s/);
+    expect(nudged.move?.lastError).toMatch(/^no progress: its Workflow instance was paused and resumed after 36\d\d s/);
     // Silent as long again since the nudge (no step stamped meanwhile): the nudge did not help.
     await age(w.home);
     const failed = await look(w.org);
     expect(failed.move?.state).toBe("failed");
-    expect(failed.move?.lastError).toMatch(/^no progress for 3600 s after its Workflow instance was resumed/);
+    expect(failed.move?.lastError).toMatch(/^no progress for 36\d\d s after its Workflow instance was resumed/);
     const [first] = await moves.get();
     await first?.waitForStatus("terminated");
     await untouched(w, before);
