@@ -3,7 +3,7 @@ import { type Move, RUNNING } from "../directory/moves";
 import { atOrganization } from "../directory/resolve";
 import { placementOf, shardLoads, shardNamed } from "../directory/shards";
 import { json } from "../http/envelopes";
-import { defineRoute } from "../http/route";
+import { routesFor } from "../http/route";
 import { unwrap } from "../lib/durable-call";
 import { AppError, badRequest, inStore } from "../lib/errors";
 import { cancelMove, healMove } from "../moves/heal";
@@ -16,9 +16,11 @@ import { MoveInput, MoveStatus, ShardList } from "../schemas/shards";
  * (contract section 16). Each look at a move heals it first (`moves/heal.ts`: a move never stays stuck).
  */
 
+const adminRoute = routesFor("adminToken");
+
 const OrgPath = z.object({ org: GithubOrgName });
 
-export const listShards = defineRoute({
+export const listShards = adminRoute({
   method: "GET",
   path: "/internal/v1/shards",
   operationId: "listShards",
@@ -70,7 +72,7 @@ const present = (shard: string, move: Move | null) => ({
   },
 });
 
-export const readOrganizationMove = defineRoute({
+export const readOrganizationMove = adminRoute({
   method: "GET",
   path: "/internal/v1/organizations/{org}/move",
   operationId: "getOrganizationMove",
@@ -87,7 +89,7 @@ export const readOrganizationMove = defineRoute({
   },
 });
 
-export const moveOrganization = defineRoute({
+export const moveOrganization = adminRoute({
   method: "POST",
   path: "/internal/v1/organizations/{org}/move",
   operationId: "moveOrganization",
