@@ -126,7 +126,7 @@ export const moveOrganization = adminRoute({
   },
 });
 
-export const cancelOrganizationMove = defineRoute({
+export const cancelOrganizationMove = adminRoute({
   method: "DELETE",
   path: "/internal/v1/organizations/{org}/move",
   operationId: "cancelOrganizationMove",

@@ -11,6 +11,7 @@ import {
   undoCopy,
 } from "../directory/moves";
 import { placementOf } from "../directory/shards";
+import { errorField, log } from "../lib/log";
 
 /**
  * "A move never stays stuck" (contract section 16). Run by every `GET`/`POST`/`DELETE .../move`
@@ -160,7 +161,7 @@ export async function healMoves(env: Env, now: number): Promise<{ healed: number
       counts.healed++;
     } catch (error) {
       counts.failed++;
-      console.log(JSON.stringify({ level: "error", msg: "a move could not be healed", home, error: String(error) }));
+      log.error("a move could not be healed", { home, error: errorField(error) });
     }
   }
   return counts;
