@@ -40,6 +40,8 @@ export default defineConfig(async () => {
                   GITHUB_OAUTH_URL: inject("fakeGithubUrl"),
                   GITHUB_CLIENT_ID: inject("fakeGithubClientId"),
                   GITHUB_CLIENT_SECRET: inject("fakeGithubClientSecret"),
+                  // The public origin GitHub sends the person back to (never the request's Host): the tests' origin.
+                  APP_URL: "https://service.test",
                   TEST_MIGRATIONS: migrations,
                 },
               },

@@ -42,6 +42,9 @@ export async function seedDemo({ url, adminToken, keysOnly = false, log = consol
  * The lines `npm start` and `npm run seed` print after seeding; `app` adds the web app's address
  * (`npm start` turns local sign-in on). `adminToken`: the run's token, so the hint for new keys is a
  * whole command that works as printed (a run's generated token is in no file the seed script reads).
+ * @param {string} url
+ * @param {{ analyticsKey: string; membersKey: string; owner?: { login: string } }} keys
+ * @param {{ app?: boolean; adminToken?: string }} [options]
  */
 export function keyReport(url, keys, { app = false, adminToken } = {}) {
   const base = url.replace(/\/+$/, "");

@@ -1,6 +1,6 @@
 import { downloadPullRequestAnalyticsCsv, getPullRequestAnalyticsSummary, listPullRequestAnalytics } from "../analytics/routes";
 import { createUserKey, listUserKeys, revokeUserKey } from "../auth/keys";
-import { clearedSessionCookie, endSession, requireSessionCookie } from "../auth/session";
+import { clearedSessionCookie, endEverySession, endSession, requireSessionCookie } from "../auth/session";
 import { codedErrorEnvelope } from "../http/envelopes";
 import { type ApiInterface, defineRoute, type Route, signedIn } from "../http/route";
 import {
@@ -74,6 +74,27 @@ const signOut = defineRoute({
   },
 });
 
+const signOutEverywhere = defineRoute({
+  method: "POST",
+  path: "/auth/sign-out-everywhere",
+  operationId: "appSignOutEverywhere",
+  summary: "Sign out everywhere: every session of yours ends at once",
+  description:
+    "Ends every session of the signed-in person (other browsers and devices too), this one included. Your API keys " +
+    "keep working: revoke them on /app/keys.",
+  responses: {
+    204: {
+      description: "Every session ended; this browser's cookie is cleared.",
+      headers: { "Set-Cookie": { description: "Clears __Host-session.", schema: { type: "string", maxLength: 200 } } },
+    },
+  },
+  errors: [],
+  handler: async ({ caller }, { env }) => {
+    await endEverySession(env, signedIn(caller).githubUserId);
+    return new Response(null, { status: 204, headers: { "Set-Cookie": clearedSessionCookie() } });
+  },
+});
+
 const listKeys = defineRoute({
   method: "GET",
   path: "/app/api/keys",
@@ -117,8 +138,10 @@ const createKey = defineRoute({
     },
   },
   errors: ["not_found"],
-  handler: async ({ body, caller }, { env }) =>
-    createUserKey(env, signedIn(caller).githubUserId, body.kind, keyExpiresAt(body.expiresInDays, Date.now())),
+  handler: async ({ body, caller }, { env }) => {
+    const now = Date.now();
+    return createUserKey(env, signedIn(caller).githubUserId, body.kind, keyExpiresAt(body.expiresInDays, now), now);
+  },
 });
 
 const revokeKey = defineRoute({
@@ -147,6 +170,7 @@ export const appInterface: ApiInterface = {
   routes: [
     getSession,
     signOut,
+    signOutEverywhere,
     listKeys,
     createKey,
     revokeKey,

@@ -268,6 +268,11 @@ export class UserObject extends DurableObject<Env> {
     this.#db.delete(schema.sessions).where(eq(schema.sessions.tokenHash, tokenHash)).run();
   }
 
+  /** "Sign out everywhere": every session of the user ends at once, in one statement. Idempotent. */
+  endEverySession(): void {
+    this.#db.delete(schema.sessions).run();
+  }
+
   /**
    * Writes the counters and "last used" hours held in memory to storage (joins the caller's
    * transaction, if any). Idempotent. A "last used" of a key replaced meanwhile changes nothing.

@@ -195,7 +195,7 @@ const createApiKey = defineRoute({
     },
   },
   errors: ["not_found"],
-  handler: async ({ params, body }, { env }) => createUserKey(env, params.githubUserId, body.kind, body.expiresAt),
+  handler: async ({ params, body }, { env }) => createUserKey(env, params.githubUserId, body.kind, body.expiresAt, Date.now()),
 });
 
 const revokeApiKey = defineRoute({

@@ -126,6 +126,12 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
    * that kind would (contract section 13); absent: not counted.
    */
   quota?: KeyKind;
+  /**
+   * Whether the route exists in this deployment (absent: always). When it says no, the route is
+   * not there at all: every method, header and body answers exactly as an unknown path does
+   * (local sign-in without `DEV_SIGN_IN`, contract section 13).
+   */
+  exists?: (env: Env) => boolean;
   /** Success responses by status. */
   responses: Record<number, SuccessResponse>;
   /** Error codes the handler itself can answer; the registry adds those of auth, parsing and stages. */

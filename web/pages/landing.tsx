@@ -6,6 +6,8 @@ interface SignInOptions {
   devSignIn: boolean;
   devUsers: { githubUserId: string; githubLogin: string }[];
   github: boolean;
+  /** What to set before GitHub sign-in works here, in words; null when it works. */
+  githubSetup: string | null;
 }
 
 /** `/`: what the service is, how to sign in, and the API documents. */
@@ -51,8 +53,8 @@ export function Landing({ session }: { session: SessionInfo | null }) {
                 </a>
               </p>
             ) : (
-              <p class="muted">
-                Sign-in with GitHub is not configured here: set GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET (see the README).
+              <p class="muted" data-testid="github-setup">
+                Sign-in with GitHub is not configured here. {options.githubSetup}
               </p>
             )}
             {options.devSignIn && (
