@@ -5,8 +5,8 @@ import { beginSignInAttempt, consumeSignInAttempt, SIGN_IN_ATTEMPT_MS } from "..
 import { authorizationRequest, completeAuthorization, githubOAuth, type OAuthSetting } from "../github/oauth";
 import { defineRoute, type HeaderSpec, type RequestContext } from "../http/route";
 import { AppError, isAppError } from "../lib/errors";
+import { CONTENT_SECURITY_POLICY } from "./csp";
 import { type Message, messagePage } from "./message-page";
-import { CONTENT_SECURITY_POLICY } from "./pages";
 
 /**
  * Sign in with GitHub (contract section 13): the GitHub App's user authorization, OAuth web flow

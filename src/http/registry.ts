@@ -66,13 +66,15 @@ export class Registry {
   /**
    * No route answered: 405 with `Allow` when the path exists under another method, else 404; first
    * the interface's authentication where it covers every path (the admin token), so that an
-   * unauthenticated caller learns nothing about the routes.
+   * unauthenticated caller learns nothing about the routes. An interface with an `unknownPage`
+   * answers a GET of an unknown path with it (the app's pages).
    */
-  async unrouted(api: ApiInterface | undefined, rc: RequestContext): Promise<never> {
+  async unrouted(api: ApiInterface | undefined, rc: RequestContext): Promise<Response> {
     if (api && authDocumentation(api.auth).everyPath) await authenticate(api.auth, null, rc, Date.now());
     const method = rc.request.method;
     const pathname = rc.url.pathname;
     const allowed = new Set(this.#patterns.filter((p) => p.pattern.test(pathname) && present(p.route, rc)).map((p) => p.method));
+    if (api?.unknownPage && allowed.size === 0 && (method === "GET" || method === "HEAD")) return api.unknownPage(rc);
     if (allowed.size === 0 || allowed.has(method)) throw notFound(`No resource at ${pathname}.`);
     const allow = [...allowed].sort().join(", ");
     throw new AppError("method_not_allowed", `Method ${method} is not allowed here. Allowed: ${allow}.`, {

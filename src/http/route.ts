@@ -194,6 +194,8 @@ export interface ApiInterface {
   /** Error codes every route of the interface can answer (e.g. 503 where a Durable Object is asked). */
   errors: readonly ErrorCode[];
   routes: readonly Route[];
+  /** What a GET (or HEAD) of a path under `basePath` that no route matches answers, instead of the envelope's 404 (the app's pages: a page). */
+  unknownPage?: (rc: RequestContext) => Response;
 }
 
 /** The caller of a route of an API-key interface (the registry has verified the key before any handler runs). */
