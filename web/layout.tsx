@@ -8,7 +8,7 @@ export function Layout({ session, title, children }: { session: SessionInfo; tit
   /** `everywhere`: every session of the person ends (other browsers and devices too), not only this one. */
   const out = async (everywhere: boolean) => {
     try {
-      await (everywhere ? api<void>("POST", "/auth/sign-out-everywhere") : signOut());
+      await (everywhere ? api("POST", "/auth/sign-out-everywhere") : signOut());
       toLanding();
     } catch (e) {
       setError(explain(e));

@@ -2,7 +2,7 @@ import { downloadPullRequestAnalyticsCsv, getPullRequestAnalyticsSummary, listPu
 import { createUserKey, listUserKeys, revokeUserKey } from "../auth/keys";
 import { clearedSessionCookie, endEverySession, endSession, requireSessionCookie } from "../auth/session";
 import { codedErrorEnvelope } from "../http/envelopes";
-import { type ApiInterface, defineRoute, type Route, signedIn } from "../http/route";
+import { type ApiInterface, type Route, routesFor } from "../http/route";
 import {
   getOrganizationMember,
   listCallerOrganizations,
@@ -23,9 +23,12 @@ import { ApiKeyCreated } from "../schemas/user";
  * functions as the control plane's key routes (`auth/keys.ts`).
  */
 
+const sessionRoute = routesFor("session");
+
 /** A public route served to the app: same schemas, rules and handler; counted as a key of its kind would be. */
-const forApp = (route: Route, path: string, operationId: string, quota: KeyKind = "members"): Route => ({
+const forApp = (route: Route<"apiKey">, path: string, operationId: string, quota: KeyKind = "members"): Route<"session"> => ({
   ...route,
+  auth: "session",
   path,
   operationId,
   description: `The web app's form of ${route.operationId} (same rules and answers; counted against the ${quota} quota).`,
@@ -34,7 +37,7 @@ const forApp = (route: Route, path: string, operationId: string, quota: KeyKind 
   responses: Object.fromEntries(Object.entries(route.responses).map(([status, r]) => [status, { ...r, links: undefined }])),
 });
 
-const getSession = defineRoute({
+const getSession = sessionRoute({
   method: "GET",
   path: "/app/api/session",
   operationId: "appGetSession",
@@ -51,12 +54,11 @@ const getSession = defineRoute({
   },
   errors: [],
   handler: async ({ caller, csrfToken }) => {
-    const user = signedIn(caller);
-    return { user: { githubUserId: user.githubUserId, githubLogin: user.githubLogin }, csrfToken };
+    return { user: { githubUserId: caller.githubUserId, githubLogin: caller.githubLogin }, csrfToken };
   },
 });
 
-const signOut = defineRoute({
+const signOut = sessionRoute({
   method: "POST",
   path: "/auth/sign-out",
   operationId: "appSignOut",
@@ -74,7 +76,7 @@ const signOut = defineRoute({
   },
 });
 
-const signOutEverywhere = defineRoute({
+const signOutEverywhere = sessionRoute({
   method: "POST",
   path: "/auth/sign-out-everywhere",
   operationId: "appSignOutEverywhere",
@@ -90,12 +92,12 @@ const signOutEverywhere = defineRoute({
   },
   errors: [],
   handler: async ({ caller }, { env }) => {
-    await endEverySession(env, signedIn(caller).githubUserId);
+    await endEverySession(env, caller.githubUserId);
     return new Response(null, { status: 204, headers: { "Set-Cookie": clearedSessionCookie() } });
   },
 });
 
-const listKeys = defineRoute({
+const listKeys = sessionRoute({
   method: "GET",
   path: "/app/api/keys",
   operationId: "appListKeys",
@@ -115,10 +117,10 @@ const listKeys = defineRoute({
     },
   },
   errors: [],
-  handler: async ({ caller }, { env }) => listUserKeys(env, signedIn(caller).githubUserId),
+  handler: async ({ caller }, { env }) => listUserKeys(env, caller.githubUserId),
 });
 
-const createKey = defineRoute({
+const createKey = sessionRoute({
   method: "POST",
   path: "/app/api/keys",
   operationId: "appCreateKey",
@@ -140,11 +142,11 @@ const createKey = defineRoute({
   errors: ["not_found"],
   handler: async ({ body, caller }, { env }) => {
     const now = Date.now();
-    return createUserKey(env, signedIn(caller).githubUserId, body.kind, keyExpiresAt(body.expiresInDays, now), now);
+    return createUserKey(env, caller.githubUserId, body.kind, keyExpiresAt(body.expiresInDays, now), now);
   },
 });
 
-const revokeKey = defineRoute({
+const revokeKey = sessionRoute({
   method: "DELETE",
   path: "/app/api/keys/{kind}",
   operationId: "appRevokeKey",
@@ -153,13 +155,13 @@ const revokeKey = defineRoute({
   responses: { 204: { description: "Revoked (or there was none)." } },
   errors: [],
   handler: async ({ params, caller }, { env }) => {
-    await revokeUserKey(env, signedIn(caller).githubUserId, params.kind);
+    await revokeUserKey(env, caller.githubUserId, params.kind);
     return null;
   },
 });
 
 /** `/app/api/...` and sign-out: the session cookie only (a key never authenticates here). */
-export const appInterface: ApiInterface = {
+export const appInterface: ApiInterface<"session"> = {
   name: "app",
   description: "The web app's JSON routes (session cookie; state changes need Origin and X-CSRF-Token).",
   basePath: "/app/api",

@@ -1,7 +1,7 @@
 import { startSession } from "../auth/session";
 import { githubOAuth } from "../github/oauth";
 import { codedErrorEnvelope } from "../http/envelopes";
-import { type ApiInterface, defineRoute } from "../http/route";
+import { type ApiInterface, routesFor } from "../http/route";
 import { DevSignInInput, SignInOptions } from "../schemas/app";
 import DEMO_USERS from "./demo-users.json";
 import { githubSetupNeeded, githubSignInRoutes } from "./github-sign-in";
@@ -11,6 +11,8 @@ import { githubSetupNeeded, githubSignInRoutes } from "./github-sign-in";
  * `DEV_SIGN_IN` is "true" (`npm start` and the browser tests pass it with `--var`; wrangler.toml
  * never sets it): anywhere else `/auth/dev/...` is 404.
  */
+
+const signInRoute = routesFor("sameOrigin");
 
 const devSignInOn = (env: Env): boolean => env.DEV_SIGN_IN === "true";
 const githubConfigured = (env: Env): boolean => githubOAuth(env).kind === "on";
@@ -23,7 +25,7 @@ const SET_COOKIE = {
   },
 };
 
-const signInOptions = defineRoute({
+const signInOptions = signInRoute({
   method: "GET",
   path: "/auth/options",
   operationId: "appSignInOptions",
@@ -49,7 +51,7 @@ const signInOptions = defineRoute({
   }),
 });
 
-const devSignIn = defineRoute({
+const devSignIn = signInRoute({
   method: "POST",
   path: "/auth/dev/sign-in",
   operationId: "appDevSignIn",
@@ -69,7 +71,7 @@ const devSignIn = defineRoute({
 });
 
 /** `/auth/...` before a session exists. */
-export const signInInterface: ApiInterface = {
+export const signInInterface: ApiInterface<"sameOrigin"> = {
   name: "sign-in",
   description: "Signing in to the web app (state changes need a same-origin Origin).",
   basePath: "/auth",
