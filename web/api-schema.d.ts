@@ -6987,7 +6987,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too many sign-ins started from this address (counted with failed authentications, per client address): try again later. */
+            /** @description Too many sign-ins started from this client address: each start counts against the per-address limit on failed authentications, so past it valid ones too are refused for a minute (no quota headers: nobody is known yet). A page; try again later. */
             429: {
                 headers: {
                     "X-Correlation-Id": components["headers"]["X-Correlation-Id"];

@@ -103,7 +103,8 @@ const startGithubSignIn = signInRoute({
     },
     404: page("GitHub sign-in is not configured here: the page names what to set."),
     429: page(
-      "Too many sign-ins started from this address (counted with failed authentications, per client address): try again later.",
+      "Too many sign-ins started from this client address: each start counts against the per-address limit on failed " +
+        "authentications, so past it valid ones too are refused for a minute (no quota headers: nobody is known yet). A page; try again later.",
       {
         "Retry-After": {
           description: "Whole seconds to wait.",
