@@ -5,6 +5,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrateLocalD1, startWrangler } from "../../scripts/lib/bench-common.mjs";
 import { controlPlaneClient } from "../../scripts/lib/control-plane-client.mjs";
+import { freePort } from "./free-port";
 
 /**
  * Contract section 15 with a real client: the SDK's own `Client` over `StreamableHTTPClientTransport`
@@ -12,7 +13,6 @@ import { controlPlaneClient } from "../../scripts/lib/control-plane-client.mjs";
  * whatever protocol revision the two negotiate.
  */
 
-const PORT = 9013;
 const ADMIN_TOKEN = "mcp-client-test-admin-token-0123456789";
 const ORG = "mcp-acme";
 const ADMIN_ID = "7001";
@@ -40,7 +40,7 @@ async function rest(path: string): Promise<unknown> {
 beforeAll(async () => {
   persistTo = mkdtempSync(join(tmpdir(), "mcp-client-"));
   await migrateLocalD1(persistTo);
-  server = await startWrangler({ persistTo, port: PORT, adminToken: ADMIN_TOKEN });
+  server = await startWrangler({ persistTo, port: await freePort(), adminToken: ADMIN_TOKEN });
   const cp = controlPlaneClient(server.url, ADMIN_TOKEN);
   await cp.putOrganization(ORG, {
     installationId: 99_000_123,
