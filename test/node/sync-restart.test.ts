@@ -1,6 +1,5 @@
 import { generateKeyPairSync } from "node:crypto";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
@@ -8,6 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { migrateLocalD1, QUOTAS_ON, startWrangler } from "../../scripts/lib/bench-common.mjs";
 import { controlPlaneClient } from "../../scripts/lib/control-plane-client.mjs";
 import { startFakeGithub } from "../fake-github/server";
+import { freePort } from "./free-port";
 
 /**
  * Contract section 17: "the sync is durable: it survives restarts ... resumes where it stopped".
@@ -18,14 +18,6 @@ import { startFakeGithub } from "../fake-github/server";
  * nudges the instance (pause, resume), which replays its finished steps from their stored results.
  */
 
-/** A port no one listens on now (the OS picks it): several suites may run on one machine at once. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 const ORG = "restart-org";
 const PULLS = 2_500;
 const REPOS = 5;
@@ -108,11 +100,12 @@ describe("an installation sync across a restart of the runtime", () => {
     cleanups.push(() => rmSync(persistTo, { recursive: true, force: true }));
     const d1File = await migrateLocalD1(persistTo);
     const adminToken = `restart-${crypto.randomUUID()}`;
-    const PORT = await freePort();
+    // One port for both runs of the runtime: the restart comes back where the first one was.
+    const port = await freePort();
     const start = () =>
       startWrangler({
         persistTo,
-        port: PORT,
+        port,
         adminToken,
         vars: {
           ...QUOTAS_ON,
