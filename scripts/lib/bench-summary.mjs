@@ -175,7 +175,7 @@ export function dashboardFloor(file, now, { runs }) {
       const together = summaryStatement({ ...scope, groupBys });
       const combined = { statement: sqlite.prepare(together.sql), params: together.params };
       const separate = singles.map(({ statement, params }, i) =>
-        statement.all(...params).map(({ grouping: _, ...r }) => ({ ...r, grouping: i })),
+        statement.all(...params).map(({ grouping: _, ...r }) => ({ grouping: i, ...r })),
       );
       const one = combined.statement.all(...combined.params);
       if (JSON.stringify(sortRows(separate.flat())) !== JSON.stringify(sortRows(one)))
