@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { analyticsEnvelope, json } from "../http/envelopes";
-import { type ApiInterface, defineRoute } from "../http/route";
+import { type ApiInterface, routesFor } from "../http/route";
 import { ANALYTICS_CURSOR_OUT, AnalyticsPrPage } from "../schemas/analytics";
 import { AnalyticsSummary } from "../schemas/analytics-summary";
 import { AnalyticsPrCsv, CSV_CONTENT_TYPE, CSV_HEADER, toCsv } from "./csv";
@@ -14,6 +14,8 @@ import { summarize, summaryReader } from "./summary";
 import { AnalyticsSummaryCsv, toSummaryCsv } from "./summary-csv";
 import { AnalyticsSummaryQuery, checkSummaryQuery } from "./summary-query";
 
+const keyRoute = routesFor("apiKey");
+
 /**
  * `GET /api/analytics/v1/prs` (contract sections 3 and 10). Answers in the contract's order: 401
  * key, 400 parameters, 404 organization, 403 access, then the page, as JSON or CSV, with `Link`
@@ -21,7 +23,7 @@ import { AnalyticsSummaryQuery, checkSummaryQuery } from "./summary-query";
  * and so does the page when this isolate can guess the access (`early-page.ts`); the rows come from
  * D1 (a read replica through the Sessions API).
  */
-export const listPullRequestAnalytics = defineRoute({
+export const listPullRequestAnalytics = keyRoute({
   method: "GET",
   path: "/api/analytics/v1/prs",
   operationId: "listPullRequestAnalytics",
@@ -133,7 +135,7 @@ const SUMMARY_CSV_EXAMPLE =
  * the figures come from one D1 statement (`storage/analytics-summary.ts`), read alongside the
  * access check when this isolate can guess the access (`summary.ts`).
  */
-export const getPullRequestAnalyticsSummary = defineRoute({
+export const getPullRequestAnalyticsSummary = keyRoute({
   method: "GET",
   path: "/api/analytics/v1/summary",
   operationId: "getPullRequestAnalyticsSummary",
@@ -252,7 +254,7 @@ const AnalyticsDownloadCsv = z
  * the file equals walking the export; one request, so it counts once against the analytics quota
  * (walking a 100,000-row window from the browser would take 1,000 requests: the whole quota).
  */
-export const downloadPullRequestAnalyticsCsv = defineRoute({
+export const downloadPullRequestAnalyticsCsv = routesFor("session")({
   method: "GET",
   path: "/app/api/analytics/prs.csv",
   operationId: "appDownloadPullRequestAnalyticsCsv",
@@ -305,7 +307,7 @@ export const downloadPullRequestAnalyticsCsv = defineRoute({
   },
 });
 
-export const analyticsInterface: ApiInterface = {
+export const analyticsInterface: ApiInterface<"apiKey"> = {
   name: "analytics",
   description: "Merged pull requests with review metrics, for organizations on the Pro plan (personal cak_ keys).",
   basePath: "/api/analytics",

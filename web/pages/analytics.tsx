@@ -1,47 +1,14 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useMemo, useState } from "preact/hooks";
-import { ApiError, api, explain, formatDate, type SessionInfo } from "../api";
+import { type Answer, ApiError, api, explain, formatDate, type SessionInfo } from "../api";
 import { Chart, ChartKey, type ChartSeries } from "../chart";
 import { Layout, Notice, Pager, TableWrap } from "../layout";
 
+type Summary = Answer<"/app/api/analytics/summary", "GET">;
+type Group = Summary["groups"][number];
 /** The summary's figures (contract section 12): one group, or the totals. */
-export interface Figures {
-  pullRequests: number;
-  linesAdded: number;
-  linesDeleted: number;
-  serviceIssuesFlagged: number;
-  serviceIssuesFixed: number;
-  aiLinesAuthored: number;
-  pullRequestsWithAiData: number;
-  medianMsToFirstReview: number | null;
-  medianMsToMerge: number | null;
-}
-type Group = Figures & { key: string };
-interface Summary {
-  org: string;
-  startDate: string;
-  endDate: string;
-  groupBy: string;
-  groups: Group[];
-  totals: Figures;
-}
-interface Row {
-  repo: string;
-  prNumber: number;
-  author: string;
-  createdAt: string;
-  mergedAt: string;
-  linesAdded: number | null;
-  linesDeleted: number | null;
-  numberOfServiceIssuesFlagged: number;
-  numberOfServiceIssuesFixed: number;
-  serviceFirstReviewedAt: string;
-  totalAiLinesAuthored: number | null;
-}
-interface RowPage {
-  data: Row[];
-  nextCursor: string | null;
-}
+export type Figures = Summary["totals"];
+type RowPage = Answer<"/app/api/analytics/prs", "GET">;
 
 /** What the URL holds, so a view can be linked and reloaded: `?window=30&repo=api`, or `?window=custom&start=…&end=…`. */
 interface View {
@@ -185,7 +152,7 @@ export function AnalyticsPage({ session, org }: { session: SessionInfo; org: str
     const params = apiParams(org, view);
     // The three groupings the page draws come from one request (and one pass over the window's rows).
     const summaries = (groupBy: string, q = params) =>
-      api<{ summaries: Summary[] }>("GET", `/app/api/analytics/summaries?${withParam(q, "groupBy", groupBy)}`).then((answer) => {
+      api("GET", "/app/api/analytics/summaries", { query: withParam(q, "groupBy", groupBy) }).then((answer) => {
         if (answer.summaries.length !== groupBy.split(",").length) throw new Error("incomplete summaries");
         return answer.summaries;
       });
@@ -608,7 +575,7 @@ function Rows({ org, params, total }: { org: string; params: URLSearchParams; to
     let current = true;
     const q = withParam(params, "perPage", String(ROWS_PER_PAGE));
     if (cursor) q.set("cursor", cursor);
-    api<RowPage>("GET", `/app/api/analytics/prs?${q}`).then(
+    api("GET", "/app/api/analytics/prs", { query: q }).then(
       (p) => {
         if (!current) return;
         setPage(p);
