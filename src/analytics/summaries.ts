@@ -8,7 +8,7 @@ import { AnalyticsSummary, SUMMARY_GROUP_BYS, type SummaryGroupBy } from "../sch
 import { type GroupingsQuery, summarizeGroupings } from "../storage/analytics-summary";
 import { analyticsReader } from "./read";
 import { statementInput } from "./summary";
-import { AnalyticsSummaryQuery, checkSummaryQuery, dayWindowTooLongError } from "./summary-query";
+import { AnalyticsSummaryQuery, checkSummaryQuery, windowTooWideError } from "./summary-query";
 
 /**
  * The dashboard's summaries (contract section 14 draws a week chart, a repository table and an
@@ -73,9 +73,20 @@ function groupingsInput(query: SummariesQuery, access: AnalyticsAccess, now: num
   return scope;
 }
 
+/**
+ * The groupings in the order their windows are checked: the finest time grouping first (a window too
+ * wide for months is too wide for weeks and days too), so a refusal names the same grouping whether
+ * the window is known from the parameters or only once the access gives the installation's date.
+ */
+const FINEST_FIRST: readonly SummaryGroupBy[] = ["day", "week", "month", "repo", "author"];
+const finestFirst = (groupBys: readonly SummaryGroupBy[]) => FINEST_FIRST.filter((g) => groupBys.includes(g));
+
 const summariesReader = analyticsReader({
   input: groupingsInput,
-  refused: dayWindowTooLongError,
+  refused: (query: SummariesQuery) => {
+    const [finest = query.groupBy[0] ?? "day"] = finestFirst(query.groupBy);
+    return windowTooWideError(finest);
+  },
   statement: summarizeGroupings,
   hasRows: (figures) => (figures.groupings[0]?.totals.pullRequests ?? 0) > 0,
 });
@@ -91,7 +102,7 @@ export const getPullRequestAnalyticsSummaries = defineRoute({
   request: {
     query: SummariesQuery,
     check: ({ query }) => {
-      for (const groupBy of query.groupBy) checkSummaryQuery({ ...query, groupBy }, Date.now());
+      for (const groupBy of finestFirst(query.groupBy)) checkSummaryQuery({ ...query, groupBy }, Date.now());
     },
   },
   alongside: ({ query }, callerId, { env }, verdict) => summariesReader.alongside(env, query, callerId, verdict),
