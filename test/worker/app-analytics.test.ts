@@ -108,6 +108,13 @@ describe("the dashboard's summaries: several groupings of one window in one requ
     expect(await code("groupBy=")).toEqual([400, "invalid_request"]);
     expect(await code("groupBy=repo,day&startDate=2024-01-01&endDate=2026-01-01")).toEqual([400, "invalid_request"]);
     expect(await code(`groupBy=week,repo&repo=nowhere&${WINDOW}`)).toEqual([403, "repo_access_denied"]);
+    // A window too wide for several time groupings names the finest of them, whatever the order asked.
+    const wide = await appCall(
+      `/app/api/analytics/summaries?org=${org}&groupBy=month,day&startDate=2024-01-01&endDate=2026-01-01`,
+      session,
+    );
+    const body = (await wide.json()) as { error: { details: { path: string; message: string }[] } };
+    expect(body.error.details).toEqual([{ path: "groupBy", message: expect.stringMatching(/^day /) }]);
   });
 });
 
