@@ -213,6 +213,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/app/api/analytics/summaries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Several groupings of the analytics summary of one window, in one request
+         * @description What GET /api/analytics/v1/summary answers for each groupBy listed (same org, repo and window, the same checks and refusals), computed in one pass over the window's rows. JSON only. Counted once against the analytics quota.
+         */
+        get: operations["appGetPullRequestAnalyticsSummaries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/app/api/analytics/prs.csv": {
         parameters: {
             query?: never;
@@ -1087,6 +1107,10 @@ export interface components {
             medianMsToFirstReview: number | null;
             /** @description Median of mergedAt - createdAt in ms (position floor((n-1)/2) ascending); null without rows. */
             medianMsToMerge: number | null;
+        };
+        AnalyticsSummaries: {
+            /** @description One per grouping asked, in the order asked: each what GET /api/analytics/v1/summary answers for it. */
+            summaries: components["schemas"]["AnalyticsSummary"][];
         };
         SignInOptions: {
             /** @description Whether local sign-in (DEV_SIGN_IN) is on. */
@@ -5602,6 +5626,437 @@ export interface operations {
                      *     2026-11-16,0,0,0,0,0,0,0,,
                      */
                     "text/csv": string;
+                };
+            };
+            /** @description invalid_request: Invalid path, query or body. */
+            400: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_request",
+                     *         "message": "Invalid query parameters.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description invalid_request: Invalid path, query or body.
+                             * @enum {string}
+                             */
+                            code: "invalid_request";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials. */
+            401: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Invalid, expired or revoked API key.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials.
+                             * @enum {string}
+                             */
+                            code: "unauthenticated";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description installation_blocked: The organization's installation is blocked. plan_required: The organization is not on the Pro plan. org_access_denied: The caller is not a member of the organization. repo_access_denied: The caller cannot access the repository. */
+            403: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "installation_blocked",
+                     *         "message": "The organization's installation is blocked.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description installation_blocked: The organization's installation is blocked. plan_required: The organization is not on the Pro plan. org_access_denied: The caller is not a member of the organization. repo_access_denied: The caller cannot access the repository.
+                             * @enum {string}
+                             */
+                            code: "installation_blocked" | "plan_required" | "org_access_denied" | "repo_access_denied";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description org_not_found: The organization has no installation (also: an old login of a renamed organization). */
+            404: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "org_not_found",
+                     *         "message": "The organization has no installation (also: an old login of a renamed organization).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description org_not_found: The organization has no installation (also: an old login of a renamed organization).
+                             * @enum {string}
+                             */
+                            code: "org_not_found";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description method_not_allowed: The path exists under other methods (see Allow). */
+            405: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "method_not_allowed",
+                     *         "message": "The path exists under other methods (see Allow).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description method_not_allowed: The path exists under other methods (see Allow).
+                             * @enum {string}
+                             */
+                            code: "method_not_allowed";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited: this client address (CF-Connecting-IP; an IPv6 address by its /64) has had 100 failed authentications within 60 seconds: for the rest of that minute every request from it gets 429 before any credential is checked, valid ones too, with Retry-After. This interface has no quota. */
+            429: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Rate limit exceeded: 1000 requests per 900 seconds. Retry after the Retry-After seconds.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description rate_limited: Over the quota; retry after Retry-After seconds.
+                             * @enum {string}
+                             */
+                            code: "rate_limited";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description internal_error: Unexpected failure (logged with the correlation id). */
+            500: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "An unexpected error occurred.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description internal_error: Unexpected failure (logged with the correlation id).
+                             * @enum {string}
+                             */
+                            code: "internal_error";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unavailable: A store is unreachable or overloaded; retry the same request. */
+            503: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is temporarily unavailable. Retry with the same request.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unavailable: A store is unreachable or overloaded; retry the same request.
+                             * @enum {string}
+                             */
+                            code: "unavailable";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    appGetPullRequestAnalyticsSummaries: {
+        parameters: {
+            query: {
+                /** @description GitHub organization or owner, 1 to 255 characters after trimming; case-insensitive. Rows echo it as sent. */
+                org: string;
+                /** @description Only this repository (case-insensitive). Blank is ignored. */
+                repo?: string;
+                startDate?: string;
+                endDate?: string;
+                groupBy: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One summary per grouping asked, in order. */
+            200: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "summaries": [
+                     *         {
+                     *           "org": "acme",
+                     *           "startDate": "2026-11-16T00:00:00.000Z",
+                     *           "endDate": "2026-11-22T23:59:59.999Z",
+                     *           "groupBy": "repo",
+                     *           "groups": [
+                     *             {
+                     *               "key": "api",
+                     *               "pullRequests": 2,
+                     *               "linesAdded": 120,
+                     *               "linesDeleted": 30,
+                     *               "serviceIssuesFlagged": 3,
+                     *               "serviceIssuesFixed": 1,
+                     *               "aiLinesAuthored": 40,
+                     *               "pullRequestsWithAiData": 1,
+                     *               "medianMsToFirstReview": 3600000,
+                     *               "medianMsToMerge": 86400000
+                     *             }
+                     *           ],
+                     *           "totals": {
+                     *             "pullRequests": 2,
+                     *             "linesAdded": 120,
+                     *             "linesDeleted": 30,
+                     *             "serviceIssuesFlagged": 3,
+                     *             "serviceIssuesFixed": 1,
+                     *             "aiLinesAuthored": 40,
+                     *             "pullRequestsWithAiData": 1,
+                     *             "medianMsToFirstReview": 3600000,
+                     *             "medianMsToMerge": 86400000
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AnalyticsSummaries"];
                 };
             };
             /** @description invalid_request: Invalid path, query or body. */

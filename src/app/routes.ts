@@ -1,4 +1,5 @@
 import { downloadPullRequestAnalyticsCsv, getPullRequestAnalyticsSummary, listPullRequestAnalytics } from "../analytics/routes";
+import { getPullRequestAnalyticsSummaries } from "../analytics/summaries";
 import { createUserKey, listUserKeys, revokeUserKey } from "../auth/keys";
 import { clearedSessionCookie, endEverySession, endSession, requireSessionCookie } from "../auth/session";
 import { codedErrorEnvelope } from "../http/envelopes";
@@ -183,6 +184,7 @@ export const appInterface: ApiInterface<"session"> = {
     forApp(listOrganizationAuditLog, "/app/api/orgs/{org}/audit-log", "appListOrganizationAuditLog"),
     forApp(listPullRequestAnalytics, "/app/api/analytics/prs", "appListPullRequestAnalytics", "analytics"),
     forApp(getPullRequestAnalyticsSummary, "/app/api/analytics/summary", "appGetPullRequestAnalyticsSummary", "analytics"),
+    getPullRequestAnalyticsSummaries,
     downloadPullRequestAnalyticsCsv,
   ],
 };
