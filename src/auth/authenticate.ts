@@ -1,10 +1,10 @@
 import { callDurable } from "../lib/durable-call";
-import { unauthenticated } from "../lib/errors";
+import { AppError, unauthenticated } from "../lib/errors";
 import type { User } from "../schemas/user";
 import { hashApiKey, KEY_PREFIX, type KeyKind, parseApiKey, parseBearer } from "./api-key";
 import { KeyRecord, keyRecordKey } from "./key-record";
 import { type QuotaVerdict, quotaPolicy } from "./quota";
-import type { KeyVerdict } from "./user-object";
+import type { KeyHolder, KeyVerdict } from "./user-object";
 import { userStub } from "./user-stub";
 
 const INVALID_KEY = "Invalid, expired or revoked API key.";
@@ -63,22 +63,34 @@ export async function lookupApiKey(request: Request, env: Env, wanted: KeyKind |
   return { record, hash };
 }
 
+/** A key's verified owner, the key itself (for scopes and audit entries) and the quota's verdict. */
+export interface VerifiedKey {
+  user: User;
+  key: KeyHolder;
+  quota: QuotaVerdict | null;
+}
+
+/** The caller's address as the platform reports it (contract section 18). */
+export const clientAddress = (request: Request): string | null => request.headers.get("CF-Connecting-IP");
+
 /**
- * Second half: the owner's Durable Object says whether this is still the owner's current,
- * unexpired key and the owner is not blocked. Same 401 for every "no". The request is counted
- * against the owner's quota in the same call unless `count` is false (MCP requests other than a
- * tool call: contract section 15).
+ * Second half: the owner's Durable Object says whether this is still one of the owner's keys,
+ * unexpired, and the owner is not blocked (same 401 for every "no"); then whether the caller's
+ * address lies in the key's allowed networks (403 `ip_not_allowed`, not counted). The request is
+ * counted against the owner's quota in the same call unless `count` is false (MCP requests other
+ * than a tool call: contract section 15).
  */
 export async function verifyApiKey(
   env: Env,
   known: KnownKey,
+  address: string | null,
   now: number,
   count = true,
-): Promise<{ user: User; quota: QuotaVerdict | null }> {
-  const { userId, keyId, kind } = known.record;
+): Promise<VerifiedKey> {
+  const { userId, kind } = known.record;
   const policy = count ? quotaPolicy(env, kind) : null;
   // Retried once on a transient failure: at worst one request is counted twice.
-  const verdict = await callDurable<KeyVerdict>(() => userStub(env, userId).verifyKey(kind, keyId, now, policy), {
+  const verdict = await callDurable<KeyVerdict>(() => userStub(env, userId).verifyKey(kind, known.hash, address, now, policy), {
     idempotent: true,
   });
   if (!verdict.valid) {
@@ -87,5 +99,8 @@ export async function verifyApiKey(
     recordCache.delete(known.hash);
     throw unauthenticated(INVALID_KEY);
   }
-  return { user: verdict.user, quota: verdict.quota };
+  if (!verdict.ipAllowed) {
+    throw new AppError("ip_not_allowed", "This key does not work from this address: it is outside the key's allowed networks.");
+  }
+  return { user: verdict.user, key: verdict.key, quota: verdict.quota };
 }

@@ -1,3 +1,4 @@
+import type { Scope } from "../auth/scopes";
 import { quotaExceeded } from "../http/authentication";
 import { tooLarge } from "../http/body";
 import { publicError } from "../http/error-response";
@@ -20,6 +21,8 @@ export interface ToolSession {
   rc: RequestContext;
   user: User;
   key: CallerKey;
+  /** The scopes that pick the tools listed and run (the key's; an OAuth grant's). */
+  scopes: readonly Scope[];
   readOnly: boolean;
 }
 
@@ -62,7 +65,7 @@ function routeCall(tool: Tool, args: Record<string, unknown>, session: ToolSessi
     },
     callerId: session.key.userId,
     // The REST route is an API-key route: its handler sees the caller the MCP request authenticated.
-    verdict: Promise.resolve({ caller: session.user }),
+    verdict: Promise.resolve({ caller: session.user, key: session.key.holder }),
   };
 }
 

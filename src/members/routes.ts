@@ -90,6 +90,7 @@ const exampleMember = {
  */
 export const getOrganizationMember = keyRoute({
   method: "GET",
+  scope: "members:read",
   path: "/api/v1/organizations/{org}/members/{githubUserId}",
   operationId: "getOrganizationMember",
   summary: "Read one member",
@@ -131,6 +132,7 @@ export const getOrganizationMember = keyRoute({
  */
 export const updateOrganizationMember = keyRoute({
   method: "PATCH",
+  scope: "members:write",
   path: "/api/v1/organizations/{org}/members/{githubUserId}",
   operationId: "updateOrganizationMember",
   summary: "Turn a seat on or off, or change a role, guarded by the values last read",
@@ -170,6 +172,7 @@ export const updateOrganizationMember = keyRoute({
  */
 export const listCallerOrganizations = keyRoute({
   method: "GET",
+  scope: "members:read",
   path: "/api/v1/organizations",
   operationId: "listOrganizations",
   summary: "List the installed organizations you are a member of",
@@ -211,6 +214,7 @@ export const listCallerOrganizations = keyRoute({
  */
 export const listOrganizationMembers = keyRoute({
   method: "GET",
+  scope: "members:read",
   path: "/api/v1/organizations/{org}/members",
   operationId: "listOrganizationMembers",
   summary: "List members, with filters and the seat summary",
@@ -261,6 +265,7 @@ export const listOrganizationMembers = keyRoute({
  */
 const updateOrganizationMembers = keyRoute({
   method: "PATCH",
+  scope: "members:write",
   path: "/api/v1/organizations/{org}/members",
   operationId: "updateOrganizationMembers",
   summary: "Change seats and roles of up to 100 members at once, all or nothing",
@@ -317,6 +322,7 @@ const updateOrganizationMembers = keyRoute({
 /** `GET /api/v1/organizations/{org}/audit-log` (contract section 8): admins only, newest first. */
 export const listOrganizationAuditLog = keyRoute({
   method: "GET",
+  scope: "members:read",
   path: "/api/v1/organizations/{org}/audit-log",
   operationId: "listOrganizationAuditLog",
   summary: "Read the audit log of member changes (admins only)",
