@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { clientAddress } from "../auth/authenticate";
+import type { KeyHolder } from "../auth/user-object";
 import { atOrganization } from "../directory/resolve";
 import { codedErrorEnvelope } from "../http/envelopes";
 import { type ApiInterface, type RequestContext, routesFor } from "../http/route";
@@ -59,11 +61,14 @@ function applyChanges(
   callerId: string,
   changes: MemberChange[],
   pathPrefix: string | null,
-  { env, correlationId }: RequestContext,
+  key: KeyHolder | null,
+  { env, correlationId, request }: RequestContext,
 ) {
   const operationId = crypto.randomUUID();
+  // The audit entries name the key (none for the app's session) and the caller's address (contract section 18).
+  const change = { correlationId, key: key === null ? null : { id: key.id, name: key.name }, ip: clientAddress(request) };
   return atOrganization<MemberChangesResult>(env, org, (stub) =>
-    stub.updateMembers(org, callerId, changes, operationId, pathPrefix, correlationId),
+    stub.updateMembers(org, callerId, changes, operationId, pathPrefix, change),
   );
 }
 
@@ -159,9 +164,9 @@ export const updateOrganizationMember = keyRoute({
     },
   },
   errors: CHANGE_ERRORS,
-  handler: async ({ params, body, caller }, rc) => {
+  handler: async ({ params, body, caller, key }, rc) => {
     const change = { githubUserId: params.githubUserId, ...body };
-    const result = await applyChanges(params.org, caller.githubUserId, [change], null, rc);
+    const result = await applyChanges(params.org, caller.githubUserId, [change], null, key, rc);
     return unwrap(result).results[0];
   },
 });
@@ -315,8 +320,8 @@ const updateOrganizationMembers = keyRoute({
     },
   },
   errors: CHANGE_ERRORS,
-  handler: async ({ params, body, caller }, rc) =>
-    unwrap(await applyChanges(params.org, caller.githubUserId, body.changes, "changes", rc)),
+  handler: async ({ params, body, caller, key }, rc) =>
+    unwrap(await applyChanges(params.org, caller.githubUserId, body.changes, "changes", key, rc)),
 });
 
 /** `GET /api/v1/organizations/{org}/audit-log` (contract section 8): admins only, newest first. */

@@ -1,5 +1,5 @@
 import type { Identity } from "../directory/identity";
-import type { AuditActor, AuditEntry, AuditSource } from "../schemas/audit";
+import type { AuditActor, AuditEntry, AuditKey, AuditSource } from "../schemas/audit";
 import type { Member, MemberUpdateResult, SeatSummary } from "../schemas/member";
 import type { Organization, OrganizationEntry } from "../schemas/organization";
 import type { SyncRun } from "../schemas/sync";
@@ -16,6 +16,15 @@ export interface ChangeOrigin {
   source: Exclude<AuditSource, "api">;
   correlationId: string;
   actor?: AuditActor | null;
+}
+
+/** Who made a guarded change over the API, for its audit entries (contract sections 8 and 18). */
+export interface ChangeRequest {
+  correlationId: string;
+  /** The key that made it; null for the app's session. */
+  key: AuditKey | null;
+  /** The caller's address. */
+  ip: string | null;
 }
 
 /** A page of members in list order, the position after its last one, and the seats. */

@@ -265,7 +265,7 @@ export class OrganizationObject extends DurableObject<Env> {
     changes: MemberChange[],
     operationId: string,
     pathPrefix: string | null,
-    correlationId: string,
+    request: A.ChangeRequest,
   ): DurableResult<A.MemberChangesResult> {
     const db = this.#db;
     return this.ctx.storage.transactionSync(() => {
@@ -284,7 +284,7 @@ export class OrganizationObject extends DurableObject<Env> {
       );
       if (!decision.ok) return decision;
       const actor = { githubUserId: caller.githubUserId, githubLogin: caller.githubLogin };
-      writeMemberChanges(db, decision.updates.filter(isChange), { operationId, correlationId, actor }, Date.now());
+      writeMemberChanges(db, decision.updates.filter(isChange), { operationId, actor, ...request }, Date.now());
       const { updates, availableSeats } = decision;
       return ok({ results: updates.map((u) => present.toResult(u, availableSeats)), availableSeats });
     });

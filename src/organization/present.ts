@@ -49,6 +49,8 @@ export const toAuditEntry = (row: AuditRow): AuditEntry => ({
   before: stateOrNull(row.beforeSeat, row.beforeRole),
   after: stateOrNull(row.afterSeat, row.afterRole),
   correlationId: row.correlationId,
+  key: row.keyId === null ? null : { id: row.keyId, name: row.keyName ?? "" },
+  ip: row.ip,
 });
 
 /** `workEmail` is omitted while unknown (a member GitHub announced, before a sync provides it). */

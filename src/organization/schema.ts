@@ -117,6 +117,11 @@ export const auditLog = sqliteTable(
     afterSeat: integer("after_seat", { mode: "boolean" }),
     afterRole: text("after_role", { enum: ROLES }),
     correlationId: text("correlation_id").notNull(),
+    /** The key that made an API change (contract section 18), else null. */
+    keyId: text("key_id"),
+    keyName: text("key_name"),
+    /** The caller's address for a change made over HTTP, else null. */
+    ip: text("ip"),
   },
   (t) => [index("audit_log_by_member").on(t.githubUserId, t.id), index("audit_log_by_time").on(t.at)],
 );

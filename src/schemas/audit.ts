@@ -16,6 +16,14 @@ export const AuditActor = z
   .meta({ id: "AuditActor", description: "Who made the change; null when no person did (a sync)." });
 export type AuditActor = z.infer<typeof AuditActor>;
 
+export const AuditKey = z
+  .object({
+    id: z.string().max(24).meta({ example: "key_4fQ8nW2kLm9Xp3Rt7Vb1" }),
+    name: z.string().max(64).meta({ example: "nightly job" }),
+  })
+  .meta({ id: "AuditKey", description: "The key that made an API change; null for a change made otherwise (the app, a sync)." });
+export type AuditKey = z.infer<typeof AuditKey>;
+
 /** One entry of `GET /api/v1/organizations/{org}/audit-log` (contract section 8). */
 export const AuditEntry = z
   .object({
@@ -28,6 +36,12 @@ export const AuditEntry = z
     before: State.nullable().meta({ description: "null for member.added." }),
     after: State.nullable().meta({ description: "null for member.removed." }),
     correlationId: z.string().max(128).meta({ description: "The X-Correlation-Id of the request that made the change." }),
+    key: AuditKey.nullable(),
+    ip: z
+      .string()
+      .max(64)
+      .nullable()
+      .meta({ description: "The caller's address (CF-Connecting-IP) for a change made over HTTP; null otherwise." }),
   })
   .meta({ id: "AuditEntry" });
 export type AuditEntry = z.infer<typeof AuditEntry>;

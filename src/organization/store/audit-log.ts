@@ -1,6 +1,6 @@
 import { and, desc, eq, lt, sql } from "drizzle-orm";
 import type { MemberState } from "../../rules/members";
-import type { AuditAction, AuditActor, AuditSource } from "../../schemas/audit";
+import type { AuditAction, AuditActor, AuditKey, AuditSource } from "../../schemas/audit";
 import { type AuditRow, auditLog } from "../schema";
 import type { Db } from "./db";
 
@@ -12,6 +12,9 @@ export interface AuditOrigin {
   source: AuditSource;
   correlationId: string;
   actor: AuditActor | null;
+  /** The key that made an API change, and the caller's address for a change over HTTP (contract section 18). */
+  key?: AuditKey | null;
+  ip?: string | null;
 }
 
 /** One change of one member, as the audit log records it. */
@@ -38,6 +41,9 @@ export function appendAudit(db: Db, now: number, origin: AuditOrigin, entries: r
         afterSeat: e.after?.seat ?? null,
         afterRole: e.after?.role ?? null,
         correlationId: origin.correlationId,
+        keyId: origin.key?.id ?? null,
+        keyName: origin.key?.name ?? null,
+        ip: origin.ip ?? null,
       })
       .run();
   }
