@@ -1,21 +1,16 @@
 import { z } from "zod";
 import { analyticsEnvelope, json } from "../http/envelopes";
 import { type ApiInterface, routesFor } from "../http/route";
-import { unwrap } from "../lib/durable-call";
-import { AppError, inStore } from "../lib/errors";
-import { REPO_DENIED } from "../rules/analytics-access";
 import { ANALYTICS_CURSOR_OUT, AnalyticsPrPage } from "../schemas/analytics";
 import { AnalyticsSummary } from "../schemas/analytics-summary";
-import { listMergedPullRequests } from "../storage/analytics";
-import { repositoryHasEvents } from "../storage/repositories";
 import { AnalyticsPrCsv, CSV_CONTENT_TYPE, CSV_HEADER, toCsv } from "./csv";
 import { csvDownload, DOWNLOAD_PAGE_ROWS } from "./download";
-import { earlyAnswer, earlyUse, pageQuery, readAccessAndPage } from "./early-page";
 import { chooseFormat } from "./format";
 import { paginationHeaders } from "./links";
 import { toPage } from "./present";
 import { AnalyticsQuery, checkDateRange, invalidQueryMessage } from "./query";
-import { readSummaryAccess, summarize } from "./summary";
+import { pageReader } from "./read";
+import { summarize, summaryReader } from "./summary";
 import { AnalyticsSummaryCsv, toSummaryCsv } from "./summary-csv";
 import { AnalyticsSummaryQuery, checkSummaryQuery } from "./summary-query";
 
@@ -46,7 +41,7 @@ export const listPullRequestAnalytics = keyRoute({
     check: ({ query }) => checkDateRange(query, Date.now()),
     invalidMessage: invalidQueryMessage,
   },
-  alongside: ({ query }, callerId, { env }, verdict) => readAccessAndPage(env, query, callerId, verdict),
+  alongside: ({ query }, callerId, { env }, verdict) => pageReader.alongside(env, query, callerId, verdict),
   responses: {
     200: {
       description: "A page of rows, newest merge first.",
@@ -113,21 +108,9 @@ export const listPullRequestAnalytics = keyRoute({
   },
   errors: ["org_not_found", "installation_blocked", "plan_required", "org_access_denied", "repo_access_denied"],
   handler: async ({ query, read }, { env, url, request }) => {
-    const access = unwrap(read.access);
-    const { now, db } = read;
     // The rows live under the organization's home key; they are shown under the login asked for.
-    const input = pageQuery(query, access, now);
-    const reusable = earlyAnswer(read, input);
-    const { rows, rowsRead } = reusable ?? (await inStore("D1", () => listMergedPullRequests(db, input)));
-    const early = earlyUse(read, reusable !== null);
-    const scope = { orgKey: input.orgKey, repoKey: input.repoKey };
-    // A repository only an admin could name must exist somewhere: rows prove it, else ask D1.
-    if (rows.length === 0 && access.repoMustHaveEvents && scope.repoKey !== null) {
-      const repoKey = scope.repoKey;
-      if (!(await inStore("D1", () => repositoryHasEvents(db, scope.orgKey, repoKey)))) {
-        throw new AppError("repo_access_denied", REPO_DENIED);
-      }
-    }
+    const { input, answer, early } = await pageReader.answer(query, read);
+    const { rows, rowsRead } = answer;
     const page = toPage(query.org, rows, input.limit - 1);
     const headers: Record<string, string> = { ...paginationHeaders(url, page.nextCursor), Vary: "Accept" };
     // Benchmarks and tests only (`--var DEBUG_ROWS_READ:true`): how many rows D1 read for the page,
@@ -172,7 +155,7 @@ export const getPullRequestAnalyticsSummary = keyRoute({
     query: AnalyticsSummaryQuery,
     check: ({ query }) => checkSummaryQuery(query, Date.now()),
   },
-  alongside: ({ query }, callerId, { env }, verdict) => readSummaryAccess(env, query, callerId, verdict),
+  alongside: ({ query }, callerId, { env }, verdict) => summaryReader.alongside(env, query, callerId, verdict),
   responses: {
     200: {
       description: "The grouped figures and the totals of the window used.",
@@ -287,7 +270,7 @@ export const downloadPullRequestAnalyticsCsv = routesFor("session")({
     invalidMessage: invalidQueryMessage,
   },
   alongside: ({ query }, callerId, { env }, verdict) =>
-    readAccessAndPage(env, { ...query, perPage: DOWNLOAD_PAGE_ROWS }, callerId, verdict),
+    pageReader.alongside(env, { ...query, perPage: DOWNLOAD_PAGE_ROWS }, callerId, verdict),
   quota: "analytics",
   responses: {
     200: {
@@ -316,19 +299,10 @@ export const downloadPullRequestAnalyticsCsv = routesFor("session")({
   },
   errors: ["org_not_found", "installation_blocked", "plan_required", "org_access_denied", "repo_access_denied"],
   handler: async ({ query, read }) => {
-    const access = unwrap(read.access);
-    const { now, db } = read;
-    const input = pageQuery({ ...query, perPage: DOWNLOAD_PAGE_ROWS }, access, now);
-    const first = earlyAnswer(read, input) ?? (await inStore("D1", () => listMergedPullRequests(db, input)));
-    if (first.rows.length === 0 && access.repoMustHaveEvents && input.repoKey !== null) {
-      const repoKey = input.repoKey;
-      if (!(await inStore("D1", () => repositoryHasEvents(db, input.orgKey, repoKey)))) {
-        throw new AppError("repo_access_denied", REPO_DENIED);
-      }
-    }
+    const { input, answer: first } = await pageReader.answer({ ...query, perPage: DOWNLOAD_PAGE_ROWS }, read);
     const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
     const name = `${query.org.replace(/[^A-Za-z0-9._-]/g, "_")}-pull-requests-${day(input.start)}-${day(input.end)}.csv`;
-    return new Response(csvDownload(db, query.org, input, first), {
+    return new Response(csvDownload(read.db, query.org, input, first), {
       status: 200,
       headers: { "Content-Type": CSV_CONTENT_TYPE, "Content-Disposition": `attachment; filename="${name}"` },
     });

@@ -4,6 +4,7 @@ import { beginSignInAttempt, consumeSignInAttempt, SIGN_IN_ATTEMPT_MS } from "..
 import { authorizationRequest, completeAuthorization, githubOAuth, type OAuthSetting } from "../github/oauth";
 import { type HeaderSpec, type RequestContext, routesFor } from "../http/route";
 import { AppError } from "../lib/errors";
+import { logger } from "../lib/log";
 import { type Message, messagePage } from "./message-page";
 import { CONTENT_SECURITY_POLICY } from "./pages";
 
@@ -41,9 +42,7 @@ const AGAIN = { href: "/auth/github", label: "Sign in with GitHub again" };
 
 function notConfigured(setting: Exclude<OAuthSetting, { kind: "on" }>, rc: RequestContext): Response {
   if (setting.kind === "misconfigured") {
-    console.error(
-      JSON.stringify({ level: "error", correlationId: rc.correlationId, message: `GitHub sign-in: ${setting.reason}` }),
-    );
+    logger({ correlationId: rc.correlationId }).error("GitHub sign-in is misconfigured", { reason: setting.reason });
   }
   const what =
     setting.kind === "off"
@@ -193,9 +192,7 @@ const githubCallback = signInRoute({
           link: AGAIN,
         });
       case "unavailable":
-        console.warn(
-          JSON.stringify({ level: "warn", correlationId: rc.correlationId, message: `GitHub sign-in: ${outcome.detail}` }),
-        );
+        logger({ correlationId: rc.correlationId }).warn("GitHub sign-in: GitHub unavailable", { detail: outcome.detail });
         return answer({
           status: 502,
           title: "GitHub is not answering",

@@ -1,3 +1,4 @@
+import { errorField, log } from "../lib/log";
 import { type KeyRecord, keyRecordKey, kvExpiry } from "./key-record";
 import type { ApiKeyRow } from "./user-store/api-keys";
 
@@ -24,6 +25,6 @@ export async function forgetLookup(kv: KVNamespace, keyHash: string): Promise<vo
   try {
     await kv.delete(keyRecordKey(keyHash));
   } catch (error) {
-    console.error(JSON.stringify({ level: "warn", msg: "stale API key lookup not deleted", error: String(error) }));
+    log.warn("stale API key lookup not deleted", { error: errorField(error) });
   }
 }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { codedErrorEnvelope, json } from "../http/envelopes";
 import { type ApiInterface, routesFor } from "../http/route";
+import { logger } from "../lib/log";
 import { receiveDelivery, WEBHOOK_MAX_BODY } from "./receive";
 
 const signedRoute = routesFor("webhookSignature");
@@ -66,16 +67,8 @@ const receiveGithubWebhook = signedRoute({
   },
   errors: ["not_found"],
   handler: async ({ raw }, rc) => {
-    const receipt = await receiveDelivery(
-      rc.request,
-      raw,
-      rc.env,
-      (level, msg, extra) => {
-        const line = JSON.stringify({ level, msg, correlationId: rc.correlationId, ...extra });
-        if (level === "warn") console.warn(line);
-        else console.log(line);
-      },
-      (work) => rc.ctx.waitUntil(work),
+    const receipt = await receiveDelivery(rc.request, raw, rc.env, logger({ correlationId: rc.correlationId }), (work) =>
+      rc.ctx.waitUntil(work),
     );
     if (receipt.kind === "pong") return json({ status: "pong" }, 200);
     return json({ delivery: receipt.delivery, status: receipt.status }, 202);

@@ -1,34 +1,25 @@
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, explain, formatDate, type SessionInfo } from "../api";
+import { type Answer, api, explain, formatDate, type RequestBody, type Schema, type SessionInfo } from "../api";
 import { Layout, Notice } from "../layout";
 
-type Kind = "analytics" | "members";
-interface ApiKey {
-  keyId: string;
-  name: string;
-  kind: Kind;
-  scopes: string[];
-  hint: string;
-  createdAt: string;
-  expiresAt: string | null;
-  allowedNetworks: string[];
-  lastUsedAt: string | null;
-}
-type Created = Omit<ApiKey, "lastUsedAt"> & { key: string };
+type ApiKey = Schema<"ApiKey">;
+type Kind = ApiKey["kind"];
+type Created = Answer<"/app/api/keys", "POST">;
+type Expiry = NonNullable<RequestBody<"/app/api/keys", "POST">["expiresInDays"]>;
 
 const KIND_TITLES: Record<Kind, string> = { analytics: "Analytics key", members: "Members key" };
 const KIND_USES: Record<Kind, string> = {
   analytics: "the analytics export (Pro organizations)",
   members: "member management and your organizations list",
 };
-const EXPIRIES: { value: string; label: string }[] = [
+const EXPIRIES: { value: `${Expiry}` | "never"; label: string }[] = [
   { value: "7", label: "7 days" },
   { value: "30", label: "30 days" },
   { value: "90", label: "90 days" },
   { value: "365", label: "365 days" },
   { value: "never", label: "Never" },
 ];
-const expiresInDays = (choice: string) => (choice === "never" ? null : Number(choice));
+const expiresInDays = (choice: string): Expiry | null => (choice === "never" ? null : (Number(choice) as Expiry));
 const readOnly = (key: { kind: Kind; scopes: string[] }) => key.kind === "members" && !key.scopes.includes("members:write");
 
 /**
@@ -40,7 +31,7 @@ export function KeysPage({ session }: { session: SessionInfo }) {
   const [keys, setKeys] = useState<ApiKey[] | null>(null);
   const [error, setError] = useState("");
   const reload = () =>
-    api<{ data: ApiKey[] }>("GET", "/app/api/keys").then(
+    api("GET", "/app/api/keys").then(
       (list) => setKeys(list.data),
       (e) => setError(explain(e)),
     );
@@ -106,12 +97,12 @@ function KeyCard({ apiKey, onChange }: { apiKey: ApiKey; onChange: () => Promise
         expiresInDays: expiresInDays(expiry),
         allowedNetworks: apiKey.allowedNetworks,
       };
-      setCreated(await api<Created>("POST", "/app/api/keys", body));
+      setCreated(await api("POST", "/app/api/keys", { body }));
       await onChange();
     });
   const revoke = () =>
     run(async () => {
-      await api<void>("DELETE", `/app/api/keys/${apiKey.keyId}`);
+      await api("DELETE", "/app/api/keys/{keyId}", { path: { keyId: apiKey.keyId } });
       await onChange();
     });
 
@@ -205,7 +196,7 @@ function CreateKey({ onChange }: { onChange: () => Promise<void> }) {
         expiresInDays: expiresInDays(expiry),
         allowedNetworks,
       };
-      setCreated(await api<Created>("POST", "/app/api/keys", body));
+      setCreated(await api("POST", "/app/api/keys", { body }));
       setName("");
       setNetworks("");
       await onChange();
@@ -315,7 +306,7 @@ function TryIt({ created }: { created: Created }) {
   const [org, setOrg] = useState<string | null | undefined>(created.kind === "analytics" ? undefined : null);
   useEffect(() => {
     if (created.kind !== "analytics") return;
-    api<{ data: { org: string; canExportAnalytics: boolean }[] }>("GET", "/app/api/orgs").then(
+    api("GET", "/app/api/orgs").then(
       (page) => setOrg(page.data.find((o) => o.canExportAnalytics)?.org ?? null),
       () => setOrg(null),
     );
