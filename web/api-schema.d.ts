@@ -4588,7 +4588,12 @@ export interface operations {
                      *             "seat": false,
                      *             "role": "member"
                      *           },
-                     *           "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10"
+                     *           "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *           "key": {
+                     *             "id": "key_4fQ8nW2kLm9Xp3Rt7Vb1",
+                     *             "name": "nightly job"
+                     *           },
+                     *           "ip": "192.0.2.10"
                      *         }
                      *       ],
                      *       "nextCursor": null

@@ -14,11 +14,14 @@ export const KeyName = z
   .string()
   .min(1)
   .max(64)
-  .regex(/^[^\p{C}]+$/u, "must be printable characters")
+  // Printable: no C0 or C1 control character (a pattern JSON Schema's validators all read alike).
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is this pattern's purpose.
+  .regex(/^[^\u0000-\u001f\u007f-\u009f]+$/, "must be printable characters")
   .meta({ description: "1 to 64 printable characters, unique per owner and kind (case-insensitively).", example: "nightly job" });
 
 export const KeyId = z
   .string()
+  .max(24)
   .regex(/^key_[0-9A-Za-z]{20}$/)
   .meta({ description: "key_ and 20 base62 characters.", example: "key_4fQ8nW2kLm9Xp3Rt7Vb1" });
 

@@ -18,7 +18,11 @@ export type AuditActor = z.infer<typeof AuditActor>;
 
 export const AuditKey = z
   .object({
-    id: z.string().max(24).meta({ example: "key_4fQ8nW2kLm9Xp3Rt7Vb1" }),
+    id: z
+      .string()
+      .max(24)
+      .regex(/^key_[0-9A-Za-z]{20}$/)
+      .meta({ example: "key_4fQ8nW2kLm9Xp3Rt7Vb1" }),
     name: z.string().max(64).meta({ example: "nightly job" }),
   })
   .meta({ id: "AuditKey", description: "The key that made an API change; null for a change made otherwise (the app, a sync)." });
