@@ -1,9 +1,20 @@
 import { z } from "zod";
-import { ApiKeyCreated, ApiKeyList, AppKeyCreateInput, KeyId } from "../auth/key-schemas";
+import { clientAddress } from "../auth/authenticate";
+import {
+  ApiKeyCreated,
+  ApiKeyList,
+  AppKeyCreateInput,
+  AppOrgKeyCreateInput,
+  KeyId,
+  OrgApiKeyCreated,
+  OrgApiKeyList,
+} from "../auth/key-schemas";
 import { defaultScopes, readOnlyScopes } from "../auth/key-scopes";
 import { createUserKey, listUserKeys, revokeUserKey } from "../auth/keys";
+import { createOrgKey, listOrgKeys, revokeOrgKey } from "../auth/org-keys";
 import { routesFor } from "../http/route";
 import { keyExpiresAt } from "../rules/sessions";
+import { OrgLogin } from "../schemas/common";
 
 /**
  * The web app's key routes (contract sections 13 and 18), for the signed-in person's own keys:
@@ -94,4 +105,54 @@ const revokeKey = sessionRoute({
   },
 });
 
-export const appKeyRoutes = [listKeys, createKey, revokeKey];
+const OrgPath = z.object({ org: OrgLogin });
+
+const listOrgKeysRoute = sessionRoute({
+  method: "GET",
+  path: "/app/api/orgs/{org}/keys",
+  operationId: "appListOrganizationKeys",
+  summary: "The organization's keys (admins)",
+  request: { params: OrgPath },
+  responses: { 200: { description: "Every key of the organization, never a secret.", body: OrgApiKeyList } },
+  errors: ["org_not_found", "installation_blocked", "org_access_denied", "not_org_admin"],
+  handler: async ({ params, caller }, { env }) => ({ data: await listOrgKeys(env, params.org, caller.githubUserId) }),
+});
+
+const createOrgKeyRoute = sessionRoute({
+  method: "POST",
+  path: "/app/api/orgs/{org}/keys",
+  operationId: "appCreateOrganizationKey",
+  summary: "Create an organization key, or regenerate the one of that kind and name (admins)",
+  request: {
+    params: OrgPath,
+    body: {
+      schema: AppOrgKeyCreateInput,
+      maxBytes: 16 * 1024,
+      example: { kind: "analytics", name: "warehouse export", readOnly: false, expiresInDays: 365, repositories: ["api"] },
+    },
+  },
+  responses: { 201: { description: "The key, shown once.", body: OrgApiKeyCreated } },
+  errors: ["org_not_found", "installation_blocked", "org_access_denied", "not_org_admin", "key_limit_reached"],
+  handler: async ({ params, body, caller }, { env, correlationId, request }) => {
+    const now = Date.now();
+    const scopes = body.readOnly ? readOnlyScopes(body.kind) : defaultScopes(body.kind);
+    const spec = { ...body, scopes, expiresAt: keyExpiresAt(body.expiresInDays, now) };
+    return createOrgKey(env, params.org, spec, { actor: caller.githubUserId, correlationId, ip: clientAddress(request) }, now);
+  },
+});
+
+const revokeOrgKeyRoute = sessionRoute({
+  method: "DELETE",
+  path: "/app/api/orgs/{org}/keys/{keyId}",
+  operationId: "appRevokeOrganizationKey",
+  summary: "Revoke one of the organization's keys (admins)",
+  request: { params: z.object({ org: OrgLogin, keyId: KeyId }) },
+  responses: { 204: { description: "Revoked (or there was no such key)." } },
+  errors: ["org_not_found", "installation_blocked", "org_access_denied", "not_org_admin"],
+  handler: async ({ params, caller }, { env, correlationId, request }) => {
+    await revokeOrgKey(env, params.org, params.keyId, { actor: caller.githubUserId, correlationId, ip: clientAddress(request) });
+    return null;
+  },
+});
+
+export const appKeyRoutes = [listKeys, createKey, revokeKey, listOrgKeysRoute, createOrgKeyRoute, revokeOrgKeyRoute];

@@ -1,9 +1,11 @@
 import { callDurable } from "../lib/durable-call";
 import { AppError, unauthenticated } from "../lib/errors";
+import { orgKeyPrincipal } from "../lib/principal";
+import { type QuotaPolicy, type QuotaVerdict, quotaPolicy } from "../rules/quota";
 import type { User } from "../schemas/user";
 import { hashApiKey, KEY_PREFIX, type KeyKind, parseApiKey, parseBearer } from "./api-key";
 import { KeyRecord, keyRecordKey } from "./key-record";
-import { type QuotaVerdict, quotaPolicy } from "./quota";
+import type { Scope } from "./scopes";
 import type { KeyHolder, KeyVerdict } from "./user-object";
 import { userStub } from "./user-stub";
 
@@ -63,6 +65,31 @@ export async function lookupApiKey(request: Request, env: Env, wanted: KeyKind |
   return { record, hash };
 }
 
+/**
+ * Who the request acts as (`lib/principal.ts`): a person's key, its owner's id; an organization's
+ * key, the key in its organization. Known from the key record, before the verdict.
+ */
+export const principalOf = (record: KeyRecord): string =>
+  record.v === 1 ? record.userId : orgKeyPrincipal(record.orgKey, record.keyId);
+
+/** An organization key's verdict from its organization's object, as a caller the routes take. */
+async function organizationKeyVerdict(
+  env: Env,
+  home: string,
+  kind: KeyKind,
+  hash: string,
+  address: string | null,
+  now: number,
+  policy: QuotaPolicy | null,
+): Promise<KeyVerdict> {
+  const verdict = await env.ORGANIZATIONS.getByName(home).verifyKey(kind, hash, address, now, policy);
+  if (!verdict.valid) return { valid: false };
+  // The key is nobody: its caller id is the principal the organization's object recognises.
+  const user = { githubUserId: orgKeyPrincipal(verdict.home, verdict.key.id), githubLogin: verdict.key.name, blocked: false };
+  const key = { ...verdict.key, scopes: verdict.key.scopes as Scope[] };
+  return { valid: true, user, key, ipAllowed: verdict.ipAllowed, quota: verdict.quota };
+}
+
 /** A key's verified owner, the key itself (for scopes and audit entries) and the quota's verdict. */
 export interface VerifiedKey {
   user: User;
@@ -87,12 +114,16 @@ export async function verifyApiKey(
   now: number,
   count = true,
 ): Promise<VerifiedKey> {
-  const { userId, kind } = known.record;
-  const policy = count ? quotaPolicy(env, kind) : null;
+  const record = known.record;
+  const policy = count ? quotaPolicy(env, record.kind) : null;
   // Retried once on a transient failure: at worst one request is counted twice.
-  const verdict = await callDurable<KeyVerdict>(() => userStub(env, userId).verifyKey(kind, known.hash, address, now, policy), {
-    idempotent: true,
-  });
+  const verdict = await callDurable<KeyVerdict>(
+    () =>
+      record.v === 1
+        ? userStub(env, record.userId).verifyKey(record.kind, known.hash, address, now, policy)
+        : organizationKeyVerdict(env, record.orgKey, record.kind, known.hash, address, now, policy),
+    { idempotent: true },
+  );
   if (!verdict.valid) {
     // A key that was refused stays refused (a new key has a new hash): forget its record, so a
     // revoked key costs what an unknown one does (a KV miss) instead of a Durable Object call.

@@ -128,3 +128,55 @@ export const AppKeyCreateInput = z
     allowedNetworks: AllowedNetworksInput.default([]),
   })
   .meta({ id: "AppKeyCreateInput" });
+
+/** Repositories an organization analytics key is limited to (none: every repository). */
+const RepositoriesInput = z
+  .array(z.string().min(1).max(100))
+  .max(100)
+  .meta({ description: "Analytics keys only: the repositories the key may read (empty: every repository)." });
+
+/** A members key cannot be limited to repositories (400 at `repositories`). */
+const analyticsOnlyRepositories = (body: { kind: KeyKind; repositories: string[] }, ctx: z.RefinementCtx): void => {
+  if (body.kind !== "analytics" && body.repositories.length > 0) {
+    ctx.addIssue({ code: "custom", path: ["repositories"], message: "only an analytics key can be limited to repositories" });
+  }
+};
+
+/** Control plane: `POST /internal/v1/organizations/{org}/api-keys`. */
+export const OrgKeyCreateInput = z
+  .strictObject({
+    kind: KeyKind,
+    name: KeyName,
+    scopes: ScopesInput.optional(),
+    repositories: RepositoriesInput.default([]),
+    expiresAt,
+    allowedNetworks: AllowedNetworksInput.default([]),
+  })
+  .superRefine((body, ctx) => {
+    scopesOfKind(body.kind, body.scopes ?? [], ctx);
+    analyticsOnlyRepositories(body, ctx);
+  })
+  .meta({ id: "OrgKeyCreateInput" });
+
+/** The web app's form of an organization key. */
+export const AppOrgKeyCreateInput = z
+  .strictObject({
+    kind: KeyKind,
+    name: KeyName,
+    readOnly: z.boolean().default(false),
+    expiresInDays: z.literal(KEY_EXPIRY_DAYS).nullable(),
+    allowedNetworks: AllowedNetworksInput.default([]),
+    repositories: RepositoriesInput.default([]),
+  })
+  .superRefine(analyticsOnlyRepositories)
+  .meta({ id: "AppOrgKeyCreateInput" });
+
+const repositories = z.array(z.string().max(100)).max(100).meta({
+  description: "The repositories the key is limited to, by folded name (empty: every repository).",
+});
+
+export const OrgApiKey = ApiKey.extend({ repositories }).meta({ id: "OrgApiKey" });
+export const OrgApiKeyCreated = ApiKeyCreated.extend({ repositories }).meta({ id: "OrgApiKeyCreated" });
+export const OrgApiKeyList = z
+  .object({ data: z.array(OrgApiKey).max(50) })
+  .meta({ id: "OrgApiKeyList", description: "The organization's keys (never a secret), by kind then creation." });

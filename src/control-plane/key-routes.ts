@@ -1,9 +1,19 @@
 import { z } from "zod";
-import { ApiKeyCreated, ApiKeyCreateInput, ApiKeyList, KeyId } from "../auth/key-schemas";
+import { clientAddress } from "../auth/authenticate";
+import {
+  ApiKeyCreated,
+  ApiKeyCreateInput,
+  ApiKeyList,
+  KeyId,
+  OrgApiKeyCreated,
+  OrgApiKeyList,
+  OrgKeyCreateInput,
+} from "../auth/key-schemas";
 import { createUserKey, listUserKeys, revokeUserKey, revokeUserKeys } from "../auth/keys";
+import { createOrgKey, listOrgKeys, revokeOrgKey } from "../auth/org-keys";
 import { routesFor } from "../http/route";
 import { badRequest } from "../lib/errors";
-import { GithubId } from "../schemas/common";
+import { GithubId, GithubOrgName } from "../schemas/common";
 import { KeyKind } from "../schemas/key-kind";
 
 /**
@@ -106,3 +116,67 @@ const revokeOneApiKey = adminRoute({
 });
 
 export const userKeyRoutes = [createApiKey, listApiKeys, revokeApiKeys, revokeOneApiKey];
+
+const OrgPath = z.object({ org: GithubOrgName });
+const OrgKeyPath = z.object({ org: GithubOrgName, keyId: KeyId });
+
+const ORG_KEY_EXAMPLE = { ...CREATED_EXAMPLE, name: "warehouse export", repositories: ["api"] };
+
+const createOrganizationKey = adminRoute({
+  method: "POST",
+  path: "/internal/v1/organizations/{org}/api-keys",
+  operationId: "createOrganizationKey",
+  summary: "Create an organization's key of one kind and name, or regenerate it when the name is taken",
+  description:
+    "The key belongs to the organization: it keeps working when the person who made it leaves or is blocked, and ends when " +
+    "it is revoked, when it expires, or when the installation is deleted. An analytics key may be limited to listed " +
+    "repositories. At most 25 of a kind (409 key_limit_reached). Audited as key.created or key.regenerated.",
+  request: {
+    params: OrgPath,
+    body: {
+      schema: OrgKeyCreateInput,
+      maxBytes: 16 * 1024,
+      example: { kind: "analytics", name: "warehouse export", repositories: ["api"], expiresAt: null },
+    },
+    check: futureExpiry,
+  },
+  responses: {
+    201: { description: "The new or regenerated key, shown once.", body: OrgApiKeyCreated, example: ORG_KEY_EXAMPLE },
+  },
+  errors: ["org_not_found", "key_limit_reached"],
+  handler: async ({ params, body }, { env, correlationId, request }) =>
+    createOrgKey(env, params.org, body, { actor: null, correlationId, ip: clientAddress(request) }, Date.now()),
+});
+
+const listOrganizationKeys = adminRoute({
+  method: "GET",
+  path: "/internal/v1/organizations/{org}/api-keys",
+  operationId: "listOrganizationKeys",
+  summary: "The organization's keys (never a secret)",
+  request: { params: OrgPath },
+  responses: {
+    200: {
+      description: "Every key of the organization, by kind then creation.",
+      body: OrgApiKeyList,
+      example: { data: [{ ...ORG_KEY_EXAMPLE, key: undefined, lastUsedAt: null }] },
+    },
+  },
+  errors: ["org_not_found"],
+  handler: async ({ params }, { env }) => ({ data: await listOrgKeys(env, params.org, null) }),
+});
+
+const revokeOrganizationKey = adminRoute({
+  method: "DELETE",
+  path: "/internal/v1/organizations/{org}/api-keys/{keyId}",
+  operationId: "revokeOrganizationKey",
+  summary: "Revoke one of the organization's keys",
+  request: { params: OrgKeyPath },
+  responses: { 204: { description: "Revoked (or there was no such key)." } },
+  errors: ["org_not_found"],
+  handler: async ({ params }, { env, correlationId, request }) => {
+    await revokeOrgKey(env, params.org, params.keyId, { actor: null, correlationId, ip: clientAddress(request) });
+    return null;
+  },
+});
+
+export const organizationKeyRoutes = [createOrganizationKey, listOrganizationKeys, revokeOrganizationKey];

@@ -18,7 +18,7 @@ import { Repository, RepositoryInput } from "../schemas/repository";
 import { User, UserInput } from "../schemas/user";
 import { deleteParked, listParked, readParked } from "../storage/parked";
 import { replayParked } from "../webhooks/receive";
-import { userKeyRoutes } from "./key-routes";
+import { organizationKeyRoutes, userKeyRoutes } from "./key-routes";
 import { listShards, moveOrganization, readOrganizationMove } from "./shard-routes";
 import { postSync, readSync } from "./sync-routes";
 
@@ -271,6 +271,7 @@ export const controlPlaneInterface: ApiInterface<"adminToken"> = {
     deleteMember,
     putUser,
     ...userKeyRoutes,
+    ...organizationKeyRoutes,
     ingestEvents,
     listParkedDeliveries,
     replayParkedDelivery,

@@ -1,12 +1,12 @@
 import { checkAdminToken, configuredAdminToken } from "../auth/admin-token";
-import { clientAddress, type KnownKey, lookupApiKey, type VerifiedKey, verifyApiKey } from "../auth/authenticate";
+import { clientAddress, type KnownKey, lookupApiKey, principalOf, type VerifiedKey, verifyApiKey } from "../auth/authenticate";
 import { countFailedAuthentication, refuseThrottledClient } from "../auth/flood";
 import { requireScope } from "../auth/key-scopes";
-import { type QuotaVerdict, quotaHeaders } from "../auth/quota";
 import { changesState, requireCsrfToken, requireSameOrigin, requireSessionCookie, verifySession } from "../auth/session";
 import type { KeyHolder } from "../auth/user-object";
 import { parseSignatureHeader, SignatureVerifier } from "../auth/webhook-signature";
 import { AppError, type ErrorCode, notFound } from "../lib/errors";
+import { type QuotaVerdict, quotaHeaders } from "../rules/quota";
 import type { KeyKind } from "../schemas/key-kind";
 import type { User } from "../schemas/user";
 import { readJsonBytes, readJsonObject } from "./body";
@@ -115,7 +115,7 @@ export async function authenticate(
       return { kind: "none" };
     case "apiKey": {
       const known = await counted(rc, now, () => lookupApiKey(rc.request, rc.env, auth.keyKind));
-      return { kind: "apiKey", callerId: known.record.userId, verdict: verifiedCaller(rc, known, route, now) };
+      return { kind: "apiKey", callerId: principalOf(known.record), verdict: verifiedCaller(rc, known, route, now) };
     }
     case "session": {
       const cookie = await counted(rc, now, async () => requireSessionCookie(rc.request));
@@ -138,7 +138,7 @@ export async function authenticate(
       );
       const { user, key, quota } = await judgedKey(rc, known, now, body.ok && auth.counted(body.value));
       if (!body.ok) throw body.error;
-      const callerKey = { kind: known.record.kind, userId: known.record.userId, holder: key, quota };
+      const callerKey = { kind: known.record.kind, userId: principalOf(known.record), holder: key, quota };
       return { kind: "anyApiKey", user, key: callerKey, body: body.value };
     }
     case "adminToken": {

@@ -1,9 +1,9 @@
 import type { z } from "zod";
 import type { KeyKind } from "../auth/api-key";
-import type { QuotaVerdict } from "../auth/quota";
 import type { Scope } from "../auth/scopes";
 import type { KeyHolder } from "../auth/user-object";
 import type { ErrorCode } from "../lib/errors";
+import type { QuotaVerdict } from "../rules/quota";
 import type { User } from "../schemas/user";
 import type { Envelope } from "./envelopes";
 

@@ -3,6 +3,7 @@ import type { AuditActor, AuditEntry, AuditKey, AuditSource } from "../schemas/a
 import type { Member, MemberUpdateResult, SeatSummary } from "../schemas/member";
 import type { Organization, OrganizationEntry } from "../schemas/organization";
 import type { SyncRun } from "../schemas/sync";
+import type { OrgKeyView } from "./org-keys";
 import type { MemberCursor } from "./store/members";
 
 /** The shapes the organization object's RPC methods take and answer, for its callers. */
@@ -25,6 +26,18 @@ export interface ChangeRequest {
   key: AuditKey | null;
   /** The caller's address. */
   ip: string | null;
+}
+
+/** Who changes an organization key, for its audit entry. */
+export interface KeyRequest {
+  correlationId: string;
+  ip: string | null;
+}
+
+/** An organization key created or regenerated, and the hash of the value it replaced (its lookup goes). */
+export interface OrgKeyCreated {
+  key: OrgKeyView;
+  previousHash: string | null;
 }
 
 /** A page of members in list order, the position after its last one, and the seats. */

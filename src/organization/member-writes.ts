@@ -58,7 +58,7 @@ export function removeMember(db: Db, githubUserId: string, origin: ChangeOrigin)
 export function writeMemberChanges(
   db: Db,
   changed: readonly MemberUpdate[],
-  request: { operationId: string; correlationId: string; actor: AuditActor; key: AuditKey | null; ip: string | null },
+  request: { operationId: string; correlationId: string; actor: AuditActor | null; key: AuditKey | null; ip: string | null },
   now: number,
 ): void {
   for (const update of changed) setMemberState(db, update.githubUserId, update.after);

@@ -1,9 +1,17 @@
 import { z } from "zod";
 import { GithubLogin, GithubUserId, InstantOutput, LIST_CURSOR, Role } from "./common";
+import { KeyKind } from "./key-kind";
 
 const State = z.object({ seat: z.boolean(), role: Role });
 
-export const AuditAction = z.enum(["member.added", "member.updated", "member.removed"]);
+export const AuditAction = z.enum([
+  "member.added",
+  "member.updated",
+  "member.removed",
+  "key.created",
+  "key.regenerated",
+  "key.revoked",
+]);
 export type AuditAction = z.infer<typeof AuditAction>;
 
 export const AuditSource = z
@@ -24,6 +32,12 @@ export const AuditKey = z
       .regex(/^key_[0-9A-Za-z]{20}$/)
       .meta({ example: "key_4fQ8nW2kLm9Xp3Rt7Vb1" }),
     name: z.string().max(64).meta({ example: "nightly job" }),
+    kind: KeyKind.optional().meta({ description: "key.* entries: the organization key's kind." }),
+    scopes: z
+      .array(z.enum(["analytics:read", "members:read", "members:write"]))
+      .max(3)
+      .optional()
+      .meta({ description: "key.* entries: the organization key's scopes." }),
   })
   .meta({ id: "AuditKey", description: "The key that made an API change; null for a change made otherwise (the app, a sync)." });
 export type AuditKey = z.infer<typeof AuditKey>;
@@ -36,7 +50,7 @@ export const AuditEntry = z
     action: AuditAction,
     actor: AuditActor.nullable(),
     source: AuditSource,
-    githubUserId: GithubUserId.meta({ description: "The member the entry is about." }),
+    githubUserId: GithubUserId.nullable().meta({ description: "The member the entry is about; null for key.* entries." }),
     before: State.nullable().meta({ description: "null for member.added." }),
     after: State.nullable().meta({ description: "null for member.removed." }),
     correlationId: z.string().max(128).meta({ description: "The X-Correlation-Id of the request that made the change." }),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { countRequest, type QuotaPolicy, type QuotaState, quotaHeaders, quotaPolicy } from "../../src/auth/quota";
+import { countRequest, type QuotaPolicy, type QuotaState, quotaHeaders, quotaPolicy } from "../../src/rules/quota";
 
 /** Exact per-owner quotas (contract section 7, src/auth/quota.ts) as tables, without a clock or storage. */
 

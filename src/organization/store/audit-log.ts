@@ -52,6 +52,40 @@ export function appendAudit(db: Db, now: number, origin: AuditOrigin, entries: r
     .run();
 }
 
+/** What a key.* entry records of an organization key. */
+export interface AuditedKey {
+  id: string;
+  name: string;
+  kind: "analytics" | "members";
+  scopes: string[];
+}
+
+/** One key.* entry (contract section 18), inside the transaction of the key's change. */
+export function appendKeyAudit(
+  db: Db,
+  now: number,
+  origin: Omit<AuditOrigin, "key" | "source">,
+  action: "key.created" | "key.regenerated" | "key.revoked",
+  key: AuditedKey,
+): void {
+  db.insert(auditLog)
+    .values({
+      at: now,
+      action,
+      actorUserId: origin.actor?.githubUserId ?? null,
+      actorLogin: origin.actor?.githubLogin ?? null,
+      source: origin.actor ? "api" : "sync",
+      githubUserId: "",
+      correlationId: origin.correlationId,
+      keyId: key.id,
+      keyName: key.name,
+      keyKind: key.kind,
+      keyScopes: key.scopes,
+      ip: origin.ip ?? null,
+    })
+    .run();
+}
+
 /** Up to `limit + 1` entries, newest first, below the id `before`, within the retention at `now`. */
 export function auditPage(db: Db, now: number, query: { githubUserId?: string; before?: number; limit: number }): AuditRow[] {
   const a = auditLog;
