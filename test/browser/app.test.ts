@@ -153,6 +153,37 @@ describe("keys: create, copy, use, regenerate, revoke; sign out", () => {
   });
 });
 
+describe("organization keys: /app/orgs/{org}/keys for admins", () => {
+  it("an admin creates an analytics key limited to a repository; it reads that one only; a member sees the page is for admins", async () => {
+    const admin = await signedIn("ada-admin");
+    await admin.page.goto(`${url}/app/orgs/acme/keys`);
+    const form = admin.page.getByRole("region", { name: "Create a key" });
+    await form.waitFor();
+    await form.getByLabel("Name").fill("warehouse");
+    await form.getByLabel(/^Repositories/).fill("api");
+    await checkPage(admin.page, "org-keys-form");
+    await form.getByRole("button", { name: "Create key" }).click();
+    const shown = form.getByTestId("new-key-analytics");
+    await shown.waitFor();
+    const key = (await shown.textContent()) ?? "";
+    const card = admin.page.getByRole("region", { name: `Analytics key warehouse cak_…${key.slice(-4)}` });
+    await card.getByText("api", { exact: true }).waitFor();
+    await checkPage(admin.page, "org-keys");
+    expect((await api("/api/analytics/v1/prs?org=acme&repo=api&perPage=1", key)).status).toBe(200);
+    expect((await api("/api/analytics/v1/prs?org=acme&repo=web&perPage=1", key)).status).toBe(403);
+    await admin.page.getByRole("button", { name: "Revoke Analytics key warehouse" }).click();
+    await card.waitFor({ state: "detached" });
+    expect((await api("/api/analytics/v1/prs?org=acme&repo=api&perPage=1", key)).status).toBe(401);
+    await admin.context.close();
+
+    const member = await signedIn("max-member");
+    await member.page.goto(`${url}/app/orgs/acme/keys`);
+    await member.page.getByText("This page is for the organization's admins").waitFor();
+    await checkPage(member.page, "org-keys-not-admin");
+    await member.context.close();
+  });
+});
+
 describe("organizations and members", () => {
   it("lists the caller's organizations with their capabilities", async () => {
     const { context, page } = await signedIn("ada-admin");

@@ -2,10 +2,34 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { type Answer, api, explain, formatDate, type RequestBody, type Schema, type SessionInfo } from "../api";
 import { Layout, Notice } from "../layout";
 
-type ApiKey = Schema<"ApiKey">;
+type ApiKey = Schema<"ApiKey"> & { repositories?: string[] };
 type Kind = ApiKey["kind"];
-type Created = Answer<"/app/api/keys", "POST">;
+type Created = Answer<"/app/api/keys", "POST"> & { repositories?: string[] };
 type Expiry = NonNullable<RequestBody<"/app/api/keys", "POST">["expiresInDays"]>;
+type CreateBody = {
+  kind: Kind;
+  name: string;
+  readOnly: boolean;
+  expiresInDays: Expiry | null;
+  allowedNetworks: string[];
+  repositories?: string[];
+};
+
+/** Where a key list's changes go: the person's own keys, or an organization's (`org-keys.tsx`). */
+export interface KeyEndpoints {
+  create: (body: CreateBody) => Promise<Created>;
+  revoke: (keyId: string) => Promise<void>;
+  /** Organization analytics keys may be limited to repositories. */
+  repositories: boolean;
+}
+
+const OWN_KEYS: KeyEndpoints = {
+  create: (body) => api("POST", "/app/api/keys", { body }),
+  revoke: async (keyId) => {
+    await api("DELETE", "/app/api/keys/{keyId}", { path: { keyId } });
+  },
+  repositories: false,
+};
 
 const KIND_TITLES: Record<Kind, string> = { analytics: "Analytics key", members: "Members key" };
 const KIND_USES: Record<Kind, string> = {
@@ -53,16 +77,24 @@ export function KeysPage({ session }: { session: SessionInfo }) {
       ) : (
         <div class="cards">
           {keys.map((k) => (
-            <KeyCard key={k.keyId} apiKey={k} onChange={reload} />
+            <KeyCard key={k.keyId} apiKey={k} endpoints={OWN_KEYS} onChange={reload} />
           ))}
         </div>
       )}
-      <CreateKey onChange={reload} />
+      <CreateKey endpoints={OWN_KEYS} onChange={reload} />
     </Layout>
   );
 }
 
-function KeyCard({ apiKey, onChange }: { apiKey: ApiKey; onChange: () => Promise<void> }) {
+export function KeyCard({
+  apiKey,
+  endpoints,
+  onChange,
+}: {
+  apiKey: ApiKey;
+  endpoints: KeyEndpoints;
+  onChange: () => Promise<void>;
+}) {
   const [expiry, setExpiry] = useState("90");
   const [confirming, setConfirming] = useState(false);
   const [created, setCreated] = useState<Created | null>(null);
@@ -96,13 +128,14 @@ function KeyCard({ apiKey, onChange }: { apiKey: ApiKey; onChange: () => Promise
         readOnly: readOnly(apiKey),
         expiresInDays: expiresInDays(expiry),
         allowedNetworks: apiKey.allowedNetworks,
+        ...(endpoints.repositories ? { repositories: apiKey.repositories ?? [] } : {}),
       };
-      setCreated(await api("POST", "/app/api/keys", { body }));
+      setCreated(await endpoints.create(body));
       await onChange();
     });
   const revoke = () =>
     run(async () => {
-      await api("DELETE", "/app/api/keys/{keyId}", { path: { keyId: apiKey.keyId } });
+      await endpoints.revoke(apiKey.keyId);
       await onChange();
     });
 
@@ -124,6 +157,12 @@ function KeyCard({ apiKey, onChange }: { apiKey: ApiKey; onChange: () => Promise
         </dd>
         <dt>Networks</dt>
         <dd>{apiKey.allowedNetworks.length === 0 ? "any address" : apiKey.allowedNetworks.join(", ")}</dd>
+        {apiKey.kind === "analytics" && apiKey.repositories !== undefined && (
+          <>
+            <dt>Repositories</dt>
+            <dd>{apiKey.repositories.length === 0 ? "every repository" : apiKey.repositories.join(", ")}</dd>
+          </>
+        )}
         <dt>Created</dt>
         <dd>{formatDate(apiKey.createdAt)}</dd>
         <dt>Expires</dt>
@@ -171,12 +210,13 @@ function KeyCard({ apiKey, onChange }: { apiKey: ApiKey; onChange: () => Promise
 }
 
 /** The form of a new key: name, kind, read-only (members keys), expiry, allowed networks. */
-function CreateKey({ onChange }: { onChange: () => Promise<void> }) {
+export function CreateKey({ endpoints, onChange }: { endpoints: KeyEndpoints; onChange: () => Promise<void> }) {
   const [name, setName] = useState("");
   const [kind, setKind] = useState<Kind>("analytics");
   const [readOnlyKey, setReadOnly] = useState(false);
   const [expiry, setExpiry] = useState("90");
   const [networks, setNetworks] = useState("");
+  const [repositories, setRepositories] = useState("");
   const [created, setCreated] = useState<Created | null>(null);
   const [error, setError] = useState("");
   const [busy, setBusy] = useState(false);
@@ -185,20 +225,23 @@ function CreateKey({ onChange }: { onChange: () => Promise<void> }) {
     setBusy(true);
     setError("");
     try {
-      const allowedNetworks = networks
-        .split(/[\s,]+/)
-        .map((n) => n.trim())
-        .filter((n) => n !== "");
-      const body = {
+      const list = (text: string) =>
+        text
+          .split(/[\s,]+/)
+          .map((n) => n.trim())
+          .filter((n) => n !== "");
+      const body: CreateBody = {
         kind,
         name,
         readOnly: kind === "members" && readOnlyKey,
         expiresInDays: expiresInDays(expiry),
-        allowedNetworks,
+        allowedNetworks: list(networks),
+        ...(endpoints.repositories ? { repositories: kind === "analytics" ? list(repositories) : [] } : {}),
       };
-      setCreated(await api("POST", "/app/api/keys", { body }));
+      setCreated(await endpoints.create(body));
       setName("");
       setNetworks("");
+      setRepositories("");
       await onChange();
     } catch (e) {
       setError(explain(e));
@@ -253,6 +296,18 @@ function CreateKey({ onChange }: { onChange: () => Promise<void> }) {
         <p id="new-key-networks-help" class="muted">
           Up to 20 CIDR ranges, IPv4 or IPv6, separated by commas or lines. Empty: any address.
         </p>
+        {endpoints.repositories && (
+          <>
+            <label for="new-key-repositories">Repositories (analytics keys, optional)</label>
+            <input
+              id="new-key-repositories"
+              value={repositories}
+              disabled={kind !== "analytics"}
+              placeholder="api, web"
+              onInput={(e) => setRepositories(e.currentTarget.value)}
+            />
+          </>
+        )}
         <div class="actions">
           <button type="submit" disabled={busy}>
             Create key
