@@ -19,7 +19,7 @@ import { User, UserInput } from "../schemas/user";
 import { deleteParked, listParked, readParked } from "../storage/parked";
 import { replayParked } from "../webhooks/receive";
 import { organizationKeyRoutes, userKeyRoutes } from "./key-routes";
-import { listShards, moveOrganization, readOrganizationMove } from "./shard-routes";
+import { cancelOrganizationMove, listShards, moveOrganization, readOrganizationMove } from "./shard-routes";
 import { postSync, readSync } from "./sync-routes";
 
 const adminRoute = routesFor("adminToken");
@@ -280,6 +280,7 @@ export const controlPlaneInterface: ApiInterface<"adminToken"> = {
     listShards,
     readOrganizationMove,
     moveOrganization,
+    cancelOrganizationMove,
     internalDocumentRoute,
   ],
 };
