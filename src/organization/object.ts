@@ -20,6 +20,7 @@ import { applyDelivery } from "./apply-change";
 import { identityChange } from "./github-changes";
 import * as index from "./member-index";
 import { removeMember, writeMember, writeMemberChanges } from "./member-writes";
+import { OrgKeyUsage } from "./org-key-usage";
 import {
   callerOf,
   createOrgKey,
@@ -58,10 +59,13 @@ export class OrganizationObject extends DurableObject<Env> {
   readonly #db: Db;
   /** The export's access answers (asked on every export request), until the next write. */
   readonly #access: UntilWrite<DurableResult<AnalyticsAccess>>;
+  /** Organization keys' quota counts and last use, in memory and written shortly after (`org-key-usage.ts`). */
+  readonly #keyUsage: OrgKeyUsage;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#db = drizzle(ctx.storage, { schema });
+    this.#keyUsage = new OrgKeyUsage(ctx.storage, this.#db);
     // Weighed by the names an answer holds (thousands of repositories: at most about 1 MB in all).
     this.#access = new UntilWrite(ctx.storage.sql, {
       budget: 20_000,
@@ -338,6 +342,7 @@ export class OrganizationObject extends DurableObject<Env> {
   listKeys(login: string, actor: KeyActor): DurableResult<OrgKeyView[]> {
     const manager = keyManager(this.#db, this.#installation(login), actor);
     if (!manager.ok) return manager;
+    this.#keyUsage.persist(); // "last used" as memory knows it
     return ok(keys.allOrgKeys(this.#db).map(toOrgKeyView));
   }
 
@@ -350,7 +355,7 @@ export class OrganizationObject extends DurableObject<Env> {
     policy: QuotaPolicy | null,
   ): OrgKeyVerdict {
     return this.ctx.storage.transactionSync(() =>
-      judgeOrgKey(this.#db, getInstallation(this.#db), kind, keyHash, address, now, policy),
+      judgeOrgKey(this.#db, this.#keyUsage, getInstallation(this.#db), kind, keyHash, address, now, policy),
     );
   }
 

@@ -6,6 +6,7 @@ import { decideKeyCreation, judgeKey, nameKeyOf } from "../rules/keys";
 import { memberAccess, type Refusal } from "../rules/members";
 import { countRequest, type QuotaPolicy, type QuotaVerdict } from "../rules/quota";
 import type { AuditActor } from "../schemas/audit";
+import type { OrgKeyUsage } from "./org-key-usage";
 import type { InstallationRow, MemberRow, OrgApiKeyRow } from "./schema";
 import * as keys from "./store/api-keys";
 import { appendKeyAudit } from "./store/audit-log";
@@ -160,6 +161,7 @@ export type OrgKeyVerdict =
  */
 export function judgeOrgKey(
   db: Db,
+  usage: OrgKeyUsage,
   installation: InstallationRow | undefined,
   kind: OrgApiKeyRow["kind"],
   keyHash: string,
@@ -170,22 +172,18 @@ export function judgeOrgKey(
   const found = keys.orgKeyByHash(db, keyHash);
   const row = found?.kind === kind ? found : undefined;
   const owner = installation?.installed ? { blocked: false } : undefined;
-  const decision = judgeKey(owner, row, row?.lastUsedAt ?? null, address, now);
+  const decision = judgeKey(owner, row, row ? usage.lastUsed(row.keyId, row.lastUsedAt) : null, address, now);
   if (!decision.valid || !row || !installation) return { valid: false };
   const key = { id: row.keyId, name: row.name, scopes: row.scopes };
   if (!decision.ipAllowed) return { valid: true, key, ipAllowed: false, quota: null, home: installation.homeKey };
+  if (decision.lastUsed !== null) usage.used(row.keyId, decision.lastUsed, policy);
   let quota: QuotaVerdict | null = null;
-  let next: { windowStart: number; used: number } | null = null;
   if (policy !== null) {
-    const counted = countRequest(
-      row.windowStart === null ? undefined : { windowStart: row.windowStart, used: row.used },
-      policy,
-      now,
-    );
+    const stored = row.windowStart === null ? undefined : { windowStart: row.windowStart, used: row.used };
+    const counted = countRequest(usage.state(row.keyId, stored), policy, now);
     quota = counted.verdict;
-    if (counted.verdict.allowed) next = counted.next;
+    if (counted.verdict.allowed) usage.counted(row.keyId, counted.next, policy);
   }
-  keys.countOrgKeyUse(db, row.keyId, next, decision.lastUsed);
   return { valid: true, key, ipAllowed: true, quota, home: installation.homeKey };
 }
 

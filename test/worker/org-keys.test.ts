@@ -97,6 +97,21 @@ describe("organization keys: made by admins, owned by the organization", () => {
     expect(list.data.map((e) => [e.org, e.role])).toEqual([[w.org, "admin"]]);
   });
 
+  it("each organization key has its own quota, apart from its creator's and from the other keys'", async () => {
+    const w = await world();
+    const a = await createOrgKeyOk(w.org, { kind: "members", name: "a" });
+    const b = await createOrgKeyOk(w.org, { kind: "members", name: "b" });
+    const used = async (key: string) =>
+      Number((await call("/api/v1/organizations", { headers: bearer(key) })).headers.get("X-RateLimit-Used"));
+    expect(await used(a.key)).toBe(1);
+    expect(await used(a.key)).toBe(2);
+    expect(await used(b.key)).toBe(1);
+    expect(await used(w.readerKey)).toBe(1);
+    // The last use shows in the list (to the hour).
+    const listed = (await adminOk<{ data: { name: string; lastUsedAt: string | null }[] }>("GET", keysOf(w.org))).data;
+    expect(listed.every((k) => k.lastUsedAt !== null)).toBe(true);
+  });
+
   it("a read-only organization key reads, and its writes are 403 insufficient_scope", async () => {
     const w = await world();
     const { key } = await createOrgKeyOk(w.org, { kind: "members", name: "reader", scopes: ["members:read"] });
