@@ -1,5 +1,5 @@
 import { downloadPullRequestAnalyticsCsv, getPullRequestAnalyticsSummary, listPullRequestAnalytics } from "../analytics/routes";
-import { clearedSessionCookie, endSession, requireSessionCookie } from "../auth/session";
+import { clearedSessionCookie, endEverySession, endSession, requireSessionCookie } from "../auth/session";
 import { codedErrorEnvelope } from "../http/envelopes";
 import { type ApiInterface, type Route, routesFor } from "../http/route";
 import {
@@ -74,6 +74,27 @@ const signOut = sessionRoute({
   },
 });
 
+const signOutEverywhere = sessionRoute({
+  method: "POST",
+  path: "/auth/sign-out-everywhere",
+  operationId: "appSignOutEverywhere",
+  summary: "Sign out everywhere: every session of yours ends at once",
+  description:
+    "Ends every session of the signed-in person (other browsers and devices too), this one included. Your API keys " +
+    "keep working: revoke them on /app/keys.",
+  responses: {
+    204: {
+      description: "Every session ended; this browser's cookie is cleared.",
+      headers: { "Set-Cookie": { description: "Clears __Host-session.", schema: { type: "string", maxLength: 200 } } },
+    },
+  },
+  errors: [],
+  handler: async ({ caller }, { env }) => {
+    await endEverySession(env, caller.githubUserId);
+    return new Response(null, { status: 204, headers: { "Set-Cookie": clearedSessionCookie() } });
+  },
+});
+
 /** `/app/api/...` and sign-out: the session cookie only (a key never authenticates here). */
 export const appInterface: ApiInterface<"session"> = {
   name: "app",
@@ -86,6 +107,7 @@ export const appInterface: ApiInterface<"session"> = {
   routes: [
     getSession,
     signOut,
+    signOutEverywhere,
     ...appKeyRoutes,
     forApp(listCallerOrganizations, "/app/api/orgs", "appListOrganizations"),
     forApp(listOrganizationMembers, "/app/api/orgs/{org}/members", "appListOrganizationMembers"),

@@ -108,7 +108,7 @@ describe("keys: create, copy, use, regenerate, revoke; sign out", () => {
     await page.getByRole("region", { name: /^Analytics key default/ }).waitFor({ state: "detached" });
     expect((await api(EXPORT, second)).status).toBe(401);
 
-    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("button", { name: "Sign out", exact: true }).click();
     await page.waitForURL(`${url}/`);
     await page.goto(`${url}/app/keys`);
     await page.waitForURL(`${url}/`);
@@ -181,6 +181,17 @@ describe("organization keys: /app/orgs/{org}/keys for admins", () => {
     await member.page.getByText("This page is for the organization's admins").waitFor();
     await checkPage(member.page, "org-keys-not-admin");
     await member.context.close();
+  });
+
+  it("sign out everywhere ends the person's sessions in every browser at once", async () => {
+    const laptop = await signedIn("max-member");
+    const phone = await signedIn("max-member");
+    await phone.page.getByRole("button", { name: "Sign out everywhere" }).click();
+    await phone.page.waitForURL(`${url}/`);
+    // The other browser's next page finds its session gone and goes to the landing page.
+    await laptop.page.goto(`${url}/app/orgs`);
+    await laptop.page.waitForURL(`${url}/`);
+    await Promise.all([laptop.context.close(), phone.context.close()]);
   });
 });
 
