@@ -3298,6 +3298,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "keyId": "key_4fQ8nW2kLm9Xp3Rt7Vb1",
+                     *           "name": "warehouse export",
+                     *           "kind": "analytics",
+                     *           "scopes": [
+                     *             "analytics:read"
+                     *           ],
+                     *           "hint": "cak_…j5Kp",
+                     *           "createdAt": "2026-11-22T10:00:00.000Z",
+                     *           "expiresAt": "2027-11-22T10:00:00.000Z",
+                     *           "allowedNetworks": [],
+                     *           "repositories": [
+                     *             "api"
+                     *           ],
+                     *           "lastUsedAt": "2026-11-20T16:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["OrgApiKeyList"];
                 };
             };
@@ -3661,6 +3683,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "keyId": "key_4fQ8nW2kLm9Xp3Rt7Vb1",
+                     *       "name": "warehouse export",
+                     *       "kind": "analytics",
+                     *       "scopes": [
+                     *         "analytics:read"
+                     *       ],
+                     *       "hint": "cak_…j5Kp",
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "expiresAt": "2027-11-22T10:00:00.000Z",
+                     *       "allowedNetworks": [],
+                     *       "repositories": [
+                     *         "api"
+                     *       ],
+                     *       "key": "cak_3CjWq0y5pTqRLg0hQm1nZk2sVb8xYf4eTr6Aj5Kp"
+                     *     }
+                     */
                     "application/json": components["schemas"]["OrgApiKeyCreated"];
                 };
             };

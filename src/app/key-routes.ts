@@ -107,13 +107,32 @@ const revokeKey = sessionRoute({
 
 const OrgPath = z.object({ org: OrgLogin });
 
+const EXAMPLE_KEY = "cak_3CjWq0y5pTqRLg0hQm1nZk2sVb8xYf4eTr6Aj5Kp";
+const ORG_KEY_EXAMPLE = {
+  keyId: "key_4fQ8nW2kLm9Xp3Rt7Vb1",
+  name: "warehouse export",
+  kind: "analytics",
+  scopes: ["analytics:read"],
+  hint: "cak_…j5Kp",
+  createdAt: "2026-11-22T10:00:00.000Z",
+  expiresAt: "2027-11-22T10:00:00.000Z",
+  allowedNetworks: [],
+  repositories: ["api"],
+};
+
 const listOrgKeysRoute = sessionRoute({
   method: "GET",
   path: "/app/api/orgs/{org}/keys",
   operationId: "appListOrganizationKeys",
   summary: "The organization's keys (admins)",
   request: { params: OrgPath },
-  responses: { 200: { description: "Every key of the organization, never a secret.", body: OrgApiKeyList } },
+  responses: {
+    200: {
+      description: "Every key of the organization, never a secret.",
+      body: OrgApiKeyList,
+      example: { data: [{ ...ORG_KEY_EXAMPLE, lastUsedAt: "2026-11-20T16:00:00.000Z" }] },
+    },
+  },
   errors: ["org_not_found", "installation_blocked", "org_access_denied", "not_org_admin"],
   handler: async ({ params, caller }, { env }) => ({ data: await listOrgKeys(env, params.org, caller.githubUserId) }),
 });
@@ -131,7 +150,9 @@ const createOrgKeyRoute = sessionRoute({
       example: { kind: "analytics", name: "warehouse export", readOnly: false, expiresInDays: 365, repositories: ["api"] },
     },
   },
-  responses: { 201: { description: "The key, shown once.", body: OrgApiKeyCreated } },
+  responses: {
+    201: { description: "The key, shown once.", body: OrgApiKeyCreated, example: { ...ORG_KEY_EXAMPLE, key: EXAMPLE_KEY } },
+  },
   errors: ["org_not_found", "installation_blocked", "org_access_denied", "not_org_admin", "key_limit_reached"],
   handler: async ({ params, body, caller }, { env, correlationId, request }) => {
     const now = Date.now();
