@@ -61,10 +61,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Your keys of each kind: created, expires, last used (to the hour) */
+        /** Your keys: name, hint, scopes, networks, created, expires, last used (to the hour) */
         get: operations["appListKeys"];
         put?: never;
-        /** Create or regenerate your key of one kind; the previous one stops working at once */
+        /** Create a named key, or regenerate yours of that kind and name (its previous value stops working at once) */
         post: operations["appCreateKey"];
         delete?: never;
         options?: never;
@@ -72,7 +72,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/app/api/keys/{kind}": {
+    "/app/api/keys/{keyId}": {
         parameters: {
             query?: never;
             header?: never;
@@ -82,8 +82,43 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke your key of one kind */
+        /** Revoke one of your keys */
         delete: operations["appRevokeKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/api/orgs/{org}/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The organization's keys (admins) */
+        get: operations["appListOrganizationKeys"];
+        put?: never;
+        /** Create an organization key, or regenerate the one of that kind and name (admins) */
+        post: operations["appCreateOrganizationKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/api/orgs/{org}/keys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke one of the organization's keys (admins) */
+        delete: operations["appRevokeOrganizationKey"];
         options?: never;
         head?: never;
         patch?: never;
@@ -387,10 +422,63 @@ export interface components {
              */
             kind: "analytics" | "members";
             /**
+             * @description 1 to 64 printable characters, unique per owner and kind (case-insensitively).
+             * @default default
+             * @example nightly job
+             */
+            name: string;
+            /** @description Default: every scope of the key's kind. A members key with ["members:read"] is read-only. */
+            scopes?: components["schemas"]["Scope"][];
+            /**
              * @description When the key stops working: a future date-time, at most 9999-12-31T23:59:59.999Z; null (default) for never.
              * @example 2030-12-31T23:59:59.000Z
              */
             expiresAt?: string | null;
+            /**
+             * @description Up to 20 CIDR ranges (IPv4 or IPv6; a bare address is one address). Empty: any address.
+             * @example [
+             *       "192.0.2.0/24",
+             *       "2001:db8::/32"
+             *     ]
+             */
+            allowedNetworks?: string[];
+        };
+        /**
+         * @description analytics:read (analytics keys); members:read (read members, organizations, the audit log) and members:write (PATCH, batch PATCH) for members keys.
+         * @enum {string}
+         */
+        Scope: "analytics:read" | "members:read" | "members:write";
+        OrgKeyCreateInput: {
+            /**
+             * @description analytics keys start with cak_, members keys with cbk_.
+             * @enum {string}
+             */
+            kind: "analytics" | "members";
+            /**
+             * @description 1 to 64 printable characters, unique per owner and kind (case-insensitively).
+             * @example nightly job
+             */
+            name: string;
+            /** @description Default: every scope of the key's kind. A members key with ["members:read"] is read-only. */
+            scopes?: components["schemas"]["Scope"][];
+            /**
+             * @description Analytics keys only: the repositories the key may read (empty: every repository).
+             * @default []
+             */
+            repositories: string[];
+            /**
+             * @description When the key stops working: a future date-time, at most 9999-12-31T23:59:59.999Z; null (default) for never.
+             * @example 2030-12-31T23:59:59.000Z
+             */
+            expiresAt?: string | null;
+            /**
+             * @description Up to 20 CIDR ranges (IPv4 or IPv6; a bare address is one address). Empty: any address.
+             * @example [
+             *       "192.0.2.0/24",
+             *       "2001:db8::/32"
+             *     ]
+             */
+            allowedNetworks?: string[];
         };
         EventBatch: {
             events: (components["schemas"]["PullRequestEvent"] | components["schemas"]["ReviewEvent"] | components["schemas"]["FindingEvent"] | components["schemas"]["AiAuthorshipEvent"])[];
@@ -541,8 +629,55 @@ export interface components {
              * @enum {string}
              */
             kind: "analytics" | "members";
+            /**
+             * @description 1 to 64 printable characters, unique per owner and kind (case-insensitively).
+             * @default default
+             * @example nightly job
+             */
+            name: string;
+            /**
+             * @description A members key with members:read only.
+             * @default false
+             */
+            readOnly: boolean;
             /** @description 7, 30, 90 or 365 days from now; null: never expires. */
             expiresInDays: (7 | 30 | 90 | 365) | null;
+            /**
+             * @description Up to 20 CIDR ranges (IPv4 or IPv6; a bare address is one address). Empty: any address.
+             * @example [
+             *       "192.0.2.0/24",
+             *       "2001:db8::/32"
+             *     ]
+             */
+            allowedNetworks?: string[];
+        };
+        AppOrgKeyCreateInput: {
+            /**
+             * @description analytics keys start with cak_, members keys with cbk_.
+             * @enum {string}
+             */
+            kind: "analytics" | "members";
+            /**
+             * @description 1 to 64 printable characters, unique per owner and kind (case-insensitively).
+             * @example nightly job
+             */
+            name: string;
+            /** @default false */
+            readOnly: boolean;
+            expiresInDays: (7 | 30 | 90 | 365) | null;
+            /**
+             * @description Up to 20 CIDR ranges (IPv4 or IPv6; a bare address is one address). Empty: any address.
+             * @example [
+             *       "192.0.2.0/24",
+             *       "2001:db8::/32"
+             *     ]
+             */
+            allowedNetworks?: string[];
+            /**
+             * @description Analytics keys only: the repositories the key may read (empty: every repository).
+             * @default []
+             */
+            repositories: string[];
         };
         /** @description seat with expectedSeat, role with expectedRole, or both pairs (applied atomically). No other fields. */
         MemberPatch: {
@@ -648,20 +783,174 @@ export interface components {
         ApiKeyCreated: {
             /** @description The plaintext key. Shown once; only its SHA-256 hash is stored. */
             key: string;
-            /** Format: uuid */
+            /**
+             * @description key_ and 20 base62 characters.
+             * @example key_4fQ8nW2kLm9Xp3Rt7Vb1
+             */
             keyId: string;
+            /**
+             * @description 1 to 64 printable characters, unique per owner and kind (case-insensitively).
+             * @example nightly job
+             */
+            name: string;
             /**
              * @description analytics keys start with cak_, members keys with cbk_.
              * @enum {string}
              */
             kind: "analytics" | "members";
+            scopes: components["schemas"]["Scope"][];
+            /**
+             * @description The prefix and the last 4 characters.
+             * @example cak_…a1B9
+             */
+            hint: string;
             /**
              * Format: date-time
              * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
              * @example 2026-11-02T09:30:00.000Z
              */
             createdAt: string;
+            /** @description Null: never expires. In the past: expired. */
             expiresAt: string | null;
+            /**
+             * @description CIDR ranges the key works from, written canonically; empty: any address.
+             * @example [
+             *       "192.0.2.0/24"
+             *     ]
+             */
+            allowedNetworks: string[];
+        };
+        /** @description The owner's keys (never a secret), by kind then creation. */
+        ApiKeyList: {
+            data: components["schemas"]["ApiKey"][];
+        };
+        ApiKey: {
+            /**
+             * @description key_ and 20 base62 characters.
+             * @example key_4fQ8nW2kLm9Xp3Rt7Vb1
+             */
+            keyId: string;
+            /**
+             * @description 1 to 64 printable characters, unique per owner and kind (case-insensitively).
+             * @example nightly job
+             */
+            name: string;
+            /**
+             * @description analytics keys start with cak_, members keys with cbk_.
+             * @enum {string}
+             */
+            kind: "analytics" | "members";
+            scopes: components["schemas"]["Scope"][];
+            /**
+             * @description The prefix and the last 4 characters.
+             * @example cak_…a1B9
+             */
+            hint: string;
+            /**
+             * Format: date-time
+             * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+             * @example 2026-11-02T09:30:00.000Z
+             */
+            createdAt: string;
+            /** @description Null: never expires. In the past: expired. */
+            expiresAt: string | null;
+            /**
+             * @description CIDR ranges the key works from, written canonically; empty: any address.
+             * @example [
+             *       "192.0.2.0/24"
+             *     ]
+             */
+            allowedNetworks: string[];
+            /** @description The start of the hour of the last request the key authenticated (to the hour); null: never used. */
+            lastUsedAt: string | null;
+        };
+        OrgApiKeyCreated: {
+            /** @description The plaintext key. Shown once; only its SHA-256 hash is stored. */
+            key: string;
+            /**
+             * @description key_ and 20 base62 characters.
+             * @example key_4fQ8nW2kLm9Xp3Rt7Vb1
+             */
+            keyId: string;
+            /**
+             * @description 1 to 64 printable characters, unique per owner and kind (case-insensitively).
+             * @example nightly job
+             */
+            name: string;
+            /**
+             * @description analytics keys start with cak_, members keys with cbk_.
+             * @enum {string}
+             */
+            kind: "analytics" | "members";
+            scopes: components["schemas"]["Scope"][];
+            /**
+             * @description The prefix and the last 4 characters.
+             * @example cak_…a1B9
+             */
+            hint: string;
+            /**
+             * Format: date-time
+             * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+             * @example 2026-11-02T09:30:00.000Z
+             */
+            createdAt: string;
+            /** @description Null: never expires. In the past: expired. */
+            expiresAt: string | null;
+            /**
+             * @description CIDR ranges the key works from, written canonically; empty: any address.
+             * @example [
+             *       "192.0.2.0/24"
+             *     ]
+             */
+            allowedNetworks: string[];
+            /** @description The repositories the key is limited to, by folded name (empty: every repository). */
+            repositories: string[];
+        };
+        /** @description The organization's keys (never a secret), by kind then creation. */
+        OrgApiKeyList: {
+            data: components["schemas"]["OrgApiKey"][];
+        };
+        OrgApiKey: {
+            /**
+             * @description key_ and 20 base62 characters.
+             * @example key_4fQ8nW2kLm9Xp3Rt7Vb1
+             */
+            keyId: string;
+            /**
+             * @description 1 to 64 printable characters, unique per owner and kind (case-insensitively).
+             * @example nightly job
+             */
+            name: string;
+            /**
+             * @description analytics keys start with cak_, members keys with cbk_.
+             * @enum {string}
+             */
+            kind: "analytics" | "members";
+            scopes: components["schemas"]["Scope"][];
+            /**
+             * @description The prefix and the last 4 characters.
+             * @example cak_…a1B9
+             */
+            hint: string;
+            /**
+             * Format: date-time
+             * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+             * @example 2026-11-02T09:30:00.000Z
+             */
+            createdAt: string;
+            /** @description Null: never expires. In the past: expired. */
+            expiresAt: string | null;
+            /**
+             * @description CIDR ranges the key works from, written canonically; empty: any address.
+             * @example [
+             *       "192.0.2.0/24"
+             *     ]
+             */
+            allowedNetworks: string[];
+            /** @description The start of the hour of the last request the key authenticated (to the hour); null: never used. */
+            lastUsedAt: string | null;
+            /** @description The repositories the key is limited to, by folded name (empty: every repository). */
+            repositories: string[];
         };
         EventBatchAccepted: {
             /** Format: int64 */
@@ -820,23 +1109,6 @@ export interface components {
             /** @description Send it back in X-CSRF-Token on every state-changing request. */
             csrfToken: string;
         };
-        /** @description Each kind's current key (never the key itself), or null when there is none. */
-        ApiKeyList: {
-            analytics: components["schemas"]["ApiKeySummary"] | null;
-            members: components["schemas"]["ApiKeySummary"] | null;
-        };
-        ApiKeySummary: {
-            /**
-             * Format: date-time
-             * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
-             * @example 2026-11-02T09:30:00.000Z
-             */
-            createdAt: string;
-            /** @description Null: never expires. In the past: expired. */
-            expiresAt: string | null;
-            /** @description The start of the hour of the last request the key authenticated (to the hour); null: never used. */
-            lastUsedAt: string | null;
-        };
         OrganizationPage: {
             data: components["schemas"]["OrganizationEntry"][];
             /** @description Pass back as cursor; null on the last page. */
@@ -920,18 +1192,15 @@ export interface components {
              */
             at: string;
             /** @enum {string} */
-            action: "member.added" | "member.updated" | "member.removed";
+            action: "member.added" | "member.updated" | "member.removed" | "key.created" | "key.regenerated" | "key.revoked";
             actor: components["schemas"]["AuditActor"] | null;
             /**
              * @description api: a member PATCH; sync: the control plane; github: a GitHub webhook.
              * @enum {string}
              */
             source: "api" | "sync" | "github";
-            /**
-             * @description The member the entry is about.
-             * @example 583231
-             */
-            githubUserId: string;
+            /** @description The member the entry is about; null for key.* entries. */
+            githubUserId: string | null;
             /** @description null for member.added. */
             before: {
                 seat: boolean;
@@ -944,6 +1213,9 @@ export interface components {
             } | null;
             /** @description The X-Correlation-Id of the request that made the change. */
             correlationId: string;
+            key: components["schemas"]["AuditKey"] | null;
+            /** @description The caller's address (CF-Connecting-IP) for a change made over HTTP; null otherwise. */
+            ip: string | null;
         };
         /** @description Who made the change; null when no person did (a sync). */
         AuditActor: {
@@ -954,6 +1226,20 @@ export interface components {
             githubUserId: string;
             /** @example octocat */
             githubLogin: string;
+        };
+        /** @description The key that made an API change; null for a change made otherwise (the app, a sync). */
+        AuditKey: {
+            /** @example key_4fQ8nW2kLm9Xp3Rt7Vb1 */
+            id: string;
+            /** @example nightly job */
+            name: string;
+            /**
+             * @description key.* entries: the organization key's kind.
+             * @enum {string}
+             */
+            kind?: "analytics" | "members";
+            /** @description key.* entries: the organization key's scopes. */
+            scopes?: ("analytics:read" | "members:read" | "members:write")[];
         };
         AnalyticsPrPage: {
             data: components["schemas"]["AnalyticsPrRow"][];
@@ -1944,7 +2230,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Each kind's current key, or null. */
+            /** @description Every key you hold, by kind then creation (never a secret). */
             200: {
                 headers: {
                     "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
@@ -1954,12 +2240,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "analytics": {
-                     *         "createdAt": "2026-11-02T09:30:00.000Z",
-                     *         "expiresAt": "2027-11-02T09:30:00.000Z",
-                     *         "lastUsedAt": "2026-11-20T16:00:00.000Z"
-                     *       },
-                     *       "members": null
+                     *       "data": [
+                     *         {
+                     *           "keyId": "key_4fQ8nW2kLm9Xp3Rt7Vb1",
+                     *           "name": "spreadsheet",
+                     *           "kind": "analytics",
+                     *           "scopes": [
+                     *             "analytics:read"
+                     *           ],
+                     *           "hint": "cak_…j5Kp",
+                     *           "createdAt": "2026-11-02T09:30:00.000Z",
+                     *           "expiresAt": "2027-11-02T09:30:00.000Z",
+                     *           "allowedNetworks": [],
+                     *           "lastUsedAt": "2026-11-20T16:00:00.000Z"
+                     *         }
+                     *       ]
                      *     }
                      */
                     "application/json": components["schemas"]["ApiKeyList"];
@@ -2176,13 +2471,16 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description JSON, at most 1024 bytes. */
+        /** @description JSON, at most 4096 bytes. */
         requestBody: {
             content: {
                 /**
                  * @example {
-                 *       "kind": "analytics",
-                 *       "expiresInDays": 90
+                 *       "kind": "members",
+                 *       "name": "agent",
+                 *       "readOnly": true,
+                 *       "expiresInDays": 90,
+                 *       "allowedNetworks": []
                  *     }
                  */
                 "application/json": components["schemas"]["AppKeyCreateInput"];
@@ -2199,11 +2497,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "key": "cak_3CjWq0y5pTqRLg0hQm1nZk2sVb8xYf4eTr6Aj5Kp",
-                     *       "keyId": "6d9f7a52-1c3e-4b1a-9f0e-2b7c8d5e4a31",
-                     *       "kind": "analytics",
+                     *       "key": "cbk_3CjWq0y5pTqRLg0hQm1nZk2sVb8xYf4eTr6Aj5Kp",
+                     *       "keyId": "key_4fQ8nW2kLm9Xp3Rt7Vb1",
+                     *       "name": "agent",
+                     *       "kind": "members",
+                     *       "scopes": [
+                     *         "members:read"
+                     *       ],
+                     *       "hint": "cbk_…j5Kp",
                      *       "createdAt": "2026-11-22T10:00:00.000Z",
-                     *       "expiresAt": "2027-02-20T10:00:00.000Z"
+                     *       "expiresAt": "2027-02-20T10:00:00.000Z",
+                     *       "allowedNetworks": []
                      *     }
                      */
                     "application/json": components["schemas"]["ApiKeyCreated"];
@@ -2396,6 +2700,46 @@ export interface operations {
                              * @enum {string}
                              */
                             code: "method_not_allowed";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description key_limit_reached: The owner already holds the most keys of this kind allowed (10 per person, 25 per organization). */
+            409: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "key_limit_reached",
+                     *         "message": "The owner already holds the most keys of this kind allowed (10 per person, 25 per organization).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description key_limit_reached: The owner already holds the most keys of this kind allowed (10 per person, 25 per organization).
+                             * @enum {string}
+                             */
+                            code: "key_limit_reached";
                             /** @description What went wrong, as a sentence. */
                             message: string;
                             /**
@@ -2618,14 +2962,14 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description analytics keys start with cak_, members keys with cbk_. */
-                kind: "analytics" | "members";
+                /** @description key_ and 20 base62 characters. */
+                keyId: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Revoked (or there was none). */
+            /** @description Revoked (or there was no such key). */
             204: {
                 headers: {
                     "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
@@ -2780,6 +3124,1223 @@ export interface operations {
                              * @enum {string}
                              */
                             code: "not_found";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description method_not_allowed: The path exists under other methods (see Allow). */
+            405: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "method_not_allowed",
+                     *         "message": "The path exists under other methods (see Allow).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description method_not_allowed: The path exists under other methods (see Allow).
+                             * @enum {string}
+                             */
+                            code: "method_not_allowed";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited: this client address (CF-Connecting-IP; an IPv6 address by its /64) has had 100 failed authentications within 60 seconds: for the rest of that minute every request from it gets 429 before any credential is checked, valid ones too, with Retry-After. This interface has no quota. */
+            429: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Rate limit exceeded: 1000 requests per 900 seconds. Retry after the Retry-After seconds.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description rate_limited: Over the quota; retry after Retry-After seconds.
+                             * @enum {string}
+                             */
+                            code: "rate_limited";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description internal_error: Unexpected failure (logged with the correlation id). */
+            500: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "An unexpected error occurred.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description internal_error: Unexpected failure (logged with the correlation id).
+                             * @enum {string}
+                             */
+                            code: "internal_error";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unavailable: A store is unreachable or overloaded; retry the same request. */
+            503: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is temporarily unavailable. Retry with the same request.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unavailable: A store is unreachable or overloaded; retry the same request.
+                             * @enum {string}
+                             */
+                            code: "unavailable";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    appListOrganizationKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description GitHub organization or owner login (case-insensitive). */
+                org: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every key of the organization, never a secret. */
+            200: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "keyId": "key_4fQ8nW2kLm9Xp3Rt7Vb1",
+                     *           "name": "warehouse export",
+                     *           "kind": "analytics",
+                     *           "scopes": [
+                     *             "analytics:read"
+                     *           ],
+                     *           "hint": "cak_…j5Kp",
+                     *           "createdAt": "2026-11-22T10:00:00.000Z",
+                     *           "expiresAt": "2027-11-22T10:00:00.000Z",
+                     *           "allowedNetworks": [],
+                     *           "repositories": [
+                     *             "api"
+                     *           ],
+                     *           "lastUsedAt": "2026-11-20T16:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OrgApiKeyList"];
+                };
+            };
+            /** @description invalid_request: Invalid path, query or body. */
+            400: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_request",
+                     *         "message": "Invalid query parameters.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description invalid_request: Invalid path, query or body.
+                             * @enum {string}
+                             */
+                            code: "invalid_request";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials. */
+            401: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Invalid, expired or revoked API key.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials.
+                             * @enum {string}
+                             */
+                            code: "unauthenticated";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description installation_blocked: The organization's installation is blocked. org_access_denied: The caller is not a member of the organization. not_org_admin: The caller is not an admin of the organization. */
+            403: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "installation_blocked",
+                     *         "message": "The organization's installation is blocked.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description installation_blocked: The organization's installation is blocked. org_access_denied: The caller is not a member of the organization. not_org_admin: The caller is not an admin of the organization.
+                             * @enum {string}
+                             */
+                            code: "installation_blocked" | "org_access_denied" | "not_org_admin";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description org_not_found: The organization has no installation (also: an old login of a renamed organization). not_found: No such resource. */
+            404: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "org_not_found",
+                     *         "message": "The organization has no installation (also: an old login of a renamed organization).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description org_not_found: The organization has no installation (also: an old login of a renamed organization). not_found: No such resource.
+                             * @enum {string}
+                             */
+                            code: "org_not_found" | "not_found";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description method_not_allowed: The path exists under other methods (see Allow). */
+            405: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "method_not_allowed",
+                     *         "message": "The path exists under other methods (see Allow).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description method_not_allowed: The path exists under other methods (see Allow).
+                             * @enum {string}
+                             */
+                            code: "method_not_allowed";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited: this client address (CF-Connecting-IP; an IPv6 address by its /64) has had 100 failed authentications within 60 seconds: for the rest of that minute every request from it gets 429 before any credential is checked, valid ones too, with Retry-After. This interface has no quota. */
+            429: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Rate limit exceeded: 1000 requests per 900 seconds. Retry after the Retry-After seconds.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description rate_limited: Over the quota; retry after Retry-After seconds.
+                             * @enum {string}
+                             */
+                            code: "rate_limited";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description internal_error: Unexpected failure (logged with the correlation id). */
+            500: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "An unexpected error occurred.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description internal_error: Unexpected failure (logged with the correlation id).
+                             * @enum {string}
+                             */
+                            code: "internal_error";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unavailable: A store is unreachable or overloaded; retry the same request. */
+            503: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is temporarily unavailable. Retry with the same request.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unavailable: A store is unreachable or overloaded; retry the same request.
+                             * @enum {string}
+                             */
+                            code: "unavailable";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    appCreateOrganizationKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description GitHub organization or owner login (case-insensitive). */
+                org: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON, at most 16384 bytes. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "kind": "analytics",
+                 *       "name": "warehouse export",
+                 *       "readOnly": false,
+                 *       "expiresInDays": 365,
+                 *       "repositories": [
+                 *         "api"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["AppOrgKeyCreateInput"];
+            };
+        };
+        responses: {
+            /** @description The key, shown once. */
+            201: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "keyId": "key_4fQ8nW2kLm9Xp3Rt7Vb1",
+                     *       "name": "warehouse export",
+                     *       "kind": "analytics",
+                     *       "scopes": [
+                     *         "analytics:read"
+                     *       ],
+                     *       "hint": "cak_…j5Kp",
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "expiresAt": "2027-11-22T10:00:00.000Z",
+                     *       "allowedNetworks": [],
+                     *       "repositories": [
+                     *         "api"
+                     *       ],
+                     *       "key": "cak_3CjWq0y5pTqRLg0hQm1nZk2sVb8xYf4eTr6Aj5Kp"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OrgApiKeyCreated"];
+                };
+            };
+            /** @description invalid_request: Invalid path, query or body. */
+            400: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_request",
+                     *         "message": "Invalid query parameters.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description invalid_request: Invalid path, query or body.
+                             * @enum {string}
+                             */
+                            code: "invalid_request";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials. */
+            401: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Invalid, expired or revoked API key.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials.
+                             * @enum {string}
+                             */
+                            code: "unauthenticated";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description installation_blocked: The organization's installation is blocked. org_access_denied: The caller is not a member of the organization. not_org_admin: The caller is not an admin of the organization. csrf_failed: A state-changing request of the web app without a same-origin Origin header or without the session's X-CSRF-Token. */
+            403: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "installation_blocked",
+                     *         "message": "The organization's installation is blocked.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description installation_blocked: The organization's installation is blocked. org_access_denied: The caller is not a member of the organization. not_org_admin: The caller is not an admin of the organization. csrf_failed: A state-changing request of the web app without a same-origin Origin header or without the session's X-CSRF-Token.
+                             * @enum {string}
+                             */
+                            code: "installation_blocked" | "org_access_denied" | "not_org_admin" | "csrf_failed";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description org_not_found: The organization has no installation (also: an old login of a renamed organization). not_found: No such resource. */
+            404: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "org_not_found",
+                     *         "message": "The organization has no installation (also: an old login of a renamed organization).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description org_not_found: The organization has no installation (also: an old login of a renamed organization). not_found: No such resource.
+                             * @enum {string}
+                             */
+                            code: "org_not_found" | "not_found";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description method_not_allowed: The path exists under other methods (see Allow). */
+            405: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "method_not_allowed",
+                     *         "message": "The path exists under other methods (see Allow).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description method_not_allowed: The path exists under other methods (see Allow).
+                             * @enum {string}
+                             */
+                            code: "method_not_allowed";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description key_limit_reached: The owner already holds the most keys of this kind allowed (10 per person, 25 per organization). */
+            409: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "key_limit_reached",
+                     *         "message": "The owner already holds the most keys of this kind allowed (10 per person, 25 per organization).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description key_limit_reached: The owner already holds the most keys of this kind allowed (10 per person, 25 per organization).
+                             * @enum {string}
+                             */
+                            code: "key_limit_reached";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description payload_too_large: The body is larger than the route allows. */
+            413: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than the route allows.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description payload_too_large: The body is larger than the route allows.
+                             * @enum {string}
+                             */
+                            code: "payload_too_large";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unsupported_media_type: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "The body is not application/json.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unsupported_media_type: The body is not application/json.
+                             * @enum {string}
+                             */
+                            code: "unsupported_media_type";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited: this client address (CF-Connecting-IP; an IPv6 address by its /64) has had 100 failed authentications within 60 seconds: for the rest of that minute every request from it gets 429 before any credential is checked, valid ones too, with Retry-After. This interface has no quota. */
+            429: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Rate limit exceeded: 1000 requests per 900 seconds. Retry after the Retry-After seconds.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description rate_limited: Over the quota; retry after Retry-After seconds.
+                             * @enum {string}
+                             */
+                            code: "rate_limited";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description internal_error: Unexpected failure (logged with the correlation id). */
+            500: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "An unexpected error occurred.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description internal_error: Unexpected failure (logged with the correlation id).
+                             * @enum {string}
+                             */
+                            code: "internal_error";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unavailable: A store is unreachable or overloaded; retry the same request. */
+            503: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is temporarily unavailable. Retry with the same request.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unavailable: A store is unreachable or overloaded; retry the same request.
+                             * @enum {string}
+                             */
+                            code: "unavailable";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    appRevokeOrganizationKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description GitHub organization or owner login (case-insensitive). */
+                org: string;
+                /** @description key_ and 20 base62 characters. */
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked (or there was no such key). */
+            204: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid_request: Invalid path, query or body. */
+            400: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_request",
+                     *         "message": "Invalid query parameters.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description invalid_request: Invalid path, query or body.
+                             * @enum {string}
+                             */
+                            code: "invalid_request";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials. */
+            401: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Invalid, expired or revoked API key.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials.
+                             * @enum {string}
+                             */
+                            code: "unauthenticated";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description installation_blocked: The organization's installation is blocked. org_access_denied: The caller is not a member of the organization. not_org_admin: The caller is not an admin of the organization. csrf_failed: A state-changing request of the web app without a same-origin Origin header or without the session's X-CSRF-Token. */
+            403: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "installation_blocked",
+                     *         "message": "The organization's installation is blocked.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description installation_blocked: The organization's installation is blocked. org_access_denied: The caller is not a member of the organization. not_org_admin: The caller is not an admin of the organization. csrf_failed: A state-changing request of the web app without a same-origin Origin header or without the session's X-CSRF-Token.
+                             * @enum {string}
+                             */
+                            code: "installation_blocked" | "org_access_denied" | "not_org_admin" | "csrf_failed";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description org_not_found: The organization has no installation (also: an old login of a renamed organization). not_found: No such resource. */
+            404: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "org_not_found",
+                     *         "message": "The organization has no installation (also: an old login of a renamed organization).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description org_not_found: The organization has no installation (also: an old login of a renamed organization). not_found: No such resource.
+                             * @enum {string}
+                             */
+                            code: "org_not_found" | "not_found";
                             /** @description What went wrong, as a sentence. */
                             message: string;
                             /**
@@ -4743,7 +6304,12 @@ export interface operations {
                      *             "seat": false,
                      *             "role": "member"
                      *           },
-                     *           "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10"
+                     *           "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *           "key": {
+                     *             "id": "key_4fQ8nW2kLm9Xp3Rt7Vb1",
+                     *             "name": "nightly job"
+                     *           },
+                     *           "ip": "192.0.2.10"
                      *         }
                      *       ],
                      *       "nextCursor": null

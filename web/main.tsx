@@ -6,6 +6,7 @@ import { AuditPage } from "./pages/audit";
 import { KeysPage } from "./pages/keys";
 import { Landing } from "./pages/landing";
 import { MembersPage } from "./pages/members";
+import { OrgKeysPage } from "./pages/org-keys";
 import { OrgsPage } from "./pages/orgs";
 
 /**
@@ -47,6 +48,8 @@ function App() {
       return <AuditPage session={session} org={org} />;
     case "analytics":
       return <AnalyticsPage session={session} org={org} />;
+    case "orgKeys":
+      return <OrgKeysPage session={session} org={org} />;
     default:
       return <p>No such page.</p>;
   }

@@ -1,10 +1,12 @@
 import { checkAdminToken, configuredAdminToken } from "../auth/admin-token";
-import { type KnownKey, lookupApiKey, verifyApiKey } from "../auth/authenticate";
+import { clientAddress, type KnownKey, lookupApiKey, principalOf, type VerifiedKey, verifyApiKey } from "../auth/authenticate";
 import { countFailedAuthentication, refuseThrottledClient } from "../auth/flood";
-import { type QuotaVerdict, quotaHeaders } from "../auth/quota";
+import { requireScope } from "../auth/key-scopes";
 import { changesState, requireCsrfToken, requireSameOrigin, requireSessionCookie, verifySession } from "../auth/session";
+import type { KeyHolder } from "../auth/user-object";
 import { parseSignatureHeader, SignatureVerifier } from "../auth/webhook-signature";
 import { AppError, type ErrorCode, notFound } from "../lib/errors";
+import { type QuotaVerdict, quotaHeaders } from "../rules/quota";
 import type { KeyKind } from "../schemas/key-kind";
 import type { User } from "../schemas/user";
 import { parseJsonObject, readJsonBytes } from "./body";
@@ -31,7 +33,7 @@ export type Authenticated =
    * The key exists (or the session cookie is well formed), so the caller's id is known; the verdict
    * (still current, owner not blocked, quota) is settled alongside the parameters.
    */
-  | { kind: "apiKey"; callerId: string; verdict: Promise<User> }
+  | { kind: "apiKey"; callerId: string; verdict: Promise<KeyCaller> }
   | { kind: "session"; callerId: string; verdict: Promise<SessionCaller> }
   /** A key of either kind, judged (401 here), not counted: the route counts what it runs. */
   | { kind: "anyApiKey"; user: User; key: CallerKey; body: Record<string, unknown> | unknown[] }
@@ -59,12 +61,17 @@ export function authDocumentation(auth: InterfaceAuth): AuthDocumentation {
     case "apiKey":
       return {
         securityScheme: auth.keyKind === "analytics" ? "analyticsKey" : "membersKey",
-        errors: ["unauthenticated", "rate_limited"],
+        errors: ["unauthenticated", "ip_not_allowed", "rate_limited"],
         bearer: true,
         everyPath: false,
       };
     case "anyApiKey":
-      return { securityScheme: null, errors: ["unauthenticated", "rate_limited"], bearer: true, everyPath: false };
+      return {
+        securityScheme: null,
+        errors: ["unauthenticated", "ip_not_allowed", "rate_limited"],
+        bearer: true,
+        everyPath: false,
+      };
     case "adminToken":
       return {
         securityScheme: "adminToken",
@@ -108,7 +115,7 @@ export async function authenticate(
       return { kind: "none" };
     case "apiKey": {
       const known = await counted(rc, now, () => lookupApiKey(rc.request, rc.env, auth.keyKind));
-      return { kind: "apiKey", callerId: known.record.userId, verdict: verifiedCaller(rc, known, now) };
+      return { kind: "apiKey", callerId: principalOf(known.record), verdict: verifiedCaller(rc, known, route, now) };
     }
     case "session": {
       const cookie = await counted(rc, now, async () => requireSessionCookie(rc.request));
@@ -129,12 +136,13 @@ export async function authenticate(
         (bytes) => ({ ok: true as const, value: parseJsonObject(bytes, { arrays: true }) }),
         (error: unknown) => ({ ok: false as const, error }),
       );
-      const { user } = await judgedKey(rc, known, now, false);
+      const { user, key } = await judgedKey(rc, known, now, false);
       const read = await body;
       if (!read.ok) throw read.error;
       // Counting judges the key again in the same call (one round trip): a key revoked meanwhile is refused then.
       const count = () => judgedKey(rc, known, now, true).then((verdict) => verdict.quota);
-      return { kind: "anyApiKey", user, key: { kind: known.record.kind, userId: known.record.userId, count }, body: read.value };
+      const callerKey = { kind: known.record.kind, userId: principalOf(known.record), holder: key, count };
+      return { kind: "anyApiKey", user, key: callerKey, body: read.value };
     }
     case "adminToken": {
       const expected = configuredAdminToken(rc.env);
@@ -159,16 +167,23 @@ async function counted<T>(rc: RequestContext, now: number, check: () => Promise<
   return check().catch((error) => countFailedAuthentication(rc.request, rc.env, error, now));
 }
 
+/** A key's verified owner and the key itself. */
+export interface KeyCaller {
+  user: User;
+  key: KeyHolder;
+}
+
 /**
- * The second half of an API key: the owner's Durable Object judges the key (401, counted) and
- * counts the request against the owner's quota (429), in one call. Resolves to the caller; the
- * quota headers go on whatever the request answers.
+ * The second half of an API key: the owner's Durable Object judges the key (401, counted), the
+ * caller's address (403 `ip_not_allowed`, not counted) and counts the request against the owner's
+ * quota (429), in one call; then the route's scope (403 `insufficient_scope`, counted). Resolves to
+ * the caller; the quota headers go on whatever the request answers.
  */
-async function verifiedCaller(rc: RequestContext, known: KnownKey, now: number): Promise<User> {
-  const { user, quota } = await judgedKey(rc, known, now, true);
-  if (quota === null) return user;
-  if (!quota.allowed) throw quotaExceeded(quota);
-  return user;
+async function verifiedCaller(rc: RequestContext, known: KnownKey, route: Route | null, now: number): Promise<KeyCaller> {
+  const { user, key, quota } = await judgedKey(rc, known, now, true);
+  if (quota !== null && !quota.allowed) throw quotaExceeded(quota);
+  if (route?.scope) requireScope(key.scopes, route.scope);
+  return { user, key };
 }
 
 /** The 429 of an exhausted quota (contract section 7). */
@@ -179,13 +194,8 @@ export const quotaExceeded = (quota: QuotaVerdict): AppError =>
   );
 
 /** The owner's verdict on the key (401, counted per address), counting the request when `count`; the quota headers go on the answer. */
-async function judgedKey(
-  rc: RequestContext,
-  known: KnownKey,
-  now: number,
-  count: boolean,
-): Promise<{ user: User; quota: QuotaVerdict | null }> {
-  const verdict = await verifyApiKey(rc.env, known, now, count).catch((error) =>
+async function judgedKey(rc: RequestContext, known: KnownKey, now: number, count: boolean): Promise<VerifiedKey> {
+  const verdict = await verifyApiKey(rc.env, known, clientAddress(rc.request), now, count).catch((error) =>
     countFailedAuthentication(rc.request, rc.env, error, now),
   );
   setQuotaHeaders(rc, verdict.quota, now);

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { clientAddress } from "../auth/authenticate";
+import type { KeyHolder } from "../auth/user-object";
 import { atOrganization } from "../directory/resolve";
 import { codedErrorEnvelope } from "../http/envelopes";
 import { type ApiInterface, type RequestContext, routesFor } from "../http/route";
@@ -59,11 +61,14 @@ function applyChanges(
   callerId: string,
   changes: MemberChange[],
   pathPrefix: string | null,
-  { env, correlationId }: RequestContext,
+  key: KeyHolder | null,
+  { env, correlationId, request }: RequestContext,
 ) {
   const operationId = crypto.randomUUID();
+  // The audit entries name the key (none for the app's session) and the caller's address (contract section 18).
+  const change = { correlationId, key: key === null ? null : { id: key.id, name: key.name }, ip: clientAddress(request) };
   return atOrganization<MemberChangesResult>(env, org, (stub) =>
-    stub.updateMembers(org, callerId, changes, operationId, pathPrefix, correlationId),
+    stub.updateMembers(org, callerId, changes, operationId, pathPrefix, change),
   );
 }
 
@@ -90,6 +95,7 @@ const exampleMember = {
  */
 export const getOrganizationMember = keyRoute({
   method: "GET",
+  scope: "members:read",
   path: "/api/v1/organizations/{org}/members/{githubUserId}",
   operationId: "getOrganizationMember",
   summary: "Read one member",
@@ -131,6 +137,7 @@ export const getOrganizationMember = keyRoute({
  */
 export const updateOrganizationMember = keyRoute({
   method: "PATCH",
+  scope: "members:write",
   path: "/api/v1/organizations/{org}/members/{githubUserId}",
   operationId: "updateOrganizationMember",
   summary: "Turn a seat on or off, or change a role, guarded by the values last read",
@@ -157,9 +164,9 @@ export const updateOrganizationMember = keyRoute({
     },
   },
   errors: CHANGE_ERRORS,
-  handler: async ({ params, body, caller }, rc) => {
+  handler: async ({ params, body, caller, key }, rc) => {
     const change = { githubUserId: params.githubUserId, ...body };
-    const result = await applyChanges(params.org, caller.githubUserId, [change], null, rc);
+    const result = await applyChanges(params.org, caller.githubUserId, [change], null, key, rc);
     return unwrap(result).results[0];
   },
 });
@@ -170,6 +177,7 @@ export const updateOrganizationMember = keyRoute({
  */
 export const listCallerOrganizations = keyRoute({
   method: "GET",
+  scope: "members:read",
   path: "/api/v1/organizations",
   operationId: "listOrganizations",
   summary: "List the installed organizations you are a member of",
@@ -211,6 +219,7 @@ export const listCallerOrganizations = keyRoute({
  */
 export const listOrganizationMembers = keyRoute({
   method: "GET",
+  scope: "members:read",
   path: "/api/v1/organizations/{org}/members",
   operationId: "listOrganizationMembers",
   summary: "List members, with filters and the seat summary",
@@ -261,6 +270,7 @@ export const listOrganizationMembers = keyRoute({
  */
 const updateOrganizationMembers = keyRoute({
   method: "PATCH",
+  scope: "members:write",
   path: "/api/v1/organizations/{org}/members",
   operationId: "updateOrganizationMembers",
   summary: "Change seats and roles of up to 100 members at once, all or nothing",
@@ -310,13 +320,14 @@ const updateOrganizationMembers = keyRoute({
     },
   },
   errors: CHANGE_ERRORS,
-  handler: async ({ params, body, caller }, rc) =>
-    unwrap(await applyChanges(params.org, caller.githubUserId, body.changes, "changes", rc)),
+  handler: async ({ params, body, caller, key }, rc) =>
+    unwrap(await applyChanges(params.org, caller.githubUserId, body.changes, "changes", key, rc)),
 });
 
 /** `GET /api/v1/organizations/{org}/audit-log` (contract section 8): admins only, newest first. */
 export const listOrganizationAuditLog = keyRoute({
   method: "GET",
+  scope: "members:read",
   path: "/api/v1/organizations/{org}/audit-log",
   operationId: "listOrganizationAuditLog",
   summary: "Read the audit log of member changes (admins only)",
@@ -349,6 +360,8 @@ export const listOrganizationAuditLog = keyRoute({
             before: { seat: true, role: "member" },
             after: { seat: false, role: "member" },
             correlationId: "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+            key: { id: "key_4fQ8nW2kLm9Xp3Rt7Vb1", name: "nightly job" },
+            ip: "192.0.2.10",
           },
         ],
         nextCursor: null,

@@ -8,6 +8,8 @@ import type { Organization, OrganizationEntry } from "../schemas/organization";
 import type { AuditRows, DirectoryIdentity, MemberRows } from "./answers";
 import type { AuditRow, InstallationRow, MemberRow } from "./schema";
 
+type KeyScopes = NonNullable<NonNullable<AuditEntry["key"]>["scopes"]>;
+
 /** Stored rows as the wire (and the directory in D1) sees them, and the object's own refusals. */
 
 export const orgNotFound = <T>(): DurableResult<T> => ({
@@ -45,10 +47,20 @@ export const toAuditEntry = (row: AuditRow): AuditEntry => ({
   action: row.action,
   actor: row.actorUserId === null ? null : { githubUserId: row.actorUserId, githubLogin: row.actorLogin ?? "" },
   source: row.source,
-  githubUserId: row.githubUserId,
+  githubUserId: row.action.startsWith("key.") ? null : row.githubUserId,
   before: stateOrNull(row.beforeSeat, row.beforeRole),
   after: stateOrNull(row.afterSeat, row.afterRole),
   correlationId: row.correlationId,
+  key:
+    row.keyId === null
+      ? null
+      : {
+          id: row.keyId,
+          name: row.keyName ?? "",
+          ...(row.keyKind === null ? {} : { kind: row.keyKind }),
+          ...(row.keyScopes === null ? {} : { scopes: row.keyScopes as KeyScopes }),
+        },
+  ip: row.ip,
 });
 
 /** `workEmail` is omitted while unknown (a member GitHub announced, before a sync provides it). */

@@ -107,7 +107,9 @@ export const auditLog = sqliteTable(
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
     at: integer("at").notNull(),
-    action: text("action", { enum: ["member.added", "member.updated", "member.removed"] }).notNull(),
+    action: text("action", {
+      enum: ["member.added", "member.updated", "member.removed", "key.created", "key.regenerated", "key.revoked"],
+    }).notNull(),
     actorUserId: text("actor_user_id"),
     actorLogin: text("actor_login"),
     source: text("source", { enum: ["api", "sync", "github"] }).notNull(),
@@ -117,6 +119,14 @@ export const auditLog = sqliteTable(
     afterSeat: integer("after_seat", { mode: "boolean" }),
     afterRole: text("after_role", { enum: ROLES }),
     correlationId: text("correlation_id").notNull(),
+    /** The key that made an API change (contract section 18), else null. */
+    keyId: text("key_id"),
+    keyName: text("key_name"),
+    /** The caller's address for a change made over HTTP, else null. */
+    ip: text("ip"),
+    /** key.* entries: the key's kind and scopes (its id and name are in key_id, key_name). */
+    keyKind: text("key_kind", { enum: ["analytics", "members"] }),
+    keyScopes: text("key_scopes", { mode: "json" }).$type<string[]>(),
   },
   (t) => [index("audit_log_by_member").on(t.githubUserId, t.id), index("audit_log_by_time").on(t.at)],
 );
@@ -215,3 +225,35 @@ export const syncRuns = sqliteTable(
 );
 
 export type SyncRunRow = typeof syncRuns.$inferSelect;
+
+/**
+ * The organization's own keys (contract section 18): owned by the organization, not by a person,
+ * so they outlive their creator's membership. Up to 25 of each kind, names unique per kind
+ * (`name_key`, lower-cased). Only the SHA-256 hash is kept. `repositories`: the repository keys an
+ * analytics key is limited to (empty: every repository). Each key has its own quota window
+ * (`window_start`, `used`), counted in the verdict's transaction.
+ */
+export const orgApiKeys = sqliteTable(
+  "org_api_keys",
+  {
+    keyId: text("key_id").primaryKey(),
+    kind: text("kind", { enum: ["analytics", "members"] }).notNull(),
+    name: text("name").notNull(),
+    nameKey: text("name_key").notNull(),
+    keyHash: text("key_hash").notNull(),
+    hint: text("hint").notNull(),
+    scopes: text("scopes", { mode: "json" }).$type<string[]>().notNull(),
+    repositories: text("repositories", { mode: "json" }).$type<string[]>().notNull(),
+    allowedNetworks: text("allowed_networks", { mode: "json" }).$type<string[]>().notNull(),
+    createdAt: integer("created_at").notNull(),
+    /** Who created (or last regenerated) it, for the page; the key does not depend on them. */
+    createdBy: text("created_by"),
+    expiresAt: integer("expires_at"),
+    lastUsedAt: integer("last_used_at"),
+    windowStart: integer("window_start"),
+    used: integer("used").notNull().default(0),
+  },
+  (t) => [uniqueIndex("org_api_keys_by_name").on(t.kind, t.nameKey), uniqueIndex("org_api_keys_by_hash").on(t.keyHash)],
+);
+
+export type OrgApiKeyRow = typeof orgApiKeys.$inferSelect;

@@ -46,6 +46,8 @@ export function AuditPage({ session, org }: { session: SessionInfo; org: string 
                 <th scope="col">Before</th>
                 <th scope="col">After</th>
                 <th scope="col">By</th>
+                <th scope="col">Key</th>
+                <th scope="col">From</th>
               </tr>
             </thead>
             <tbody>
@@ -59,6 +61,8 @@ export function AuditPage({ session, org }: { session: SessionInfo; org: string 
                   <td>
                     {e.actor?.githubLogin ?? "—"} ({SOURCES[e.source] ?? e.source})
                   </td>
+                  <td>{e.key === null ? "—" : e.key.name}</td>
+                  <td>{e.ip ?? "—"}</td>
                 </tr>
               ))}
             </tbody>

@@ -84,6 +84,8 @@ export function MembersPage({ session, org }: { session: SessionInfo; org: strin
           <>
             {" · "}
             <a href={`/app/orgs/${encodeURIComponent(org)}/audit-log`}>Audit log</a>
+            {" · "}
+            <a href={`/app/orgs/${encodeURIComponent(org)}/keys`}>Keys</a>
           </>
         )}
       </p>
