@@ -20,6 +20,7 @@ import {
   MemberListQuery,
   OrganizationListQuery,
 } from "./query";
+import { getOrganizationSettings, listSeatRequests, updateOrganizationSettings } from "./settings-routes";
 
 const MemberPath = z.object({ org: OrgLogin, githubUserId: GithubUserId });
 const OrgPath = z.object({ org: OrgLogin });
@@ -80,6 +81,7 @@ const exampleMember = {
   role: "member",
   seat: true,
   isBot: false,
+  lastActivityAt: "2026-11-20T16:44:17.054Z",
 };
 
 /**
@@ -214,7 +216,8 @@ export const listOrganizationMembers = defineRoute({
   summary: "List members, with filters and the seat summary",
   description:
     "Any member of the organization may list. Ordered by githubLogin case-insensitively, then githubUserId. Filters: role, " +
-    "seat, and search (a case-insensitive substring of githubLogin or workEmail). Walking every page with nextCursor " +
+    "seat, search (a case-insensitive substring of githubLogin or workEmail) and inactiveDays (lastActivityAt null or " +
+    "older than that many days). Walking every page with nextCursor " +
     "returns each matching member exactly once, also while members are added or removed. " +
     `${MEMBER_WALK_LIMIT} seats counts the whole organization, not the filtered page.`,
   request: { params: OrgPath, query: MemberListQuery, invalidMessage: invalidListQueryMessage },
@@ -224,6 +227,7 @@ export const listOrganizationMembers = defineRoute({
         role: query.role,
         seat: query.seat,
         search: query.search,
+        inactiveDays: query.inactiveDays,
         after: query.cursor,
         limit: query.limit ?? DEFAULT_LIMIT,
       }),
@@ -257,7 +261,7 @@ export const listOrganizationMembers = defineRoute({
  * `PATCH /api/v1/organizations/{org}/members` (contract section 8): the single PATCH's rules for a
  * list of changes, judged as a whole and applied all or nothing in one transaction.
  */
-const updateOrganizationMembers = defineRoute({
+export const updateOrganizationMembers = defineRoute({
   method: "PATCH",
   path: "/api/v1/organizations/{org}/members",
   operationId: "updateOrganizationMembers",
@@ -319,8 +323,8 @@ export const listOrganizationAuditLog = defineRoute({
   operationId: "listOrganizationAuditLog",
   summary: "Read the audit log of member changes (admins only)",
   description:
-    "Every member added or removed and every seat or role change, whoever made it (source api: a PATCH; sync: the " +
-    "control plane; github: a GitHub webhook), newest first, written in the same transaction as the change. Requests " +
+    "Every member added or removed, every seat or role change and every settings change, whoever made it (source api: a " +
+    "PATCH; sync: the control plane; github: a GitHub webhook; automatic: automatic seat assignment), newest first, written in the same transaction as the change. Requests " +
     "that changed nothing write nothing. Entries are kept 400 days. Cursor-paginated; githubUserId filters to one member.",
   request: { params: OrgPath, query: AuditLogQuery, invalidMessage: invalidListQueryMessage },
   alongside: ({ params, query }, callerId, { env }) =>
@@ -364,7 +368,7 @@ export const membersInterface: ApiInterface = {
   name: "members",
   description:
     "Your organizations; list, read and change members (seats and roles, guarded by expected values, one or up to 100 " +
-    "at once); the audit log (personal cbk_ keys).",
+    "at once); the organization's settings and waiting list for seats; the audit log (personal cbk_ keys).",
   basePath: "/api/v1",
   document: "public",
   envelope: codedErrorEnvelope,
@@ -377,5 +381,8 @@ export const membersInterface: ApiInterface = {
     getOrganizationMember,
     updateOrganizationMember,
     listOrganizationAuditLog,
+    getOrganizationSettings,
+    updateOrganizationSettings,
+    listSeatRequests,
   ],
 };

@@ -6,6 +6,7 @@ import type { DeliveryOwner, OrgAddress } from "../directory/identity";
 import { claimOf } from "../directory/identity";
 import { type DurableResult, ok } from "../lib/durable-call";
 import { foldName, repoKey } from "../lib/names";
+import { DAY_MS } from "../lib/time";
 import { UntilWrite } from "../lib/until-write";
 import { type AnalyticsAccess, decideAnalyticsAccess, type PlacedAccess } from "../rules/analytics-access";
 import { decideMemberChanges, isChange, type MemberChange, memberAccess } from "../rules/members";
@@ -13,7 +14,9 @@ import type { OrganizationChange } from "../schemas/github-changes";
 import type { Member, MemberInput } from "../schemas/member";
 import type { OrganizationInput } from "../schemas/organization";
 import type { Repository, RepositoryInput } from "../schemas/repository";
+import type { OrganizationSettings, SeatRequestList, SettingsChangeResult, SettingsPatch } from "../schemas/settings";
 import type { SyncStatus, SyncTrigger } from "../schemas/sync";
+import { type ActivityOrigin, type PullRequestActivity, recordActivity } from "./activity-writes";
 import type * as A from "./answers";
 import { applyDelivery } from "./apply-change";
 import { identityChange } from "./github-changes";
@@ -22,6 +25,8 @@ import { removeMember, writeMember, writeMemberChanges } from "./member-writes";
 import * as present from "./present";
 import { decideRegistration } from "./registration";
 import * as schema from "./schema";
+import { readSeatRequests, readSettings, updateSettings } from "./settings-writes";
+import { activityOf } from "./store/activity";
 import { auditPage } from "./store/audit-log";
 import type { Db } from "./store/db";
 import { getInstallation, putInstallation } from "./store/installation";
@@ -105,7 +110,7 @@ export class OrganizationObject extends DurableObject<Env> {
     if (!this.#writable(at, adopt)) return present.orgNotFound();
     const { row, version } = this.ctx.storage.transactionSync(() => writeMember(this.#db, githubUserId, input, origin));
     await index.tellIndex(this.env, getInstallation(this.#db), at, githubUserId, true, version);
-    return ok(present.toMember(row));
+    return ok(present.toMember({ ...row, lastActivityAt: activityOf(this.#db, foldName(row.githubLogin)) }));
   }
 
   /** The person left the GitHub organization. Idempotent; the member's index is told after the commit. */
@@ -132,11 +137,17 @@ export class OrganizationObject extends DurableObject<Env> {
   }
 
   /** A page of members after the cursor's keyset position (`store/members.ts`), and the seats, in one read. */
-  listMembers(login: string, callerUserId: string, filters: members.MemberFilters): DurableResult<A.MemberRows> {
+  listMembers(
+    login: string,
+    callerUserId: string,
+    filters: Omit<members.MemberFilters, "inactiveBefore"> & { inactiveDays?: number },
+  ): DurableResult<A.MemberRows> {
     const installation = this.#installation(login);
     const refused = memberAccess(installation, members.getMember(this.#db, callerUserId), "read");
     if (refused || !installation) return refused ?? present.unreachable();
-    const rows = members.memberPageQuery(this.#db, filters).all();
+    const { inactiveDays, ...rest } = filters;
+    const inactiveBefore = inactiveDays === undefined ? undefined : Date.now() - inactiveDays * DAY_MS;
+    const rows = members.memberPageQuery(this.#db, { ...rest, inactiveBefore }).all();
     return ok(
       present.toMemberRows(rows, filters.limit, { purchased: installation.purchasedSeats, used: members.seatsUsed(this.#db) }),
     );
@@ -253,7 +264,7 @@ export class OrganizationObject extends DurableObject<Env> {
   readMember(login: string, callerUserId: string, githubUserId: string): DurableResult<Member> {
     const refused = memberAccess(this.#installation(login), members.getMember(this.#db, callerUserId), "read");
     if (refused) return refused;
-    const target = members.getMember(this.#db, githubUserId);
+    const target = members.getMemberWithActivity(this.#db, githubUserId);
     if (!target) return { ok: false, code: "member_not_found", message: "No member with this githubUserId in the organization." };
     return ok(present.toMember(target));
   }
@@ -288,6 +299,38 @@ export class OrganizationObject extends DurableObject<Env> {
       const { updates, availableSeats } = decision;
       return ok({ results: updates.map((u) => present.toResult(u, availableSeats)), availableSeats });
     });
+  }
+
+  /**
+   * The event write path, webhooks and the sync report pull requests they stored (contract section
+   * 20): authors' activity, pull requests learned, automatic seats, in one transaction
+   * (`activity-writes.ts`). By home: events may name the organization before it is installed.
+   */
+  recordActivity(items: PullRequestActivity[], origin: ActivityOrigin): { assigned: string[]; waiting: string[] } {
+    return this.ctx.storage.transactionSync(() => recordActivity(this.#db, items, origin, Date.now()));
+  }
+
+  /** `GET .../settings` (any member). */
+  readSettings(login: string, callerUserId: string): DurableResult<OrganizationSettings> {
+    return readSettings(this.#db, this.#installation(login), callerUserId);
+  }
+
+  /** `PATCH .../settings`: guarded, audited, in one transaction; a retried `operationId` answers unchanged. */
+  updateSettings(
+    login: string,
+    callerUserId: string,
+    change: SettingsPatch,
+    operationId: string,
+    correlationId: string,
+  ): DurableResult<SettingsChangeResult> {
+    return this.ctx.storage.transactionSync(() =>
+      updateSettings(this.#db, this.#installation(login), callerUserId, change, { operationId, correlationId }, Date.now()),
+    );
+  }
+
+  /** `GET .../seat-requests` (admins): the waiting list. */
+  listSeatRequests(login: string, callerUserId: string): DurableResult<SeatRequestList> {
+    return readSeatRequests(this.#db, this.#installation(login), callerUserId);
   }
 
   /** The installation when installed and `login` is its current login (else 404: an old login never reaches this data). */

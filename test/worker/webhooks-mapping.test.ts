@@ -168,7 +168,14 @@ describe("organization members", () => {
   it("member_added: role from GitHub's membership role, seat false, isBot from the account type, no workEmail", async () => {
     const { org, admin, member } = await world([]);
     const adminRead = (await (await readMember(org, member, admin.id)).json()) as Record<string, unknown>;
-    expect(adminRead).toEqual({ githubUserId: admin.id, githubLogin: `gh${admin.id}`, role: "admin", seat: false, isBot: false });
+    expect(adminRead).toEqual({
+      githubUserId: admin.id,
+      githubLogin: `gh${admin.id}`,
+      role: "admin",
+      seat: false,
+      isBot: false,
+      lastActivityAt: null,
+    });
     expect(adminRead).not.toHaveProperty("workEmail");
     const bot = { id: await createUser() };
     await joins(org, bot, "member", "Bot");
