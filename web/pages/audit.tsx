@@ -8,17 +8,25 @@ interface Entry {
   action: string;
   actor: { githubLogin: string } | null;
   source: string;
-  githubUserId: string;
-  before: { seat: boolean; role: string } | null;
-  after: { seat: boolean; role: string } | null;
+  githubUserId: string | null;
+  before: State | null;
+  after: State | null;
 }
+/** A member's seat and role, or (settings.updated) the organization's seat assignment. */
+type State = { seat: boolean; role: string } | { seatAssignment: string };
 interface AuditPage {
   data: Entry[];
   nextCursor: string | null;
 }
 
-const state = (s: { seat: boolean; role: string } | null) => (s === null ? "—" : `${s.role}, seat ${s.seat ? "on" : "off"}`);
-const SOURCES: Record<string, string> = { api: "API or app", sync: "control plane", github: "GitHub" };
+const state = (s: State | null) =>
+  s === null ? "—" : "seatAssignment" in s ? `seat assignment ${s.seatAssignment}` : `${s.role}, seat ${s.seat ? "on" : "off"}`;
+const SOURCES: Record<string, string> = {
+  api: "API or app",
+  sync: "control plane",
+  github: "GitHub",
+  automatic: "automatic seat assignment",
+};
 
 /** `/app/orgs/{org}/audit-log`: admins only (contract section 8), newest first. */
 export function AuditPage({ session, org }: { session: SessionInfo; org: string }) {
@@ -66,7 +74,7 @@ export function AuditPage({ session, org }: { session: SessionInfo; org: string 
                 <tr key={e.id}>
                   <td>{formatDate(e.at)}</td>
                   <td>{e.action.replace("member.", "")}</td>
-                  <td>{e.githubUserId}</td>
+                  <td>{e.githubUserId ?? "the organization"}</td>
                   <td>{state(e.before)}</td>
                   <td>{state(e.after)}</td>
                   <td>
