@@ -124,6 +124,7 @@ const putMember = defineRoute({
         role: "member",
         seat: true,
         isBot: false,
+        lastActivityAt: null,
       },
     },
   },

@@ -292,6 +292,17 @@ describe("automatic assignment: a seat on a member's first pull request, within 
     expect(await check()).toEqual(first);
   });
 
+  it("one batch of 300 new pull requests by 150 members, 10 free seats: 10 seats, 140 waiting", async () => {
+    const w = await world({ subscription: subscription(10) });
+    await w.automatic();
+    const logins = Array.from({ length: 150 }, (_, i) => `batch-${i}-${NOW.toString(36)}`);
+    for (const login of logins) await w.member("member", { login });
+    await postEventsOk([...logins, ...logins].map((login) => w.pr(login)));
+    expect((await w.listOk("limit=1")).seats).toEqual({ purchased: 10, used: 10, available: 0 });
+    expect(await w.waiting()).toHaveLength(140);
+    expect(await w.automaticEntries()).toHaveLength(10);
+  });
+
   it("a bot never gets a seat, nor waits; a member holding one changes nothing", async () => {
     const w = await world();
     await w.automatic();

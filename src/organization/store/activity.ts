@@ -1,4 +1,4 @@
-import { eq, inArray, sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { authorActivity, knownPullRequests } from "../schema";
 import type { Db } from "./db";
 
@@ -29,7 +29,8 @@ export function learnPullRequests(db: Db, prIds: readonly number[]): number[] {
     db
       .select({ prId: knownPullRequests.prId })
       .from(knownPullRequests)
-      .where(inArray(knownPullRequests.prId, ids))
+      // One JSON parameter, not one per id: SQLite's bound-variable limit.
+      .where(sql`${knownPullRequests.prId} in (select value from json_each(${JSON.stringify(ids)}))`)
       .all()
       .map((r) => r.prId),
   );

@@ -1,4 +1,4 @@
-import { asc, eq, inArray } from "drizzle-orm";
+import { asc, eq, sql } from "drizzle-orm";
 import { MAX_SEAT_REQUESTS } from "../../schemas/settings";
 import { members, seatRequests } from "../schema";
 import type { Db } from "./db";
@@ -11,7 +11,8 @@ export function waitingAmong(db: Db, githubUserIds: readonly string[]): Set<stri
   const rows = db
     .select({ id: seatRequests.githubUserId })
     .from(seatRequests)
-    .where(inArray(seatRequests.githubUserId, [...githubUserIds]))
+    // One JSON parameter, not one per id: SQLite's bound-variable limit.
+    .where(sql`${seatRequests.githubUserId} in (select value from json_each(${JSON.stringify(githubUserIds)}))`)
     .all();
   return new Set(rows.map((r) => r.id));
 }
