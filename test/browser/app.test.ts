@@ -198,7 +198,7 @@ describe("organizations and members", () => {
     expect(await page.getByTestId("seat-assignment").textContent()).toBe("automatic");
     const waitingList = page.getByRole("list", { name: "Waiting list" });
     await waitingList.getByText("nia-newhire").waitFor();
-    await page.getByLabel("Inactive for (days)").first().fill("90");
+    await page.getByLabel("Inactive for (days)").fill("90");
     await page.getByRole("button", { name: "Filter" }).click();
     await page.getByRole("row", { name: /max-member/ }).waitFor({ state: "detached" });
     expect(await page.getByRole("row", { name: /olga-oldtimer/ }).count()).toBe(1);
@@ -206,6 +206,7 @@ describe("organizations and members", () => {
 
     // A preview, then someone changes a shown seat meanwhile: the batch changes nothing and says why.
     const tools = page.getByRole("region", { name: "Seats to free" });
+    await page.getByLabel("Idle for (days)").fill("90");
     await page.getByRole("button", { name: "Preview" }).click();
     await tools.getByText("olga-oldtimer").waitFor();
     await checkPage(page, "members-seats-preview");
@@ -223,7 +224,7 @@ describe("organizations and members", () => {
       });
     expect((await putOlga(false)).status).toBe(200);
     await tools.getByRole("button", { name: /^Free \d+ seats?$/ }).click();
-    await page.getByText(/Nothing was changed: the seat of olga-oldtimer changed since the preview/).waitFor();
+    await page.getByText(/Nothing was changed: someone changed the seat of olga-oldtimer since the preview/).waitFor();
     await checkPage(page, "members-seats-conflict");
 
     // Preview again and free: one guarded batch with the values shown.

@@ -153,7 +153,7 @@ export function SeatTools({ org, canManage, changed }: { org: string; canManage:
           <h3>Free idle seats</h3>
           <form class="filters" onSubmit={showPreview}>
             <label>
-              Inactive for (days)
+              Idle for (days)
               <input
                 type="text"
                 inputMode="numeric"
@@ -174,7 +174,8 @@ export function SeatTools({ org, canManage, changed }: { org: string; canManage:
               ) : (
                 <>
                   <p>
-                    These {preview.members.length} seat holders have had no pull request activity for {preview.days} days
+                    {preview.members.length === 1 ? "This seat holder has" : `These ${preview.members.length} seat holders have`}{" "}
+                    had no pull request activity for {preview.days} days
                     {preview.more ? ` (the first ${BATCH_MAX}; free them, then preview again for the rest)` : ""}:
                   </p>
                   <ul>
@@ -208,5 +209,5 @@ function batchRefusal(error: unknown, shown: readonly SeatHolder[]): string {
     .map((i) => (i === undefined ? undefined : shown[Number(i)]?.githubLogin))
     .filter((login): login is string => login !== undefined);
   const names = who.length > 0 ? who.join(", ") : "a member shown";
-  return `Nothing was changed: the seat of ${names} changed since the preview (someone else changed it meanwhile). Preview again to see the current seats.`;
+  return `Nothing was changed: someone changed the seat of ${names} since the preview. Preview again to see the current seats.`;
 }
