@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { atOrganization } from "../directory/resolve";
 import { codedErrorEnvelope } from "../http/envelopes";
-import { type ApiInterface, defineRoute, type RequestContext, signedIn } from "../http/route";
+import { type ApiInterface, type RequestContext, routesFor } from "../http/route";
 import { unwrap } from "../lib/durable-call";
 import type { ErrorCode } from "../lib/errors";
 import type { AuditRows, MemberChangesResult, MemberRows } from "../organization/answers";
@@ -21,6 +21,8 @@ import {
   OrganizationListQuery,
 } from "./query";
 import { getOrganizationSettings, listSeatRequests, updateOrganizationSettings } from "./settings-routes";
+
+const keyRoute = routesFor("apiKey");
 
 const MemberPath = z.object({ org: OrgLogin, githubUserId: GithubUserId });
 const OrgPath = z.object({ org: OrgLogin });
@@ -88,7 +90,7 @@ const exampleMember = {
  * `GET /api/v1/organizations/{org}/members/{githubUserId}` (contract section 4): from the
  * organization's Durable Object, never a replica, alongside the key verdict.
  */
-export const getOrganizationMember = defineRoute({
+export const getOrganizationMember = keyRoute({
   method: "GET",
   path: "/api/v1/organizations/{org}/members/{githubUserId}",
   operationId: "getOrganizationMember",
@@ -129,7 +131,7 @@ export const getOrganizationMember = defineRoute({
  * `PATCH /api/v1/organizations/{org}/members/{githubUserId}`: a batch of one change, judged by the
  * same rules in the same transaction as the batch PATCH. A write waits for the key verdict.
  */
-export const updateOrganizationMember = defineRoute({
+export const updateOrganizationMember = keyRoute({
   method: "PATCH",
   path: "/api/v1/organizations/{org}/members/{githubUserId}",
   operationId: "updateOrganizationMember",
@@ -159,7 +161,7 @@ export const updateOrganizationMember = defineRoute({
   errors: CHANGE_ERRORS,
   handler: async ({ params, body, caller }, rc) => {
     const change = { githubUserId: params.githubUserId, ...body };
-    const result = await applyChanges(params.org, signedIn(caller).githubUserId, [change], null, rc);
+    const result = await applyChanges(params.org, caller.githubUserId, [change], null, rc);
     return unwrap(result).results[0];
   },
 });
@@ -168,7 +170,7 @@ export const updateOrganizationMember = defineRoute({
  * `GET /api/v1/organizations` (contract section 8): the caller's organizations from their index,
  * each confirmed by the organization's object (members/organizations.ts), alongside the key verdict.
  */
-export const listCallerOrganizations = defineRoute({
+export const listCallerOrganizations = keyRoute({
   method: "GET",
   path: "/api/v1/organizations",
   operationId: "listOrganizations",
@@ -209,7 +211,7 @@ export const listCallerOrganizations = defineRoute({
  * `GET /api/v1/organizations/{org}/members` (contract section 8): any member may list; a keyset
  * page from the organization's object, alongside the key verdict.
  */
-export const listOrganizationMembers = defineRoute({
+export const listOrganizationMembers = keyRoute({
   method: "GET",
   path: "/api/v1/organizations/{org}/members",
   operationId: "listOrganizationMembers",
@@ -261,7 +263,7 @@ export const listOrganizationMembers = defineRoute({
  * `PATCH /api/v1/organizations/{org}/members` (contract section 8): the single PATCH's rules for a
  * list of changes, judged as a whole and applied all or nothing in one transaction.
  */
-export const updateOrganizationMembers = defineRoute({
+export const updateOrganizationMembers = keyRoute({
   method: "PATCH",
   path: "/api/v1/organizations/{org}/members",
   operationId: "updateOrganizationMembers",
@@ -313,11 +315,11 @@ export const updateOrganizationMembers = defineRoute({
   },
   errors: CHANGE_ERRORS,
   handler: async ({ params, body, caller }, rc) =>
-    unwrap(await applyChanges(params.org, signedIn(caller).githubUserId, body.changes, "changes", rc)),
+    unwrap(await applyChanges(params.org, caller.githubUserId, body.changes, "changes", rc)),
 });
 
 /** `GET /api/v1/organizations/{org}/audit-log` (contract section 8): admins only, newest first. */
-export const listOrganizationAuditLog = defineRoute({
+export const listOrganizationAuditLog = keyRoute({
   method: "GET",
   path: "/api/v1/organizations/{org}/audit-log",
   operationId: "listOrganizationAuditLog",
@@ -364,7 +366,7 @@ export const listOrganizationAuditLog = defineRoute({
   },
 });
 
-export const membersInterface: ApiInterface = {
+export const membersInterface: ApiInterface<"apiKey"> = {
   name: "members",
   description:
     "Your organizations; list, read and change members (seats and roles, guarded by expected values, one or up to 100 " +

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { atOrganization } from "../directory/resolve";
-import { defineRoute, signedIn } from "../http/route";
+import { routesFor } from "../http/route";
 import { unwrap } from "../lib/durable-call";
 import { OrgLogin } from "../schemas/common";
 import { OrganizationSettings, SeatRequestList, SettingsChangeResult, SettingsPatch } from "../schemas/settings";
@@ -11,13 +11,14 @@ import { OrganizationSettings, SeatRequestList, SettingsChangeResult, SettingsPa
  * (`members:write`: the preconditions of section 4, a guard, an audit entry).
  */
 
+const keyRoute = routesFor("apiKey");
 const OrgPath = z.object({ org: OrgLogin });
 
 /** A settings PATCH body is two fields, like a member PATCH's. */
 const SETTINGS_PATCH_MAX_BODY = 8 * 1024;
 
 /** `GET /api/v1/organizations/{org}/settings`: any member, alongside the key verdict. */
-export const getOrganizationSettings = defineRoute({
+export const getOrganizationSettings = keyRoute({
   method: "GET",
   path: "/api/v1/organizations/{org}/settings",
   operationId: "getOrganizationSettings",
@@ -55,7 +56,7 @@ export const getOrganizationSettings = defineRoute({
  * the write and its `settings.updated` audit entry in one transaction. One operation id per HTTP
  * request makes a retried call answer "unchanged" instead of failing its now-stale guard.
  */
-export const updateOrganizationSettings = defineRoute({
+export const updateOrganizationSettings = keyRoute({
   method: "PATCH",
   path: "/api/v1/organizations/{org}/settings",
   operationId: "updateOrganizationSettings",
@@ -89,7 +90,7 @@ export const updateOrganizationSettings = defineRoute({
   ],
   handler: async ({ params, body, caller }, { env, correlationId }) => {
     const operationId = crypto.randomUUID();
-    const callerId = signedIn(caller).githubUserId;
+    const callerId = caller.githubUserId;
     return unwrap(
       await atOrganization<SettingsChangeResult>(env, params.org, (stub) =>
         stub.updateSettings(params.org, callerId, body, operationId, correlationId),
@@ -99,7 +100,7 @@ export const updateOrganizationSettings = defineRoute({
 });
 
 /** `GET /api/v1/organizations/{org}/seat-requests`: admins, alongside the key verdict. */
-export const listSeatRequests = defineRoute({
+export const listSeatRequests = keyRoute({
   method: "GET",
   path: "/api/v1/organizations/{org}/seat-requests",
   operationId: "listSeatRequests",

@@ -1,23 +1,10 @@
 import { useEffect, useState } from "preact/hooks";
-import { api, explain, formatDate, type SessionInfo } from "../api";
+import { type Answer, api, explain, formatDate, type SessionInfo } from "../api";
 import { Layout, Notice, TableWrap } from "../layout";
 
-interface Entry {
-  id: string;
-  at: string;
-  action: string;
-  actor: { githubLogin: string } | null;
-  source: string;
-  githubUserId: string | null;
-  before: State | null;
-  after: State | null;
-}
+type Entry = Answer<"/app/api/orgs/{org}/audit-log", "GET">["data"][number];
 /** A member's seat and role, or (settings.updated) the organization's seat assignment. */
-type State = { seat: boolean; role: string } | { seatAssignment: string };
-interface AuditPage {
-  data: Entry[];
-  nextCursor: string | null;
-}
+type State = Entry["before"];
 
 const state = (s: State | null) =>
   s === null ? "—" : "seatAssignment" in s ? `seat assignment ${s.seatAssignment}` : `${s.role}, seat ${s.seat ? "on" : "off"}`;
@@ -35,8 +22,8 @@ export function AuditPage({ session, org }: { session: SessionInfo; org: string 
   const [error, setError] = useState("");
   const load = async (cursor: string | null) => {
     try {
-      const q = cursor ? `?cursor=${encodeURIComponent(cursor)}` : "";
-      const page = await api<AuditPage>("GET", `/app/api/orgs/${encodeURIComponent(org)}/audit-log${q}`);
+      const query = new URLSearchParams(cursor ? { cursor } : {});
+      const page = await api("GET", "/app/api/orgs/{org}/audit-log", { path: { org }, query });
       setRows((old) => [...(cursor ? (old ?? []) : []), ...page.data]);
       setNext(page.nextCursor);
     } catch (e) {

@@ -1,5 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, api, explain, formatDate } from "../api";
+import { type Answer, ApiError, api, explain, formatDate } from "../api";
 import { Notice } from "../layout";
 
 /**
@@ -8,22 +8,10 @@ import { Notice } from "../layout";
  * batch PATCH with the values the preview showed).
  */
 
-interface SeatHolder {
-  githubUserId: string;
-  githubLogin: string;
-  seat: boolean;
-  lastActivityAt: string | null;
-}
-interface Page {
-  data: SeatHolder[];
-  nextCursor: string | null;
-}
-interface SeatRequest {
-  githubUserId: string;
-  githubLogin: string;
-  since: string;
-}
-type SeatAssignment = "manual" | "automatic";
+type Page = Answer<"/app/api/orgs/{org}/members", "GET">;
+type SeatHolder = Page["data"][number];
+type SeatRequest = Answer<"/app/api/orgs/{org}/seat-requests", "GET">["data"][number];
+type SeatAssignment = Answer<"/app/api/orgs/{org}/settings", "GET">["seatAssignment"];
 
 /** The most seats one batch PATCH frees (contract section 8: 1 to 100 changes). */
 const BATCH_MAX = 100;
@@ -32,7 +20,7 @@ const BATCH_MAX = 100;
 export const lastActivity = (iso: string | null): string => (iso === null ? "never" : formatDate(iso).slice(0, 10));
 
 export function SeatTools({ org, canManage, changed }: { org: string; canManage: boolean; changed: () => void }) {
-  const base = `/app/api/orgs/${encodeURIComponent(org)}`;
+  const path = { org };
   const [mode, setMode] = useState<SeatAssignment | null>(null);
   const [waiting, setWaiting] = useState<SeatRequest[] | null>(null);
   const [days, setDays] = useState("90");
@@ -40,12 +28,12 @@ export function SeatTools({ org, canManage, changed }: { org: string; canManage:
   const [message, setMessage] = useState<{ kind: "error" | "ok"; text: string }>({ kind: "ok", text: "" });
 
   const loadWaiting = () =>
-    api<{ data: SeatRequest[] }>("GET", `${base}/seat-requests`).then(
+    api("GET", "/app/api/orgs/{org}/seat-requests", { path }).then(
       (r) => setWaiting(r.data),
       (e) => setMessage({ kind: "error", text: explain(e) }),
     );
   useEffect(() => {
-    api<{ seatAssignment: SeatAssignment }>("GET", `${base}/settings`).then(
+    api("GET", "/app/api/orgs/{org}/settings", { path }).then(
       (s) => setMode(s.seatAssignment),
       (e) => setMessage({ kind: "error", text: explain(e) }),
     );
@@ -56,14 +44,14 @@ export function SeatTools({ org, canManage, changed }: { org: string; canManage:
   const switchMode = async (shown: SeatAssignment) => {
     const next: SeatAssignment = shown === "manual" ? "automatic" : "manual";
     try {
-      const r = await api<{ after: { seatAssignment: SeatAssignment } }>("PATCH", `${base}/settings`, {
-        seatAssignment: next,
-        expectedSeatAssignment: shown,
+      const r = await api("PATCH", "/app/api/orgs/{org}/settings", {
+        path,
+        body: { seatAssignment: next, expectedSeatAssignment: shown },
       });
       setMode(r.after.seatAssignment);
       setMessage({ kind: "ok", text: `Seat assignment is now ${r.after.seatAssignment}.` });
     } catch (e) {
-      const fresh = await api<{ seatAssignment: SeatAssignment }>("GET", `${base}/settings`).catch(() => null);
+      const fresh = await api("GET", "/app/api/orgs/{org}/settings", { path }).catch(() => null);
       if (fresh) setMode(fresh.seatAssignment);
       const stale = e instanceof ApiError && e.code === "expected_value_mismatch";
       setMessage({
@@ -90,7 +78,7 @@ export function SeatTools({ org, canManage, changed }: { org: string; canManage:
       do {
         const q = new URLSearchParams({ seat: "true", inactiveDays: String(n), limit: "100" });
         if (cursor) q.set("cursor", cursor);
-        const page: Page = await api<Page>("GET", `${base}/members?${q}`);
+        const page: Page = await api("GET", "/app/api/orgs/{org}/members", { path, query: q });
         members.push(...page.data);
         cursor = page.nextCursor;
       } while (cursor !== null && members.length <= BATCH_MAX);
@@ -106,7 +94,7 @@ export function SeatTools({ org, canManage, changed }: { org: string; canManage:
     if (!preview) return;
     const changes = preview.members.map((m) => ({ githubUserId: m.githubUserId, seat: false, expectedSeat: m.seat }));
     try {
-      const r = await api<{ availableSeats: number }>("PATCH", `${base}/members`, { changes });
+      const r = await api("PATCH", "/app/api/orgs/{org}/members", { path, body: { changes } });
       setMessage({
         kind: "ok",
         text: `Freed ${changes.length} seat${changes.length === 1 ? "" : "s"}; ${r.availableSeats} available now.`,
