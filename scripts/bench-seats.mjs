@@ -102,16 +102,20 @@ try {
     // 1. Events: batches of new pull requests, automatic and manual interleaved.
     log(`Measuring the event write path: ${ROUNDS} batches of ${BATCH} new pull requests per side, interleaved...`);
     let prNumber = 0;
+    // Each side cycles through its own authors: every one of them writes pull requests.
+    const written = new Map();
     const batchOf = (login) =>
       Array.from({ length: BATCH }, () => {
         prNumber += 1;
+        const n = (written.get(login) ?? 0) + 1;
+        written.set(login, n);
         const at = new Date(now - (prNumber % 1000) * 60_000).toISOString();
         return {
           type: "pull_request",
           org: login,
           repo: "api",
           prNumber,
-          author: `author-${300000 + (prNumber % AUTHORS)}`,
+          author: `author-${300000 + (n % AUTHORS)}`,
           createdAt: at,
           mergedAt: null,
           linesAdded: 10,
@@ -172,6 +176,8 @@ try {
       ],
     );
     const seatsCheck = `automatic: ${seatsAfter.seats.used} of ${SEATS} seats used, ${waitingAfter.data.length} on the waiting list`;
+    // Every author of the automatic side wrote a new pull request: each holds a seat or waits, never over the seats bought.
+    if (seatsAfter.seats.used !== SEATS || waitingAfter.data.length !== AUTHORS - SEATS) throw new Error(seatsCheck);
     log(`\n${eventsReport}\n${seatsCheck}\n`);
     if (write) {
       const content = [
