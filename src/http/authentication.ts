@@ -7,7 +7,7 @@ import { parseSignatureHeader, SignatureVerifier } from "../auth/webhook-signatu
 import { AppError, type ErrorCode, notFound } from "../lib/errors";
 import type { KeyKind } from "../schemas/key-kind";
 import type { User } from "../schemas/user";
-import { readJsonBytes, readJsonObject } from "./body";
+import { parseJsonObject, readJsonBytes } from "./body";
 import type { CallerKey, InterfaceAuth, RequestContext, Route } from "./route";
 
 /**
@@ -33,8 +33,8 @@ export type Authenticated =
    */
   | { kind: "apiKey"; callerId: string; verdict: Promise<User> }
   | { kind: "session"; callerId: string; verdict: Promise<SessionCaller> }
-  /** A key of either kind, judged (401 here); the quota's verdict is the route's to answer. */
-  | { kind: "anyApiKey"; user: User; key: CallerKey; body: Record<string, unknown> }
+  /** A key of either kind, judged (401 here), not counted: the route counts what it runs. */
+  | { kind: "anyApiKey"; user: User; key: CallerKey; body: Record<string, unknown> | unknown[] }
   | { kind: "adminToken" }
   /** The body, exactly as sent and verified. */
   | { kind: "webhookSignature"; body: Uint8Array };
@@ -123,15 +123,18 @@ export async function authenticate(
       const known = await counted(rc, now, () => lookupApiKey(rc.request, rc.env, null));
       const maxBytes = route?.request?.body?.maxBytes;
       if (maxBytes === undefined) throw new Error("an anyApiKey route must declare its body");
-      // Whether the request counts depends on its body, so the body is read before the verdict;
-      // a body that fails still waits for the verdict, so a refused key is a 401 first.
-      const body = await readJsonObject(rc.request, maxBytes).then(
-        (value) => ({ ok: true as const, value }),
+      // The body is read alongside the verdict; a body that fails still waits for it, so a refused
+      // key is a 401 first.
+      const body = readJsonBytes(rc.request, maxBytes).then(
+        (bytes) => ({ ok: true as const, value: parseJsonObject(bytes, { arrays: true }) }),
         (error: unknown) => ({ ok: false as const, error }),
       );
-      const { user, quota } = await judgedKey(rc, known, now, body.ok && auth.counted(body.value));
-      if (!body.ok) throw body.error;
-      return { kind: "anyApiKey", user, key: { kind: known.record.kind, userId: known.record.userId, quota }, body: body.value };
+      const { user } = await judgedKey(rc, known, now, false);
+      const read = await body;
+      if (!read.ok) throw read.error;
+      // Counting judges the key again in the same call (one round trip): a key revoked meanwhile is refused then.
+      const count = () => judgedKey(rc, known, now, true).then((verdict) => verdict.quota);
+      return { kind: "anyApiKey", user, key: { kind: known.record.kind, userId: known.record.userId, count }, body: read.value };
     }
     case "adminToken": {
       const expected = configuredAdminToken(rc.env);
