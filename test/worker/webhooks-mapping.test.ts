@@ -122,7 +122,14 @@ describe("installation", () => {
     await deliverQueued("installation", payload);
     const read = await readMember(login, owner, owner.id);
     expect(read.status).toBe(200);
-    expect(await read.json()).toEqual({ githubUserId: owner.id, githubLogin: login, role: "admin", seat: false, isBot: false });
+    expect(await read.json()).toEqual({
+      githubUserId: owner.id,
+      githubLogin: login,
+      role: "admin",
+      seat: false,
+      isBot: false,
+      lastActivityAt: null,
+    });
   });
 
   it("created for an organization: nobody becomes a member from the payload", async () => {
