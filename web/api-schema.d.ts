@@ -161,7 +161,11 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change seats and roles of up to 100 members at once, all or nothing
+         * @description The web app's form of updateOrganizationMembers (same rules and answers; counted against the members quota).
+         */
+        patch: operations["appUpdateOrganizationMembers"];
         trace?: never;
     };
     "/app/api/orgs/{org}/members/{githubUserId}": {
@@ -200,6 +204,50 @@ export interface paths {
          * @description The web app's form of listOrganizationAuditLog (same rules and answers; counted against the members quota).
          */
         get: operations["appListOrganizationAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/api/orgs/{org}/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the organization's settings
+         * @description The web app's form of getOrganizationSettings (same rules and answers; counted against the members quota).
+         */
+        get: operations["appGetOrganizationSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the organization's settings, guarded by the value last read
+         * @description The web app's form of updateOrganizationSettings (same rules and answers; counted against the members quota).
+         */
+        patch: operations["appUpdateOrganizationSettings"];
+        trace?: never;
+    };
+    "/app/api/orgs/{org}/seat-requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the waiting list for seats (admins only)
+         * @description The web app's form of listSeatRequests (same rules and answers; counted against the members quota).
+         */
+        get: operations["appListSeatRequests"];
         put?: never;
         post?: never;
         delete?: never;
@@ -679,6 +727,46 @@ export interface components {
              */
             repositories: string[];
         };
+        MemberBatchPatch: {
+            /** @description Applied all or nothing, in one transaction; no member twice. */
+            changes: components["schemas"]["MemberChange"][];
+        };
+        /** @description githubUserId, and seat with expectedSeat, role with expectedRole, or both pairs. No other fields. */
+        MemberChange: {
+            /**
+             * @description Numeric GitHub user id.
+             * @example 583231
+             */
+            githubUserId: string;
+            seat: boolean;
+            /** @description The seat value of your latest read. */
+            expectedSeat: boolean;
+            role?: never;
+            expectedRole?: never;
+        } | {
+            /**
+             * @description Numeric GitHub user id.
+             * @example 583231
+             */
+            githubUserId: string;
+            role: components["schemas"]["Role"];
+            /** @description The role value of your latest read. */
+            expectedRole: components["schemas"]["Role"];
+            seat?: never;
+            expectedSeat?: never;
+        } | {
+            /**
+             * @description Numeric GitHub user id.
+             * @example 583231
+             */
+            githubUserId: string;
+            seat: boolean;
+            /** @description The seat value of your latest read. */
+            expectedSeat: boolean;
+            role: components["schemas"]["Role"];
+            /** @description The role value of your latest read. */
+            expectedRole: components["schemas"]["Role"];
+        };
         /** @description seat with expectedSeat, role with expectedRole, or both pairs (applied atomically). No other fields. */
         MemberPatch: {
             seat: boolean;
@@ -700,6 +788,16 @@ export interface components {
             /** @description The role value of your latest read. */
             expectedRole: components["schemas"]["Role"];
         };
+        SettingsPatch: {
+            seatAssignment: components["schemas"]["SeatAssignment"];
+            /** @description The seatAssignment of your latest read. */
+            expectedSeatAssignment: components["schemas"]["SeatAssignment"];
+        };
+        /**
+         * @description manual: only admins turn seats on. automatic: a member without a seat (not a bot) gets one when the service first learns of a pull request they authored, if one is available; else they join the waiting list. Never buys seats.
+         * @enum {string}
+         */
+        SeatAssignment: "manual" | "automatic";
         DevSignInInput: {
             /**
              * @description Numeric GitHub user id.
@@ -769,6 +867,8 @@ export interface components {
             role: components["schemas"]["Role"];
             seat: boolean;
             isBot: boolean;
+            /** @description The newest creation, merge or completed review of a pull request the member authored in this organization (authors matched by login, case-insensitively); null when none is known. An older event never moves it back. */
+            lastActivityAt: string | null;
         };
         User: {
             /**
@@ -1151,6 +1251,15 @@ export interface components {
              */
             available: number;
         };
+        MemberBatchResult: {
+            /** @description One result per change, in request order. */
+            results: components["schemas"]["MemberUpdateResult"][];
+            /**
+             * Format: int64
+             * @description Purchased seats minus members holding one, after the batch; never below 0.
+             */
+            availableSeats: number;
+        };
         MemberUpdateResult: {
             /**
              * @description Numeric GitHub user id.
@@ -1192,25 +1301,29 @@ export interface components {
              */
             at: string;
             /** @enum {string} */
-            action: "member.added" | "member.updated" | "member.removed" | "key.created" | "key.regenerated" | "key.revoked";
+            action: "member.added" | "member.updated" | "member.removed" | "settings.updated" | "key.created" | "key.regenerated" | "key.revoked";
             actor: components["schemas"]["AuditActor"] | null;
             /**
-             * @description api: a member PATCH; sync: the control plane; github: a GitHub webhook.
+             * @description api: a PATCH; sync: the control plane; github: a GitHub webhook; automatic: automatic seat assignment (actor null).
              * @enum {string}
              */
-            source: "api" | "sync" | "github";
-            /** @description The member the entry is about; null for key.* entries. */
+            source: "api" | "sync" | "github" | "automatic";
+            /** @description The member the entry is about; null for settings.updated and key.* entries (about the organization). */
             githubUserId: string | null;
-            /** @description null for member.added. */
-            before: {
+            /** @description null for member.added and key.* entries; the settings ({seatAssignment}) for settings.updated. */
+            before: ({
                 seat: boolean;
                 role: components["schemas"]["Role"];
-            } | null;
-            /** @description null for member.removed. */
-            after: {
+            } | {
+                seatAssignment: components["schemas"]["SeatAssignment"];
+            }) | null;
+            /** @description null for member.removed and key.* entries; the settings ({seatAssignment}) for settings.updated. */
+            after: ({
                 seat: boolean;
                 role: components["schemas"]["Role"];
-            } | null;
+            } | {
+                seatAssignment: components["schemas"]["SeatAssignment"];
+            }) | null;
             /** @description The X-Correlation-Id of the request that made the change. */
             correlationId: string;
             key: components["schemas"]["AuditKey"] | null;
@@ -1240,6 +1353,33 @@ export interface components {
             kind?: "analytics" | "members";
             /** @description key.* entries: the organization key's scopes. */
             scopes?: ("analytics:read" | "members:read" | "members:write")[];
+        };
+        OrganizationSettings: {
+            seatAssignment: components["schemas"]["SeatAssignment"];
+        };
+        SettingsChangeResult: {
+            before: components["schemas"]["OrganizationSettings"];
+            after: components["schemas"]["OrganizationSettings"];
+            changed: boolean;
+        };
+        SeatRequestList: {
+            /** @description Oldest first; at most 1,000 entries. */
+            data: components["schemas"]["SeatRequest"][];
+        };
+        SeatRequest: {
+            /**
+             * @description Numeric GitHub user id.
+             * @example 583231
+             */
+            githubUserId: string;
+            /** @example octocat */
+            githubLogin: string;
+            /**
+             * Format: date-time
+             * @description When the member joined the waiting list.
+             * @example 2026-11-02T09:30:00.000Z
+             */
+            since: string;
         };
         AnalyticsPrPage: {
             data: components["schemas"]["AnalyticsPrRow"][];
@@ -4840,6 +4980,7 @@ export interface operations {
                 seat?: boolean;
                 /** @description Case-insensitive substring of githubLogin or workEmail, 1 to 100 characters after trimming. */
                 search?: string;
+                inactiveDays?: number;
                 limit?: number;
                 cursor?: string;
             };
@@ -4875,7 +5016,8 @@ export interface operations {
                      *           "workEmail": "max-member@example.com",
                      *           "role": "member",
                      *           "seat": true,
-                     *           "isBot": false
+                     *           "isBot": false,
+                     *           "lastActivityAt": "2026-11-20T16:44:17.054Z"
                      *         }
                      *       ],
                      *       "nextCursor": "bTo1ODMyMzE6bWF4LW1lbWJlcg",
@@ -5249,6 +5391,637 @@ export interface operations {
             };
         };
     };
+    appUpdateOrganizationMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description GitHub organization or owner login (case-insensitive). */
+                org: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON, at most 65536 bytes. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "changes": [
+                 *         {
+                 *           "githubUserId": "1002",
+                 *           "seat": false,
+                 *           "expectedSeat": true
+                 *         },
+                 *         {
+                 *           "githubUserId": "1003",
+                 *           "seat": true,
+                 *           "expectedSeat": false,
+                 *           "role": "admin",
+                 *           "expectedRole": "member"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["MemberBatchPatch"];
+            };
+        };
+        responses: {
+            /** @description One result per change in request order, also for changes that changed nothing. */
+            200: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "githubUserId": "1002",
+                     *           "before": {
+                     *             "seat": true,
+                     *             "role": "member"
+                     *           },
+                     *           "after": {
+                     *             "seat": false,
+                     *             "role": "member"
+                     *           },
+                     *           "changed": true,
+                     *           "availableSeats": 3,
+                     *           "purchasedQuantityChanged": false
+                     *         },
+                     *         {
+                     *           "githubUserId": "1003",
+                     *           "before": {
+                     *             "seat": false,
+                     *             "role": "member"
+                     *           },
+                     *           "after": {
+                     *             "seat": true,
+                     *             "role": "admin"
+                     *           },
+                     *           "changed": true,
+                     *           "availableSeats": 3,
+                     *           "purchasedQuantityChanged": false
+                     *         }
+                     *       ],
+                     *       "availableSeats": 3
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MemberBatchResult"];
+                };
+            };
+            /** @description invalid_request: Invalid path, query or body. */
+            400: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_request",
+                     *         "message": "Invalid query parameters.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description invalid_request: Invalid path, query or body.
+                             * @enum {string}
+                             */
+                            code: "invalid_request";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials. */
+            401: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Invalid, expired or revoked API key.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials.
+                             * @enum {string}
+                             */
+                            code: "unauthenticated";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description installation_blocked: The organization's installation is blocked. org_access_denied: The caller is not a member of the organization. not_org_admin: The caller is not an admin of the organization. subscription_required: No active Team or Pro subscription billed through the service. csrf_failed: A state-changing request of the web app without a same-origin Origin header or without the session's X-CSRF-Token. */
+            403: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "installation_blocked",
+                     *         "message": "The organization's installation is blocked.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description installation_blocked: The organization's installation is blocked. org_access_denied: The caller is not a member of the organization. not_org_admin: The caller is not an admin of the organization. subscription_required: No active Team or Pro subscription billed through the service. csrf_failed: A state-changing request of the web app without a same-origin Origin header or without the session's X-CSRF-Token.
+                             * @enum {string}
+                             */
+                            code: "installation_blocked" | "org_access_denied" | "not_org_admin" | "subscription_required" | "csrf_failed";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description org_not_found: The organization has no installation (also: an old login of a renamed organization). member_not_found: No such member in the organization. not_found: No such resource. */
+            404: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "org_not_found",
+                     *         "message": "The organization has no installation (also: an old login of a renamed organization).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description org_not_found: The organization has no installation (also: an old login of a renamed organization). member_not_found: No such member in the organization. not_found: No such resource.
+                             * @enum {string}
+                             */
+                            code: "org_not_found" | "member_not_found" | "not_found";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description method_not_allowed: The path exists under other methods (see Allow). */
+            405: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "method_not_allowed",
+                     *         "message": "The path exists under other methods (see Allow).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description method_not_allowed: The path exists under other methods (see Allow).
+                             * @enum {string}
+                             */
+                            code: "method_not_allowed";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description expected_value_mismatch: A guard differs from the current value. no_seat_available: Every purchased seat is taken. last_admin: The organization's last admin would lose the admin role. */
+            409: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "expected_value_mismatch",
+                     *         "message": "A guard differs from the current value.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description expected_value_mismatch: A guard differs from the current value. no_seat_available: Every purchased seat is taken. last_admin: The organization's last admin would lose the admin role.
+                             * @enum {string}
+                             */
+                            code: "expected_value_mismatch" | "no_seat_available" | "last_admin";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description payload_too_large: The body is larger than the route allows. */
+            413: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than the route allows.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description payload_too_large: The body is larger than the route allows.
+                             * @enum {string}
+                             */
+                            code: "payload_too_large";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unsupported_media_type: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "The body is not application/json.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unsupported_media_type: The body is not application/json.
+                             * @enum {string}
+                             */
+                            code: "unsupported_media_type";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description bot_cannot_be_admin: A bot account cannot be an admin. */
+            422: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "bot_cannot_be_admin",
+                     *         "message": "A bot account cannot be an admin.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description bot_cannot_be_admin: A bot account cannot be an admin.
+                             * @enum {string}
+                             */
+                            code: "bot_cannot_be_admin";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited: this client address (CF-Connecting-IP; an IPv6 address by its /64) has had 100 failed authentications within 60 seconds: for the rest of that minute every request from it gets 429 before any credential is checked, valid ones too, with Retry-After. This interface has no quota. */
+            429: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Rate limit exceeded: 1000 requests per 900 seconds. Retry after the Retry-After seconds.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description rate_limited: Over the quota; retry after Retry-After seconds.
+                             * @enum {string}
+                             */
+                            code: "rate_limited";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description internal_error: Unexpected failure (logged with the correlation id). */
+            500: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "An unexpected error occurred.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description internal_error: Unexpected failure (logged with the correlation id).
+                             * @enum {string}
+                             */
+                            code: "internal_error";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unavailable: A store is unreachable or overloaded; retry the same request. */
+            503: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is temporarily unavailable. Retry with the same request.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unavailable: A store is unreachable or overloaded; retry the same request.
+                             * @enum {string}
+                             */
+                            code: "unavailable";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
     appGetOrganizationMember: {
         parameters: {
             query?: never;
@@ -5284,7 +6057,8 @@ export interface operations {
                      *       "workEmail": "max-member@example.com",
                      *       "role": "member",
                      *       "seat": true,
-                     *       "isBot": false
+                     *       "isBot": false,
+                     *       "lastActivityAt": "2026-11-20T16:44:17.054Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Member"];
@@ -6316,6 +7090,1349 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["AuditPage"];
+                };
+            };
+            /** @description invalid_request: Invalid path, query or body. */
+            400: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_request",
+                     *         "message": "Invalid query parameters.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description invalid_request: Invalid path, query or body.
+                             * @enum {string}
+                             */
+                            code: "invalid_request";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials. */
+            401: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Invalid, expired or revoked API key.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials.
+                             * @enum {string}
+                             */
+                            code: "unauthenticated";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description installation_blocked: The organization's installation is blocked. org_access_denied: The caller is not a member of the organization. not_org_admin: The caller is not an admin of the organization. */
+            403: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "installation_blocked",
+                     *         "message": "The organization's installation is blocked.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description installation_blocked: The organization's installation is blocked. org_access_denied: The caller is not a member of the organization. not_org_admin: The caller is not an admin of the organization.
+                             * @enum {string}
+                             */
+                            code: "installation_blocked" | "org_access_denied" | "not_org_admin";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description org_not_found: The organization has no installation (also: an old login of a renamed organization). not_found: No such resource. */
+            404: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "org_not_found",
+                     *         "message": "The organization has no installation (also: an old login of a renamed organization).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description org_not_found: The organization has no installation (also: an old login of a renamed organization). not_found: No such resource.
+                             * @enum {string}
+                             */
+                            code: "org_not_found" | "not_found";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description method_not_allowed: The path exists under other methods (see Allow). */
+            405: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "method_not_allowed",
+                     *         "message": "The path exists under other methods (see Allow).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description method_not_allowed: The path exists under other methods (see Allow).
+                             * @enum {string}
+                             */
+                            code: "method_not_allowed";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited: this client address (CF-Connecting-IP; an IPv6 address by its /64) has had 100 failed authentications within 60 seconds: for the rest of that minute every request from it gets 429 before any credential is checked, valid ones too, with Retry-After. This interface has no quota. */
+            429: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Rate limit exceeded: 1000 requests per 900 seconds. Retry after the Retry-After seconds.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description rate_limited: Over the quota; retry after Retry-After seconds.
+                             * @enum {string}
+                             */
+                            code: "rate_limited";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description internal_error: Unexpected failure (logged with the correlation id). */
+            500: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "An unexpected error occurred.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description internal_error: Unexpected failure (logged with the correlation id).
+                             * @enum {string}
+                             */
+                            code: "internal_error";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unavailable: A store is unreachable or overloaded; retry the same request. */
+            503: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is temporarily unavailable. Retry with the same request.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unavailable: A store is unreachable or overloaded; retry the same request.
+                             * @enum {string}
+                             */
+                            code: "unavailable";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    appGetOrganizationSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description GitHub organization or owner login (case-insensitive). */
+                org: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings. */
+            200: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "seatAssignment": "manual"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OrganizationSettings"];
+                };
+            };
+            /** @description invalid_request: Invalid path, query or body. */
+            400: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_request",
+                     *         "message": "Invalid query parameters.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description invalid_request: Invalid path, query or body.
+                             * @enum {string}
+                             */
+                            code: "invalid_request";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials. */
+            401: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Invalid, expired or revoked API key.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials.
+                             * @enum {string}
+                             */
+                            code: "unauthenticated";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description installation_blocked: The organization's installation is blocked. org_access_denied: The caller is not a member of the organization. */
+            403: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "installation_blocked",
+                     *         "message": "The organization's installation is blocked.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description installation_blocked: The organization's installation is blocked. org_access_denied: The caller is not a member of the organization.
+                             * @enum {string}
+                             */
+                            code: "installation_blocked" | "org_access_denied";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description org_not_found: The organization has no installation (also: an old login of a renamed organization). not_found: No such resource. */
+            404: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "org_not_found",
+                     *         "message": "The organization has no installation (also: an old login of a renamed organization).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description org_not_found: The organization has no installation (also: an old login of a renamed organization). not_found: No such resource.
+                             * @enum {string}
+                             */
+                            code: "org_not_found" | "not_found";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description method_not_allowed: The path exists under other methods (see Allow). */
+            405: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "method_not_allowed",
+                     *         "message": "The path exists under other methods (see Allow).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description method_not_allowed: The path exists under other methods (see Allow).
+                             * @enum {string}
+                             */
+                            code: "method_not_allowed";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited: this client address (CF-Connecting-IP; an IPv6 address by its /64) has had 100 failed authentications within 60 seconds: for the rest of that minute every request from it gets 429 before any credential is checked, valid ones too, with Retry-After. This interface has no quota. */
+            429: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Rate limit exceeded: 1000 requests per 900 seconds. Retry after the Retry-After seconds.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description rate_limited: Over the quota; retry after Retry-After seconds.
+                             * @enum {string}
+                             */
+                            code: "rate_limited";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description internal_error: Unexpected failure (logged with the correlation id). */
+            500: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "An unexpected error occurred.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description internal_error: Unexpected failure (logged with the correlation id).
+                             * @enum {string}
+                             */
+                            code: "internal_error";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unavailable: A store is unreachable or overloaded; retry the same request. */
+            503: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is temporarily unavailable. Retry with the same request.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unavailable: A store is unreachable or overloaded; retry the same request.
+                             * @enum {string}
+                             */
+                            code: "unavailable";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    appUpdateOrganizationSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description GitHub organization or owner login (case-insensitive). */
+                org: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON, at most 8192 bytes. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "seatAssignment": "automatic",
+                 *       "expectedSeatAssignment": "manual"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SettingsPatch"];
+            };
+        };
+        responses: {
+            /** @description The result, also when nothing changed (changed false, before equal to after). */
+            200: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "before": {
+                     *         "seatAssignment": "manual"
+                     *       },
+                     *       "after": {
+                     *         "seatAssignment": "automatic"
+                     *       },
+                     *       "changed": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SettingsChangeResult"];
+                };
+            };
+            /** @description invalid_request: Invalid path, query or body. */
+            400: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_request",
+                     *         "message": "Invalid query parameters.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description invalid_request: Invalid path, query or body.
+                             * @enum {string}
+                             */
+                            code: "invalid_request";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials. */
+            401: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Invalid, expired or revoked API key.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials.
+                             * @enum {string}
+                             */
+                            code: "unauthenticated";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description installation_blocked: The organization's installation is blocked. org_access_denied: The caller is not a member of the organization. not_org_admin: The caller is not an admin of the organization. subscription_required: No active Team or Pro subscription billed through the service. csrf_failed: A state-changing request of the web app without a same-origin Origin header or without the session's X-CSRF-Token. */
+            403: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "installation_blocked",
+                     *         "message": "The organization's installation is blocked.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description installation_blocked: The organization's installation is blocked. org_access_denied: The caller is not a member of the organization. not_org_admin: The caller is not an admin of the organization. subscription_required: No active Team or Pro subscription billed through the service. csrf_failed: A state-changing request of the web app without a same-origin Origin header or without the session's X-CSRF-Token.
+                             * @enum {string}
+                             */
+                            code: "installation_blocked" | "org_access_denied" | "not_org_admin" | "subscription_required" | "csrf_failed";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description org_not_found: The organization has no installation (also: an old login of a renamed organization). not_found: No such resource. */
+            404: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "org_not_found",
+                     *         "message": "The organization has no installation (also: an old login of a renamed organization).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description org_not_found: The organization has no installation (also: an old login of a renamed organization). not_found: No such resource.
+                             * @enum {string}
+                             */
+                            code: "org_not_found" | "not_found";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description method_not_allowed: The path exists under other methods (see Allow). */
+            405: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "method_not_allowed",
+                     *         "message": "The path exists under other methods (see Allow).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description method_not_allowed: The path exists under other methods (see Allow).
+                             * @enum {string}
+                             */
+                            code: "method_not_allowed";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description expected_value_mismatch: A guard differs from the current value. */
+            409: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "expected_value_mismatch",
+                     *         "message": "A guard differs from the current value.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description expected_value_mismatch: A guard differs from the current value.
+                             * @enum {string}
+                             */
+                            code: "expected_value_mismatch";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description payload_too_large: The body is larger than the route allows. */
+            413: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than the route allows.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description payload_too_large: The body is larger than the route allows.
+                             * @enum {string}
+                             */
+                            code: "payload_too_large";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unsupported_media_type: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "The body is not application/json.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unsupported_media_type: The body is not application/json.
+                             * @enum {string}
+                             */
+                            code: "unsupported_media_type";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited: this client address (CF-Connecting-IP; an IPv6 address by its /64) has had 100 failed authentications within 60 seconds: for the rest of that minute every request from it gets 429 before any credential is checked, valid ones too, with Retry-After. This interface has no quota. */
+            429: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Rate limit exceeded: 1000 requests per 900 seconds. Retry after the Retry-After seconds.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description rate_limited: Over the quota; retry after Retry-After seconds.
+                             * @enum {string}
+                             */
+                            code: "rate_limited";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description internal_error: Unexpected failure (logged with the correlation id). */
+            500: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "An unexpected error occurred.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description internal_error: Unexpected failure (logged with the correlation id).
+                             * @enum {string}
+                             */
+                            code: "internal_error";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unavailable: A store is unreachable or overloaded; retry the same request. */
+            503: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is temporarily unavailable. Retry with the same request.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unavailable: A store is unreachable or overloaded; retry the same request.
+                             * @enum {string}
+                             */
+                            code: "unavailable";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    appListSeatRequests: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description GitHub organization or owner login (case-insensitive). */
+                org: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The waiting list. */
+            200: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "githubUserId": "1004",
+                     *           "githubLogin": "nora-new",
+                     *           "since": "2026-11-20T16:44:17.054Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SeatRequestList"];
                 };
             };
             /** @description invalid_request: Invalid path, query or body. */

@@ -9,7 +9,9 @@ import {
   listOrganizationAuditLog,
   listOrganizationMembers,
   updateOrganizationMember,
+  updateOrganizationMembers,
 } from "../members/routes";
+import { getOrganizationSettings, listSeatRequests, updateOrganizationSettings } from "../members/settings-routes";
 import { SessionInfo } from "../schemas/app";
 import type { KeyKind } from "../schemas/key-kind";
 import { appKeyRoutes } from "./key-routes";
@@ -114,7 +116,11 @@ export const appInterface: ApiInterface<"session"> = {
     forApp(listOrganizationMembers, "/app/api/orgs/{org}/members", "appListOrganizationMembers"),
     forApp(getOrganizationMember, "/app/api/orgs/{org}/members/{githubUserId}", "appGetOrganizationMember"),
     forApp(updateOrganizationMember, "/app/api/orgs/{org}/members/{githubUserId}", "appUpdateOrganizationMember"),
+    forApp(updateOrganizationMembers, "/app/api/orgs/{org}/members", "appUpdateOrganizationMembers"),
     forApp(listOrganizationAuditLog, "/app/api/orgs/{org}/audit-log", "appListOrganizationAuditLog"),
+    forApp(getOrganizationSettings, "/app/api/orgs/{org}/settings", "appGetOrganizationSettings"),
+    forApp(updateOrganizationSettings, "/app/api/orgs/{org}/settings", "appUpdateOrganizationSettings"),
+    forApp(listSeatRequests, "/app/api/orgs/{org}/seat-requests", "appListSeatRequests"),
     forApp(listPullRequestAnalytics, "/app/api/analytics/prs", "appListPullRequestAnalytics", "analytics"),
     forApp(getPullRequestAnalyticsSummary, "/app/api/analytics/summary", "appGetPullRequestAnalyticsSummary", "analytics"),
     getPullRequestAnalyticsSummaries,

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { userStub } from "../auth/user-stub";
+import { reportActivity } from "../directory/activity";
 import { storeEvents } from "../directory/events";
 import { putOrganization as putOrganizationAtHome } from "../directory/put";
 import { syncOrganization } from "../directory/resolve";
@@ -123,6 +124,7 @@ const putMember = adminRoute({
         role: "member",
         seat: true,
         isBot: false,
+        lastActivityAt: null,
       },
     },
   },
@@ -186,8 +188,10 @@ const ingestEvents = adminRoute({
   },
   responses: { 200: { description: "The whole batch was stored.", body: EventBatchAccepted, example: { accepted: 1 } } },
   errors: [],
-  handler: async ({ body }, { env }) => {
-    await inStore("D1", () => storeEvents(env, body.events));
+  handler: async ({ body }, { env, correlationId }) => {
+    const stored = await inStore("D1", () => storeEvents(env, body.events));
+    // Members' activity and automatic seats (contract section 20), in the organizations' objects.
+    await reportActivity(env, stored.activity, { assign: true, correlationId });
     return { accepted: body.events.length };
   },
 });

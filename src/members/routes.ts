@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { clientAddress } from "../auth/authenticate";
 import type { KeyHolder } from "../auth/user-object";
 import { atOrganization } from "../directory/resolve";
 import { codedErrorEnvelope } from "../http/envelopes";
@@ -12,6 +11,7 @@ import { AuditPage } from "../schemas/audit";
 import { GithubUserId, OrgLogin } from "../schemas/common";
 import { Member, MemberBatchPatch, MemberBatchResult, MemberPage, MemberPatch, MemberUpdateResult } from "../schemas/member";
 import { OrganizationPage } from "../schemas/organization";
+import { changeRequest } from "./change-request";
 import { listOrganizations } from "./organizations";
 import {
   AuditLogQuery,
@@ -22,6 +22,7 @@ import {
   MemberListQuery,
   OrganizationListQuery,
 } from "./query";
+import { getOrganizationSettings, listSeatRequests, updateOrganizationSettings } from "./settings-routes";
 
 const keyRoute = routesFor("apiKey");
 
@@ -51,23 +52,18 @@ const CHANGE_ERRORS: readonly ErrorCode[] = [
   "bot_cannot_be_admin",
 ];
 
-/**
- * Applies guarded changes in the organization's object, in one transaction. One operation id per
- * HTTP request, shared by its retries, makes the call safe to repeat; the correlation id goes into
- * the audit entries.
- */
+/** Guarded changes in the organization's object, one transaction; one operation id per HTTP request makes retries safe. */
 function applyChanges(
   org: string,
   callerId: string,
   changes: MemberChange[],
   pathPrefix: string | null,
   key: KeyHolder | null,
-  { env, correlationId, request }: RequestContext,
+  rc: RequestContext,
 ) {
   const operationId = crypto.randomUUID();
-  // The audit entries name the key (none for the app's session) and the caller's address (contract section 18).
-  const change = { correlationId, key: key === null ? null : { id: key.id, name: key.name }, ip: clientAddress(request) };
-  return atOrganization<MemberChangesResult>(env, org, (stub) =>
+  const change = changeRequest(key, rc);
+  return atOrganization<MemberChangesResult>(rc.env, org, (stub) =>
     stub.updateMembers(org, callerId, changes, operationId, pathPrefix, change),
   );
 }
@@ -87,6 +83,7 @@ const exampleMember = {
   role: "member",
   seat: true,
   isBot: false,
+  lastActivityAt: "2026-11-20T16:44:17.054Z",
 };
 
 /**
@@ -225,7 +222,8 @@ export const listOrganizationMembers = keyRoute({
   summary: "List members, with filters and the seat summary",
   description:
     "Any member of the organization may list. Ordered by githubLogin case-insensitively, then githubUserId. Filters: role, " +
-    "seat, and search (a case-insensitive substring of githubLogin or workEmail). Walking every page with nextCursor " +
+    "seat, search (a case-insensitive substring of githubLogin or workEmail) and inactiveDays (lastActivityAt null or " +
+    "older than that many days). Walking every page with nextCursor " +
     "returns each matching member exactly once, also while members are added or removed. " +
     `${MEMBER_WALK_LIMIT} seats counts the whole organization, not the filtered page.`,
   request: { params: OrgPath, query: MemberListQuery, invalidMessage: invalidListQueryMessage },
@@ -235,6 +233,7 @@ export const listOrganizationMembers = keyRoute({
         role: query.role,
         seat: query.seat,
         search: query.search,
+        inactiveDays: query.inactiveDays,
         after: query.cursor,
         limit: query.limit ?? DEFAULT_LIMIT,
       }),
@@ -268,7 +267,7 @@ export const listOrganizationMembers = keyRoute({
  * `PATCH /api/v1/organizations/{org}/members` (contract section 8): the single PATCH's rules for a
  * list of changes, judged as a whole and applied all or nothing in one transaction.
  */
-const updateOrganizationMembers = keyRoute({
+export const updateOrganizationMembers = keyRoute({
   method: "PATCH",
   scope: "members:write",
   path: "/api/v1/organizations/{org}/members",
@@ -332,8 +331,8 @@ export const listOrganizationAuditLog = keyRoute({
   operationId: "listOrganizationAuditLog",
   summary: "Read the audit log of member changes (admins only)",
   description:
-    "Every member added or removed and every seat or role change, whoever made it (source api: a PATCH; sync: the " +
-    "control plane; github: a GitHub webhook), newest first, written in the same transaction as the change. Requests " +
+    "Every member added or removed, every seat or role change and every settings change, whoever made it (source api: a " +
+    "PATCH; sync: the control plane; github: a GitHub webhook; automatic: automatic seat assignment), newest first, written in the same transaction as the change. Requests " +
     "that changed nothing write nothing. Entries are kept 400 days. Cursor-paginated; githubUserId filters to one member.",
   request: { params: OrgPath, query: AuditLogQuery, invalidMessage: invalidListQueryMessage },
   alongside: ({ params, query }, callerId, { env }) =>
@@ -379,7 +378,7 @@ export const membersInterface: ApiInterface<"apiKey"> = {
   name: "members",
   description:
     "Your organizations; list, read and change members (seats and roles, guarded by expected values, one or up to 100 " +
-    "at once); the audit log (personal cbk_ keys).",
+    "at once); the organization's settings and waiting list for seats; the audit log (personal cbk_ keys).",
   basePath: "/api/v1",
   document: "public",
   envelope: codedErrorEnvelope,
@@ -392,5 +391,8 @@ export const membersInterface: ApiInterface<"apiKey"> = {
     getOrganizationMember,
     updateOrganizationMember,
     listOrganizationAuditLog,
+    getOrganizationSettings,
+    updateOrganizationSettings,
+    listSeatRequests,
   ],
 };

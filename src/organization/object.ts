@@ -6,6 +6,7 @@ import type { DeliveryOwner, OrgAddress } from "../directory/identity";
 import { claimOf } from "../directory/identity";
 import { type DurableResult, ok } from "../lib/durable-call";
 import { foldName, repoKey } from "../lib/names";
+import { DAY_MS } from "../lib/time";
 import { UntilWrite } from "../lib/until-write";
 import { type AnalyticsAccess, decideAnalyticsAccess, type PlacedAccess } from "../rules/analytics-access";
 import { decideMemberChanges, isChange, type MemberChange, memberAccess } from "../rules/members";
@@ -14,7 +15,9 @@ import type { OrganizationChange } from "../schemas/github-changes";
 import type { Member, MemberInput } from "../schemas/member";
 import type { OrganizationInput } from "../schemas/organization";
 import type { Repository, RepositoryInput } from "../schemas/repository";
+import type { OrganizationSettings, SeatRequestList, SettingsChangeResult, SettingsPatch } from "../schemas/settings";
 import type { SyncStatus, SyncTrigger } from "../schemas/sync";
+import { type ActivityOrigin, type PullRequestActivity, recordActivity } from "./activity-writes";
 import type * as A from "./answers";
 import { applyDelivery } from "./apply-change";
 import { identityChange } from "./github-changes";
@@ -37,6 +40,8 @@ import * as present from "./present";
 import { decideRegistration } from "./registration";
 import type { OrgApiKeyRow } from "./schema";
 import * as schema from "./schema";
+import { readSeatRequests, readSettings, updateSettings } from "./settings-writes";
+import { activityOf } from "./store/activity";
 import * as keys from "./store/api-keys";
 import { auditPage } from "./store/audit-log";
 import type { Db } from "./store/db";
@@ -124,7 +129,7 @@ export class OrganizationObject extends DurableObject<Env> {
     if (!this.#writable(at, adopt)) return present.orgNotFound();
     const { row, version } = this.ctx.storage.transactionSync(() => writeMember(this.#db, githubUserId, input, origin));
     await index.tellIndex(this.env, getInstallation(this.#db), at, githubUserId, true, version);
-    return ok(present.toMember(row));
+    return ok(present.toMember({ ...row, lastActivityAt: activityOf(this.#db, foldName(row.githubLogin)) }));
   }
 
   /** The person left the GitHub organization. Idempotent; the member's index is told after the commit. */
@@ -151,11 +156,17 @@ export class OrganizationObject extends DurableObject<Env> {
   }
 
   /** A page of members after the cursor's keyset position (`store/members.ts`), and the seats, in one read. */
-  listMembers(login: string, callerUserId: string, filters: members.MemberFilters): DurableResult<A.MemberRows> {
+  listMembers(
+    login: string,
+    callerUserId: string,
+    filters: Omit<members.MemberFilters, "inactiveBefore"> & { inactiveDays?: number },
+  ): DurableResult<A.MemberRows> {
     const installation = this.#installation(login);
     const refused = memberAccess(installation, this.#caller(installation, callerUserId).member, "read");
     if (refused || !installation) return refused ?? present.unreachable();
-    const rows = members.memberPageQuery(this.#db, filters).all();
+    const { inactiveDays, ...rest } = filters;
+    const inactiveBefore = inactiveDays === undefined ? undefined : Date.now() - inactiveDays * DAY_MS;
+    const rows = members.memberPageQuery(this.#db, { ...rest, inactiveBefore }).all();
     return ok(
       present.toMemberRows(rows, filters.limit, { purchased: installation.purchasedSeats, used: members.seatsUsed(this.#db) }),
     );
@@ -277,7 +288,7 @@ export class OrganizationObject extends DurableObject<Env> {
     const installation = this.#installation(login);
     const refused = memberAccess(installation, this.#caller(installation, callerUserId).member, "read");
     if (refused) return refused;
-    const target = members.getMember(this.#db, githubUserId);
+    const target = members.getMemberWithActivity(this.#db, githubUserId);
     if (!target) return { ok: false, code: "member_not_found", message: "No member with this githubUserId in the organization." };
     return ok(present.toMember(target));
   }
@@ -347,16 +358,35 @@ export class OrganizationObject extends DurableObject<Env> {
   }
 
   /** The verdict on one of this organization's keys, its network and its own quota, in one call (`org-keys.ts`). */
-  verifyKey(
-    kind: OrgApiKeyRow["kind"],
-    keyHash: string,
-    address: string | null,
-    now: number,
-    policy: QuotaPolicy | null,
-  ): OrgKeyVerdict {
-    return this.ctx.storage.transactionSync(() =>
-      judgeOrgKey(this.#db, this.#keyUsage, getInstallation(this.#db), kind, keyHash, address, now, policy),
+  verifyKey(kind: OrgApiKeyRow["kind"], keyHash: string, address: string | null, now: number, policy: QuotaPolicy | null) {
+    return this.ctx.storage.transactionSync(
+      (): OrgKeyVerdict => judgeOrgKey(this.#db, this.#keyUsage, getInstallation(this.#db), kind, keyHash, address, now, policy),
     );
+  }
+
+  /** Pull requests the write paths stored (section 20): activity, learned, automatic seats (`activity-writes.ts`); by home. */
+  recordActivity(items: PullRequestActivity[], origin: ActivityOrigin): { assigned: string[]; waiting: string[] } {
+    return this.ctx.storage.transactionSync(() => recordActivity(this.#db, items, origin, Date.now()));
+  }
+
+  /** `GET .../settings` (any member). */
+  readSettings(login: string, callerUserId: string): DurableResult<OrganizationSettings> {
+    const installation = this.#installation(login);
+    return readSettings(this.#db, installation, this.#caller(installation, callerUserId));
+  }
+
+  /** `PATCH .../settings`: guarded, audited, in one transaction; a retried `operationId` answers unchanged. */
+  updateSettings(login: string, callerId: string, change: SettingsPatch, operationId: string, request: A.ChangeRequest) {
+    return this.ctx.storage.transactionSync((): DurableResult<SettingsChangeResult> => {
+      const at = this.#installation(login);
+      return updateSettings(this.#db, at, this.#caller(at, callerId), change, { operationId, ...request }, Date.now());
+    });
+  }
+
+  /** `GET .../seat-requests` (admins): the waiting list. */
+  listSeatRequests(login: string, callerUserId: string): DurableResult<SeatRequestList> {
+    const installation = this.#installation(login);
+    return readSeatRequests(this.#db, installation, this.#caller(installation, callerUserId));
   }
 
   /** The installation when installed and `login` is its current login (else 404: an old login never reaches this data). */

@@ -1,22 +1,26 @@
 import { z } from "zod";
 import { GithubLogin, GithubUserId, InstantOutput, LIST_CURSOR, Role } from "./common";
 import { KeyKind } from "./key-kind";
+import { SeatAssignment } from "./settings";
 
 const State = z.object({ seat: z.boolean(), role: Role });
+const SettingsState = z.object({ seatAssignment: SeatAssignment });
 
 export const AuditAction = z.enum([
   "member.added",
   "member.updated",
   "member.removed",
+  "settings.updated",
   "key.created",
   "key.regenerated",
   "key.revoked",
 ]);
 export type AuditAction = z.infer<typeof AuditAction>;
 
-export const AuditSource = z
-  .enum(["api", "sync", "github"])
-  .meta({ description: "api: a member PATCH; sync: the control plane; github: a GitHub webhook." });
+export const AuditSource = z.enum(["api", "sync", "github", "automatic"]).meta({
+  description:
+    "api: a PATCH; sync: the control plane; github: a GitHub webhook; automatic: automatic seat assignment (actor null).",
+});
 export type AuditSource = z.infer<typeof AuditSource>;
 
 export const AuditActor = z
@@ -50,9 +54,15 @@ export const AuditEntry = z
     action: AuditAction,
     actor: AuditActor.nullable(),
     source: AuditSource,
-    githubUserId: GithubUserId.nullable().meta({ description: "The member the entry is about; null for key.* entries." }),
-    before: State.nullable().meta({ description: "null for member.added." }),
-    after: State.nullable().meta({ description: "null for member.removed." }),
+    githubUserId: GithubUserId.nullable().meta({
+      description: "The member the entry is about; null for settings.updated and key.* entries (about the organization).",
+    }),
+    before: z.union([State, SettingsState]).nullable().meta({
+      description: "null for member.added and key.* entries; the settings ({seatAssignment}) for settings.updated.",
+    }),
+    after: z.union([State, SettingsState]).nullable().meta({
+      description: "null for member.removed and key.* entries; the settings ({seatAssignment}) for settings.updated.",
+    }),
     correlationId: z.string().max(128).meta({ description: "The X-Correlation-Id of the request that made the change." }),
     key: AuditKey.nullable(),
     ip: z

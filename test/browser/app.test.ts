@@ -273,6 +273,57 @@ describe("organizations and members", () => {
     await context.close();
   });
 
+  it("seats that follow the work: last activity, the inactive filter, the waiting list, freeing idle seats", async () => {
+    const { context, page } = await signedIn("ada-admin");
+    await page.goto(`${url}/app/orgs/acme/members`);
+    // The demo: olga-oldtimer holds a seat, idle for months; nia-newhire waits for one.
+    const olga = page.getByRole("row", { name: /olga-oldtimer/ });
+    await olga.waitFor();
+    expect(await olga.textContent()).toMatch(/\d{4}-\d{2}-\d{2}$/);
+    expect(await page.getByTestId("seat-assignment").textContent()).toBe("automatic");
+    const waitingList = page.getByRole("list", { name: "Waiting list" });
+    await waitingList.getByText("nia-newhire").waitFor();
+    await page.getByLabel("Inactive for (days)").fill("90");
+    await page.getByRole("button", { name: "Filter" }).click();
+    await page.getByRole("row", { name: /max-member/ }).waitFor({ state: "detached" });
+    expect(await page.getByRole("row", { name: /olga-oldtimer/ }).count()).toBe(1);
+    await checkPage(page, "members-seats");
+
+    // A preview, then someone changes a shown seat meanwhile: the batch changes nothing and says why.
+    const tools = page.getByRole("region", { name: "Seats to free" });
+    await page.getByLabel("Idle for (days)").fill("90");
+    await page.getByRole("button", { name: "Preview" }).click();
+    await tools.getByText("olga-oldtimer").waitFor();
+    await checkPage(page, "members-seats-preview");
+    const putOlga = (seat: boolean) =>
+      fetch(`${url}/internal/v1/organizations/acme/members/1007`, {
+        method: "PUT",
+        headers: { Authorization: `Bearer ${adminToken}`, "Content-Type": "application/json" },
+        body: JSON.stringify({
+          githubLogin: "olga-oldtimer",
+          workEmail: "olga-oldtimer@example.com",
+          role: "member",
+          seat,
+          isBot: false,
+        }),
+      });
+    expect((await putOlga(false)).status).toBe(200);
+    await tools.getByRole("button", { name: /^Free \d+ seats?$/ }).click();
+    await page.getByText(/Nothing was changed: someone changed the seat of olga-oldtimer since the preview/).waitFor();
+    await checkPage(page, "members-seats-conflict");
+
+    // Preview again and free: one guarded batch with the values shown.
+    expect((await putOlga(true)).status).toBe(200);
+    await page.getByRole("button", { name: "Preview" }).click();
+    await tools.getByText("olga-oldtimer").waitFor();
+    const shown = await tools.getByRole("listitem").count();
+    await tools.getByRole("button", { name: /^Free \d+ seats?$/ }).click();
+    await page.getByText(new RegExp(`Freed ${shown} seats?;`)).waitFor();
+    await page.getByRole("checkbox", { name: "Seat of olga-oldtimer" }).waitFor();
+    expect(await page.getByRole("checkbox", { name: "Seat of olga-oldtimer" }).isChecked()).toBe(false);
+    await context.close();
+  });
+
   it("the admin reads the audit log, with the changes just made", async () => {
     const { context, page } = await signedIn("ada-admin");
     await page.goto(`${url}/app/orgs/acme/members`);

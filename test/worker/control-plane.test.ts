@@ -389,6 +389,7 @@ describe("members (sync)", () => {
       role: "admin",
       seat: true,
       isBot: false,
+      lastActivityAt: null,
     });
     await addMember(org, "42", "viewer", { seat: false, isBot: true });
     expect((await orgTables(org)).members).toEqual([

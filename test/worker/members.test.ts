@@ -252,6 +252,7 @@ describe("reading a member", () => {
       role: "viewer",
       seat: true,
       isBot: true,
+      lastActivityAt: null,
     });
   });
 

@@ -1,5 +1,6 @@
 import { and, desc, eq, lt, sql } from "drizzle-orm";
 import type { MemberState } from "../../rules/members";
+import type { SeatAssignment } from "../../rules/seats";
 import type { AuditAction, AuditActor, AuditKey, AuditSource } from "../../schemas/audit";
 import { type AuditRow, auditLog } from "../schema";
 import type { Db } from "./db";
@@ -17,12 +18,13 @@ export interface AuditOrigin {
   ip?: string | null;
 }
 
-/** One change of one member, as the audit log records it. */
+/** One change of one member (or, `settings.updated`, of the organization: githubUserId ""), as the audit log records it. */
 export interface AuditChange {
   action: AuditAction;
   githubUserId: string;
   before: MemberState | null;
   after: MemberState | null;
+  setting?: { before: SeatAssignment; after: SeatAssignment };
 }
 
 /** Appends audit entries and drops those past the retention; callers are inside the transaction of the change. */
@@ -40,6 +42,8 @@ export function appendAudit(db: Db, now: number, origin: AuditOrigin, entries: r
         beforeRole: e.before?.role ?? null,
         afterSeat: e.after?.seat ?? null,
         afterRole: e.after?.role ?? null,
+        beforeSeatAssignment: e.setting?.before ?? null,
+        afterSeatAssignment: e.setting?.after ?? null,
         correlationId: origin.correlationId,
         keyId: origin.key?.id ?? null,
         keyName: origin.key?.name ?? null,
