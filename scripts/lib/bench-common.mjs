@@ -17,9 +17,22 @@ export const QUOTAS_OFF = { RATE_LIMIT_ANALYTICS: "0", RATE_LIMIT_MEMBERS: "0" }
 /**
  * Starts `wrangler dev` on a persisted state folder, with request tracing off (it halves latency).
  * `vars` are `--var NAME:value` pairs (quotas by default; add e.g. the webhook secret).
+ *
+ * Servers started side by side (CI starts several at once) can lose a race for a port that
+ * wrangler or workerd probed free a moment earlier ("Address already in use"): such a start is
+ * tried again, up to three times; any other failure is thrown at once.
  * @param {{ persistTo: string, port: number, adminToken: string, vars?: Record<string, string> }} options
  */
-export async function startWrangler({ persistTo, port, adminToken, vars = QUOTAS_ON }) {
+export async function startWrangler(options) {
+  for (let attempt = 1; ; attempt++) {
+    const started = await startWranglerOnce(options);
+    if (started.server) return started.server;
+    if (!started.portRace || attempt === 3) throw started.error;
+    console.error(`wrangler dev on port ${options.port} lost a race for a port (attempt ${attempt}); starting it again`);
+  }
+}
+
+async function startWranglerOnce({ persistTo, port, adminToken, vars = QUOTAS_ON }) {
   const child = spawn(
     "wrangler",
     [
@@ -37,19 +50,29 @@ export async function startWrangler({ persistTo, port, adminToken, vars = QUOTAS
       "error",
     ],
     {
-      stdio: ["ignore", "ignore", "inherit"],
+      stdio: ["ignore", "ignore", "pipe"],
       env: { ...process.env, X_LOCAL_OBSERVABILITY: "false", WRANGLER_SEND_METRICS: "false" },
     },
   );
+  let stderrTail = "";
+  child.stderr.on("data", (chunk) => {
+    process.stderr.write(chunk);
+    stderrTail = (stderrTail + chunk.toString()).slice(-4096);
+  });
   const url = `http://127.0.0.1:${port}`;
-  await waitForHealthy(url, 120_000);
+  try {
+    await waitForHealthy(url, 120_000, () => child.exitCode === null && child.signalCode === null);
+  } catch (error) {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGINT");
+    return { error, portRace: /address already in use/i.test(stderrTail) };
+  }
   const stop = () =>
     new Promise((resolve) => {
-      if (child.exitCode !== null) return resolve();
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
       child.once("exit", resolve);
       child.kill("SIGINT");
     });
-  return { url, stop };
+  return { server: { url, stop } };
 }
 
 /**

@@ -39,10 +39,14 @@ export function controlPlaneClient(baseUrl, adminToken) {
   };
 }
 
-/** Waits until `GET /healthz` answers, or gives up after `timeoutMs`. */
-export async function waitForHealthy(baseUrl, timeoutMs = 60_000) {
+/**
+ * Waits until `GET /healthz` answers, or gives up after `timeoutMs`, or as soon as `alive()` says
+ * the server's process is gone (no point waiting two minutes for a server that exited).
+ */
+export async function waitForHealthy(baseUrl, timeoutMs = 60_000, alive = () => true) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
+    if (!alive()) throw new Error(`${baseUrl}: the server exited before it became healthy`);
     try {
       const res = await fetch(`${baseUrl.replace(/\/+$/, "")}/healthz`);
       if (res.ok) return;
