@@ -24,37 +24,51 @@ export default async function setup(project: TestProject) {
   // Every analytics shard gets the migrations, as `npm start` applies them (a copy of the
   // benchmarks' migrated template when one is there: scripts/lib/bench-common.mjs).
   await migrateLocalD1(state);
-  const dev: ChildProcess = spawn(
-    wrangler,
-    [
-      "dev",
-      ...["--ip", "127.0.0.1", "--port", port, "--persist-to", state],
-      ...["--var", `ADMIN_TOKEN:${adminToken}`, "--var", "DEV_SIGN_IN:true", "--show-interactive-dev-session=false"],
-    ],
-    { env, detached: true, stdio: ["ignore", "pipe", "pipe"] },
-  );
-  let output = "";
-  dev.stdout?.on("data", (chunk) => {
-    output += chunk;
-  });
-  dev.stderr?.on("data", (chunk) => {
-    output += chunk;
-  });
-  const stop = () => {
-    if (dev.pid !== undefined && dev.exitCode === null) process.kill(-dev.pid, "SIGTERM");
-    rmSync(state, { recursive: true, force: true });
-  };
-  try {
-    await waitForHealthy(url, 120_000);
-    const keys = await seedDemo({ url, adminToken, log: () => {} });
-    project.provide("appUrl", url);
-    project.provide("adminToken", adminToken);
-    project.provide("demoMembersKey", keys.membersKey);
-  } catch (error) {
-    stop();
-    throw new Error(`wrangler dev did not come up: ${error}\n${output.slice(-3000)}`);
+  // Servers started side by side (CI runs this beside the benchmarks' smoke runs) can lose a race
+  // for a port probed free a moment earlier: such a start is tried again, up to three times.
+  for (let attempt = 1; ; attempt++) {
+    const dev: ChildProcess = spawn(
+      wrangler,
+      [
+        "dev",
+        ...["--ip", "127.0.0.1", "--port", port, "--persist-to", state],
+        ...["--var", `ADMIN_TOKEN:${adminToken}`, "--var", "DEV_SIGN_IN:true", "--show-interactive-dev-session=false"],
+      ],
+      { env, detached: true, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let output = "";
+    dev.stdout?.on("data", (chunk) => {
+      output += chunk;
+    });
+    dev.stderr?.on("data", (chunk) => {
+      output += chunk;
+    });
+    const stopServer = () => {
+      if (dev.pid !== undefined && dev.exitCode === null && dev.signalCode === null) process.kill(-dev.pid, "SIGTERM");
+    };
+    const stop = () => {
+      stopServer();
+      rmSync(state, { recursive: true, force: true });
+    };
+    try {
+      await waitForHealthy(url, 120_000, () => dev.exitCode === null && dev.signalCode === null);
+    } catch (error) {
+      stopServer();
+      if (attempt < 3 && /address already in use/i.test(output)) continue;
+      stop();
+      throw new Error(`wrangler dev did not come up: ${error}\n${output.slice(-3000)}`);
+    }
+    try {
+      const keys = await seedDemo({ url, adminToken, log: () => {} });
+      project.provide("appUrl", url);
+      project.provide("adminToken", adminToken);
+      project.provide("demoMembersKey", keys.membersKey);
+    } catch (error) {
+      stop();
+      throw new Error(`the demo data did not load: ${error}\n${output.slice(-3000)}`);
+    }
+    return stop;
   }
-  return stop;
 }
 
 declare module "vitest" {
