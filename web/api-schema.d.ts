@@ -890,6 +890,8 @@ export interface components {
              * @example 583231
              */
             githubUserId: string;
+            /** @description That member's login as the organization knows it now; null once the member has left the organization. */
+            githubLogin: string | null;
             /** @description null for member.added. */
             before: {
                 seat: boolean;
@@ -4384,6 +4386,15 @@ export interface operations {
             query?: {
                 /** @description Only entries about this member. */
                 githubUserId?: string;
+                /** @description Only entries of this action. */
+                action?: "member.added" | "member.updated" | "member.removed";
+                /** @description Only entries from this source (api, sync or github). */
+                source?: "api" | "sync" | "github";
+                /** @description Only entries made by this person (their githubUserId). */
+                actor?: string;
+                since?: string;
+                until?: string;
+                format?: "json" | "csv";
                 limit?: number;
                 cursor?: string;
             };
@@ -4407,6 +4418,12 @@ export interface operations {
                     "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    /** @description RFC 8288: <absolute URL of the next page>; rel="next". The request's own parameters with cursor set to the new one. Absent on the last page. */
+                    Link?: string;
+                    /** @description The nextCursor of this page (the cursor of the next one). Absent on the last page. */
+                    "X-Next-Cursor"?: string;
+                    /** @description Accept: without format, the Accept header chooses between JSON and CSV. */
+                    Vary: "Accept";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4423,6 +4440,7 @@ export interface operations {
                      *           },
                      *           "source": "api",
                      *           "githubUserId": "1002",
+                     *           "githubLogin": "max-member",
                      *           "before": {
                      *             "seat": true,
                      *             "role": "member"
@@ -4438,6 +4456,11 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["AuditPage"];
+                    /**
+                     * @example id,at,action,source,actorGithubUserId,actorGithubLogin,githubUserId,githubLogin,beforeSeat,beforeRole,afterSeat,afterRole,correlationId
+                     *     42,2026-11-20T16:44:17.054Z,member.updated,api,1001,ada-admin,1002,max-member,true,member,false,member,0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10
+                     */
+                    "text/csv": string;
                 };
             };
             /** @description invalid_request: Invalid path, query or body. */

@@ -14,7 +14,7 @@ import { type JsonSchema, type OpenApiDocument, operationsById, toolInputSchema,
 interface ToolLine {
   name: string;
   operationId: string;
-  /** Parameters the tool leaves out: the export's `format` (a tool answers JSON, never CSV). */
+  /** Parameters the tool leaves out: `format` of the export and the audit log (a tool answers JSON, never CSV). */
   omit?: readonly string[];
   /** What an agent must know beyond the route's own description. */
   advice?: string;
@@ -37,7 +37,7 @@ const TOOL_LINES: readonly ToolLine[] = [
     operationId: "updateOrganizationMembers",
     advice: `${READ_FIRST} Each change carries its own guards; one failing guard or rule changes nothing at all.`,
   },
-  { name: "read_audit_log", operationId: "listOrganizationAuditLog" },
+  { name: "read_audit_log", operationId: "listOrganizationAuditLog", omit: ["format"] },
 ];
 
 /**

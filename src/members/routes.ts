@@ -1,6 +1,9 @@
 import { z } from "zod";
+import { CSV_CONTENT_TYPE } from "../analytics/csv";
+import { chooseFormat } from "../analytics/format";
+import { paginationHeaders } from "../analytics/links";
 import { atOrganization } from "../directory/resolve";
-import { codedErrorEnvelope } from "../http/envelopes";
+import { codedErrorEnvelope, json } from "../http/envelopes";
 import { type ApiInterface, type RequestContext, routesFor } from "../http/route";
 import { unwrap } from "../lib/durable-call";
 import type { ErrorCode } from "../lib/errors";
@@ -10,9 +13,12 @@ import { AuditPage } from "../schemas/audit";
 import { GithubUserId, OrgLogin } from "../schemas/common";
 import { Member, MemberBatchPatch, MemberBatchResult, MemberPage, MemberPatch, MemberUpdateResult } from "../schemas/member";
 import { OrganizationPage } from "../schemas/organization";
+import { AuditCsv, toAuditCsv } from "./audit-csv";
 import { listOrganizations } from "./organizations";
 import {
   AuditLogQuery,
+  auditFilters,
+  checkAuditLogQuery,
   DEFAULT_LIMIT,
   encodeAuditCursor,
   encodeMemberCursor,
@@ -314,7 +320,28 @@ const updateOrganizationMembers = keyRoute({
     unwrap(await applyChanges(params.org, caller.githubUserId, body.changes, "changes", rc)),
 });
 
-/** `GET /api/v1/organizations/{org}/audit-log` (contract section 8): admins only, newest first. */
+/** Headers of a page of a section 8 list (contract section 10's, also on JSON): the next page's URL and cursor. */
+const PAGE_HEADERS = {
+  Link: {
+    description:
+      'RFC 8288: <absolute URL of the next page>; rel="next". The request\'s own parameters with cursor set to the new one. ' +
+      "Absent on the last page.",
+    schema: { type: "string", maxLength: 16_384, pattern: '^<[^>]+>; rel="next"$' },
+    required: false,
+  },
+  "X-Next-Cursor": {
+    description: "The nextCursor of this page (the cursor of the next one). Absent on the last page.",
+    schema: { type: "string", maxLength: 255, pattern: "^[A-Za-z0-9_-]+$" },
+    required: false,
+  },
+  Vary: {
+    description: "Accept: without format, the Accept header chooses between JSON and CSV.",
+    schema: { type: "string", const: "Accept" },
+    required: true,
+  },
+} as const;
+
+/** `GET /api/v1/organizations/{org}/audit-log` (contract sections 8 and 21): admins only, newest first, filtered. */
 export const listOrganizationAuditLog = keyRoute({
   method: "GET",
   path: "/api/v1/organizations/{org}/audit-log",
@@ -323,13 +350,16 @@ export const listOrganizationAuditLog = keyRoute({
   description:
     "Every member added or removed and every seat or role change, whoever made it (source api: a PATCH; sync: the " +
     "control plane; github: a GitHub webhook), newest first, written in the same transaction as the change. Requests " +
-    "that changed nothing write nothing. Entries are kept 400 days. Cursor-paginated; githubUserId filters to one member.",
-  request: { params: OrgPath, query: AuditLogQuery, invalidMessage: invalidListQueryMessage },
+    "that changed nothing write nothing. Entries are kept 400 days. Filters (all optional, combined with and): " +
+    "githubUserId (the member), action, source, actor (who made it), since and until (inclusive). Cursor-paginated; the " +
+    "cursor is bound to the filters. format=csv, or Accept naming text/csv above JSON, answers the same page as CSV; " +
+    'errors stay JSON. Every page but the last carries Link: <next page URL>; rel="next" and X-Next-Cursor.',
+  request: { params: OrgPath, query: AuditLogQuery, check: checkAuditLogQuery, invalidMessage: invalidListQueryMessage },
   alongside: ({ params, query }, callerId, { env }) =>
     atOrganization<AuditRows>(env, params.org, (stub) =>
       stub.readAuditLog(params.org, callerId, {
-        githubUserId: query.githubUserId,
-        before: query.cursor,
+        ...auditFilters(query),
+        before: query.cursor?.before,
         limit: query.limit ?? DEFAULT_LIMIT,
       }),
     ),
@@ -346,6 +376,7 @@ export const listOrganizationAuditLog = keyRoute({
             actor: { githubUserId: "1001", githubLogin: "ada-admin" },
             source: "api",
             githubUserId: "1002",
+            githubLogin: "max-member",
             before: { seat: true, role: "member" },
             after: { seat: false, role: "member" },
             correlationId: "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
@@ -353,12 +384,25 @@ export const listOrganizationAuditLog = keyRoute({
         ],
         nextCursor: null,
       },
+      media: {
+        "text/csv": {
+          schema: AuditCsv,
+          example:
+            "id,at,action,source,actorGithubUserId,actorGithubLogin,githubUserId,githubLogin,beforeSeat,beforeRole,afterSeat,afterRole,correlationId\r\n" +
+            "42,2026-11-20T16:44:17.054Z,member.updated,api,1001,ada-admin,1002,max-member,true,member,false,member,0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10\r\n",
+        },
+      },
+      headers: PAGE_HEADERS,
     },
   },
   errors: ["org_not_found", "installation_blocked", "org_access_denied", "not_org_admin"],
-  handler: async ({ read }) => {
+  handler: async ({ query, read }, { url, request }) => {
     const rows = unwrap(read);
-    return { data: rows.data, nextCursor: rows.next === null ? null : encodeAuditCursor(rows.next) };
+    const nextCursor = rows.next === null ? null : encodeAuditCursor(rows.next, auditFilters(query));
+    const headers = { ...paginationHeaders(url, nextCursor), Vary: "Accept" };
+    if (chooseFormat(query.format, request.headers.get("Accept")) === "json")
+      return json({ data: rows.data, nextCursor }, 200, headers);
+    return new Response(toAuditCsv(rows.data), { status: 200, headers: { ...headers, "Content-Type": CSV_CONTENT_TYPE } });
   },
 });
 

@@ -142,7 +142,7 @@ export class OrganizationObject extends DurableObject<Env> {
     );
   }
 
-  /** The audit log for admins of the organization, newest first, below the cursor's id. */
+  /** The audit log for admins of the organization, newest first, filtered, below the cursor's id. */
   readAuditLog(login: string, callerUserId: string, query: A.AuditQuery): DurableResult<A.AuditRows> {
     const refused = memberAccess(this.#installation(login), members.getMember(this.#db, callerUserId), "admin");
     if (refused) return refused;

@@ -6,7 +6,8 @@ import type { Role } from "../schemas/common";
 import type { Member, MemberUpdateResult } from "../schemas/member";
 import type { Organization, OrganizationEntry } from "../schemas/organization";
 import type { AuditRows, DirectoryIdentity, MemberRows } from "./answers";
-import type { AuditRow, InstallationRow, MemberRow } from "./schema";
+import type { InstallationRow, MemberRow } from "./schema";
+import type { AuditRowWithLogin } from "./store/audit-log";
 
 /** Stored rows as the wire (and the directory in D1) sees them, and the object's own refusals. */
 
@@ -39,13 +40,14 @@ export const toOrganization = (row: InstallationRow): Organization => ({
 const stateOrNull = (seat: boolean | null, role: Role | null): MemberState | null =>
   seat === null || role === null ? null : { seat, role };
 
-export const toAuditEntry = (row: AuditRow): AuditEntry => ({
+export const toAuditEntry = (row: AuditRowWithLogin): AuditEntry => ({
   id: String(row.id),
   at: formatInstant(row.at),
   action: row.action,
   actor: row.actorUserId === null ? null : { githubUserId: row.actorUserId, githubLogin: row.actorLogin ?? "" },
   source: row.source,
   githubUserId: row.githubUserId,
+  githubLogin: row.memberLogin,
   before: stateOrNull(row.beforeSeat, row.beforeRole),
   after: stateOrNull(row.afterSeat, row.afterRole),
   correlationId: row.correlationId,
@@ -101,7 +103,7 @@ export function toMemberRows(
 }
 
 /** An audit page from the rows read (one past `limit` when a next page exists). */
-export function toAuditRows(rows: readonly AuditRow[], limit: number): AuditRows {
+export function toAuditRows(rows: readonly AuditRowWithLogin[], limit: number): AuditRows {
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   return { data: page.map(toAuditEntry), next: rows.length > limit && last ? last.id : null };

@@ -25,6 +25,9 @@ export const AuditEntry = z
     actor: AuditActor.nullable(),
     source: AuditSource,
     githubUserId: GithubUserId.meta({ description: "The member the entry is about." }),
+    githubLogin: GithubLogin.nullable().meta({
+      description: "That member's login as the organization knows it now; null once the member has left the organization.",
+    }),
     before: State.nullable().meta({ description: "null for member.added." }),
     after: State.nullable().meta({ description: "null for member.removed." }),
     correlationId: z.string().max(128).meta({ description: "The X-Correlation-Id of the request that made the change." }),
