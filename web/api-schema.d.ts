@@ -2969,6 +2969,7 @@ export interface operations {
                 seat?: boolean;
                 /** @description Case-insensitive substring of githubLogin or workEmail, 1 to 100 characters after trimming. */
                 search?: string;
+                format?: "json" | "csv";
                 limit?: number;
                 cursor?: string;
             };
@@ -2992,6 +2993,12 @@ export interface operations {
                     "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    /** @description RFC 8288: <absolute URL of the next page>; rel="next". The request's own parameters with cursor set to the new one. Absent on the last page. */
+                    Link?: string;
+                    /** @description The nextCursor of this page (the cursor of the next one). Absent on the last page. */
+                    "X-Next-Cursor"?: string;
+                    /** @description Accept: without format, the Accept header chooses between JSON and CSV. */
+                    Vary: "Accept";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3016,6 +3023,11 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["MemberPage"];
+                    /**
+                     * @example githubUserId,githubLogin,workEmail,role,seat,isBot
+                     *     1002,max-member,max-member@example.com,member,true,false
+                     */
+                    "text/csv": string;
                 };
             };
             /** @description invalid_request: Invalid path, query or body. */

@@ -3,10 +3,10 @@ import { createUserKey, listUserKeys, revokeUserKey } from "../auth/keys";
 import { clearedSessionCookie, endSession, requireSessionCookie } from "../auth/session";
 import { codedErrorEnvelope } from "../http/envelopes";
 import { type ApiInterface, type Route, routesFor } from "../http/route";
+import { listOrganizationAuditLog } from "../members/audit-log";
 import {
   getOrganizationMember,
   listCallerOrganizations,
-  listOrganizationAuditLog,
   listOrganizationMembers,
   updateOrganizationMember,
 } from "../members/routes";

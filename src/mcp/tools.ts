@@ -14,7 +14,7 @@ import { type JsonSchema, type OpenApiDocument, operationsById, toolInputSchema,
 interface ToolLine {
   name: string;
   operationId: string;
-  /** Parameters the tool leaves out: `format` of the export and the audit log (a tool answers JSON, never CSV). */
+  /** Parameters the tool leaves out: `format` of the export and the lists (a tool answers JSON, never CSV). */
   omit?: readonly string[];
   /** What an agent must know beyond the route's own description. */
   advice?: string;
@@ -29,7 +29,7 @@ const TOOL_LINES: readonly ToolLine[] = [
   { name: "list_pull_request_analytics", operationId: "listPullRequestAnalytics", omit: ["format"] },
   { name: "summarize_pull_request_analytics", operationId: "getPullRequestAnalyticsSummary", omit: ["format"] },
   { name: "list_organizations", operationId: "listOrganizations" },
-  { name: "list_members", operationId: "listOrganizationMembers" },
+  { name: "list_members", operationId: "listOrganizationMembers", omit: ["format"] },
   { name: "get_member", operationId: "getOrganizationMember" },
   { name: "update_member", operationId: "updateOrganizationMember", advice: READ_FIRST },
   {

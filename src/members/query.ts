@@ -132,6 +132,7 @@ export const MemberListQuery = z.object({
     description: "Case-insensitive substring of githubLogin or workEmail, 1 to 100 characters after trimming.",
     example: "max",
   }),
+  format: FormatParam,
   limit: Limit,
   cursor: cursorParam(MAX_MEMBER_CURSOR, decodeMemberCursor, `${CURSOR_HELP} Keep the same filters.`),
 });

@@ -1,31 +1,19 @@
 import { z } from "zod";
-import { CSV_CONTENT_TYPE } from "../analytics/csv";
-import { chooseFormat } from "../analytics/format";
-import { paginationHeaders } from "../analytics/links";
 import { atOrganization } from "../directory/resolve";
-import { codedErrorEnvelope, json } from "../http/envelopes";
+import { codedErrorEnvelope } from "../http/envelopes";
 import { type ApiInterface, type RequestContext, routesFor } from "../http/route";
 import { unwrap } from "../lib/durable-call";
 import type { ErrorCode } from "../lib/errors";
-import type { AuditRows, MemberChangesResult, MemberRows } from "../organization/answers";
+import type { MemberChangesResult, MemberRows } from "../organization/answers";
 import type { MemberChange } from "../rules/members";
-import { AuditPage } from "../schemas/audit";
 import { GithubUserId, OrgLogin } from "../schemas/common";
 import { Member, MemberBatchPatch, MemberBatchResult, MemberPage, MemberPatch, MemberUpdateResult } from "../schemas/member";
 import { OrganizationPage } from "../schemas/organization";
-import { AuditCsv, toAuditCsv } from "./audit-csv";
+import { listOrganizationAuditLog } from "./audit-log";
+import { listPage, PAGE_HEADERS } from "./list-pages";
+import { MemberCsv, toMemberCsv } from "./member-csv";
 import { listOrganizations } from "./organizations";
-import {
-  AuditLogQuery,
-  auditFilters,
-  checkAuditLogQuery,
-  DEFAULT_LIMIT,
-  encodeAuditCursor,
-  encodeMemberCursor,
-  invalidListQueryMessage,
-  MemberListQuery,
-  OrganizationListQuery,
-} from "./query";
+import { DEFAULT_LIMIT, encodeMemberCursor, invalidListQueryMessage, MemberListQuery, OrganizationListQuery } from "./query";
 
 const keyRoute = routesFor("apiKey");
 
@@ -224,7 +212,9 @@ export const listOrganizationMembers = keyRoute({
     "Any member of the organization may list. Ordered by githubLogin case-insensitively, then githubUserId. Filters: role, " +
     "seat, and search (a case-insensitive substring of githubLogin or workEmail). Walking every page with nextCursor " +
     "returns each matching member exactly once, also while members are added or removed. " +
-    `${MEMBER_WALK_LIMIT} seats counts the whole organization, not the filtered page.`,
+    `${MEMBER_WALK_LIMIT} seats counts the whole organization, not the filtered page. format=csv, or Accept naming text/csv ` +
+    "above JSON, answers the same page as CSV (the seats summary is JSON only); errors stay JSON. Every page but the last " +
+    'carries Link: <next page URL>; rel="next" and X-Next-Cursor: a CSV of the whole filtered list follows Link.',
   request: { params: OrgPath, query: MemberListQuery, invalidMessage: invalidListQueryMessage },
   alongside: ({ params, query }, callerId, { env }) =>
     atOrganization<MemberRows>(env, params.org, (stub) =>
@@ -245,6 +235,14 @@ export const listOrganizationMembers = keyRoute({
         nextCursor: "bTo1ODMyMzE6bWF4LW1lbWJlcg",
         seats: { purchased: 10, used: 7, available: 3 },
       },
+      media: {
+        "text/csv": {
+          schema: MemberCsv,
+          example:
+            "githubUserId,githubLogin,workEmail,role,seat,isBot\r\n1002,max-member,max-member@example.com,member,true,false\r\n",
+        },
+      },
+      headers: PAGE_HEADERS,
       links: {
         getMember: {
           operationId: "getOrganizationMember",
@@ -255,9 +253,10 @@ export const listOrganizationMembers = keyRoute({
     },
   },
   errors: ["org_not_found", "installation_blocked", "org_access_denied"],
-  handler: async ({ read }) => {
+  handler: async ({ query, read }, rc) => {
     const rows = unwrap(read);
-    return { data: rows.data, nextCursor: rows.next && encodeMemberCursor(rows.next), seats: rows.seats };
+    const page = { data: rows.data, nextCursor: rows.next && encodeMemberCursor(rows.next), seats: rows.seats };
+    return listPage(page, query.format, () => toMemberCsv(rows.data), rc);
   },
 });
 
@@ -318,92 +317,6 @@ const updateOrganizationMembers = keyRoute({
   errors: CHANGE_ERRORS,
   handler: async ({ params, body, caller }, rc) =>
     unwrap(await applyChanges(params.org, caller.githubUserId, body.changes, "changes", rc)),
-});
-
-/** Headers of a page of a section 8 list (contract section 10's, also on JSON): the next page's URL and cursor. */
-const PAGE_HEADERS = {
-  Link: {
-    description:
-      'RFC 8288: <absolute URL of the next page>; rel="next". The request\'s own parameters with cursor set to the new one. ' +
-      "Absent on the last page.",
-    schema: { type: "string", maxLength: 16_384, pattern: '^<[^>]+>; rel="next"$' },
-    required: false,
-  },
-  "X-Next-Cursor": {
-    description: "The nextCursor of this page (the cursor of the next one). Absent on the last page.",
-    schema: { type: "string", maxLength: 255, pattern: "^[A-Za-z0-9_-]+$" },
-    required: false,
-  },
-  Vary: {
-    description: "Accept: without format, the Accept header chooses between JSON and CSV.",
-    schema: { type: "string", const: "Accept" },
-    required: true,
-  },
-} as const;
-
-/** `GET /api/v1/organizations/{org}/audit-log` (contract sections 8 and 21): admins only, newest first, filtered. */
-export const listOrganizationAuditLog = keyRoute({
-  method: "GET",
-  path: "/api/v1/organizations/{org}/audit-log",
-  operationId: "listOrganizationAuditLog",
-  summary: "Read the audit log of member changes (admins only)",
-  description:
-    "Every member added or removed and every seat or role change, whoever made it (source api: a PATCH; sync: the " +
-    "control plane; github: a GitHub webhook), newest first, written in the same transaction as the change. Requests " +
-    "that changed nothing write nothing. Entries are kept 400 days. Filters (all optional, combined with and): " +
-    "githubUserId (the member), action, source, actor (who made it), since and until (inclusive). Cursor-paginated; the " +
-    "cursor is bound to the filters. format=csv, or Accept naming text/csv above JSON, answers the same page as CSV; " +
-    'errors stay JSON. Every page but the last carries Link: <next page URL>; rel="next" and X-Next-Cursor.',
-  request: { params: OrgPath, query: AuditLogQuery, check: checkAuditLogQuery, invalidMessage: invalidListQueryMessage },
-  alongside: ({ params, query }, callerId, { env }) =>
-    atOrganization<AuditRows>(env, params.org, (stub) =>
-      stub.readAuditLog(params.org, callerId, {
-        ...auditFilters(query),
-        before: query.cursor?.before,
-        limit: query.limit ?? DEFAULT_LIMIT,
-      }),
-    ),
-  responses: {
-    200: {
-      description: "A page of entries, newest first.",
-      body: AuditPage,
-      example: {
-        data: [
-          {
-            id: "42",
-            at: "2026-11-20T16:44:17.054Z",
-            action: "member.updated",
-            actor: { githubUserId: "1001", githubLogin: "ada-admin" },
-            source: "api",
-            githubUserId: "1002",
-            githubLogin: "max-member",
-            before: { seat: true, role: "member" },
-            after: { seat: false, role: "member" },
-            correlationId: "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
-          },
-        ],
-        nextCursor: null,
-      },
-      media: {
-        "text/csv": {
-          schema: AuditCsv,
-          example:
-            "id,at,action,source,actorGithubUserId,actorGithubLogin,githubUserId,githubLogin,beforeSeat,beforeRole,afterSeat,afterRole,correlationId\r\n" +
-            "42,2026-11-20T16:44:17.054Z,member.updated,api,1001,ada-admin,1002,max-member,true,member,false,member,0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10\r\n",
-        },
-      },
-      headers: PAGE_HEADERS,
-    },
-  },
-  errors: ["org_not_found", "installation_blocked", "org_access_denied", "not_org_admin"],
-  handler: async ({ query, read }, { url, request }) => {
-    const rows = unwrap(read);
-    const nextCursor = rows.next === null ? null : encodeAuditCursor(rows.next, auditFilters(query));
-    const headers = { ...paginationHeaders(url, nextCursor), Vary: "Accept" };
-    if (chooseFormat(query.format, request.headers.get("Accept")) === "json")
-      return json({ data: rows.data, nextCursor }, 200, headers);
-    return new Response(toAuditCsv(rows.data), { status: 200, headers: { ...headers, "Content-Type": CSV_CONTENT_TYPE } });
-  },
 });
 
 export const membersInterface: ApiInterface<"apiKey"> = {
