@@ -884,7 +884,7 @@ export interface components {
         };
         AuditPage: {
             data: components["schemas"]["AuditEntry"][];
-            /** @description Pass back as cursor with the same filter; null on the last page. */
+            /** @description Pass back as cursor with the same filters (it is bound to them); null on the last page. */
             nextCursor: string | null;
         };
         AuditEntry: {

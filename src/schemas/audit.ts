@@ -43,7 +43,7 @@ export const AuditPage = z
       .max(255)
       .regex(LIST_CURSOR)
       .nullable()
-      .meta({ description: "Pass back as cursor with the same filter; null on the last page." }),
+      .meta({ description: "Pass back as cursor with the same filters (it is bound to them); null on the last page." }),
   })
   .meta({ id: "AuditPage" });
 export type AuditPage = z.infer<typeof AuditPage>;
