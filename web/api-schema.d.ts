@@ -1285,7 +1285,7 @@ export interface components {
         };
         AuditPage: {
             data: components["schemas"]["AuditEntry"][];
-            /** @description Pass back as cursor with the same filter; null on the last page. */
+            /** @description Pass back as cursor with the same filters (it is bound to them); null on the last page. */
             nextCursor: string | null;
         };
         AuditEntry: {
@@ -1310,6 +1310,8 @@ export interface components {
             source: "api" | "sync" | "github" | "automatic";
             /** @description The member the entry is about; null for settings.updated and key.* entries (about the organization). */
             githubUserId: string | null;
+            /** @description That member's login as the organization knows it now; null once the member has left the organization, and for entries about the organization. */
+            githubLogin: string | null;
             /** @description null for member.added and key.* entries; the settings ({seatAssignment}) for settings.updated. */
             before: ({
                 seat: boolean;
@@ -4981,6 +4983,7 @@ export interface operations {
                 /** @description Case-insensitive substring of githubLogin or workEmail, 1 to 100 characters after trimming. */
                 search?: string;
                 inactiveDays?: number;
+                format?: "json" | "csv";
                 limit?: number;
                 cursor?: string;
             };
@@ -5004,6 +5007,12 @@ export interface operations {
                     "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    /** @description RFC 8288: <absolute URL of the next page>; rel="next". The request's own parameters with cursor set to the new one. Absent on the last page. */
+                    Link?: string;
+                    /** @description The nextCursor of this page (the cursor of the next one). Absent on the last page. */
+                    "X-Next-Cursor"?: string;
+                    /** @description Accept: without format, the Accept header chooses between JSON and CSV. */
+                    Vary: "Accept";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5029,6 +5038,11 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["MemberPage"];
+                    /**
+                     * @example githubUserId,githubLogin,workEmail,role,seat,isBot
+                     *     1002,max-member,max-member@example.com,member,true,false
+                     */
+                    "text/csv": string;
                 };
             };
             /** @description invalid_request: Invalid path, query or body. */
@@ -7031,6 +7045,15 @@ export interface operations {
             query?: {
                 /** @description Only entries about this member. */
                 githubUserId?: string;
+                /** @description Only entries of this action. */
+                action?: "member.added" | "member.updated" | "member.removed" | "settings.updated" | "key.created" | "key.regenerated" | "key.revoked";
+                /** @description Only entries from this source (api, sync or github). */
+                source?: "api" | "sync" | "github" | "automatic";
+                /** @description Only entries made by this person (their githubUserId). */
+                actor?: string;
+                since?: string;
+                until?: string;
+                format?: "json" | "csv";
                 limit?: number;
                 cursor?: string;
             };
@@ -7054,6 +7077,12 @@ export interface operations {
                     "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    /** @description RFC 8288: <absolute URL of the next page>; rel="next". The request's own parameters with cursor set to the new one. Absent on the last page. */
+                    Link?: string;
+                    /** @description The nextCursor of this page (the cursor of the next one). Absent on the last page. */
+                    "X-Next-Cursor"?: string;
+                    /** @description Accept: without format, the Accept header chooses between JSON and CSV. */
+                    Vary: "Accept";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7070,6 +7099,7 @@ export interface operations {
                      *           },
                      *           "source": "api",
                      *           "githubUserId": "1002",
+                     *           "githubLogin": "max-member",
                      *           "before": {
                      *             "seat": true,
                      *             "role": "member"
@@ -7090,6 +7120,11 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["AuditPage"];
+                    /**
+                     * @example id,at,action,source,actorGithubUserId,actorGithubLogin,githubUserId,githubLogin,beforeSeat,beforeRole,beforeSeatAssignment,afterSeat,afterRole,afterSeatAssignment,correlationId,keyId,keyName,ip
+                     *     42,2026-11-20T16:44:17.054Z,member.updated,api,1001,ada-admin,1002,max-member,true,member,,false,member,,0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10,key_4fQ8nW2kLm9Xp3Rt7Vb1,nightly job,192.0.2.10
+                     */
+                    "text/csv": string;
                 };
             };
             /** @description invalid_request: Invalid path, query or body. */

@@ -143,3 +143,37 @@ export function formatDate(iso: string | null, { hour = false } = {}): string {
   const t = iso.slice(11, hour ? 13 : 16);
   return hour ? `${d} ${t}:00 UTC` : `${d} ${t} UTC`;
 }
+
+/**
+ * Every page of a list route as one CSV file (contract section 21: the audit log and the member
+ * list answer `format=csv` page by page, `X-Next-Cursor` naming the next): the header row once,
+ * then every page's records, saved under `filename`. Refusals become an ApiError, as with `api`.
+ */
+export async function downloadCsvPages(path: string, query: URLSearchParams, filename: string): Promise<void> {
+  const parts: string[] = [];
+  let cursor: string | null = null;
+  do {
+    const q = new URLSearchParams(query);
+    q.set("format", "csv");
+    q.set("limit", "100");
+    if (cursor) q.set("cursor", cursor);
+    const res = await fetch(`${path}?${q}`, { headers: { Accept: "text/csv" } });
+    if (!res.ok) {
+      const error = ((await res.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null)?.error;
+      throw new ApiError(res.status, error?.code ?? "unknown", error?.message ?? `The service answered ${res.status}.`);
+    }
+    const text = await res.text();
+    // The header row ends at the first CRLF (no header field is quoted); later pages drop theirs.
+    const body = text.slice(text.indexOf("\r\n") + 2);
+    if (parts.length === 0) parts.push(text.slice(0, text.indexOf("\r\n") + 2));
+    parts.push(body);
+    cursor = res.headers.get("X-Next-Cursor");
+  } while (cursor);
+  const link = document.createElement("a");
+  link.href = URL.createObjectURL(new Blob(parts, { type: "text/csv" }));
+  link.download = filename;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 60_000);
+}

@@ -54,7 +54,8 @@ export function csvField(value: string): string {
   return /[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
 }
 
-function cell(kind: "text" | "number" | "instant", value: string | number | null): string {
+/** One field of section 10's CSV: null empty, text neutralised and quoted where needed (also the audit and member lists'). */
+export function csvCell(kind: "text" | "number" | "instant", value: string | number | boolean | null): string {
   if (value === null) return "";
   if (kind === "text") return csvField(neutralizeFormula(String(value)));
   return csvField(String(value));
@@ -63,7 +64,7 @@ function cell(kind: "text" | "number" | "instant", value: string | number | null
 /** The page as CSV: the header row, then one record per row; every record ends with CRLF. */
 export function toCsv(rows: readonly AnalyticsPrRow[]): string {
   const lines = [CSV_HEADER];
-  for (const row of rows) lines.push(CSV_COLUMNS.map((name) => cell(COLUMNS[name], row[name])).join(","));
+  for (const row of rows) lines.push(CSV_COLUMNS.map((name) => csvCell(COLUMNS[name], row[name])).join(","));
   return `${lines.join("\r\n")}\r\n`;
 }
 

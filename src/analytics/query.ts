@@ -20,8 +20,12 @@ const DATE_RANGE = " Not before 1970-01-01T00:00:00Z; a date that does not exist
 const CURSOR_PATTERN =
   "^\\d{4}-\\d{2}-\\d{2}[Tt]\\d{2}:\\d{2}:\\d{2}(?:\\.\\d{1,9})?(?:[Zz]|[+-]\\d{2}:\\d{2})\\|[1-9]\\d{0,15}$";
 
-/** A date bound: `YYYY-MM-DD` (the first or last millisecond of that UTC day) or a timestamp with a zone. */
-const ReviewBound = (edge: "start" | "end", description: string, example: string) =>
+/**
+ * A date bound: `YYYY-MM-DD` (the first or last millisecond of that UTC day) or a timestamp with a
+ * zone. Also the audit log's `since` and `until` (contract section 21), so every date-time
+ * parameter of the service reads alike.
+ */
+export const DateBound = (edge: "start" | "end", description: string, example: string) =>
   z
     .string()
     .max(MAX_LENGTH, tooLong)
@@ -41,6 +45,23 @@ const ReviewBound = (edge: "start" | "end", description: string, example: string
       },
     });
 
+/** `format` (contract section 10): json or csv, Accept deciding when absent (`format.ts`); also the audit and member lists' (section 21). */
+export const FormatParam = z
+  .enum(["json", "csv"], { error: "must be json or csv" })
+  .optional()
+  .meta({
+    override: {
+      type: "string",
+      enum: ["json", "csv"],
+      default: "json",
+      description:
+        "json (default) or csv (text/csv; charset=utf-8, RFC 4180). Without format, an Accept header that names text/csv " +
+        "with a higher q-value than it gives JSON (application/json, application/* or */*) answers CSV; anything else answers JSON. " +
+        "Errors are JSON either way.",
+      examples: ["csv"],
+    },
+  });
+
 /**
  * Query parameters of `GET /api/analytics/v1/prs` (contract section 3). The registry has already
  * trimmed them, dropped blank ones and refused repeated ones; this schema decides the rest.
@@ -59,12 +80,12 @@ export const AnalyticsQuery = z.object({
     .max(MAX_LENGTH, tooLong)
     .optional()
     .meta({ description: "Only this repository (case-insensitive). Blank is ignored.", example: "api" }),
-  startDate: ReviewBound(
+  startDate: DateBound(
     "start",
     "Start of the review window, inclusive: YYYY-MM-DD (00:00:00.000Z UTC) or an ISO 8601 timestamp with Z or ±HH:MM.",
     "2026-09-01",
   ).optional(),
-  endDate: ReviewBound(
+  endDate: DateBound(
     "end",
     "End of the review window, inclusive: YYYY-MM-DD (through 23:59:59.999Z UTC) or an ISO 8601 timestamp with Z or ±HH:MM.",
     "2026-11-30T23:59:59Z",
@@ -89,21 +110,7 @@ export const AnalyticsQuery = z.object({
         examples: ["2026-11-20T16:44:17.054Z|137"],
       },
     }),
-  format: z
-    .enum(["json", "csv"], { error: "must be json or csv" })
-    .optional()
-    .meta({
-      override: {
-        type: "string",
-        enum: ["json", "csv"],
-        default: "json",
-        description:
-          "json (default) or csv (text/csv; charset=utf-8, RFC 4180). Without format, an Accept header that names text/csv " +
-          "with a higher q-value than it gives JSON (application/json, application/* or */*) answers CSV; anything else answers JSON. " +
-          "Errors are JSON either way.",
-        examples: ["csv"],
-      },
-    }),
+  format: FormatParam,
 });
 export type AnalyticsQuery = z.output<typeof AnalyticsQuery>;
 

@@ -3,10 +3,10 @@ import { getPullRequestAnalyticsSummaries } from "../analytics/summaries";
 import { clearedSessionCookie, endEverySession, endSession, requireSessionCookie } from "../auth/session";
 import { codedErrorEnvelope } from "../http/envelopes";
 import { type ApiInterface, type Route, routesFor } from "../http/route";
+import { listOrganizationAuditLog } from "../members/audit-log";
 import {
   getOrganizationMember,
   listCallerOrganizations,
-  listOrganizationAuditLog,
   listOrganizationMembers,
   updateOrganizationMember,
   updateOrganizationMembers,

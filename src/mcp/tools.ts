@@ -15,7 +15,7 @@ import { type JsonSchema, type OpenApiDocument, operationsById, toolInputSchema,
 interface ToolLine {
   name: string;
   operationId: string;
-  /** Parameters the tool leaves out: the export's `format` (a tool answers JSON, never CSV). */
+  /** Parameters the tool leaves out: `format` of the export and the lists (a tool answers JSON, never CSV). */
   omit?: readonly string[];
   /** What an agent must know beyond the route's own description. */
   advice?: string;
@@ -30,7 +30,7 @@ const TOOL_LINES: readonly ToolLine[] = [
   { name: "list_pull_request_analytics", operationId: "listPullRequestAnalytics", omit: ["format"] },
   { name: "summarize_pull_request_analytics", operationId: "getPullRequestAnalyticsSummary", omit: ["format"] },
   { name: "list_organizations", operationId: "listOrganizations" },
-  { name: "list_members", operationId: "listOrganizationMembers" },
+  { name: "list_members", operationId: "listOrganizationMembers", omit: ["format"] },
   { name: "get_member", operationId: "getOrganizationMember" },
   { name: "update_member", operationId: "updateOrganizationMember", advice: READ_FIRST },
   {
@@ -38,7 +38,7 @@ const TOOL_LINES: readonly ToolLine[] = [
     operationId: "updateOrganizationMembers",
     advice: `${READ_FIRST} Each change carries its own guards; one failing guard or rule changes nothing at all.`,
   },
-  { name: "read_audit_log", operationId: "listOrganizationAuditLog" },
+  { name: "read_audit_log", operationId: "listOrganizationAuditLog", omit: ["format"] },
 ];
 
 /**

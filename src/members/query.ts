@@ -1,5 +1,9 @@
 import { z } from "zod";
+import { DateBound, FormatParam } from "../analytics/query";
+import { badRequest } from "../lib/errors";
+import type { AuditFilters } from "../organization/store/audit-log";
 import type { MemberCursor } from "../organization/store/members";
+import { AuditAction, AuditSource } from "../schemas/audit";
 import { GithubUserId, LIST_CURSOR, PageSize, Role } from "../schemas/common";
 
 /**
@@ -84,11 +88,26 @@ const decodeMemberCursor = (value: string): MemberCursor | null => {
   return match ? { githubUserId: match[1] as string, loginKey: match[2] as string } : null;
 };
 
-/** Audit log: entries older (smaller id) than this one. */
-export const encodeAuditCursor = (id: number): string => toBase64Url(`a:${id}`);
-const decodeAuditCursor = (value: string): number | null => {
-  const match = /^a:([1-9]\d{0,15})$/.exec(fromBase64Url(value) ?? "");
-  return match && Number.isSafeInteger(Number(match[1])) ? Number(match[1]) : null;
+/**
+ * Audit log: entries older (smaller id) than this one, for these filters (contract section 21: the
+ * cursor binds them). `filters` is `auditFilterKey` of the page that issued it; null for a cursor
+ * issued before the filters existed (`a:<id>`), which binds nothing.
+ */
+export interface AuditCursor {
+  before: number;
+  filters: string | null;
+}
+
+/** The filters as one string: ids, enum values and milliseconds, none holding a comma. */
+export const auditFilterKey = (f: AuditFilters): string =>
+  [f.githubUserId, f.action, f.source, f.actor, f.since, f.until].map((v) => v ?? "").join(",");
+
+export const encodeAuditCursor = (before: number, filters: AuditFilters): string =>
+  toBase64Url(`a:${before};${auditFilterKey(filters)}`);
+const decodeAuditCursor = (value: string): AuditCursor | null => {
+  const match = /^a:([1-9]\d{0,15})(?:;([^;]*))?$/.exec(fromBase64Url(value) ?? "");
+  if (!match || !Number.isSafeInteger(Number(match[1]))) return null;
+  return { before: Number(match[1]), filters: match[2] ?? null };
 };
 
 const CURSOR_HELP = "The nextCursor of the previous page, unchanged (URL-encoded).";
@@ -137,18 +156,63 @@ export const MemberListQuery = z.object({
         example: 90,
       },
     }),
+  format: FormatParam,
   limit: Limit,
   cursor: cursorParam(MAX_MEMBER_CURSOR, decodeMemberCursor, `${CURSOR_HELP} Keep the same filters.`),
 });
 export type MemberListQuery = z.output<typeof MemberListQuery>;
 
-/** `GET /api/v1/organizations/{org}/audit-log`. */
+/** `GET /api/v1/organizations/{org}/audit-log` (contract sections 8 and 21). */
 export const AuditLogQuery = z.object({
   githubUserId: GithubUserId.optional().meta({ description: "Only entries about this member." }),
+  action: AuditAction.optional().meta({ description: "Only entries of this action." }),
+  source: AuditSource.optional().meta({ description: "Only entries from this source (api, sync or github)." }),
+  actor: GithubUserId.optional().meta({ description: "Only entries made by this person (their githubUserId)." }),
+  since: DateBound(
+    "start",
+    "Only entries at or after this time: YYYY-MM-DD (00:00:00.000Z UTC) or an ISO 8601 timestamp with Z or ±HH:MM.",
+    "2026-11-01",
+  ).optional(),
+  until: DateBound(
+    "end",
+    "Only entries at or before this time: YYYY-MM-DD (through 23:59:59.999Z UTC) or an ISO 8601 timestamp with Z or ±HH:MM.",
+    "2026-11-30",
+  ).optional(),
+  format: FormatParam,
   limit: Limit,
-  cursor: cursorParam(MAX_CURSOR, decodeAuditCursor, `${CURSOR_HELP} Keep the same filter.`),
+  cursor: cursorParam(
+    MAX_CURSOR,
+    decodeAuditCursor,
+    `${CURSOR_HELP} It is bound to the filters of the page that issued it: other filters with it are 400.`,
+  ),
 });
 export type AuditLogQuery = z.output<typeof AuditLogQuery>;
+
+/** The filters of an audit-log request, as storage takes them. */
+export const auditFilters = (q: AuditLogQuery): AuditFilters => ({
+  githubUserId: q.githubUserId,
+  action: q.action,
+  source: q.source,
+  actor: q.actor,
+  since: q.since,
+  until: q.until,
+});
+
+/** Across parameters: `since` not after `until`; a cursor used with the filters it was issued for. */
+export function checkAuditLogQuery({ query }: { query: AuditLogQuery }): void {
+  if (query.since !== undefined && query.until !== undefined && query.since > query.until) {
+    throw badRequest("Invalid date range: since is after until.", [{ path: "since", message: "must not be after until" }]);
+  }
+  const bound = query.cursor?.filters;
+  if (bound != null && bound !== auditFilterKey(auditFilters(query))) {
+    throw badRequest("Invalid cursor.", [
+      {
+        path: "cursor",
+        message: "was issued for other filters: keep githubUserId, action, source, actor, since and until as they were",
+      },
+    ]);
+  }
+}
 
 /** The sentence of a 400: "Invalid cursor." when that is the only problem. */
 export function invalidListQueryMessage(details: readonly { path: string }[]): string {

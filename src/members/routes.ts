@@ -5,23 +5,17 @@ import { codedErrorEnvelope } from "../http/envelopes";
 import { type ApiInterface, type RequestContext, routesFor } from "../http/route";
 import { unwrap } from "../lib/durable-call";
 import type { ErrorCode } from "../lib/errors";
-import type { AuditRows, MemberChangesResult, MemberRows } from "../organization/answers";
+import type { MemberChangesResult, MemberRows } from "../organization/answers";
 import type { MemberChange } from "../rules/members";
-import { AuditPage } from "../schemas/audit";
 import { GithubUserId, OrgLogin } from "../schemas/common";
 import { Member, MemberBatchPatch, MemberBatchResult, MemberPage, MemberPatch, MemberUpdateResult } from "../schemas/member";
 import { OrganizationPage } from "../schemas/organization";
+import { listOrganizationAuditLog } from "./audit-log";
 import { changeRequest } from "./change-request";
+import { listPage, PAGE_HEADERS } from "./list-pages";
+import { MemberCsv, toMemberCsv } from "./member-csv";
 import { listOrganizations } from "./organizations";
-import {
-  AuditLogQuery,
-  DEFAULT_LIMIT,
-  encodeAuditCursor,
-  encodeMemberCursor,
-  invalidListQueryMessage,
-  MemberListQuery,
-  OrganizationListQuery,
-} from "./query";
+import { DEFAULT_LIMIT, encodeMemberCursor, invalidListQueryMessage, MemberListQuery, OrganizationListQuery } from "./query";
 import { getOrganizationSettings, listSeatRequests, updateOrganizationSettings } from "./settings-routes";
 
 const keyRoute = routesFor("apiKey");
@@ -225,7 +219,9 @@ export const listOrganizationMembers = keyRoute({
     "seat, search (a case-insensitive substring of githubLogin or workEmail) and inactiveDays (lastActivityAt null or " +
     "older than that many days). Walking every page with nextCursor " +
     "returns each matching member exactly once, also while members are added or removed. " +
-    `${MEMBER_WALK_LIMIT} seats counts the whole organization, not the filtered page.`,
+    `${MEMBER_WALK_LIMIT} seats counts the whole organization, not the filtered page. format=csv, or Accept naming text/csv ` +
+    "above JSON, answers the same page as CSV (the seats summary is JSON only); errors stay JSON. Every page but the last " +
+    'carries Link: <next page URL>; rel="next" and X-Next-Cursor: a CSV of the whole filtered list follows Link.',
   request: { params: OrgPath, query: MemberListQuery, invalidMessage: invalidListQueryMessage },
   alongside: ({ params, query }, callerId, { env }) =>
     atOrganization<MemberRows>(env, params.org, (stub) =>
@@ -247,6 +243,14 @@ export const listOrganizationMembers = keyRoute({
         nextCursor: "bTo1ODMyMzE6bWF4LW1lbWJlcg",
         seats: { purchased: 10, used: 7, available: 3 },
       },
+      media: {
+        "text/csv": {
+          schema: MemberCsv,
+          example:
+            "githubUserId,githubLogin,workEmail,role,seat,isBot\r\n1002,max-member,max-member@example.com,member,true,false\r\n",
+        },
+      },
+      headers: PAGE_HEADERS,
       links: {
         getMember: {
           operationId: "getOrganizationMember",
@@ -257,9 +261,10 @@ export const listOrganizationMembers = keyRoute({
     },
   },
   errors: ["org_not_found", "installation_blocked", "org_access_denied"],
-  handler: async ({ read }) => {
+  handler: async ({ query, read }, rc) => {
     const rows = unwrap(read);
-    return { data: rows.data, nextCursor: rows.next && encodeMemberCursor(rows.next), seats: rows.seats };
+    const page = { data: rows.data, nextCursor: rows.next && encodeMemberCursor(rows.next), seats: rows.seats };
+    return listPage(page, query.format, () => toMemberCsv(rows.data), rc);
   },
 });
 
@@ -321,57 +326,6 @@ export const updateOrganizationMembers = keyRoute({
   errors: CHANGE_ERRORS,
   handler: async ({ params, body, caller, key }, rc) =>
     unwrap(await applyChanges(params.org, caller.githubUserId, body.changes, "changes", key, rc)),
-});
-
-/** `GET /api/v1/organizations/{org}/audit-log` (contract section 8): admins only, newest first. */
-export const listOrganizationAuditLog = keyRoute({
-  method: "GET",
-  scope: "members:read",
-  path: "/api/v1/organizations/{org}/audit-log",
-  operationId: "listOrganizationAuditLog",
-  summary: "Read the audit log of member changes (admins only)",
-  description:
-    "Every member added or removed, every seat or role change and every settings change, whoever made it (source api: a " +
-    "PATCH; sync: the control plane; github: a GitHub webhook; automatic: automatic seat assignment), newest first, written in the same transaction as the change. Requests " +
-    "that changed nothing write nothing. Entries are kept 400 days. Cursor-paginated; githubUserId filters to one member.",
-  request: { params: OrgPath, query: AuditLogQuery, invalidMessage: invalidListQueryMessage },
-  alongside: ({ params, query }, callerId, { env }) =>
-    atOrganization<AuditRows>(env, params.org, (stub) =>
-      stub.readAuditLog(params.org, callerId, {
-        githubUserId: query.githubUserId,
-        before: query.cursor,
-        limit: query.limit ?? DEFAULT_LIMIT,
-      }),
-    ),
-  responses: {
-    200: {
-      description: "A page of entries, newest first.",
-      body: AuditPage,
-      example: {
-        data: [
-          {
-            id: "42",
-            at: "2026-11-20T16:44:17.054Z",
-            action: "member.updated",
-            actor: { githubUserId: "1001", githubLogin: "ada-admin" },
-            source: "api",
-            githubUserId: "1002",
-            before: { seat: true, role: "member" },
-            after: { seat: false, role: "member" },
-            correlationId: "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
-            key: { id: "key_4fQ8nW2kLm9Xp3Rt7Vb1", name: "nightly job" },
-            ip: "192.0.2.10",
-          },
-        ],
-        nextCursor: null,
-      },
-    },
-  },
-  errors: ["org_not_found", "installation_blocked", "org_access_denied", "not_org_admin"],
-  handler: async ({ read }) => {
-    const rows = unwrap(read);
-    return { data: rows.data, nextCursor: rows.next === null ? null : encodeAuditCursor(rows.next) };
-  },
 });
 
 export const membersInterface: ApiInterface<"apiKey"> = {

@@ -4,6 +4,7 @@ import type { Member, MemberUpdateResult, SeatSummary } from "../schemas/member"
 import type { Organization, OrganizationEntry } from "../schemas/organization";
 import type { SyncRun } from "../schemas/sync";
 import type { OrgKeyView } from "./org-keys";
+import type { AuditFilters } from "./store/audit-log";
 import type { MemberCursor } from "./store/members";
 
 /** The shapes the organization object's RPC methods take and answer, for its callers. */
@@ -118,5 +119,5 @@ export type SyncPageAnswer =
   | { kind: "written"; login: string; repositories: { id: number; name: string; private: boolean }[] }
   | { kind: "stale" };
 
-/** `readAuditLog`'s filters: one member's entries, below an entry id, a page size. */
-export type AuditQuery = { githubUserId?: string; before?: number; limit: number };
+/** `readAuditLog`'s filters (`store/audit-log.ts`), below an entry id, a page size. */
+export type AuditQuery = AuditFilters & { before?: number; limit: number };

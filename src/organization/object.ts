@@ -172,7 +172,7 @@ export class OrganizationObject extends DurableObject<Env> {
     );
   }
 
-  /** The audit log for admins of the organization, newest first, below the cursor's id. */
+  /** The audit log for admins of the organization, newest first, filtered, below the cursor's id. */
   readAuditLog(login: string, callerUserId: string, query: A.AuditQuery): DurableResult<A.AuditRows> {
     const installation = this.#installation(login);
     const refused = memberAccess(installation, this.#caller(installation, callerUserId).member, "admin");

@@ -7,7 +7,8 @@ import type { Role } from "../schemas/common";
 import type { Member, MemberUpdateResult } from "../schemas/member";
 import type { Organization, OrganizationEntry } from "../schemas/organization";
 import type { AuditRows, DirectoryIdentity, MemberRows } from "./answers";
-import type { AuditRow, InstallationRow, MemberRow } from "./schema";
+import type { InstallationRow, MemberRow } from "./schema";
+import type { AuditRowWithLogin } from "./store/audit-log";
 
 type KeyScopes = NonNullable<NonNullable<AuditEntry["key"]>["scopes"]>;
 
@@ -44,15 +45,17 @@ const stateOrNull = (seat: boolean | null, role: Role | null): MemberState | nul
 
 const settingOrNull = (seatAssignment: SeatAssignment | null) => (seatAssignment === null ? null : { seatAssignment });
 
-export const toAuditEntry = (row: AuditRow): AuditEntry => {
+export const toAuditEntry = (row: AuditRowWithLogin): AuditEntry => {
   const setting = row.action === "settings.updated";
+  const aboutMember = !setting && !row.action.startsWith("key.");
   return {
     id: String(row.id),
     at: formatInstant(row.at),
     action: row.action,
     actor: row.actorUserId === null ? null : { githubUserId: row.actorUserId, githubLogin: row.actorLogin ?? "" },
     source: row.source,
-    githubUserId: setting || row.action.startsWith("key.") ? null : row.githubUserId,
+    githubUserId: aboutMember ? row.githubUserId : null,
+    githubLogin: aboutMember ? row.memberLogin : null,
     before: setting ? settingOrNull(row.beforeSeatAssignment) : stateOrNull(row.beforeSeat, row.beforeRole),
     after: setting ? settingOrNull(row.afterSeatAssignment) : stateOrNull(row.afterSeat, row.afterRole),
     correlationId: row.correlationId,
@@ -123,7 +126,7 @@ export function toMemberRows(
 }
 
 /** An audit page from the rows read (one past `limit` when a next page exists). */
-export function toAuditRows(rows: readonly AuditRow[], limit: number): AuditRows {
+export function toAuditRows(rows: readonly AuditRowWithLogin[], limit: number): AuditRows {
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   return { data: page.map(toAuditEntry), next: rows.length > limit && last ? last.id : null };

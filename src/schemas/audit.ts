@@ -57,6 +57,11 @@ export const AuditEntry = z
     githubUserId: GithubUserId.nullable().meta({
       description: "The member the entry is about; null for settings.updated and key.* entries (about the organization).",
     }),
+    githubLogin: GithubLogin.nullable().meta({
+      description:
+        "That member's login as the organization knows it now; null once the member has left the organization, and for " +
+        "entries about the organization.",
+    }),
     before: z.union([State, SettingsState]).nullable().meta({
       description: "null for member.added and key.* entries; the settings ({seatAssignment}) for settings.updated.",
     }),
@@ -82,7 +87,7 @@ export const AuditPage = z
       .max(255)
       .regex(LIST_CURSOR)
       .nullable()
-      .meta({ description: "Pass back as cursor with the same filter; null on the last page." }),
+      .meta({ description: "Pass back as cursor with the same filters (it is bound to them); null on the last page." }),
   })
   .meta({ id: "AuditPage" });
 export type AuditPage = z.infer<typeof AuditPage>;

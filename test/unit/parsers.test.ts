@@ -125,20 +125,27 @@ describe("the list cursors: base64url of a tagged position, canonical spelling o
       loginKey: "ada lovelace:1",
       githubUserId: "42",
     });
-    expect(parsed(AuditLogQuery, encodeAuditCursor(9007199254740991))).toBe(9007199254740991);
+    expect(parsed(AuditLogQuery, encodeAuditCursor(9007199254740991, {}))).toEqual({
+      before: 9007199254740991,
+      filters: ",,,,,",
+    });
+    expect(parsed(AuditLogQuery, encodeAuditCursor(7, { action: "member.added", actor: "42", since: 0 }))).toEqual({
+      before: 7,
+      filters: ",member.added,,42,0,",
+    });
   });
 
   const refused = ["is not a cursor this API issued"];
   it.each([
-    ["another list's cursor", OrganizationListQuery, encodeAuditCursor(5)],
+    ["another list's cursor", OrganizationListQuery, encodeAuditCursor(5, {})],
     ["another list's cursor", AuditLogQuery, encodeOrgCursor({ loginKey: "a", orgKey: "a" })],
     ["another list's cursor", MemberListQuery, encodeOrgCursor({ loginKey: "a", orgKey: "a" })],
     ["not base64url", OrganizationListQuery, "abc+"],
-    ["padding (not the canonical spelling)", AuditLogQuery, `${encodeAuditCursor(5)}=`],
+    ["padding (not the canonical spelling)", AuditLogQuery, `${encodeAuditCursor(5, {})}=`],
     ["an impossible length", OrganizationListQuery, "abcde"],
     ["an empty position", OrganizationListQuery, "bzo"],
-    ["audit id 0", AuditLogQuery, encodeAuditCursor(0)],
-    ["audit id past the safe integers", AuditLogQuery, encodeAuditCursor(2 ** 53)],
+    ["audit id 0", AuditLogQuery, encodeAuditCursor(0, {})],
+    ["audit id past the safe integers", AuditLogQuery, encodeAuditCursor(2 ** 53, {})],
     ["a member id of 21 digits", MemberListQuery, encodeMemberCursor({ loginKey: "a", githubUserId: "1".repeat(21) })],
   ] as const)("%s is refused", (_what, schema, cursor) => {
     expect(parsed(schema, cursor)).toEqual(refused);

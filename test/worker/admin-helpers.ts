@@ -38,6 +38,7 @@ export type AuditEntry = {
   actor: { githubUserId: string; githubLogin: string } | null;
   source: "api" | "sync" | "github";
   githubUserId: string;
+  githubLogin: string | null;
   before: State | null;
   after: State | null;
   correlationId: string;

@@ -62,6 +62,7 @@ describe("PATCH and batch PATCH: one member.updated per member that changed, by 
       actor: { githubUserId: s.caller.id, githubLogin: `user${s.caller.id}` },
       source: "api",
       githubUserId: id,
+      githubLogin: `user${id}`,
       before: { seat: false, role: "member" },
       after: { seat: true, role: "member" },
       correlationId: "c-patch-1",

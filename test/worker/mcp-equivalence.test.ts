@@ -188,6 +188,18 @@ describe("member reads: list_organizations, list_members, get_member, read_audit
       ],
       [w.keys.member, "get_member", { org: w.org, githubUserId: w.bot }, `/api/v1/organizations/${w.org}/members/${w.bot}`],
       [w.keys.admin, "read_audit_log", { org: w.org }, `/api/v1/organizations/${w.org}/audit-log`],
+      [
+        w.keys.admin,
+        "read_audit_log",
+        { org: w.org, action: "member.added", source: "sync", since: "2000-01-01", until: "2999-12-31T00:00:00Z", limit: 2 },
+        `/api/v1/organizations/${w.org}/audit-log?action=member.added&source=sync&since=2000-01-01&until=2999-12-31T00:00:00Z&limit=2`,
+      ],
+      [
+        w.keys.admin,
+        "read_audit_log",
+        { org: w.org, actor: w.admin, githubUserId: w.bot },
+        `/api/v1/organizations/${w.org}/audit-log?actor=${w.admin}&githubUserId=${w.bot}`,
+      ],
     ];
     for (const [key, name, args, path] of cases) {
       const answer = await rest(key, path);
@@ -236,6 +248,13 @@ describe("member reads: list_organizations, list_members, get_member, read_audit
         "read_audit_log",
         { org: w.org, cursor: "!" },
         `/api/v1/organizations/${w.org}/audit-log?cursor=!`,
+        "invalid_request",
+      ],
+      [
+        w.keys.admin,
+        "read_audit_log",
+        { org: w.org, since: "2026-11-02", until: "2026-11-01" },
+        `/api/v1/organizations/${w.org}/audit-log?since=2026-11-02&until=2026-11-01`,
         "invalid_request",
       ],
     ];

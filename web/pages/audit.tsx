@@ -1,5 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
-import { type Answer, api, explain, formatDate, type SessionInfo } from "../api";
+import { type Answer, api, downloadCsvPages, explain, formatDate, type SessionInfo } from "../api";
 import { Layout, Notice, TableWrap } from "../layout";
 
 type Entry = Answer<"/app/api/orgs/{org}/audit-log", "GET">["data"][number];
@@ -14,25 +14,73 @@ const SOURCES: Record<string, string> = {
   github: "GitHub",
   automatic: "automatic seat assignment",
 };
+const ACTIONS: Record<string, string> = {
+  "member.added": "added",
+  "member.updated": "changed",
+  "member.removed": "removed",
+  "settings.updated": "settings changed",
+  "key.created": "key created",
+  "key.regenerated": "key regenerated",
+  "key.revoked": "key revoked",
+};
 
-/** `/app/orgs/{org}/audit-log`: admins only (contract section 8), newest first. */
+/** The filters of contract section 21, as the URL and the API spell them (blank: not filtered). */
+const FILTERS = ["action", "source", "actor", "githubUserId", "since", "until"] as const;
+type Filters = Record<(typeof FILTERS)[number], string>;
+
+const fromUrl = (): Filters => {
+  const q = new URLSearchParams(window.location.search);
+  return Object.fromEntries(FILTERS.map((name) => [name, q.get(name) ?? ""])) as Filters;
+};
+const toQuery = (f: Filters): URLSearchParams => {
+  const q = new URLSearchParams();
+  for (const name of FILTERS) if (f[name].trim()) q.set(name, f[name].trim());
+  return q;
+};
+
+/** `/app/orgs/{org}/audit-log`: admins only (contract sections 8 and 21), newest first, filtered, downloadable. */
 export function AuditPage({ session, org }: { session: SessionInfo; org: string }) {
   const [rows, setRows] = useState<Entry[] | null>(null);
   const [next, setNext] = useState<string | null>(null);
+  const [filters, setFilters] = useState<Filters>(fromUrl);
+  const [draft, setDraft] = useState<Filters>(filters);
   const [error, setError] = useState("");
-  const load = async (cursor: string | null) => {
+  const load = async (cursor: string | null, f: Filters) => {
     try {
-      const query = new URLSearchParams(cursor ? { cursor } : {});
+      setError("");
+      const query = toQuery(f);
+      if (cursor) query.set("cursor", cursor);
       const page = await api("GET", "/app/api/orgs/{org}/audit-log", { path: { org }, query });
       setRows((old) => [...(cursor ? (old ?? []) : []), ...page.data]);
       setNext(page.nextCursor);
     } catch (e) {
+      setRows(null);
+      setNext(null);
       setError(explain(e));
     }
   };
   useEffect(() => {
-    load(null);
+    load(null, filters);
   }, []);
+  const apply = (e: Event) => {
+    e.preventDefault();
+    setFilters(draft);
+    const q = toQuery(draft);
+    window.history.replaceState(null, "", `${window.location.pathname}${q.size > 0 ? `?${q}` : ""}`);
+    load(null, draft);
+  };
+  const download = async () => {
+    try {
+      setError("");
+      await downloadCsvPages(`/app/api/orgs/${encodeURIComponent(org)}/audit-log`, toQuery(filters), `${org}-audit-log.csv`);
+    } catch (e) {
+      setError(explain(e));
+    }
+  };
+  const field = (name: keyof Filters) => ({
+    value: draft[name],
+    onInput: (e: Event) => setDraft({ ...draft, [name]: (e.currentTarget as HTMLInputElement).value }),
+  });
   return (
     <Layout session={session} title={`Audit log of ${org}`}>
       <p>
@@ -40,8 +88,54 @@ export function AuditPage({ session, org }: { session: SessionInfo; org: string 
         {" · "}
         <a href={`/app/orgs/${encodeURIComponent(org)}/analytics`}>Analytics</a>
       </p>
+      <form class="filters" onSubmit={apply} aria-label="Filter the audit log">
+        <label>
+          What
+          <select value={draft.action} onChange={(e) => setDraft({ ...draft, action: e.currentTarget.value })}>
+            <option value="">any</option>
+            {Object.entries(ACTIONS).map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Source
+          <select value={draft.source} onChange={(e) => setDraft({ ...draft, source: e.currentTarget.value })}>
+            <option value="">any</option>
+            {Object.entries(SOURCES).map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Member (GitHub user id)
+          <input type="text" inputMode="numeric" pattern="[0-9]*" maxLength={20} {...field("githubUserId")} />
+        </label>
+        <label>
+          By (GitHub user id)
+          <input type="text" inputMode="numeric" pattern="[0-9]*" maxLength={20} {...field("actor")} />
+        </label>
+        <label>
+          From (UTC day)
+          <input type="date" {...field("since")} />
+        </label>
+        <label>
+          To (UTC day)
+          <input type="date" {...field("until")} />
+        </label>
+        <button type="submit">Filter</button>
+      </form>
+      <p>
+        <button type="button" class="secondary" onClick={download}>
+          Download CSV (every entry of this filter)
+        </button>
+      </p>
       <Notice kind="error" text={error} />
-      {rows !== null && rows.length === 0 && <p>No changes recorded yet.</p>}
+      {rows !== null && rows.length === 0 && <p>No changes match.</p>}
       {rows !== null && rows.length > 0 && (
         <TableWrap label="Member changes">
           <table>
@@ -49,11 +143,12 @@ export function AuditPage({ session, org }: { session: SessionInfo; org: string 
             <thead>
               <tr>
                 <th scope="col">When</th>
-                <th scope="col">What</th>
                 <th scope="col">Member</th>
+                <th scope="col">What</th>
                 <th scope="col">Before</th>
                 <th scope="col">After</th>
                 <th scope="col">By</th>
+                <th scope="col">Source</th>
                 <th scope="col">Key</th>
                 <th scope="col">From</th>
               </tr>
@@ -62,13 +157,16 @@ export function AuditPage({ session, org }: { session: SessionInfo; org: string 
               {rows.map((e) => (
                 <tr key={e.id}>
                   <td>{formatDate(e.at)}</td>
-                  <td>{e.action.replace("member.", "")}</td>
-                  <td>{e.githubUserId ?? "the organization"}</td>
+                  <td>
+                    {e.githubUserId === null
+                      ? "the organization"
+                      : (e.githubLogin ?? `left the organization (id ${e.githubUserId})`)}
+                  </td>
+                  <td>{ACTIONS[e.action] ?? e.action}</td>
                   <td>{state(e.before)}</td>
                   <td>{state(e.after)}</td>
-                  <td>
-                    {e.actor?.githubLogin ?? "—"} ({SOURCES[e.source] ?? e.source})
-                  </td>
+                  <td>{e.actor?.githubLogin ?? "—"}</td>
+                  <td>{SOURCES[e.source] ?? e.source}</td>
                   <td>{e.key === null ? "—" : e.key.name}</td>
                   <td>{e.ip ?? "—"}</td>
                 </tr>
@@ -78,7 +176,7 @@ export function AuditPage({ session, org }: { session: SessionInfo; org: string 
         </TableWrap>
       )}
       {next && (
-        <button type="button" class="secondary" onClick={() => load(next)}>
+        <button type="button" class="secondary" onClick={() => load(next, filters)}>
           Older entries
         </button>
       )}

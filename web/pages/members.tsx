@@ -1,5 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
-import { type Answer, ApiError, api, explain, type RequestBody, type SessionInfo } from "../api";
+import { type Answer, ApiError, api, downloadCsvPages, explain, type RequestBody, type SessionInfo } from "../api";
 import { Layout, Notice, Pager, TableWrap } from "../layout";
 import { findOrg, type OrgEntry } from "./orgs";
 import { lastActivity, SeatTools } from "./seats";
@@ -36,6 +36,17 @@ export function MembersPage({ session, org }: { session: SessionInfo; org: strin
     if (cursor) q.set("cursor", cursor);
     try {
       setPage(await api("GET", "/app/api/orgs/{org}/members", { path: { org }, query: q }));
+    } catch (e) {
+      setMessage({ kind: "error", text: explain(e) });
+    }
+  };
+  const downloadCsv = async () => {
+    const q = new URLSearchParams();
+    if (filters.role) q.set("role", filters.role);
+    if (filters.seat) q.set("seat", filters.seat);
+    if (filters.search) q.set("search", filters.search);
+    try {
+      await downloadCsvPages(`/app/api/orgs/${encodeURIComponent(org)}/members`, q, `${org}-members.csv`);
     } catch (e) {
       setMessage({ kind: "error", text: explain(e) });
     }
@@ -148,6 +159,11 @@ export function MembersPage({ session, org }: { session: SessionInfo; org: strin
         </label>
         <button type="submit">Filter</button>
       </form>
+      <p>
+        <button type="button" class="secondary" onClick={downloadCsv}>
+          Download CSV (every member of this filter)
+        </button>
+      </p>
       <Notice kind={message.kind} text={message.text} />
       {page === null ? null : page.data.length === 0 ? (
         <p>No member matches.</p>

@@ -1,8 +1,8 @@
-import { and, desc, eq, lt, sql } from "drizzle-orm";
+import { and, desc, eq, getTableColumns, gte, lt, lte, sql } from "drizzle-orm";
 import type { MemberState } from "../../rules/members";
 import type { SeatAssignment } from "../../rules/seats";
 import type { AuditAction, AuditActor, AuditKey, AuditSource } from "../../schemas/audit";
-import { type AuditRow, auditLog } from "../schema";
+import { type AuditRow, auditLog, members } from "../schema";
 import type { Db } from "./db";
 
 /** How long audit entries are kept: older ones are deleted by every write that adds an entry. */
@@ -90,16 +90,39 @@ export function appendKeyAudit(
     .run();
 }
 
-/** Up to `limit + 1` entries, newest first, below the id `before`, within the retention at `now`. */
-export function auditPage(db: Db, now: number, query: { githubUserId?: string; before?: number; limit: number }): AuditRow[] {
+/** The audit log's filters (contract sections 8 and 21): each given one must hold. */
+export interface AuditFilters {
+  githubUserId?: string;
+  action?: AuditAction;
+  source?: AuditSource;
+  /** The actor's githubUserId. */
+  actor?: string;
+  /** Inclusive bounds on `at`, in milliseconds. */
+  since?: number;
+  until?: number;
+}
+
+/** An entry with the login its member has now (null once the member left the organization). */
+export type AuditRowWithLogin = AuditRow & { memberLogin: string | null };
+
+/** Up to `limit + 1` entries matching `filters`, newest first, below the id `before`, within the retention at `now`. */
+export function auditPage(db: Db, now: number, query: AuditFilters & { before?: number; limit: number }): AuditRowWithLogin[] {
   const a = auditLog;
+  const given = <T>(value: T | undefined, condition: (value: T) => ReturnType<typeof eq>) =>
+    value === undefined ? undefined : condition(value);
   return db
-    .select()
+    .select({ ...getTableColumns(a), memberLogin: members.githubLogin })
     .from(a)
+    .leftJoin(members, eq(members.githubUserId, a.githubUserId))
     .where(
       and(
-        query.githubUserId === undefined ? undefined : eq(a.githubUserId, query.githubUserId),
-        query.before === undefined ? undefined : lt(a.id, query.before),
+        given(query.githubUserId, (v) => eq(a.githubUserId, v)),
+        given(query.action, (v) => eq(a.action, v)),
+        given(query.source, (v) => eq(a.source, v)),
+        given(query.actor, (v) => eq(a.actorUserId, v)),
+        given(query.since, (v) => gte(a.at, v)),
+        given(query.until, (v) => lte(a.at, v)),
+        given(query.before, (v) => lt(a.id, v)),
         // Past the retention even before the next write prunes it.
         sql`${a.at} >= ${now - AUDIT_RETENTION_MS}`,
       ),
