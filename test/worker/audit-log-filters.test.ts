@@ -202,6 +202,10 @@ describe("the cursor binds the filters", () => {
 });
 
 describe("format=csv", () => {
+  type State = Entry["before"];
+  const seatOf = (x: State) => (x !== null && "seat" in x ? String(x.seat) : "");
+  const roleOf = (x: State) => (x !== null && "role" in x ? x.role : "");
+  const assignmentOf = (x: State) => (x !== null && "seatAssignment" in x ? x.seatAssignment : "");
   const columns = (e: Entry) => [
     e.id,
     e.at,
@@ -209,16 +213,22 @@ describe("format=csv", () => {
     e.source,
     e.actor?.githubUserId ?? "",
     e.actor?.githubLogin ?? "",
-    e.githubUserId,
+    e.githubUserId ?? "",
     e.githubLogin ?? "",
-    e.before === null ? "" : String(e.before.seat),
-    e.before?.role ?? "",
-    e.after === null ? "" : String(e.after.seat),
-    e.after?.role ?? "",
+    seatOf(e.before),
+    roleOf(e.before),
+    assignmentOf(e.before),
+    seatOf(e.after),
+    roleOf(e.after),
+    assignmentOf(e.after),
     e.correlationId,
+    e.key?.id ?? "",
+    e.key?.name ?? "",
+    e.ip ?? "",
   ];
   const HEADER =
-    "id,at,action,source,actorGithubUserId,actorGithubLogin,githubUserId,githubLogin,beforeSeat,beforeRole,afterSeat,afterRole,correlationId";
+    "id,at,action,source,actorGithubUserId,actorGithubLogin,githubUserId,githubLogin,beforeSeat,beforeRole," +
+    "beforeSeatAssignment,afterSeat,afterRole,afterSeatAssignment,correlationId,keyId,keyName,ip";
 
   it("every CSV page equals the JSON page, with Link and X-Next-Cursor to the next; the walk equals the JSON walk", async () => {
     const { s, all } = await history();

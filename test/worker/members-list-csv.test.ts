@@ -7,9 +7,17 @@ import { env } from "./helpers";
 
 /** `GET /api/v1/organizations/{org}/members?format=csv` (contract section 21): the filtered list as CSV, page by page. */
 
-const HEADER = "githubUserId,githubLogin,workEmail,role,seat,isBot";
+const HEADER = "githubUserId,githubLogin,workEmail,role,seat,isBot,lastActivityAt";
 const cell = (text: string) => (/^[=+\-@]/.test(text) ? `'${text}` : text);
-const columns = (m: Member) => [m.githubUserId, m.githubLogin, cell(m.workEmail ?? ""), m.role, String(m.seat), String(m.isBot)];
+const columns = (m: Member) => [
+  m.githubUserId,
+  m.githubLogin,
+  cell(m.workEmail ?? ""),
+  m.role,
+  String(m.seat),
+  String(m.isBot),
+  m.lastActivityAt ?? "",
+];
 
 /** An organization of nine members besides the caller: roles, seats, a bot, one without a work e-mail, one formula-like address. */
 async function organization() {
