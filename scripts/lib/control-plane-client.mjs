@@ -14,7 +14,9 @@ export function controlPlaneClient(baseUrl, adminToken) {
           body: body === undefined ? undefined : JSON.stringify(body),
         });
         const text = await res.text();
-        if (res.status >= 500 && attempt < 3) {
+        // A 5xx, or a body the Worker did not receive in time (its 10 s body deadline, reached when
+        // CI's side-by-side servers starve each other of CPU): the request was not applied, send it again.
+        if ((res.status >= 500 || (res.status === 400 && text.includes("did not arrive completely"))) && attempt < 3) {
           lastError = new Error(`${method} ${path} → ${res.status}: ${text}`);
           continue;
         }

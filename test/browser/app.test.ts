@@ -285,7 +285,7 @@ describe("organizations and members", () => {
     const waitingList = page.getByRole("list", { name: "Waiting list" });
     await waitingList.getByText("nia-newhire").waitFor();
     await page.getByLabel("Inactive for (days)").fill("90");
-    await page.getByRole("button", { name: "Filter" }).click();
+    await page.getByRole("button", { name: "Filter", exact: true }).click();
     await page.getByRole("row", { name: /max-member/ }).waitFor({ state: "detached" });
     expect(await page.getByRole("row", { name: /olga-oldtimer/ }).count()).toBe(1);
     await checkPage(page, "members-seats");
@@ -381,7 +381,8 @@ describe("organizations and members", () => {
     expect(pages.length).toBe(shown);
     const [header = "", ...records] = file.split("\r\n");
     expect(header).toBe(
-      "id,at,action,source,actorGithubUserId,actorGithubLogin,githubUserId,githubLogin,beforeSeat,beforeRole,afterSeat,afterRole,correlationId",
+      "id,at,action,source,actorGithubUserId,actorGithubLogin,githubUserId,githubLogin,beforeSeat,beforeRole," +
+        "beforeSeatAssignment,afterSeat,afterRole,afterSeatAssignment,correlationId,keyId,keyName,ip",
     );
     expect(file).toBe(`${header}\r\n${pages.map((text) => text.slice(header.length + 2)).join("")}`);
     expect(records.filter((r) => r !== "")).toHaveLength(shown);
@@ -416,7 +417,7 @@ describe("organizations and members", () => {
       return all;
     });
     const [header, ...records] = file.split("\r\n").filter((line) => line !== "");
-    expect(header).toBe("githubUserId,githubLogin,workEmail,role,seat,isBot");
+    expect(header).toBe("githubUserId,githubLogin,workEmail,role,seat,isBot,lastActivityAt");
     expect(records.map((r) => r.split(",")[1])).toEqual(members.map((m) => m.githubLogin));
     expect(records.every((r) => r.split(",")[4] === "true")).toBe(true);
     expect(members.length).toBeGreaterThan(0);
