@@ -16,7 +16,15 @@ import {
 
 export type Role = "member" | "admin" | "viewer";
 export type State = { seat: boolean; role: Role };
-export type Member = { githubUserId: string; githubLogin: string; workEmail: string; role: Role; seat: boolean; isBot: boolean; lastActivityAt?: string | null };
+export type Member = {
+  githubUserId: string;
+  githubLogin: string;
+  workEmail: string;
+  role: Role;
+  seat: boolean;
+  isBot: boolean;
+  lastActivityAt?: string | null;
+};
 export type MemberPage = {
   data: Member[];
   nextCursor: string | null;
