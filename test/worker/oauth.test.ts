@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import { call } from "./helpers";
+
+const ORIGIN = "https://service.test";
+
+describe("discovery (RFC 9728, RFC 8414)", () => {
+  it("publishes the protected resource metadata of /mcp, at the root and under /mcp's path", async () => {
+    for (const path of ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"]) {
+      const res = await call(path);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({
+        resource: `${ORIGIN}/mcp`,
+        authorization_servers: [ORIGIN],
+        scopes_supported: ["analytics:read", "members:read", "members:write"],
+        bearer_methods_supported: ["header"],
+        resource_name: "PR review MCP endpoint",
+      });
+    }
+  });
+
+  it("publishes the authorization server metadata", async () => {
+    const res = await call("/.well-known/oauth-authorization-server");
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({
+      issuer: ORIGIN,
+      authorization_endpoint: `${ORIGIN}/oauth/authorize`,
+      token_endpoint: `${ORIGIN}/oauth/token`,
+      registration_endpoint: `${ORIGIN}/oauth/register`,
+      revocation_endpoint: `${ORIGIN}/oauth/token`,
+      code_challenge_methods_supported: ["S256"],
+      scopes_supported: ["analytics:read", "members:read", "members:write"],
+      authorization_response_iss_parameter_supported: true,
+    });
+    expect(body.grant_types_supported).toEqual(expect.arrayContaining(["authorization_code", "refresh_token"]));
+  });
+});
+
+describe("dynamic client registration (RFC 7591)", () => {
+  const register = (redirectUris: string[]) =>
+    call("/oauth/register", {
+      method: "POST",
+      json: { client_name: "Test agent", redirect_uris: redirectUris, token_endpoint_auth_method: "none" },
+    });
+
+  it("registers a public client with a loopback or https redirect URI", async () => {
+    for (const uri of ["http://127.0.0.1:33418/callback", "http://localhost:6274/oauth/callback", "https://agent.example/cb"]) {
+      const res = await register([uri]);
+      expect(res.status, uri).toBe(201);
+      const body = (await res.json()) as { client_id: string; redirect_uris: string[]; token_endpoint_auth_method: string };
+      expect(body.redirect_uris).toEqual([uri]);
+      expect(body.token_endpoint_auth_method).toBe("none");
+    }
+  });
+
+  it("refuses any other redirect URI with 400 invalid_redirect_uri", async () => {
+    for (const uri of ["http://agent.example/cb", "http://localhost/cb", "cursor://anysphere/cb", "javascript:alert(1)"]) {
+      const res = await register(["https://agent.example/cb", uri]);
+      expect(res.status, uri).toBe(400);
+      expect(((await res.json()) as { error: string }).error, uri).toBe("invalid_redirect_uri");
+    }
+  });
+});
