@@ -14,6 +14,7 @@ import { keyExpiresAt } from "../rules/sessions";
 import { ApiKeyList, AppKeyCreateInput, KindPath, SessionInfo } from "../schemas/app";
 import type { KeyKind } from "../schemas/key-kind";
 import { ApiKeyCreated } from "../schemas/user";
+import { decideConsent, listConnectedApps, revokeConnectedApp } from "./oauth-apps";
 
 /**
  * The web app's JSON routes (contract section 13), for its pages, with the session's user as the
@@ -158,5 +159,9 @@ export const appInterface: ApiInterface = {
     forApp(listPullRequestAnalytics, "/app/api/analytics/prs", "appListPullRequestAnalytics", "analytics"),
     forApp(getPullRequestAnalyticsSummary, "/app/api/analytics/summary", "appGetPullRequestAnalyticsSummary", "analytics"),
     downloadPullRequestAnalyticsCsv,
+    // OAuth for agents (contract section 19): the consent decision and "Connected apps".
+    decideConsent,
+    listConnectedApps,
+    revokeConnectedApp,
   ],
 };

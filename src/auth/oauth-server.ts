@@ -1,4 +1,5 @@
-import { OAuthAuthorizationServer } from "@cloudflare/workers-oauth-provider";
+import { OAuthAuthorizationServer, OAuthError } from "@cloudflare/workers-oauth-provider";
+import { isGrantProps, judgeGrant } from "./grants";
 import { SCOPES } from "./scopes";
 
 /**
@@ -73,6 +74,13 @@ export function authorizationServer(origin: string): OAuthAuthorizationServer<En
       accessTokenTTL: ACCESS_TOKEN_SECONDS,
       refreshTokenTTL: REFRESH_TOKEN_SECONDS,
       clientIdMetadataDocumentEnabled: true,
+      // The person's object decides at each code exchange and refresh too: a revoked grant, or a
+      // blocked person, gets no new token even where KV still serves the grant.
+      tokenExchangeCallback: async ({ props, env }) => {
+        if (!isGrantProps(props) || (await judgeGrant(env, props, Date.now(), null)) === null) {
+          throw new OAuthError("invalid_grant", { description: "This app's access was revoked." });
+        }
+      },
       onError: ({ status, internal }) => {
         if (status >= 500) console.error(JSON.stringify({ level: "error", msg: "oauth provider error", internal }));
       },

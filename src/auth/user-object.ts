@@ -10,7 +10,19 @@ import { formatInstant } from "../lib/time";
 import { UntilWrite } from "../lib/until-write";
 import { judgeSession, sessionOver, toHour } from "../rules/sessions";
 import type { ApiKeyCreated, ApiKeySummary, User, UserInput } from "../schemas/user";
+import {
+  deleteEveryGrant,
+  deleteGrant,
+  findGrant,
+  type GrantSummary,
+  grantScopes,
+  insertGrant,
+  listGrants,
+  type NewGrant,
+  touchGrant,
+} from "./grant-store";
 import { countRequest, type QuotaPolicy, type QuotaState, type QuotaVerdict } from "./quota";
+import type { Scope } from "./scopes";
 import * as schema from "./user-schema";
 
 type Db = DrizzleSqliteDODatabase<typeof schema>;
@@ -24,6 +36,7 @@ export interface MembershipPosition {
 }
 
 export type KeyVerdict = { valid: true; user: User; quota: QuotaVerdict | null } | { valid: false };
+export type GrantVerdict = { valid: true; user: User; scopes: Scope[]; quota: QuotaVerdict | null } | { valid: false };
 export type SessionVerdict = { valid: true; user: User; csrfToken: string; quota: QuotaVerdict | null } | { valid: false };
 
 /** How soon a key's "last used" reaches storage when no quota sets the pace. */
@@ -81,6 +94,8 @@ export class UserObject extends DurableObject<Env> {
       const before = this.#account();
       const row = { id: 1, githubUserId, githubLogin: input.githubLogin, blocked: input.blocked };
       this.#db.insert(schema.account).values(row).onConflictDoUpdate({ target: schema.account.id, set: row }).run();
+      // Blocking ends every OAuth grant at once (contract section 19); unblocking does not bring them back.
+      if (input.blocked) deleteEveryGrant(this.#db);
       if (before !== undefined && before.blocked !== input.blocked) {
         const keys = this.#db.select().from(schema.apiKeys).all();
         const now = Date.now();
@@ -261,6 +276,40 @@ export class UserObject extends DurableObject<Env> {
       const user = { githubUserId: account.githubUserId, githubLogin: account.githubLogin, blocked: false };
       return { valid: true, user, csrfToken: session.csrfToken, quota: kind === null ? null : this.#count(kind, policy, now) };
     });
+  }
+
+  /** An approved OAuth grant (contract section 19); answers the ids of earlier grants it replaced. */
+  recordGrant(grant: NewGrant, sharedClientId: boolean, now: number): DurableResult<string[]> {
+    return this.ctx.storage.transactionSync(() => {
+      const account = this.#account();
+      if (!account || account.blocked)
+        return { ok: false, code: "unauthenticated", message: "This account cannot approve apps." };
+      return ok(insertGrant(this.#db, grant, sharedClientId, now));
+    });
+  }
+
+  /**
+   * Whether an OAuth token's grant still works (the person not blocked, the grant not revoked), its
+   * approved scopes, and the request counted against the quota of `kind` when set, in one call.
+   */
+  verifyGrant(grantId: string, now: number, kind: KeyKind | null, policy: QuotaPolicy | null): GrantVerdict {
+    return this.ctx.storage.transactionSync(() => {
+      const account = this.#account();
+      const grant = findGrant(this.#db, grantId);
+      if (!account || account.blocked || !grant) return { valid: false };
+      touchGrant(this.#db, grant, toHour(now));
+      const user = { githubUserId: account.githubUserId, githubLogin: account.githubLogin, blocked: false };
+      return { valid: true, user, scopes: grantScopes(grant), quota: kind === null ? null : this.#count(kind, policy, now) };
+    });
+  }
+
+  listGrants(): GrantSummary[] {
+    return listGrants(this.#db);
+  }
+
+  /** Revokes a grant: its tokens are refused from the next request on. True when it existed. */
+  revokeGrant(grantId: string): boolean {
+    return deleteGrant(this.#db, grantId);
   }
 
   /** Sign-out: the session ends at once. Idempotent. */

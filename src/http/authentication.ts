@@ -1,6 +1,8 @@
 import { checkAdminToken, configuredAdminToken } from "../auth/admin-token";
+import { parseBearer } from "../auth/api-key";
 import { type KnownKey, lookupApiKey, verifyApiKey } from "../auth/authenticate";
 import { countFailedAuthentication, refuseThrottledClient } from "../auth/flood";
+import { type Scope, scopesOfKeyKind } from "../auth/key-scopes";
 import { type QuotaVerdict, quotaHeaders } from "../auth/quota";
 import { changesState, requireCsrfToken, requireSameOrigin, requireSessionCookie, verifySession } from "../auth/session";
 import { parseSignatureHeader, SignatureVerifier } from "../auth/webhook-signature";
@@ -8,6 +10,7 @@ import { AppError, type ErrorCode, notFound } from "../lib/errors";
 import type { KeyKind } from "../schemas/key-kind";
 import type { User } from "../schemas/user";
 import { readJsonBytes, readJsonObject } from "./body";
+import { isOAuthToken, verifyOAuthToken, withResourceChallenge } from "./oauth-bearer";
 import type { CallerKey, InterfaceAuth, RequestContext, Route } from "./route";
 
 /**
@@ -119,20 +122,11 @@ export async function authenticate(
     case "sameOrigin":
       if (changesState(rc.request)) requireSameOrigin(rc.request, rc.url);
       return { kind: "none" };
-    case "anyApiKey": {
-      const known = await counted(rc, now, () => lookupApiKey(rc.request, rc.env, null));
-      const maxBytes = route?.request?.body?.maxBytes;
-      if (maxBytes === undefined) throw new Error("an anyApiKey route must declare its body");
-      // Whether the request counts depends on its body, so the body is read before the verdict;
-      // a body that fails still waits for the verdict, so a refused key is a 401 first.
-      const body = await readJsonObject(rc.request, maxBytes).then(
-        (value) => ({ ok: true as const, value }),
-        (error: unknown) => ({ ok: false as const, error }),
-      );
-      const { user, quota } = await judgedKey(rc, known, now, body.ok && auth.counted(body.value));
-      if (!body.ok) throw body.error;
-      return { kind: "anyApiKey", user, key: { kind: known.record.kind, userId: known.record.userId, quota }, body: body.value };
-    }
+    case "anyApiKey":
+      // Contract section 19: a 401 of /mcp names the protected resource's metadata.
+      return mcpCaller(auth, route, rc, now).catch((error: unknown) => {
+        throw withResourceChallenge(error, rc);
+      });
     case "adminToken": {
       const expected = configuredAdminToken(rc.env);
       await counted(rc, now, () => checkAdminToken(rc.request, expected));
@@ -148,6 +142,46 @@ export async function authenticate(
       return { kind: "webhookSignature", body };
     }
   }
+}
+
+/**
+ * `/mcp`'s caller: a key of either kind, or an OAuth access token (contract sections 15 and 19).
+ * Whether the request counts depends on its body, so the body is read before the verdict; a body
+ * that fails still waits for the verdict, so a refused credential is a 401 first.
+ */
+async function mcpCaller(
+  auth: Extract<InterfaceAuth, { kind: "anyApiKey" }>,
+  route: Route | null,
+  rc: RequestContext,
+  now: number,
+): Promise<Authenticated> {
+  const maxBytes = route?.request?.body?.maxBytes;
+  if (maxBytes === undefined) throw new Error("an anyApiKey route must declare its body");
+  const readBody = () =>
+    readJsonObject(rc.request, maxBytes).then(
+      (value) => ({ ok: true as const, value }),
+      (error: unknown) => ({ ok: false as const, error }),
+    );
+  const bearer = parseBearer(rc.request.headers.get("Authorization"));
+  if (bearer.kind === "token" && isOAuthToken(bearer.token)) {
+    refuseThrottledClient(rc.request, now);
+    const body = await readBody();
+    const kindOf = (scopes: readonly string[]) =>
+      body.ok && auth.counted(body.value) ? auth.countedKind(body.value, scopes as readonly Scope[], rc) : null;
+    const caller = await verifyOAuthToken(rc, bearer.token, now, kindOf).catch((error) =>
+      countFailedAuthentication(rc.request, rc.env, error, now),
+    );
+    setQuotaHeaders(rc, caller.quota, now);
+    if (!body.ok) throw body.error;
+    const key = { kind: null, userId: caller.userId, quota: caller.quota, scopes: caller.scopes };
+    return { kind: "anyApiKey", user: caller.user, key, body: body.value };
+  }
+  const known = await counted(rc, now, () => lookupApiKey(rc.request, rc.env, null));
+  const body = await readBody();
+  const { user, quota } = await judgedKey(rc, known, now, body.ok && auth.counted(body.value));
+  if (!body.ok) throw body.error;
+  const { kind, userId } = known.record;
+  return { kind: "anyApiKey", user, key: { kind, userId, quota, scopes: scopesOfKeyKind(kind) }, body: body.value };
 }
 
 /** Throttled addresses are refused first; a refused credential is counted against its address. */

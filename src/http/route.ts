@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { KeyKind } from "../auth/api-key";
 import type { QuotaVerdict } from "../auth/quota";
+import type { Scope } from "../auth/scopes";
 import type { ErrorCode } from "../lib/errors";
 import type { User } from "../schemas/user";
 import type { Envelope } from "./envelopes";
@@ -68,11 +69,14 @@ export interface RouteInput<P, Q, B> {
 
 /** The key a request of an `anyApiKey` interface came with, as the owner's object judged it. */
 export interface CallerKey {
-  kind: KeyKind;
+  /** The key's kind; null for an OAuth access token (contract section 19), whose scopes may span both. */
+  kind: KeyKind | null;
   /** The owner's id as the key record names it. */
   userId: string;
   /** The quota's verdict when the request was counted (it may be exhausted: the route answers that), else null. */
   quota: QuotaVerdict | null;
+  /** What the credential may do: a key's scopes, or the scopes a person approved for an OAuth client. */
+  scopes: readonly Scope[];
 }
 
 export interface HandlerArgs<P, Q, B, T> extends RouteInput<P, Q, B> {
@@ -160,7 +164,15 @@ export type InterfaceAuth =
    * tools). The stage reads the JSON body and counts the request against the owner's quota only
    * when `counted(body)` says so; an exhausted quota is not refused here but handed to the route.
    */
-  | { kind: "anyApiKey"; counted: (body: Record<string, unknown>) => boolean }
+  | {
+      kind: "anyApiKey";
+      counted: (body: Record<string, unknown>) => boolean;
+      /**
+       * For an OAuth token (contract section 19), whose scopes may span both quotas: the quota a
+       * counted request counts against, from the tool it calls (null: a tool it cannot run, not counted).
+       */
+      countedKind: (body: Record<string, unknown>, scopes: readonly Scope[], rc: RequestContext) => KeyKind | null;
+    }
   /** `Authorization: Bearer <ADMIN_TOKEN>`, for every path under the base path, routed or not. */
   | { kind: "adminToken" }
   /** GitHub's `X-Hub-Signature-256` over the raw body, checked while the body streams in (routes with a `raw` body). */

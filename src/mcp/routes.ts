@@ -2,6 +2,7 @@ import { z } from "zod";
 import { codedErrorEnvelope } from "../http/envelopes";
 import { type ApiInterface, defineRoute, signedIn } from "../http/route";
 import { serveMcp } from "./server";
+import { toolsFor } from "./tools";
 
 /**
  * `POST /mcp` and `POST /mcp/readonly` (contract section 15): the Model Context Protocol over
@@ -44,7 +45,16 @@ export const mcpInterface: ApiInterface = {
   document: "none",
   envelope: codedErrorEnvelope,
   // Contract section 15: every tools/call counts once; initialize, tools/list, ping and notifications are free.
-  auth: { kind: "anyApiKey", counted: (message) => message.method === "tools/call" },
+  auth: {
+    kind: "anyApiKey",
+    counted: (message) => message.method === "tools/call",
+    // An OAuth token (contract section 19): the quota of the tool's kind, for a tool the caller can run.
+    countedKind: (message, scopes, rc) => {
+      const name = (message.params as { name?: unknown } | undefined)?.name;
+      const tools = toolsFor(rc.interfaces, scopes, readOnlyMode(rc.url.pathname, rc.request));
+      return tools.find((tool) => tool.name === name)?.keyKind ?? null;
+    },
+  },
   errors: ["internal_error", "unavailable"],
   routes: [
     mcpRoute("/mcp", "mcp", "MCP endpoint (every tool of the key's kind)"),

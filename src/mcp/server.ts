@@ -34,7 +34,7 @@ function buildServer({ authInfo }: McpRequestContext): McpServer {
   const session = authInfo?.extra?.session as ToolSession | undefined;
   if (!session) throw new Error("the MCP endpoint was reached without its authentication stage");
   const server = new McpServer({ name: "pr-review-service", version: "1.0.0" }, { instructions: INSTRUCTIONS });
-  for (const tool of toolsFor(session.rc.interfaces, session.key.kind, session.readOnly)) {
+  for (const tool of toolsFor(session.rc.interfaces, session.key.scopes, session.readOnly)) {
     server.registerTool(
       tool.name,
       {
@@ -63,6 +63,6 @@ export function serveMcp(path: string, message: Record<string, unknown>, session
   }
   return handler.fetch(session.rc.request, {
     parsedBody: message,
-    authInfo: { token: "api-key", clientId: session.key.userId, scopes: [session.key.kind], extra: { session } },
+    authInfo: { token: "bearer", clientId: session.key.userId, scopes: [...session.key.scopes], extra: { session } },
   });
 }

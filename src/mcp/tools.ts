@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { Scope } from "../auth/scopes";
 import type { ApiInterface, Route } from "../http/route";
 import { documentOf } from "../openapi/documents";
 import type { KeyKind } from "../schemas/key-kind";
@@ -90,13 +91,18 @@ function resolve(interfaces: readonly ApiInterface[]): Tool[] {
 
 const resolved = new WeakMap<readonly ApiInterface[], Tool[]>();
 
+/** The scope a tool needs (contract section 18): analytics reads, member reads, member writes. */
+export const scopeOfTool = (tool: Tool): Scope =>
+  tool.keyKind === "analytics" ? "analytics:read" : tool.readOnly ? "members:read" : "members:write";
+
 /**
- * The tools a key of this kind may list and call. Read-only mode is enforced here and only here:
- * a tool that is not read-only is never registered, so it is neither listed nor callable
- * (`tools/call` answers the protocol's unknown-tool error), whatever the client asks.
+ * The tools a caller with these scopes (a key's, or those a person approved for an OAuth client)
+ * may list and call. Read-only mode is enforced here and only here: a tool that is not read-only
+ * is never registered, so it is neither listed nor callable (`tools/call` answers the protocol's
+ * unknown-tool error), whatever the client asks.
  */
-export function toolsFor(interfaces: readonly ApiInterface[], keyKind: KeyKind, readOnlyMode: boolean): Tool[] {
+export function toolsFor(interfaces: readonly ApiInterface[], scopes: readonly Scope[], readOnlyMode: boolean): Tool[] {
   const tools = resolved.get(interfaces) ?? resolve(interfaces);
   resolved.set(interfaces, tools);
-  return tools.filter((tool) => tool.keyKind === keyKind && (tool.readOnly || !readOnlyMode));
+  return tools.filter((tool) => scopes.includes(scopeOfTool(tool)) && (tool.readOnly || !readOnlyMode));
 }

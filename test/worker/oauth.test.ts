@@ -31,6 +31,8 @@ describe("discovery (RFC 9728, RFC 8414)", () => {
       code_challenge_methods_supported: ["S256"],
       scopes_supported: ["analytics:read", "members:read", "members:write"],
       authorization_response_iss_parameter_supported: true,
+      // Client ID metadata documents: the option and the global_fetch_strictly_public flag are both on.
+      client_id_metadata_document_supported: true,
     });
     expect(body.grant_types_supported).toEqual(expect.arrayContaining(["authorization_code", "refresh_token"]));
   });

@@ -1,0 +1,52 @@
+import { parseBearer } from "../auth/api-key";
+import { isGrantProps, judgeGrant, type TokenCaller } from "../auth/grants";
+import { authorizationServer, mcpResource, resourceMetadataUrl, serviceOrigin } from "../auth/oauth-server";
+import { SCOPES } from "../auth/scopes";
+import { AppError } from "../lib/errors";
+import type { KeyKind } from "../schemas/key-kind";
+import type { RequestContext } from "./route";
+
+/**
+ * OAuth access tokens on `/mcp` (contract section 19), beside the service's own keys: the library
+ * says what the token is (its KV record: audience, expiry, props), then the person's UserObject
+ * says whether the grant still works and counts the request, in one call, as for a key.
+ */
+
+/** The service's keys have these prefixes; any other bearer token on `/mcp` is taken for an OAuth token. */
+export const isOAuthToken = (token: string): boolean => !/^c[ab]k_/.test(token);
+
+const INVALID_TOKEN = "Invalid, expired or revoked access token.";
+
+/**
+ * The verdict on an OAuth token; `kindOf` names the quota the request counts against once the
+ * token's scopes are known (null: not counted). 401 for every "no", with the same message.
+ */
+export async function verifyOAuthToken(
+  rc: RequestContext,
+  token: string,
+  now: number,
+  kindOf: (scopes: readonly string[]) => KeyKind | null,
+): Promise<TokenCaller> {
+  const origin = serviceOrigin(rc.env, rc.url);
+  const validated = await authorizationServer(origin).validateToken(mcpResource(origin), token, rc.env);
+  if (validated === null || !isGrantProps(validated.props) || validated.props.userId !== validated.userId) {
+    throw new AppError("unauthenticated", INVALID_TOKEN);
+  }
+  // The token carries at most the scopes approved; the grant (stored here) is the ceiling.
+  const tokenScopes = SCOPES.filter((scope) => validated.scope.includes(scope));
+  const caller = await judgeGrant(rc.env, validated.props, now, kindOf(tokenScopes));
+  if (caller === null) throw new AppError("unauthenticated", INVALID_TOKEN);
+  return { ...caller, scopes: caller.scopes.filter((scope) => tokenScopes.includes(scope)) };
+}
+
+/**
+ * A 401 of `/mcp` names where to get a token (RFC 9728 section 5.1; RFC 6750 section 3.1 adds
+ * `invalid_token` when one was sent), so an OAuth client finds the authorization server from it.
+ */
+export function withResourceChallenge(error: unknown, rc: RequestContext): unknown {
+  if (!(error instanceof AppError) || error.code !== "unauthenticated") return error;
+  const metadata = resourceMetadataUrl(serviceOrigin(rc.env, rc.url));
+  const sent = parseBearer(rc.request.headers.get("Authorization")).kind === "token";
+  error.headers["WWW-Authenticate"] = `Bearer resource_metadata="${metadata}"${sent ? ', error="invalid_token"' : ""}`;
+  return error;
+}
