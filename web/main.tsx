@@ -3,6 +3,7 @@ import { useEffect, useState } from "preact/hooks";
 import { explain, loadSession, type SessionInfo, toLanding } from "./api";
 import { AnalyticsPage } from "./pages/analytics";
 import { AuditPage } from "./pages/audit";
+import { ConsentPage } from "./pages/consent";
 import { KeysPage } from "./pages/keys";
 import { Landing } from "./pages/landing";
 import { MembersPage } from "./pages/members";
@@ -37,6 +38,8 @@ function App() {
     return <p class="loading">Signed out: taking you to the sign-in page…</p>;
   }
   switch (page) {
+    case "consent":
+      return <ConsentPage session={session} />;
     case "keys":
       return <KeysPage session={session} />;
     case "orgs":

@@ -10,6 +10,7 @@ import { AppError, type ErrorCode, notFound } from "../lib/errors";
 import type { KeyKind } from "../schemas/key-kind";
 import type { User } from "../schemas/user";
 import { readJsonBytes, readJsonObject } from "./body";
+import { requireMcpOrigin } from "./mcp-origin";
 import { isOAuthToken, verifyOAuthToken, withResourceChallenge } from "./oauth-bearer";
 import type { CallerKey, InterfaceAuth, RequestContext, Route } from "./route";
 
@@ -155,6 +156,7 @@ async function mcpCaller(
   rc: RequestContext,
   now: number,
 ): Promise<Authenticated> {
+  requireMcpOrigin(rc);
   const maxBytes = route?.request?.body?.maxBytes;
   if (maxBytes === undefined) throw new Error("an anyApiKey route must declare its body");
   const readBody = () =>

@@ -58,7 +58,8 @@ export function serveMcp(path: string, message: Record<string, unknown>, session
   let handler = handlers.get(path);
   if (!handler) {
     // No CORS: a browser cannot send the Authorization header without a preflight this Worker does not answer.
-    handler = createMcpHandler(buildServer, { route: path, corsOptions: false });
+    // Origins: the route's own rule ran before the key (http/mcp-origin.ts, contract section 19).
+    handler = createMcpHandler(buildServer, { route: path, corsOptions: false, allowedOriginHostnames: "*" });
     handlers.set(path, handler);
   }
   return handler.fetch(session.rc.request, {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { call } from "./helpers";
+import { call, createKey, createUser } from "./helpers";
+import { callTool } from "./mcp-helpers";
 
 const ORIGIN = "https://service.test";
 
@@ -61,5 +62,35 @@ describe("dynamic client registration (RFC 7591)", () => {
       expect(res.status, uri).toBe(400);
       expect(((await res.json()) as { error: string }).error, uri).toBe("invalid_redirect_uri");
     }
+  });
+});
+
+describe("origins of /mcp (DNS rebinding)", () => {
+  const list = (key: string, origin: string | null, vars?: Record<string, string>) =>
+    callTool(key, "list_organizations", {}, { headers: origin === null ? {} : { Origin: origin }, vars });
+
+  it("no Origin, the service's own, a loopback one, or one listed in MCP_ALLOWED_ORIGINS pass", async () => {
+    const userId = await createUser();
+    const { key } = await createKey(userId, "members");
+    for (const origin of [null, "https://service.test", "http://localhost:6274", "http://127.0.0.1:3000"]) {
+      const { response } = await list(key, origin);
+      expect(response.status, String(origin)).toBe(200);
+    }
+    const listed = await list(key, "https://inspector.example", {
+      MCP_ALLOWED_ORIGINS: "https://other.example, https://inspector.example",
+    });
+    expect(listed.response.status).toBe(200);
+  });
+
+  it("any other Origin: 403, before the key, counted against nothing", async () => {
+    const userId = await createUser();
+    const { key } = await createKey(userId, "members");
+    for (const origin of ["https://evil.example", "null", "http://service.test"]) {
+      const { response, body } = await list(key, origin);
+      expect(response.status, origin).toBe(403);
+      expect(body).toMatchObject({ error: { code: "origin_not_allowed" } });
+      expect(response.headers.get("X-RateLimit-Used")).toBeNull();
+    }
+    expect((await list(key, null)).response.headers.get("X-RateLimit-Used")).toBe("1");
   });
 });

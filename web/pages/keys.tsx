@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, explain, formatDate, type SessionInfo } from "../api";
 import { Layout, Notice } from "../layout";
+import { ConnectedApps } from "./connected-apps";
 
 type Kind = "analytics" | "members";
 interface KeySummary {
@@ -51,6 +52,7 @@ export function KeysPage({ session }: { session: SessionInfo }) {
           ))}
         </div>
       )}
+      <ConnectedApps />
     </Layout>
   );
 }

@@ -8,6 +8,15 @@ interface SignInOptions {
   github: boolean;
 }
 
+/**
+ * Where to go after signing in: `?next=` when it is this site's authorization endpoint (an MCP
+ * client's request waiting for the person, contract section 19), else the keys page.
+ */
+function afterSignIn(): string {
+  const next = new URLSearchParams(window.location.search).get("next");
+  return next?.startsWith("/oauth/authorize?") ? next : "/app/keys";
+}
+
 /** `/`: what the service is, how to sign in, and the API documents. */
 export function Landing({ session }: { session: SessionInfo | null }) {
   const [options, setOptions] = useState<SignInOptions | null>(null);
@@ -19,7 +28,7 @@ export function Landing({ session }: { session: SessionInfo | null }) {
   const signInAs = async (githubUserId: string) => {
     try {
       await api<void>("POST", "/auth/dev/sign-in", { githubUserId });
-      window.location.assign("/app/keys");
+      window.location.assign(afterSignIn());
     } catch (e) {
       setError(explain(e));
     }
@@ -37,8 +46,13 @@ export function Landing({ session }: { session: SessionInfo | null }) {
         <Notice kind="error" text={error} />
         {session ? (
           <p>
-            Signed in as <strong>{session.user.githubLogin}</strong>. <a href="/app/keys">Your API keys</a> ·{" "}
-            <a href="/app/orgs">Your organizations</a>
+            Signed in as <strong>{session.user.githubLogin}</strong>.{" "}
+            {afterSignIn() !== "/app/keys" && (
+              <>
+                <a href={afterSignIn()}>Continue connecting the app</a> ·{" "}
+              </>
+            )}
+            <a href="/app/keys">Your API keys</a> · <a href="/app/orgs">Your organizations</a>
           </p>
         ) : options === null ? (
           <p class="loading">Loading…</p>
