@@ -5,7 +5,7 @@ import { AnalyticsPage } from "./pages/analytics";
 import { AuditPage } from "./pages/audit";
 import { ConsentPage } from "./pages/consent";
 import { KeysPage } from "./pages/keys";
-import { Landing } from "./pages/landing";
+import { Landing, resumeAuthorization } from "./pages/landing";
 import { MembersPage } from "./pages/members";
 import { OrgsPage } from "./pages/orgs";
 
@@ -37,6 +37,7 @@ function App() {
     toLanding();
     return <p class="loading">Signed out: taking you to the sign-in page…</p>;
   }
+  if (resumeAuthorization()) return <p class="loading">Signed in: back to the app that asked for access…</p>;
   switch (page) {
     case "consent":
       return <ConsentPage session={session} />;

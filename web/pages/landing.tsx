@@ -17,6 +17,26 @@ function afterSignIn(): string {
   return next?.startsWith("/oauth/authorize?") ? next : "/app/keys";
 }
 
+const PENDING = "pending-authorization";
+
+/**
+ * GitHub sign-in ends on /app/keys: an authorization request that was waiting for it is kept in
+ * this tab's sessionStorage and resumed from there (`resumeAuthorization`).
+ */
+function rememberNext(): void {
+  const next = afterSignIn();
+  if (next !== "/app/keys") sessionStorage.setItem(PENDING, next);
+}
+
+/** After a sign-in through GitHub: back to the authorization request that waited for it, if any. */
+export function resumeAuthorization(): boolean {
+  const next = sessionStorage.getItem(PENDING);
+  sessionStorage.removeItem(PENDING);
+  if (!next?.startsWith("/oauth/authorize?")) return false;
+  window.location.assign(next);
+  return true;
+}
+
 /** `/`: what the service is, how to sign in, and the API documents. */
 export function Landing({ session }: { session: SessionInfo | null }) {
   const [options, setOptions] = useState<SignInOptions | null>(null);
@@ -60,7 +80,7 @@ export function Landing({ session }: { session: SessionInfo | null }) {
           <>
             {options.github ? (
               <p>
-                <a class="button" href="/auth/github">
+                <a class="button" href="/auth/github" onClick={rememberNext}>
                   Sign in with GitHub
                 </a>
               </p>
