@@ -9,8 +9,8 @@ import { createInterface } from "node:readline";
 const ANSI = /\u001b\[[0-9;]*m/g;
 /** wrangler's request line: `[wrangler:info] GET /path 200 OK (3ms)` (the tag spelling varies by version). */
 const WRANGLER_REQUEST = /^\s*\[wrangler:inf(?:o)?\]\s+[A-Z]+\s+\/\S*\s+\d{3}\b/;
-/** The Worker's own request log (`http/pipeline.ts`); warnings and errors are not info. */
-const WORKER_REQUEST = /^\s*\{"level":"info",/;
+/** The Worker's own request line (`http/pipeline.ts`, `src/lib/log.ts`: level first, then the event). */
+const WORKER_REQUEST = /^\s*\{"level":"info","event":"request",/;
 
 /** True for a per-request log line of the Worker or of wrangler. */
 export function isRequestLog(line) {

@@ -1,5 +1,5 @@
 import type { DurableResult } from "../lib/durable-call";
-import { foldName } from "../lib/names";
+import { foldName, repoKey } from "../lib/names";
 import type { AnalyticsAccess } from "../rules/analytics-access";
 
 /**
@@ -7,8 +7,8 @@ import type { AnalyticsAccess } from "../rules/analytics-access";
  * what the organization's object will answer, so a read can start alongside the decision instead
  * of after it. Never a decision: the reader uses what it read only when the decision yields exactly
  * the input it read for. Bounded in entries (the oldest goes first) and in size (an access listing
- * more repositories than `largest` is not kept). The export (`early-page.ts`) and the summary each
- * keep an instance (256 × 1,000 names at most each).
+ * more repositories than `largest` is not kept). Each analytics reader (`read.ts`: the export's pages, the summary)
+ * keeps an instance (256 × 1,000 names at most each).
  */
 export class AccessGuesses<A extends AnalyticsAccess = AnalyticsAccess> {
   readonly #entries = new Map<string, A>();
@@ -21,7 +21,7 @@ export class AccessGuesses<A extends AnalyticsAccess = AnalyticsAccess> {
   }
 
   static key(org: string, callerId: string, repo: string | undefined): string {
-    return `${foldName(org)}\u0000${callerId}\u0000${repo === undefined ? "" : foldName(repo)}`;
+    return `${foldName(org)}\u0000${callerId}\u0000${repo === undefined ? "" : repoKey(repo)}`;
   }
 
   get(key: string): A | undefined {

@@ -1,32 +1,9 @@
-import type { z } from "zod";
 import { atOrganization } from "../directory/resolve";
 import { firstShard, readShard, shardNamed } from "../directory/shards";
 import type { DurableResult } from "../lib/durable-call";
 import { inStore } from "../lib/errors";
-import { repoKey } from "../lib/names";
 import type { AnalyticsAccess, PlacedAccess } from "../rules/analytics-access";
-import { listMergedPullRequests, type MergedPullRequestPage, type MergedPullRequestQuery } from "../storage/analytics";
 import { AccessGuesses } from "./access-guess";
-import { type AnalyticsQuery, DEFAULT_PER_PAGE } from "./query";
-import { resolveWindow } from "./window";
-
-type Query = z.output<typeof AnalyticsQuery>;
-
-/** The page statement's input for a request, once its access is known. One function, so an early and a late query compare equal. */
-export function pageQuery(query: Query, access: AnalyticsAccess, now: number): MergedPullRequestQuery {
-  const window = resolveWindow(query.startDate ?? null, query.endDate ?? null, access.installedAt, now);
-  return {
-    orgKey: access.homeKey,
-    repoKey: query.repo === undefined ? null : repoKey(query.repo),
-    accessibleRepoKeys: access.accessibleRepoKeys,
-    excludedRepoKeys: access.excludedRepoKeys,
-    start: window.start,
-    end: window.end,
-    after: query.cursor ?? null,
-    limit: (query.perPage ?? DEFAULT_PER_PAGE) + 1,
-    now,
-  };
-}
 
 /**
  * What a read of the analytics (the export's page, the summary's figures) gets alongside the key
@@ -43,9 +20,6 @@ export interface ReadAlongside<I, R> {
   /** The answer read before the access was known, with the input and shard it was read for; null when none was started or it failed. */
   early: { input: I; shard: string; answer: R } | null;
 }
-
-/** What the export reads alongside the key verdict. */
-export type AccessAndPage = ReadAlongside<MergedPullRequestQuery, MergedPullRequestPage>;
 
 /**
  * The access check and the statement in parallel instead of one after the other. The statement needs
@@ -108,16 +82,3 @@ export function earlyAnswer<I, R>(read: ReadAlongside<I, R>, input: I): R | null
 /** How the handler's statement came: the early answer used, one read for another input, or none read early. */
 export const earlyUse = (read: ReadAlongside<unknown, unknown>, used: boolean): "used" | "stale" | "none" =>
   used ? "used" : read.early === null ? "none" : "stale";
-
-/** The export's guesses (the summary keeps its own, of the same kind). */
-const guesses = new AccessGuesses<PlacedAccess>();
-
-/** The export's access and, for a guessed access, its page (`readAlongsideAccess`). */
-export const readAccessAndPage = (env: Env, query: Query, callerId: string, verdict: Promise<unknown>): Promise<AccessAndPage> =>
-  readAlongsideAccess(
-    env,
-    guesses,
-    { org: query.org, repo: query.repo, callerId, verdict },
-    (access, now) => pageQuery(query, access, now),
-    listMergedPullRequests,
-  );

@@ -1,23 +1,20 @@
 import { z } from "zod";
 import { analyticsEnvelope, json } from "../http/envelopes";
-import { type ApiInterface, defineRoute } from "../http/route";
-import { unwrap } from "../lib/durable-call";
-import { AppError, inStore } from "../lib/errors";
-import { REPO_DENIED } from "../rules/analytics-access";
+import { type ApiInterface, routesFor } from "../http/route";
 import { ANALYTICS_CURSOR_OUT, AnalyticsPrPage } from "../schemas/analytics";
 import { AnalyticsSummary } from "../schemas/analytics-summary";
-import { listMergedPullRequests } from "../storage/analytics";
-import { repositoryHasEvents } from "../storage/repositories";
 import { AnalyticsPrCsv, CSV_CONTENT_TYPE, CSV_HEADER, toCsv } from "./csv";
 import { csvDownload, DOWNLOAD_PAGE_ROWS } from "./download";
-import { earlyAnswer, earlyUse, pageQuery, readAccessAndPage } from "./early-page";
 import { chooseFormat } from "./format";
 import { paginationHeaders } from "./links";
 import { toPage } from "./present";
 import { AnalyticsQuery, checkDateRange, invalidQueryMessage } from "./query";
-import { readSummaryAccess, summarize } from "./summary";
+import { pageReader } from "./read";
+import { summarize, summaryReader } from "./summary";
 import { AnalyticsSummaryCsv, toSummaryCsv } from "./summary-csv";
 import { AnalyticsSummaryQuery, checkSummaryQuery } from "./summary-query";
+
+const keyRoute = routesFor("apiKey");
 
 /**
  * `GET /api/analytics/v1/prs` (contract sections 3 and 10). Answers in the contract's order: 401
@@ -26,7 +23,7 @@ import { AnalyticsSummaryQuery, checkSummaryQuery } from "./summary-query";
  * and so does the page when this isolate can guess the access (`early-page.ts`); the rows come from
  * D1 (a read replica through the Sessions API).
  */
-export const listPullRequestAnalytics = defineRoute({
+export const listPullRequestAnalytics = keyRoute({
   method: "GET",
   path: "/api/analytics/v1/prs",
   operationId: "listPullRequestAnalytics",
@@ -43,7 +40,7 @@ export const listPullRequestAnalytics = defineRoute({
     check: ({ query }) => checkDateRange(query, Date.now()),
     invalidMessage: invalidQueryMessage,
   },
-  alongside: ({ query }, callerId, { env }, verdict) => readAccessAndPage(env, query, callerId, verdict),
+  alongside: ({ query }, callerId, { env }, verdict) => pageReader.alongside(env, query, callerId, verdict),
   responses: {
     200: {
       description: "A page of rows, newest merge first.",
@@ -110,21 +107,9 @@ export const listPullRequestAnalytics = defineRoute({
   },
   errors: ["org_not_found", "installation_blocked", "plan_required", "org_access_denied", "repo_access_denied"],
   handler: async ({ query, read }, { env, url, request }) => {
-    const access = unwrap(read.access);
-    const { now, db } = read;
     // The rows live under the organization's home key; they are shown under the login asked for.
-    const input = pageQuery(query, access, now);
-    const reusable = earlyAnswer(read, input);
-    const { rows, rowsRead } = reusable ?? (await inStore("D1", () => listMergedPullRequests(db, input)));
-    const early = earlyUse(read, reusable !== null);
-    const scope = { orgKey: input.orgKey, repoKey: input.repoKey };
-    // A repository only an admin could name must exist somewhere: rows prove it, else ask D1.
-    if (rows.length === 0 && access.repoMustHaveEvents && scope.repoKey !== null) {
-      const repoKey = scope.repoKey;
-      if (!(await inStore("D1", () => repositoryHasEvents(db, scope.orgKey, repoKey)))) {
-        throw new AppError("repo_access_denied", REPO_DENIED);
-      }
-    }
+    const { input, answer, early } = await pageReader.answer(query, read);
+    const { rows, rowsRead } = answer;
     const page = toPage(query.org, rows, input.limit - 1);
     const headers: Record<string, string> = { ...paginationHeaders(url, page.nextCursor), Vary: "Accept" };
     // Benchmarks and tests only (`--var DEBUG_ROWS_READ:true`): how many rows D1 read for the page,
@@ -150,7 +135,7 @@ const SUMMARY_CSV_EXAMPLE =
  * the figures come from one D1 statement (`storage/analytics-summary.ts`), read alongside the
  * access check when this isolate can guess the access (`summary.ts`).
  */
-export const getPullRequestAnalyticsSummary = defineRoute({
+export const getPullRequestAnalyticsSummary = keyRoute({
   method: "GET",
   path: "/api/analytics/v1/summary",
   operationId: "getPullRequestAnalyticsSummary",
@@ -168,7 +153,7 @@ export const getPullRequestAnalyticsSummary = defineRoute({
     query: AnalyticsSummaryQuery,
     check: ({ query }) => checkSummaryQuery(query, Date.now()),
   },
-  alongside: ({ query }, callerId, { env }, verdict) => readSummaryAccess(env, query, callerId, verdict),
+  alongside: ({ query }, callerId, { env }, verdict) => summaryReader.alongside(env, query, callerId, verdict),
   responses: {
     200: {
       description: "The grouped figures and the totals of the window used.",
@@ -269,7 +254,7 @@ const AnalyticsDownloadCsv = z
  * the file equals walking the export; one request, so it counts once against the analytics quota
  * (walking a 100,000-row window from the browser would take 1,000 requests: the whole quota).
  */
-export const downloadPullRequestAnalyticsCsv = defineRoute({
+export const downloadPullRequestAnalyticsCsv = routesFor("session")({
   method: "GET",
   path: "/app/api/analytics/prs.csv",
   operationId: "appDownloadPullRequestAnalyticsCsv",
@@ -283,7 +268,7 @@ export const downloadPullRequestAnalyticsCsv = defineRoute({
     invalidMessage: invalidQueryMessage,
   },
   alongside: ({ query }, callerId, { env }, verdict) =>
-    readAccessAndPage(env, { ...query, perPage: DOWNLOAD_PAGE_ROWS }, callerId, verdict),
+    pageReader.alongside(env, { ...query, perPage: DOWNLOAD_PAGE_ROWS }, callerId, verdict),
   quota: "analytics",
   responses: {
     200: {
@@ -312,26 +297,17 @@ export const downloadPullRequestAnalyticsCsv = defineRoute({
   },
   errors: ["org_not_found", "installation_blocked", "plan_required", "org_access_denied", "repo_access_denied"],
   handler: async ({ query, read }) => {
-    const access = unwrap(read.access);
-    const { now, db } = read;
-    const input = pageQuery({ ...query, perPage: DOWNLOAD_PAGE_ROWS }, access, now);
-    const first = earlyAnswer(read, input) ?? (await inStore("D1", () => listMergedPullRequests(db, input)));
-    if (first.rows.length === 0 && access.repoMustHaveEvents && input.repoKey !== null) {
-      const repoKey = input.repoKey;
-      if (!(await inStore("D1", () => repositoryHasEvents(db, input.orgKey, repoKey)))) {
-        throw new AppError("repo_access_denied", REPO_DENIED);
-      }
-    }
+    const { input, answer: first } = await pageReader.answer({ ...query, perPage: DOWNLOAD_PAGE_ROWS }, read);
     const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
     const name = `${query.org.replace(/[^A-Za-z0-9._-]/g, "_")}-pull-requests-${day(input.start)}-${day(input.end)}.csv`;
-    return new Response(csvDownload(db, query.org, input, first), {
+    return new Response(csvDownload(read.db, query.org, input, first), {
       status: 200,
       headers: { "Content-Type": CSV_CONTENT_TYPE, "Content-Disposition": `attachment; filename="${name}"` },
     });
   },
 });
 
-export const analyticsInterface: ApiInterface = {
+export const analyticsInterface: ApiInterface<"apiKey"> = {
   name: "analytics",
   description: "Merged pull requests with review metrics, for organizations on the Pro plan (personal cak_ keys).",
   basePath: "/api/analytics",

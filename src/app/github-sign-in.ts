@@ -2,8 +2,9 @@ import { z } from "zod";
 import { startGithubSession } from "../auth/session";
 import { beginSignInAttempt, consumeSignInAttempt, SIGN_IN_ATTEMPT_MS } from "../auth/sign-in-attempt";
 import { authorizationRequest, completeAuthorization, githubOAuth, type OAuthSetting } from "../github/oauth";
-import { defineRoute, type HeaderSpec, type RequestContext } from "../http/route";
+import { type HeaderSpec, type RequestContext, routesFor } from "../http/route";
 import { AppError } from "../lib/errors";
+import { logger } from "../lib/log";
 import { type Message, messagePage } from "./message-page";
 import { CONTENT_SECURITY_POLICY } from "./pages";
 
@@ -15,6 +16,8 @@ import { CONTENT_SECURITY_POLICY } from "./pages";
  * it, so a callback link made for another browser (login CSRF) is refused. Every outcome that does
  * not sign in is an HTML page with a way back, never a 5xx.
  */
+
+const signInRoute = routesFor("sameOrigin");
 
 /** The browser's half of an attempt: its `state`. HttpOnly, Secure, SameSite=Lax (sent on GitHub's redirect back). */
 export const ATTEMPT_COOKIE = "__Host-github-sign-in";
@@ -39,9 +42,7 @@ const AGAIN = { href: "/auth/github", label: "Sign in with GitHub again" };
 
 function notConfigured(setting: Exclude<OAuthSetting, { kind: "on" }>, rc: RequestContext): Response {
   if (setting.kind === "misconfigured") {
-    console.error(
-      JSON.stringify({ level: "error", correlationId: rc.correlationId, message: `GitHub sign-in: ${setting.reason}` }),
-    );
+    logger({ correlationId: rc.correlationId }).error("GitHub sign-in is misconfigured", { reason: setting.reason });
   }
   const what =
     setting.kind === "off"
@@ -72,7 +73,7 @@ const SET_COOKIE = (description: string, required: boolean) => ({
   "Set-Cookie": { description, schema: { type: "string" as const, maxLength: 400 }, required },
 });
 
-const startGithubSignIn = defineRoute({
+const startGithubSignIn = signInRoute({
   method: "GET",
   path: "/auth/github",
   operationId: "appGithubSignIn",
@@ -112,7 +113,7 @@ const startGithubSignIn = defineRoute({
   },
 });
 
-const githubCallback = defineRoute({
+const githubCallback = signInRoute({
   method: "GET",
   path: "/auth/github/callback",
   operationId: "appGithubCallback",
@@ -191,9 +192,7 @@ const githubCallback = defineRoute({
           link: AGAIN,
         });
       case "unavailable":
-        console.warn(
-          JSON.stringify({ level: "warn", correlationId: rc.correlationId, message: `GitHub sign-in: ${outcome.detail}` }),
-        );
+        logger({ correlationId: rc.correlationId }).warn("GitHub sign-in: GitHub unavailable", { detail: outcome.detail });
         return answer({
           status: 502,
           title: "GitHub is not answering",

@@ -4,8 +4,9 @@ import { listGrants, newGrantId, recordGrant, revokeGrant } from "../auth/grants
 import { authorizationServer, serviceOrigin } from "../auth/oauth-server";
 import { SCOPES } from "../auth/scopes";
 import { json } from "../http/envelopes";
-import { defineRoute, type RequestContext, signedIn } from "../http/route";
+import { type RequestContext, routesFor } from "../http/route";
 import { AppError } from "../lib/errors";
+import { errorField, log } from "../lib/log";
 import { formatInstant } from "../lib/time";
 
 /**
@@ -13,6 +14,8 @@ import { formatInstant } from "../lib/time";
  * "Connected apps" on /app/keys (list, revoke). Session routes: state changes need the same-origin
  * `Origin` and the session's CSRF token, like every other change the app makes.
  */
+
+const sessionRoute = routesFor("session");
 
 const Scope = z.enum(SCOPES);
 
@@ -91,7 +94,7 @@ async function decide(rc: RequestContext, userId: string, decision: z.output<typ
   return withCookies({ redirectTo }, approved.headers);
 }
 
-export const decideConsent = defineRoute({
+export const decideConsent = sessionRoute({
   method: "POST",
   path: "/app/api/oauth/consent",
   operationId: "appDecideOAuthConsent",
@@ -101,10 +104,10 @@ export const decideConsent = defineRoute({
   },
   responses: { 200: { description: "Where to send the browser.", body: ConsentOutcome } },
   errors: [],
-  handler: async ({ body, caller }, rc) => decide(rc, signedIn(caller).githubUserId, body),
+  handler: async ({ body, caller }, rc) => decide(rc, caller.githubUserId, body),
 });
 
-export const listConnectedApps = defineRoute({
+export const listConnectedApps = sessionRoute({
   method: "GET",
   path: "/app/api/oauth/apps",
   operationId: "appListConnectedApps",
@@ -112,7 +115,7 @@ export const listConnectedApps = defineRoute({
   responses: { 200: { description: "Newest first.", body: ConnectedApps } },
   errors: [],
   handler: async ({ caller }, { env }) => {
-    const grants = await listGrants(env, signedIn(caller).githubUserId);
+    const grants = await listGrants(env, caller.githubUserId);
     return {
       apps: grants.map((grant) => ({
         ...grant,
@@ -123,7 +126,7 @@ export const listConnectedApps = defineRoute({
   },
 });
 
-export const revokeConnectedApp = defineRoute({
+export const revokeConnectedApp = sessionRoute({
   method: "DELETE",
   path: "/app/api/oauth/apps/{grantId}",
   operationId: "appRevokeConnectedApp",
@@ -132,7 +135,7 @@ export const revokeConnectedApp = defineRoute({
   responses: { 204: { description: "Revoked." } },
   errors: ["not_found"],
   handler: async ({ params, caller }, rc) => {
-    const userId = signedIn(caller).githubUserId;
+    const userId = caller.githubUserId;
     await revokeGrant(rc.env, userId, params.grantId);
     // Housekeeping: the library's records of the grant (the verdict above already refuses them).
     rc.ctx.waitUntil(forgetLibraryGrant(rc, userId, params.grantId));
@@ -153,6 +156,6 @@ async function forgetLibraryGrant(rc: RequestContext, userId: string, grantId: s
       cursor = page.cursor;
     } while (cursor !== undefined);
   } catch (error) {
-    console.error(JSON.stringify({ level: "warn", msg: "revoked grant's KV records not deleted", error: String(error) }));
+    log.warn("revoked grant's KV records not deleted", { error: errorField(error) });
   }
 }

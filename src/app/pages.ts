@@ -80,7 +80,7 @@ const pageRoute = (path: string, page: string, title: string, summary: string, p
 const OrgPath = z.object({ org: OrgLogin });
 
 /** `/` and `/app/...` pages. */
-export const pagesInterface: ApiInterface = {
+export const pagesInterface: ApiInterface<"none"> = {
   name: "pages",
   description: "The web app's pages (HTML; their data comes from /app/api).",
   basePath: "/app",

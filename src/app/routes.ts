@@ -2,7 +2,7 @@ import { downloadPullRequestAnalyticsCsv, getPullRequestAnalyticsSummary, listPu
 import { createUserKey, listUserKeys, revokeUserKey } from "../auth/keys";
 import { clearedSessionCookie, endSession, requireSessionCookie } from "../auth/session";
 import { codedErrorEnvelope } from "../http/envelopes";
-import { type ApiInterface, defineRoute, type Route, signedIn } from "../http/route";
+import { type ApiInterface, type Route, routesFor } from "../http/route";
 import {
   getOrganizationMember,
   listCallerOrganizations,
@@ -24,9 +24,12 @@ import { decideConsent, listConnectedApps, revokeConnectedApp } from "./oauth-ap
  * functions as the control plane's key routes (`auth/keys.ts`).
  */
 
+const sessionRoute = routesFor("session");
+
 /** A public route served to the app: same schemas, rules and handler; counted as a key of its kind would be. */
-const forApp = (route: Route, path: string, operationId: string, quota: KeyKind = "members"): Route => ({
+const forApp = (route: Route<"apiKey">, path: string, operationId: string, quota: KeyKind = "members"): Route<"session"> => ({
   ...route,
+  auth: "session",
   path,
   operationId,
   description: `The web app's form of ${route.operationId} (same rules and answers; counted against the ${quota} quota).`,
@@ -35,7 +38,7 @@ const forApp = (route: Route, path: string, operationId: string, quota: KeyKind 
   responses: Object.fromEntries(Object.entries(route.responses).map(([status, r]) => [status, { ...r, links: undefined }])),
 });
 
-const getSession = defineRoute({
+const getSession = sessionRoute({
   method: "GET",
   path: "/app/api/session",
   operationId: "appGetSession",
@@ -52,12 +55,11 @@ const getSession = defineRoute({
   },
   errors: [],
   handler: async ({ caller, csrfToken }) => {
-    const user = signedIn(caller);
-    return { user: { githubUserId: user.githubUserId, githubLogin: user.githubLogin }, csrfToken };
+    return { user: { githubUserId: caller.githubUserId, githubLogin: caller.githubLogin }, csrfToken };
   },
 });
 
-const signOut = defineRoute({
+const signOut = sessionRoute({
   method: "POST",
   path: "/auth/sign-out",
   operationId: "appSignOut",
@@ -75,7 +77,7 @@ const signOut = defineRoute({
   },
 });
 
-const listKeys = defineRoute({
+const listKeys = sessionRoute({
   method: "GET",
   path: "/app/api/keys",
   operationId: "appListKeys",
@@ -95,10 +97,10 @@ const listKeys = defineRoute({
     },
   },
   errors: [],
-  handler: async ({ caller }, { env }) => listUserKeys(env, signedIn(caller).githubUserId),
+  handler: async ({ caller }, { env }) => listUserKeys(env, caller.githubUserId),
 });
 
-const createKey = defineRoute({
+const createKey = sessionRoute({
   method: "POST",
   path: "/app/api/keys",
   operationId: "appCreateKey",
@@ -119,10 +121,10 @@ const createKey = defineRoute({
   },
   errors: ["not_found"],
   handler: async ({ body, caller }, { env }) =>
-    createUserKey(env, signedIn(caller).githubUserId, body.kind, keyExpiresAt(body.expiresInDays, Date.now())),
+    createUserKey(env, caller.githubUserId, body.kind, keyExpiresAt(body.expiresInDays, Date.now())),
 });
 
-const revokeKey = defineRoute({
+const revokeKey = sessionRoute({
   method: "DELETE",
   path: "/app/api/keys/{kind}",
   operationId: "appRevokeKey",
@@ -131,13 +133,13 @@ const revokeKey = defineRoute({
   responses: { 204: { description: "Revoked (or there was none)." } },
   errors: [],
   handler: async ({ params, caller }, { env }) => {
-    await revokeUserKey(env, signedIn(caller).githubUserId, params.kind);
+    await revokeUserKey(env, caller.githubUserId, params.kind);
     return null;
   },
 });
 
 /** `/app/api/...` and sign-out: the session cookie only (a key never authenticates here). */
-export const appInterface: ApiInterface = {
+export const appInterface: ApiInterface<"session"> = {
   name: "app",
   description: "The web app's JSON routes (session cookie; state changes need Origin and X-CSRF-Token).",
   basePath: "/app/api",

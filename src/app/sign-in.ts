@@ -1,7 +1,7 @@
 import { startSession } from "../auth/session";
 import { githubOAuth } from "../github/oauth";
 import { codedErrorEnvelope } from "../http/envelopes";
-import { type ApiInterface, defineRoute } from "../http/route";
+import { type ApiInterface, routesFor } from "../http/route";
 import { notFound } from "../lib/errors";
 import { DevSignInInput, SignInOptions } from "../schemas/app";
 import DEMO_USERS from "./demo-users.json";
@@ -12,6 +12,8 @@ import { githubSignInRoutes } from "./github-sign-in";
  * `DEV_SIGN_IN` is "true" (`npm start` and the browser tests pass it with `--var`; wrangler.toml
  * never sets it): anywhere else `/auth/dev/...` is 404.
  */
+
+const signInRoute = routesFor("sameOrigin");
 
 const devSignInOn = (env: Env): boolean => env.DEV_SIGN_IN === "true";
 const githubConfigured = (env: Env): boolean => githubOAuth(env).kind === "on";
@@ -24,7 +26,7 @@ const SET_COOKIE = {
   },
 };
 
-const signInOptions = defineRoute({
+const signInOptions = signInRoute({
   method: "GET",
   path: "/auth/options",
   operationId: "appSignInOptions",
@@ -44,7 +46,7 @@ const signInOptions = defineRoute({
   }),
 });
 
-const devSignIn = defineRoute({
+const devSignIn = signInRoute({
   method: "POST",
   path: "/auth/dev/sign-in",
   operationId: "appDevSignIn",
@@ -63,7 +65,7 @@ const devSignIn = defineRoute({
 });
 
 /** `/auth/...` before a session exists. */
-export const signInInterface: ApiInterface = {
+export const signInInterface: ApiInterface<"sameOrigin"> = {
   name: "sign-in",
   description: "Signing in to the web app (state changes need a same-origin Origin).",
   basePath: "/auth",

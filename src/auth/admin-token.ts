@@ -1,4 +1,5 @@
 import { notFound, unauthenticated } from "../lib/errors";
+import { log } from "../lib/log";
 import { parseBearer } from "./api-key";
 
 /** A shorter ADMIN_TOKEN is refused: the control plane can create keys for anyone. */
@@ -14,11 +15,8 @@ export function configuredAdminToken(env: Env): string {
   const expected = env.ADMIN_TOKEN;
   if (typeof expected !== "string" || expected === "") throw notFound();
   if (expected.length < ADMIN_TOKEN_MIN_LENGTH) {
-    console.error(
-      JSON.stringify({
-        level: "error",
-        msg: `ADMIN_TOKEN is shorter than ${ADMIN_TOKEN_MIN_LENGTH} characters: /internal answers 404 until a longer one is set`,
-      }),
+    log.error(
+      `ADMIN_TOKEN is shorter than ${ADMIN_TOKEN_MIN_LENGTH} characters: /internal answers 404 until a longer one is set`,
     );
     throw notFound();
   }

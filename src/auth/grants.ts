@@ -2,10 +2,10 @@ import { callDurable, type DurableResult, unwrap } from "../lib/durable-call";
 import { AppError } from "../lib/errors";
 import type { KeyKind } from "../schemas/key-kind";
 import type { User } from "../schemas/user";
-import type { GrantSummary, NewGrant } from "./grant-store";
 import { type QuotaVerdict, quotaPolicy } from "./quota";
 import type { Scope } from "./scopes";
 import type { GrantVerdict } from "./user-object";
+import type { GrantSummary, NewGrant } from "./user-store/grants";
 import { userStub } from "./user-stub";
 
 /**

@@ -1,4 +1,5 @@
 import { OAuthAuthorizationServer, OAuthError } from "@cloudflare/workers-oauth-provider";
+import { log } from "../lib/log";
 import { isGrantProps, judgeGrant } from "./grants";
 import { SCOPES } from "./scopes";
 
@@ -82,7 +83,7 @@ export function authorizationServer(origin: string): OAuthAuthorizationServer<En
         }
       },
       onError: ({ status, internal }) => {
-        if (status >= 500) console.error(JSON.stringify({ level: "error", msg: "oauth provider error", internal }));
+        if (status >= 500) log.error("oauth provider error", { internal });
       },
     });
     servers.set(origin, server);

@@ -6,7 +6,7 @@ import { putOrganization as putOrganizationAtHome } from "../directory/put";
 import { syncOrganization } from "../directory/resolve";
 import { mainDatabase } from "../directory/shards";
 import { codedErrorEnvelope } from "../http/envelopes";
-import { type ApiInterface, defineRoute } from "../http/route";
+import { type ApiInterface, routesFor } from "../http/route";
 import { callDurable, unwrap } from "../lib/durable-call";
 import { badRequest, inStore, notFound } from "../lib/errors";
 import { formatInstant } from "../lib/time";
@@ -22,6 +22,8 @@ import { deleteParked, listParked, readParked } from "../storage/parked";
 import { replayParked } from "../webhooks/receive";
 import { listShards, moveOrganization, readOrganizationMove } from "./shard-routes";
 import { postSync, readSync } from "./sync-routes";
+
+const adminRoute = routesFor("adminToken");
 
 /** Control-plane bodies may be large (member lists, event batches), but not unbounded. */
 export const CONTROL_PLANE_MAX_BODY = 1024 * 1024;
@@ -49,7 +51,7 @@ const viaUser = <T>(
   { idempotent = true }: { idempotent?: boolean } = {},
 ) => callDurable<T>(() => call(userStub(env, id)), { idempotent });
 
-const putOrganization = defineRoute({
+const putOrganization = adminRoute({
   method: "PUT",
   path: "/internal/v1/organizations/{org}",
   operationId: "putOrganization",
@@ -83,7 +85,7 @@ const putOrganization = defineRoute({
   handler: async ({ params, body }, { env }) => putOrganizationAtHome(env, params.org, body),
 });
 
-const putRepository = defineRoute({
+const putRepository = adminRoute({
   method: "PUT",
   path: "/internal/v1/organizations/{org}/repositories/{repo}",
   operationId: "putRepository",
@@ -103,7 +105,7 @@ const putRepository = defineRoute({
     viaOrg(env, params.org, (stub, at, adopt) => stub.putRepository(at, params.repo, body, adopt)),
 });
 
-const putMember = defineRoute({
+const putMember = adminRoute({
   method: "PUT",
   path: "/internal/v1/organizations/{org}/members/{githubUserId}",
   operationId: "putMember",
@@ -133,7 +135,7 @@ const putMember = defineRoute({
     ),
 });
 
-const deleteMember = defineRoute({
+const deleteMember = adminRoute({
   method: "DELETE",
   path: "/internal/v1/organizations/{org}/members/{githubUserId}",
   operationId: "deleteMember",
@@ -149,7 +151,7 @@ const deleteMember = defineRoute({
   },
 });
 
-const putUser = defineRoute({
+const putUser = adminRoute({
   method: "PUT",
   path: "/internal/v1/users/{githubUserId}",
   operationId: "putUser",
@@ -163,7 +165,7 @@ const putUser = defineRoute({
     viaUser(env, params.githubUserId, (stub) => stub.putUser(params.githubUserId, body)),
 });
 
-const createApiKey = defineRoute({
+const createApiKey = adminRoute({
   method: "POST",
   path: "/internal/v1/users/{githubUserId}/api-keys",
   operationId: "createApiKey",
@@ -198,7 +200,7 @@ const createApiKey = defineRoute({
   handler: async ({ params, body }, { env }) => createUserKey(env, params.githubUserId, body.kind, body.expiresAt),
 });
 
-const revokeApiKey = defineRoute({
+const revokeApiKey = adminRoute({
   method: "DELETE",
   path: "/internal/v1/users/{githubUserId}/api-keys/{kind}",
   operationId: "revokeApiKey",
@@ -212,7 +214,7 @@ const revokeApiKey = defineRoute({
   },
 });
 
-const ingestEvents = defineRoute({
+const ingestEvents = adminRoute({
   method: "POST",
   path: "/internal/v1/events",
   operationId: "ingestEvents",
@@ -271,7 +273,7 @@ const PARKED_EXAMPLE = {
 
 const present = (p: Awaited<ReturnType<typeof listParked>>[number]) => ({ ...p, parkedAt: formatInstant(p.parkedAt) });
 
-const listParkedDeliveries = defineRoute({
+const listParkedDeliveries = adminRoute({
   method: "GET",
   path: "/internal/v1/webhooks/parked",
   operationId: "listParkedWebhookDeliveries",
@@ -286,7 +288,7 @@ const listParkedDeliveries = defineRoute({
   }),
 });
 
-const replayParkedDelivery = defineRoute({
+const replayParkedDelivery = adminRoute({
   method: "POST",
   path: "/internal/v1/webhooks/parked/{id}/replay",
   operationId: "replayParkedWebhookDelivery",
@@ -305,7 +307,7 @@ const replayParkedDelivery = defineRoute({
 });
 
 /** `/internal/v1/...`: the entry point that feeds the service its data (contract section 5). */
-export const controlPlaneInterface: ApiInterface = {
+export const controlPlaneInterface: ApiInterface<"adminToken"> = {
   name: "control plane",
   description: "Internal: synchronisation, event ingestion and key management (ADMIN_TOKEN).",
   basePath: "/internal",

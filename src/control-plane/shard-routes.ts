@@ -3,7 +3,7 @@ import { type Move, readMove } from "../directory/moves";
 import { atOrganization } from "../directory/resolve";
 import { placementOf, shardLoads, shardNamed } from "../directory/shards";
 import { json } from "../http/envelopes";
-import { defineRoute } from "../http/route";
+import { routesFor } from "../http/route";
 import { unwrap } from "../lib/durable-call";
 import { AppError, badRequest, inStore } from "../lib/errors";
 import { startMove } from "../moves/start";
@@ -12,9 +12,11 @@ import { MoveInput, MoveStatus, ShardList } from "../schemas/shards";
 
 /** `GET /internal/v1/shards` and `GET`/`POST /internal/v1/organizations/{org}/move` (contract section 16). */
 
+const adminRoute = routesFor("adminToken");
+
 const OrgPath = z.object({ org: GithubOrgName });
 
-export const listShards = defineRoute({
+export const listShards = adminRoute({
   method: "GET",
   path: "/internal/v1/shards",
   operationId: "listShards",
@@ -56,7 +58,7 @@ const present = (shard: string, move: Move | null) => ({
   move: move && { org: move.org, from: move.from, to: move.to, state: move.state, rowsCopied: move.rowsCopied },
 });
 
-export const readOrganizationMove = defineRoute({
+export const readOrganizationMove = adminRoute({
   method: "GET",
   path: "/internal/v1/organizations/{org}/move",
   operationId: "getOrganizationMove",
@@ -73,7 +75,7 @@ export const readOrganizationMove = defineRoute({
   },
 });
 
-export const moveOrganization = defineRoute({
+export const moveOrganization = adminRoute({
   method: "POST",
   path: "/internal/v1/organizations/{org}/move",
   operationId: "moveOrganization",

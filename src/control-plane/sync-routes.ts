@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { atOrganization } from "../directory/resolve";
 import { githubSync } from "../github/config";
-import { defineRoute } from "../http/route";
+import { routesFor } from "../http/route";
 import { unwrap } from "../lib/durable-call";
 import { AppError } from "../lib/errors";
 import { GithubOrgName } from "../schemas/common";
@@ -9,6 +9,8 @@ import { SyncRun, SyncStatus } from "../schemas/sync";
 import { startSync } from "../sync/start";
 
 /** `GET`/`POST /internal/v1/organizations/{org}/sync` (contract section 17): an installation sync's progress and start. */
+
+const adminRoute = routesFor("adminToken");
 
 const OrgPath = z.object({ org: GithubOrgName });
 
@@ -27,7 +29,7 @@ const RUN_EXAMPLE = {
   lastError: null,
 };
 
-export const readSync = defineRoute({
+export const readSync = adminRoute({
   method: "GET",
   path: "/internal/v1/organizations/{org}/sync",
   operationId: "getOrganizationSync",
@@ -44,7 +46,7 @@ export const readSync = defineRoute({
   handler: async ({ params }, { env }) => unwrap(await atOrganization(env, params.org, (stub, at) => stub.readSync(at.login))),
 });
 
-export const postSync = defineRoute({
+export const postSync = adminRoute({
   method: "POST",
   path: "/internal/v1/organizations/{org}/sync",
   operationId: "startOrganizationSync",

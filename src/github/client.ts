@@ -4,6 +4,7 @@ import { paginateRest } from "@octokit/plugin-paginate-rest";
 import { retry } from "@octokit/plugin-retry";
 import { throttling } from "@octokit/plugin-throttling";
 import Bottleneck from "bottleneck/light.js";
+import { log } from "../lib/log";
 import type { GithubApp } from "./config";
 import { GithubError } from "./errors";
 import { tokenCache } from "./token-cache";
@@ -46,6 +47,8 @@ export interface GithubInstallation {
 }
 
 const quiet = () => {};
+/** Octokit's own warnings and errors, as the service's log lines. */
+const octokitLine = (level: "warn" | "error") => (message: string) => log[level]("GitHub client message", { message });
 
 /**
  * Runs `work` with a fresh Octokit for the installation and reports what it cost. A fresh client per
@@ -66,15 +69,7 @@ export async function withInstallation<T>(
   const waitOrRefuse =
     (kind: string) => (retryAfter: number, request: { method: string; url: string }, _o: unknown, retryCount: number) => {
       if (retryAfter <= maxWait && retryCount < maxLimitRetries) {
-        console.log(
-          JSON.stringify({
-            level: "warn",
-            msg: `GitHub ${kind}: waiting`,
-            retryAfter,
-            request: `${request.method} ${request.url}`,
-            installationId,
-          }),
-        );
+        log.warn(`GitHub ${kind}: waiting`, { retryAfter, request: `${request.method} ${request.url}`, installationId });
         return true;
       }
       refusedWait = retryAfter;
@@ -93,7 +88,7 @@ export async function withInstallation<T>(
       cache: tokenCache(`${app.apiUrl}|${app.appId}`),
     },
     request: { fetch: meteredFetch(usage) },
-    log: { debug: quiet, info: quiet, warn: console.warn, error: console.error },
+    log: { debug: quiet, info: quiet, warn: octokitLine("warn"), error: octokitLine("error") },
     throttle: {
       id: `${app.apiUrl}|${app.appId}|${installationId}`,
       ...limits,

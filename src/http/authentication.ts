@@ -22,10 +22,10 @@ import type { CallerKey, InterfaceAuth, RequestContext, Route } from "./route";
  * without it), the flood throttle (429), then the credential (401, counted).
  */
 
-/** The verified caller: a key's owner, or a session's user with the session's CSRF token. */
-export interface Caller {
+/** A session's verified user with the session's CSRF token. */
+export interface SessionCaller {
   user: User;
-  csrfToken: string | null;
+  csrfToken: string;
 }
 
 /** What the stage established, for the rest of the route's stages. */
@@ -35,7 +35,8 @@ export type Authenticated =
    * The key exists (or the session cookie is well formed), so the caller's id is known; the verdict
    * (still current, owner not blocked, quota) is settled alongside the parameters.
    */
-  | { kind: "apiKey" | "session"; callerId: string; verdict: Promise<Caller> }
+  | { kind: "apiKey"; callerId: string; verdict: Promise<User> }
+  | { kind: "session"; callerId: string; verdict: Promise<SessionCaller> }
   /** A key of either kind, judged (401 here); the quota's verdict is the route's to answer. */
   | { kind: "anyApiKey"; user: User; key: CallerKey; body: Record<string, unknown> }
   | { kind: "adminToken" }
@@ -111,8 +112,7 @@ export async function authenticate(
       return { kind: "none" };
     case "apiKey": {
       const known = await counted(rc, now, () => lookupApiKey(rc.request, rc.env, auth.keyKind));
-      const verdict = verifiedCaller(rc, known, now).then((user) => ({ user, csrfToken: null }));
-      return { kind: "apiKey", callerId: known.record.userId, verdict };
+      return { kind: "apiKey", callerId: known.record.userId, verdict: verifiedCaller(rc, known, now) };
     }
     case "session": {
       const cookie = await counted(rc, now, async () => requireSessionCookie(rc.request));
@@ -235,7 +235,7 @@ async function verifiedSession(
   cookie: { userId: string; token: string },
   quotaKind: KeyKind | null,
   now: number,
-): Promise<Caller> {
+): Promise<SessionCaller> {
   const session = await verifySession(rc.env, cookie, now, quotaKind).catch((error) =>
     countFailedAuthentication(rc.request, rc.env, error, now),
   );

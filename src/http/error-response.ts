@@ -1,4 +1,5 @@
 import { type AppError, internalError, isAppError } from "../lib/errors";
+import { errorField, logger } from "../lib/log";
 import { type Envelope, json } from "./envelopes";
 
 /**
@@ -27,14 +28,9 @@ export function publicError(error: unknown, envelope: Envelope, correlationId: s
 }
 
 /** Every server-side failure is logged once, here, with the request's correlation id. */
-function logFailure(correlationId: string, msg: string, cause: unknown): void {
-  console.error(
-    JSON.stringify({
-      level: "error",
-      msg,
-      correlationId,
-      error: cause instanceof Error ? `${cause.name}: ${cause.message}` : cause === undefined ? undefined : String(cause),
-      stack: cause instanceof Error ? cause.stack : undefined,
-    }),
-  );
+function logFailure(correlationId: string, event: string, cause: unknown): void {
+  logger({ correlationId }).error(event, {
+    error: errorField(cause),
+    stack: cause instanceof Error ? cause.stack : undefined,
+  });
 }

@@ -1,4 +1,5 @@
 import { notFound } from "../lib/errors";
+import { logger } from "../lib/log";
 import type { Envelope } from "./envelopes";
 import { errorResponse } from "./error-response";
 import type { Registry } from "./registry";
@@ -44,16 +45,12 @@ export async function dispatch(
   });
   headers.set("X-Correlation-Id", correlationId);
   headers.set("Cache-Control", "no-store");
-  console.log(
-    JSON.stringify({
-      level: "info",
-      correlationId,
-      method: request.method,
-      path: url.pathname,
-      status: response.status,
-      ms: Date.now() - started,
-    }),
-  );
+  logger({ correlationId }).info("request", {
+    method: request.method,
+    path: url.pathname,
+    status: response.status,
+    ms: Date.now() - started,
+  });
   // HEAD is answered without a body wherever it is answered (routed in the registry; here also a
   // 404 or 405 of a path no route matches).
   const body = request.method === "HEAD" ? null : response.body;

@@ -2,12 +2,12 @@ import { type IRequest, Router, type RouterType } from "itty-router";
 import type { z } from "zod";
 import { attempt } from "../lib/attempt";
 import { AppError, type ErrorDetail, notFound } from "../lib/errors";
-import { authDocumentation, authenticate, type Caller } from "./authentication";
+import { type Authenticated, authDocumentation, authenticate } from "./authentication";
 import { readJsonObject } from "./body";
 import { json } from "./envelopes";
 import { errorResponse } from "./error-response";
 import { readPathParams, readQuery } from "./request";
-import type { ApiInterface, CallerKey, HandlerResult, RequestContext, Route } from "./route";
+import type { ApiInterface, AuthArgs, AuthKind, HandlerResult, RequestContext, Route } from "./route";
 import { parseOrThrow } from "./validation";
 
 /** `/a/{b}/c` → `/a/:b/c` for itty, and a RegExp for `Allow`. */
@@ -32,6 +32,8 @@ export class Registry {
     this.router = Router<IRequest, [RequestContext]>();
     for (const api of interfaces) {
       for (const route of api.routes) {
+        if (route.auth !== api.auth.kind && route.auth !== "none")
+          throw new Error(`${route.operationId}: a route for ${route.auth} in an interface of ${api.auth.kind}`);
         this.#patterns.push({ method: route.method, pattern: pathPattern(route.path) });
         this.router[route.method.toLowerCase() as "get"](ittyPath(route.path), (request: IRequest, rc: RequestContext) =>
           runRoute(api, route, request, rc),
@@ -92,10 +94,11 @@ export interface RouteCall {
   body: (maxBytes: number) => Promise<unknown>;
   /** The key owner's id from the key record, once the key is known to exist (for `alongside` reads), else null. */
   callerId: string | null;
-  /** The key's or session's verdict: the caller (null for interfaces without them), or a rejection (401/429/403). */
-  verdict: Promise<Caller | null>;
-  key: CallerKey | null;
-  raw: Uint8Array | null;
+  /**
+   * The authentication's verdict as the handler sees it (`AuthArgs` of the route's kind), or a
+   * rejection (401/429/403).
+   */
+  verdict: Promise<AuthArgs<AuthKind>>;
 }
 
 async function runRoute(api: ApiInterface, route: Route, request: IRequest, rc: RequestContext): Promise<Response> {
@@ -104,26 +107,36 @@ async function runRoute(api: ApiInterface, route: Route, request: IRequest, rc: 
     params: request.params,
     query: rc.url.searchParams,
     body: (maxBytes) => readJsonObject(request, maxBytes),
-    callerId: null,
-    verdict: Promise.resolve(null),
-    key: null,
-    raw: null,
+    ...authArgs(authenticated),
   };
-  if (authenticated.kind === "apiKey" || authenticated.kind === "session") {
-    call.callerId = authenticated.callerId;
-    call.verdict = authenticated.verdict;
-  } else if (authenticated.kind === "anyApiKey") {
-    call.callerId = authenticated.key.userId;
-    call.verdict = Promise.resolve({ user: authenticated.user, csrfToken: null });
-    call.key = authenticated.key;
-    call.body = async () => authenticated.body;
-  } else if (authenticated.kind === "webhookSignature") {
-    call.raw = authenticated.body;
-  }
+  if (authenticated.kind === "anyApiKey") call.body = async () => authenticated.body;
   const result = await executeRoute(route, call, rc);
   if (result instanceof Response) return result;
   const status = Number(Object.keys(route.responses)[0]);
   return result === null ? new Response(null, { status }) : json(result, status);
+}
+
+/** What the authentication stage hands to the route's stages and its handler. */
+function authArgs(authenticated: Authenticated): Pick<RouteCall, "callerId" | "verdict"> {
+  switch (authenticated.kind) {
+    case "apiKey":
+      return { callerId: authenticated.callerId, verdict: authenticated.verdict.then((user) => ({ caller: user })) };
+    case "session":
+      return {
+        callerId: authenticated.callerId,
+        verdict: authenticated.verdict.then(({ user, csrfToken }) => ({ caller: user, csrfToken })),
+      };
+    case "anyApiKey":
+      return {
+        callerId: authenticated.key.userId,
+        verdict: Promise.resolve({ caller: authenticated.user, key: authenticated.key }),
+      };
+    case "webhookSignature":
+      return { callerId: null, verdict: Promise.resolve({ raw: authenticated.body }) };
+    case "none":
+    case "adminToken":
+      return { callerId: null, verdict: Promise.resolve({}) };
+  }
 }
 
 /**
@@ -151,7 +164,7 @@ export async function executeRoute(route: Route, call: RouteCall, rc: RequestCon
   // Judged in order: the key first (a failing key is a 401, an exhausted quota a 429, whatever else
   // happened), then the parameters. A refused request answers at once: the read started alongside
   // is not awaited (the runtime drops it with the response), so refusing costs no more than the verdict.
-  const caller = await call.verdict;
+  const auth = await call.verdict;
   if (!parsed.ok) throw parsed.error;
 
   let body: unknown;
@@ -164,15 +177,8 @@ export async function executeRoute(route: Route, call: RouteCall, rc: RequestCon
   if (settled.status === "rejected") throw settled.reason;
 
   return route.handler(
-    {
-      ...parsed.value,
-      body,
-      caller: caller?.user ?? null,
-      csrfToken: caller?.csrfToken ?? null,
-      key: call.key,
-      read: settled.value,
-      raw: call.raw,
-    },
+    // Typed by the route's own kind of authentication, which the registry checked against its interface's.
+    { ...parsed.value, body, read: settled.value, ...auth } as Parameters<Route["handler"]>[0],
     rc,
   );
 }

@@ -79,23 +79,29 @@ export interface CallerKey {
   scopes: readonly Scope[];
 }
 
-export interface HandlerArgs<P, Q, B, T> extends RouteInput<P, Q, B> {
-  /** The verified key owner or session user (routes of interfaces authenticated by API key or session), else null. */
-  caller: User | null;
-  /** The session's CSRF token (routes of session interfaces), for the page to send back; else null. */
-  csrfToken: string | null;
-  /** The key itself (routes of `anyApiKey` interfaces), else null. */
-  key: CallerKey | null;
+/**
+ * What a handler learns from its interface's authentication, by the kind of that authentication:
+ * the registry runs the stage before any handler, so these are never missing.
+ */
+export type AuthArgs<A extends AuthKind> = A extends "apiKey"
+  ? { /** The verified key owner. */ caller: User }
+  : A extends "session"
+    ? { caller: User /** The session's CSRF token, for the page to send back. */; csrfToken: string }
+    : A extends "anyApiKey"
+      ? { caller: User /** The key itself: its kind picks the MCP tools. */; key: CallerKey }
+      : A extends "webhookSignature"
+        ? { /** The body as sent, verified by its signature. */ raw: Uint8Array }
+        : Record<never, never>;
+
+export type HandlerArgs<P, Q, B, T, A extends AuthKind> = RouteInput<P, Q, B> & {
   /** What `alongside` read, once the key verdict allowed it to be seen. */
   read: T;
-  /** The body as sent, verified by its signature (routes with a `raw` body), else null. */
-  raw: Uint8Array | null;
-}
+} & AuthArgs<A>;
 
 /** A handler returns the success body (answered with the first documented success status), null for 204, or a Response. */
 export type HandlerResult = unknown;
 
-export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, T> {
+export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, T, A extends AuthKind = AuthKind> {
   method: Method;
   /** OpenAPI form: `/api/v1/organizations/{org}/members/{githubUserId}`. */
   path: string;
@@ -134,22 +140,35 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
   responses: Record<number, SuccessResponse>;
   /** Error codes the handler itself can answer; the registry adds those of auth, parsing and stages. */
   errors: readonly ErrorCode[];
-  handler: (args: HandlerArgs<z.output<P>, z.output<Q>, z.output<B>, T>, rc: RequestContext) => Promise<HandlerResult>;
+  handler(args: HandlerArgs<z.output<P>, z.output<Q>, z.output<B>, T, A>, rc: RequestContext): Promise<HandlerResult>;
 }
 
-/** A route with its types erased, as the registry holds it. */
+/**
+ * A route with its input types erased, as the registry holds it, and the kind of authentication its
+ * handler was written for (the registry refuses to serve it under another).
+ */
 // biome-ignore lint/suspicious/noExplicitAny: the registry handles every route alike; each definition is checked where it is written.
-export type Route = RouteSpec<any, any, any, any>;
+export type Route<A extends AuthKind = AuthKind> = RouteSpec<any, any, any, any, A> & { auth: A };
 
-/** Identity with inference: the handler sees the output types of the route's own schemas. */
-export function defineRoute<
-  P extends z.ZodType = z.ZodObject<Record<string, never>>,
-  Q extends z.ZodType = z.ZodObject<Record<string, never>>,
-  B extends z.ZodType = z.ZodUndefined,
-  T = undefined,
->(spec: RouteSpec<P, Q, B, T>): Route {
-  return spec as Route;
-}
+/**
+ * The route builder of an interface authenticated by `auth`: identity with inference, so the handler
+ * sees the output types of the route's own schemas and exactly what that authentication
+ * establishes (`AuthArgs`).
+ */
+export const routesFor =
+  <A extends AuthKind>(auth: A) =>
+  <
+    P extends z.ZodType = z.ZodObject<Record<string, never>>,
+    Q extends z.ZodType = z.ZodObject<Record<string, never>>,
+    B extends z.ZodType = z.ZodUndefined,
+    T = undefined,
+  >(
+    spec: RouteSpec<P, Q, B, T, A>,
+  ): Route<A> =>
+    ({ ...spec, auth }) as Route<A>;
+
+/** A route of an interface without a credential (or that only checks the Origin). */
+export const defineRoute = routesFor("none");
 
 /**
  * How an interface authenticates its routes: one declared stage, run by `http/authentication.ts`
@@ -189,21 +208,21 @@ export type InterfaceAuth =
  * An interface: a group of routes sharing a base path, an error envelope, an authentication and a
  * document. Paths under `basePath` that no route matches still answer in this interface's envelope.
  */
-export interface ApiInterface {
+export type AuthKind = InterfaceAuth["kind"];
+
+/** An interface of one kind of authentication; without a kind, any interface. */
+export type ApiInterface<A extends AuthKind = AuthKind> = A extends AuthKind ? InterfaceOf<A> : never;
+
+interface InterfaceOf<A extends AuthKind> {
   name: string;
   description: string;
   basePath: string;
   /** The OpenAPI document that lists the interface's routes; "none" for one that is not REST (MCP). */
   document: "public" | "internal" | "none";
   envelope: Envelope;
-  auth: InterfaceAuth;
+  auth: Extract<InterfaceAuth, { kind: A }>;
   /** Error codes every route of the interface can answer (e.g. 503 where a Durable Object is asked). */
   errors: readonly ErrorCode[];
-  routes: readonly Route[];
-}
-
-/** The caller of a route of an API-key interface (the registry has verified the key before any handler runs). */
-export function signedIn(caller: User | null): User {
-  if (caller === null) throw new Error("route of an unauthenticated interface asked for its caller");
-  return caller;
+  /** Routes written for this authentication, or for none (they need nothing from it). */
+  routes: readonly Route<A | "none">[];
 }

@@ -61,9 +61,8 @@ function routeCall(tool: Tool, args: Record<string, unknown>, session: ToolSessi
       return body;
     },
     callerId: session.key.userId,
-    verdict: Promise.resolve({ user: session.user, csrfToken: null }),
-    key: session.key,
-    raw: null,
+    // The REST route is an API-key route: its handler sees the caller the MCP request authenticated.
+    verdict: Promise.resolve({ caller: session.user }),
   };
 }
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { codedErrorEnvelope } from "../http/envelopes";
-import { type ApiInterface, defineRoute, signedIn } from "../http/route";
+import { type ApiInterface, routesFor } from "../http/route";
 import { serveMcp } from "./server";
 import { toolsFor } from "./tools";
 
@@ -10,6 +10,8 @@ import { toolsFor } from "./tools";
  * authentication stage judges the key before the MCP server is reached (401 over HTTP) and counts
  * only a `tools/call` against the owner's quota. `GET /mcp` is 405 (no server-initiated stream).
  */
+
+const anyKeyRoute = routesFor("anyApiKey");
 
 /** A JSON-RPC message; a batch of 100 member changes is about 13 KiB. */
 const MCP_MAX_BODY = 128 * 1024;
@@ -21,7 +23,7 @@ const readOnlyMode = (path: string, request: Request): boolean =>
   path === "/mcp/readonly" || request.headers.get("X-MCP-Readonly")?.trim().toLowerCase() === "true";
 
 const mcpRoute = (path: "/mcp" | "/mcp/readonly", operationId: string, summary: string) =>
-  defineRoute({
+  anyKeyRoute({
     method: "POST",
     path,
     operationId,
@@ -33,12 +35,11 @@ const mcpRoute = (path: "/mcp" | "/mcp/readonly", operationId: string, summary: 
     },
     errors: [],
     handler: async ({ body, caller, key }, rc) => {
-      if (key === null) throw new Error("the MCP interface authenticates by key");
-      return serveMcp(path, body, { rc, user: signedIn(caller), key, readOnly: readOnlyMode(path, rc.request) });
+      return serveMcp(path, body, { rc, user: caller, key, readOnly: readOnlyMode(path, rc.request) });
     },
   });
 
-export const mcpInterface: ApiInterface = {
+export const mcpInterface: ApiInterface<"anyApiKey"> = {
   name: "mcp",
   description: "Model Context Protocol endpoint: the analytics and member routes as tools (cak_ or cbk_ keys).",
   basePath: "/mcp",

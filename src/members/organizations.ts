@@ -2,6 +2,7 @@ import type { MembershipPosition } from "../auth/user-object";
 import { userStub } from "../auth/user-stub";
 import { organizationAt } from "../directory/resolve";
 import { callDurable } from "../lib/durable-call";
+import { errorField, log } from "../lib/log";
 import type { MembershipAnswer } from "../organization/answers";
 import type { OrganizationEntry, OrganizationPage } from "../schemas/organization";
 import { encodeOrgCursor, type OrgCursor } from "./query";
@@ -58,6 +59,6 @@ async function repair(env: Env, userId: string, key: MembershipPosition, answer:
     if (answer.member) await index.recordNotInstalled(key.orgKey, answer.version);
     else await index.recordMembership(key.orgKey, key.loginKey, false, answer.version, false);
   } catch (error) {
-    console.error(JSON.stringify({ level: "warn", msg: "organizations index not repaired", error: String(error) }));
+    log.warn("organizations index not repaired", { error: errorField(error) });
   }
 }

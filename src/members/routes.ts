@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { atOrganization } from "../directory/resolve";
 import { codedErrorEnvelope } from "../http/envelopes";
-import { type ApiInterface, defineRoute, type RequestContext, signedIn } from "../http/route";
+import { type ApiInterface, type RequestContext, routesFor } from "../http/route";
 import { unwrap } from "../lib/durable-call";
 import type { ErrorCode } from "../lib/errors";
 import type { AuditRows, MemberChangesResult, MemberRows } from "../organization/answers";
@@ -20,6 +20,8 @@ import {
   MemberListQuery,
   OrganizationListQuery,
 } from "./query";
+
+const keyRoute = routesFor("apiKey");
 
 const MemberPath = z.object({ org: OrgLogin, githubUserId: GithubUserId });
 const OrgPath = z.object({ org: OrgLogin });
@@ -86,7 +88,7 @@ const exampleMember = {
  * `GET /api/v1/organizations/{org}/members/{githubUserId}` (contract section 4): from the
  * organization's Durable Object, never a replica, alongside the key verdict.
  */
-export const getOrganizationMember = defineRoute({
+export const getOrganizationMember = keyRoute({
   method: "GET",
   path: "/api/v1/organizations/{org}/members/{githubUserId}",
   operationId: "getOrganizationMember",
@@ -127,7 +129,7 @@ export const getOrganizationMember = defineRoute({
  * `PATCH /api/v1/organizations/{org}/members/{githubUserId}`: a batch of one change, judged by the
  * same rules in the same transaction as the batch PATCH. A write waits for the key verdict.
  */
-export const updateOrganizationMember = defineRoute({
+export const updateOrganizationMember = keyRoute({
   method: "PATCH",
   path: "/api/v1/organizations/{org}/members/{githubUserId}",
   operationId: "updateOrganizationMember",
@@ -157,7 +159,7 @@ export const updateOrganizationMember = defineRoute({
   errors: CHANGE_ERRORS,
   handler: async ({ params, body, caller }, rc) => {
     const change = { githubUserId: params.githubUserId, ...body };
-    const result = await applyChanges(params.org, signedIn(caller).githubUserId, [change], null, rc);
+    const result = await applyChanges(params.org, caller.githubUserId, [change], null, rc);
     return unwrap(result).results[0];
   },
 });
@@ -166,7 +168,7 @@ export const updateOrganizationMember = defineRoute({
  * `GET /api/v1/organizations` (contract section 8): the caller's organizations from their index,
  * each confirmed by the organization's object (members/organizations.ts), alongside the key verdict.
  */
-export const listCallerOrganizations = defineRoute({
+export const listCallerOrganizations = keyRoute({
   method: "GET",
   path: "/api/v1/organizations",
   operationId: "listOrganizations",
@@ -207,7 +209,7 @@ export const listCallerOrganizations = defineRoute({
  * `GET /api/v1/organizations/{org}/members` (contract section 8): any member may list; a keyset
  * page from the organization's object, alongside the key verdict.
  */
-export const listOrganizationMembers = defineRoute({
+export const listOrganizationMembers = keyRoute({
   method: "GET",
   path: "/api/v1/organizations/{org}/members",
   operationId: "listOrganizationMembers",
@@ -257,7 +259,7 @@ export const listOrganizationMembers = defineRoute({
  * `PATCH /api/v1/organizations/{org}/members` (contract section 8): the single PATCH's rules for a
  * list of changes, judged as a whole and applied all or nothing in one transaction.
  */
-const updateOrganizationMembers = defineRoute({
+const updateOrganizationMembers = keyRoute({
   method: "PATCH",
   path: "/api/v1/organizations/{org}/members",
   operationId: "updateOrganizationMembers",
@@ -309,11 +311,11 @@ const updateOrganizationMembers = defineRoute({
   },
   errors: CHANGE_ERRORS,
   handler: async ({ params, body, caller }, rc) =>
-    unwrap(await applyChanges(params.org, signedIn(caller).githubUserId, body.changes, "changes", rc)),
+    unwrap(await applyChanges(params.org, caller.githubUserId, body.changes, "changes", rc)),
 });
 
 /** `GET /api/v1/organizations/{org}/audit-log` (contract section 8): admins only, newest first. */
-export const listOrganizationAuditLog = defineRoute({
+export const listOrganizationAuditLog = keyRoute({
   method: "GET",
   path: "/api/v1/organizations/{org}/audit-log",
   operationId: "listOrganizationAuditLog",
@@ -360,7 +362,7 @@ export const listOrganizationAuditLog = defineRoute({
   },
 });
 
-export const membersInterface: ApiInterface = {
+export const membersInterface: ApiInterface<"apiKey"> = {
   name: "members",
   description:
     "Your organizations; list, read and change members (seats and roles, guarded by expected values, one or up to 100 " +

@@ -31,7 +31,7 @@ const readiness = defineRoute({
 });
 
 /** Liveness, readiness and the public document; no key, never rate limited. */
-export const operationsInterface: ApiInterface = {
+export const operationsInterface: ApiInterface<"none"> = {
   name: "operations",
   description: "Health, readiness and this document. No key needed.",
   basePath: "/",

@@ -1,6 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { OrgAddress } from "../directory/identity";
 import { callDurable } from "../lib/durable-call";
+import { errorField, log } from "../lib/log";
 import { foldName } from "../lib/names";
 import { type InstallationRow, indexRelogin, membershipClock } from "./schema";
 import type { Db } from "./store/db";
@@ -113,9 +114,7 @@ export async function runRelogin(
       ),
     );
   } catch (error) {
-    console.error(
-      JSON.stringify({ level: "warn", msg: "organizations index not told the new login; retried", error: String(error) }),
-    );
+    log.warn("organizations index not told the new login; retried", { error: errorField(error) });
     await storage.setAlarm(Date.now() + RELOGIN_RETRY_MS);
     return;
   }

@@ -1,10 +1,10 @@
 import { EMPTY_FIGURES } from "../rules/analytics-summary";
 import type { AnalyticsSummaryGroup, AnalyticsSummaryTotals, SummaryGroupBy } from "../schemas/analytics-summary";
-import { type MergedPullRequestQuery, unionAll } from "./analytics";
+import { type AnalyticsScope, unionAll } from "./analytics";
 import { GAP_TIER_BOUNDS_MS, LAST_GAP_TIER } from "./review-span";
 
-/** What the summary needs, in storage terms: the export's statement input without the page, and the grouping. */
-export type SummaryQuery = Omit<MergedPullRequestQuery, "after" | "limit" | "now"> & { groupBy: SummaryGroupBy };
+/** What the summary needs, in storage terms: the export's scope (its statement input without the page), and the grouping. */
+export type SummaryQuery = AnalyticsScope & { groupBy: SummaryGroupBy };
 
 export interface SummaryFigures {
   /** The groups that have rows, in no particular order. */

@@ -1,8 +1,12 @@
 import { DAY_MS, MAX_INSTANT_MS } from "../lib/time";
 import { GAP_TIER_BOUNDS_MS, LAST_GAP_TIER } from "./review-span";
 
-/** What the analytics page needs, in storage terms. */
-export interface MergedPullRequestQuery {
+/**
+ * Which rows an analytics read (the export's page, the summary's figures) is about, in storage
+ * terms: the filters every read takes, resolved against the caller's access
+ * (`analytics/read.ts` builds it, once for every read).
+ */
+export interface AnalyticsScope {
   orgKey: string;
   /** Only this repository (lower-cased), or every repository. */
   repoKey: string | null;
@@ -13,6 +17,10 @@ export interface MergedPullRequestQuery {
   /** Review window, inclusive, epoch ms. */
   start: number;
   end: number;
+}
+
+/** What the analytics page needs, in storage terms: the scope and the page. */
+export interface MergedPullRequestQuery extends AnalyticsScope {
   /** Strictly after this (merged_at, id) position in (merged_at DESC, id DESC) order. */
   after: { mergedAt: number; id: number } | null;
   limit: number;

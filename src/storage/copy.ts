@@ -1,5 +1,6 @@
 import { repoKey } from "../lib/names";
 import type { Event } from "../schemas/events";
+import { CHILD_COLUMNS, type ChildColumns, dataFields, names, PULL_REQUEST_DATA } from "./analytics-columns";
 import { refKey, writeEvents } from "./events";
 
 /**
@@ -69,73 +70,50 @@ export async function copyPage(
 /** The row of a page: its table's columns, and its pull request's id, repository name and number. */
 type SourceRow = Record<string, unknown> & { pr_id: number; repo: string; pr_number: number };
 
+/** A child table's columns by name. */
+const CHILD: Record<Exclude<CopiedTable, "pull_requests">, ChildColumns> = Object.fromEntries(
+  CHILD_COLUMNS.map((c) => [c.table, c]),
+) as Record<Exclude<CopiedTable, "pull_requests">, ChildColumns>;
+
+/** What a page or record statement selects of a child (`c`): its id, its data, and its pull request's id, repository and number. */
+const childSelect = ({ key, data }: ChildColumns) => `c.${key.name}, ${names(data, "c.")}, c.pr_id, p.repo, p.pr_number`;
+
+/** What they select of a pull request (`p`): its id, reference and data (`analytics-columns.ts`). */
+const PULL_REQUEST_SELECT = `p.id AS pr_id, p.repo, p.pr_number, ${names(PULL_REQUEST_DATA, "p.")}`;
+
 /** Per table: the page statement (?1 org key, ?2 the last key copied, ?3 the page size) and the key column. */
+const childPage = (columns: ChildColumns) => ({
+  key: columns.key.name,
+  sql: `SELECT ${childSelect(columns)}
+      FROM ${columns.table} AS c JOIN pull_requests AS p ON p.id = c.pr_id
+      WHERE c.org_key = ?1 AND c.${columns.key.name} > ?2 ORDER BY c.${columns.key.name} LIMIT ?3`,
+});
+
 const PAGES: Record<CopiedTable, { sql: string; key: string }> = {
   // By the unique (org_key, repo_key, pr_number) index: ?2 is the last [repo_key, pr_number] as JSON.
   pull_requests: {
     key: "position",
-    sql: `SELECT json_array(repo_key, pr_number) AS position, id AS pr_id, repo, pr_number, author, created_at, merged_at,
-        lines_added, lines_deleted, updated_at
-      FROM pull_requests WHERE org_key = ?1 AND (repo_key, pr_number) > (?2 ->> '$[0]', ?2 ->> '$[1]')
-      ORDER BY repo_key, pr_number LIMIT ?3`,
+    sql: `SELECT json_array(p.repo_key, p.pr_number) AS position, ${PULL_REQUEST_SELECT}
+      FROM pull_requests AS p WHERE p.org_key = ?1 AND (p.repo_key, p.pr_number) > (?2 ->> '$[0]', ?2 ->> '$[1]')
+      ORDER BY p.repo_key, p.pr_number LIMIT ?3`,
   },
-  reviews: {
-    key: "review_id",
-    sql: `SELECT c.review_id, c.status, c.completed_at, c.updated_at, c.pr_id, p.repo, p.pr_number
-      FROM reviews AS c JOIN pull_requests AS p ON p.id = c.pr_id
-      WHERE c.org_key = ?1 AND c.review_id > ?2 ORDER BY c.review_id LIMIT ?3`,
-  },
-  findings: {
-    key: "finding_id",
-    sql: `SELECT c.finding_id, c.created_at, c.posted, c.ai_addressed, c.feedback, c.updated_at, c.pr_id, p.repo, p.pr_number
-      FROM findings AS c JOIN pull_requests AS p ON p.id = c.pr_id
-      WHERE c.org_key = ?1 AND c.finding_id > ?2 ORDER BY c.finding_id LIMIT ?3`,
-  },
-  ai_authorship: {
-    key: "source_id",
-    sql: `SELECT c.source_id, c.lines, c.updated_at, c.pr_id, p.repo, p.pr_number
-      FROM ai_authorship AS c JOIN pull_requests AS p ON p.id = c.pr_id
-      WHERE c.org_key = ?1 AND c.source_id > ?2 ORDER BY c.source_id LIMIT ?3`,
-  },
+  reviews: childPage(CHILD.reviews),
+  findings: childPage(CHILD.findings),
+  ai_authorship: childPage(CHILD.ai_authorship),
 };
 
 /** The event that holds a stored row's state (its version: `updated_at`, 0 for a row stored before versions). */
 function toEvent(table: CopiedTable, org: string, r: SourceRow): Event | null {
-  const at = { org, repo: r.repo, prNumber: r.pr_number, updatedAt: (r.updated_at as number | null) ?? 0 };
-  switch (table) {
-    case "pull_requests":
-      // A placeholder (no pull_request event yet) is recreated by its children's events, with its id.
-      if (r.author === null || r.created_at === null) return null;
-      return {
-        type: "pull_request",
-        ...at,
-        author: r.author as string,
-        createdAt: r.created_at as number,
-        mergedAt: r.merged_at as number | null,
-        linesAdded: r.lines_added as number | null,
-        linesDeleted: r.lines_deleted as number | null,
-      };
-    case "reviews":
-      return {
-        type: "review",
-        ...at,
-        reviewId: r.review_id as string,
-        status: r.status as "completed" | "failed" | "in_progress",
-        completedAt: r.completed_at as number | null,
-      };
-    case "findings":
-      return {
-        type: "finding",
-        ...at,
-        findingId: r.finding_id as string,
-        createdAt: r.created_at as number,
-        posted: r.posted === 1,
-        aiAddressed: r.ai_addressed === 1,
-        feedback: r.feedback as "positive" | "negative" | null,
-      };
-    case "ai_authorship":
-      return { type: "ai_authorship", ...at, sourceId: r.source_id as string, lines: r.lines as number };
+  const at = { org, repo: r.repo, prNumber: r.pr_number };
+  const version = { updatedAt: (r.updated_at as number | null) ?? 0 };
+  if (table === "pull_requests") {
+    // A placeholder (no pull_request event yet) is recreated by its children's events, with its id.
+    if (r.author === null || r.created_at === null) return null;
+    return { type: "pull_request", ...at, ...dataFields(PULL_REQUEST_DATA, r), ...version } as Event;
   }
+  const { key, data } = CHILD[table];
+  const type = table === "reviews" ? "review" : table === "findings" ? "finding" : "ai_authorship";
+  return { type, ...at, [key.field]: r[key.name], ...dataFields(data, r), ...version } as Event;
 }
 
 /** Records of one organization by their keys: pull requests by (repository key, number), the others by id. */
@@ -187,16 +165,17 @@ export async function copyRecords(
 }
 
 /** Per table: the records named by key (?1 org key, ?2 JSON array of keys), shaped as `PAGES` rows. */
+const childRecords = (columns: ChildColumns) => `SELECT ${childSelect(columns)}
+    FROM json_each(?2) AS k JOIN ${columns.table} AS c ON c.org_key = ?1 AND c.${columns.key.name} = k.value
+    JOIN pull_requests AS p ON p.id = c.pr_id`;
+
 const RECORDS: Record<CopiedTable, string> = {
-  pull_requests: `SELECT p.id AS pr_id, p.repo, p.pr_number, p.author, p.created_at, p.merged_at, p.lines_added, p.lines_deleted, p.updated_at
+  pull_requests: `SELECT ${PULL_REQUEST_SELECT}
     FROM json_each(?2) AS k JOIN pull_requests AS p
       ON p.org_key = ?1 AND p.repo_key = k.value ->> '$.repoKey' AND p.pr_number = k.value ->> '$.prNumber'`,
-  reviews: `SELECT c.review_id, c.status, c.completed_at, c.updated_at, c.pr_id, p.repo, p.pr_number
-    FROM json_each(?2) AS k JOIN reviews AS c ON c.org_key = ?1 AND c.review_id = k.value JOIN pull_requests AS p ON p.id = c.pr_id`,
-  findings: `SELECT c.finding_id, c.created_at, c.posted, c.ai_addressed, c.feedback, c.updated_at, c.pr_id, p.repo, p.pr_number
-    FROM json_each(?2) AS k JOIN findings AS c ON c.org_key = ?1 AND c.finding_id = k.value JOIN pull_requests AS p ON p.id = c.pr_id`,
-  ai_authorship: `SELECT c.source_id, c.lines, c.updated_at, c.pr_id, p.repo, p.pr_number
-    FROM json_each(?2) AS k JOIN ai_authorship AS c ON c.org_key = ?1 AND c.source_id = k.value JOIN pull_requests AS p ON p.id = c.pr_id`,
+  reviews: childRecords(CHILD.reviews),
+  findings: childRecords(CHILD.findings),
+  ai_authorship: childRecords(CHILD.ai_authorship),
 };
 
 /** Writes stored rows to the target as the events that hold their state, keeping their pull request ids. */

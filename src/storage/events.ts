@@ -1,6 +1,16 @@
 import { foldName, repoKey } from "../lib/names";
 import { nextPullRequestState } from "../rules/pull-request-state";
 import type { Event } from "../schemas/events";
+import {
+  AUTHORSHIP_COLUMNS,
+  type ChildColumns,
+  eventFields,
+  FINDING_COLUMNS,
+  jsonFields,
+  names,
+  PULL_REQUEST_DATA,
+  REVIEW_COLUMNS,
+} from "./analytics-columns";
 import { refreshPullRequestFiguresSql } from "./pull-request-figures";
 import { refreshReviewSpansSql } from "./review-span";
 
@@ -66,25 +76,21 @@ export async function writeEvents(
     const ref: Ref = { orgKey, repoKey: repoKey(e.repo), prNumber: e.prNumber, repo: e.repo };
     const { updatedAt } = e;
     switch (e.type) {
-      case "pull_request": {
-        const { author, createdAt, mergedAt, linesAdded, linesDeleted } = e;
-        const row = { ...ref, author, createdAt, mergedAt, linesAdded, linesDeleted, updatedAt };
-        pullRequests.offer([orgKey, ref.repoKey, e.prNumber], updatedAt, row);
+      // Each row carries the event's data fields (`analytics-columns.ts`: one per data column).
+      case "pull_request":
+        pullRequests.offer([orgKey, ref.repoKey, e.prNumber], updatedAt, {
+          ...ref,
+          ...(eventFields(PULL_REQUEST_DATA, e) as Omit<PullRequestRow, keyof Ref>),
+        });
         break;
-      }
-      case "review": {
-        const { status, completedAt } = e;
-        reviews.offer([orgKey, e.reviewId], updatedAt, { ...ref, id: e.reviewId, updatedAt, status, completedAt });
+      case "review":
+        reviews.offer([orgKey, e.reviewId], updatedAt, childRow(ref, e.reviewId, REVIEW_COLUMNS, e));
         break;
-      }
-      case "finding": {
-        const { createdAt, posted, aiAddressed, feedback } = e;
-        const row = { ...ref, id: e.findingId, updatedAt, createdAt, posted, aiAddressed, feedback };
-        findings.offer([orgKey, e.findingId], updatedAt, row);
+      case "finding":
+        findings.offer([orgKey, e.findingId], updatedAt, childRow(ref, e.findingId, FINDING_COLUMNS, e));
         break;
-      }
       case "ai_authorship":
-        authorship.offer([orgKey, e.sourceId], updatedAt, { ...ref, id: e.sourceId, updatedAt, lines: e.lines });
+        authorship.offer([orgKey, e.sourceId], updatedAt, childRow(ref, e.sourceId, AUTHORSHIP_COLUMNS, e));
         break;
     }
   }
@@ -160,17 +166,23 @@ type Ref = PullRequestKey & { repo: string };
 
 type Of<T extends Event["type"]> = Extract<Event, { type: T }>;
 type PullRequestEvent = Of<"pull_request">;
-type ReviewEvent = Of<"review">;
-type FindingEvent = Of<"finding">;
-type AuthorshipEvent = Of<"ai_authorship">;
 
-// The rows sent to the statements below, which read their fields by these names. Children's `id`
-// is the review, finding or authorship source id.
-type PullRequestRow = Ref &
-  Pick<PullRequestEvent, "author" | "createdAt" | "mergedAt" | "linesAdded" | "linesDeleted" | "updatedAt">;
-type ReviewRow = Ref & { id: string } & Pick<ReviewEvent, "updatedAt" | "status" | "completedAt">;
-type FindingRow = Ref & { id: string } & Pick<FindingEvent, "updatedAt" | "createdAt" | "posted" | "aiAddressed" | "feedback">;
-type AuthorshipRow = Ref & { id: string } & Pick<AuthorshipEvent, "updatedAt" | "lines">;
+// The rows sent to the statements below, which read their fields by these names: the reference,
+// and the event's data fields (`analytics-columns.ts`). Children's `id` is the review, finding or
+// authorship source id.
+type PullRequestRow = Ref & Omit<PullRequestEvent, "type" | "org" | "repo" | "prNumber">;
+type ChildRow = Ref & { id: string; updatedAt: number };
+type ReviewRow = ChildRow;
+type FindingRow = ChildRow;
+type AuthorshipRow = ChildRow;
+
+/** A child event's row: its reference, its id and its data fields. */
+const childRow = (ref: Ref, id: string, columns: ChildColumns, e: Event): ChildRow => ({
+  ...ref,
+  ...eventFields(columns.data, e),
+  id,
+  updatedAt: e.updatedAt,
+});
 /** A child's pull request, which may need a placeholder row, with the child's table, id and version. */
 type Placeholder = Ref & { table: "reviews" | "findings" | "ai_authorship"; id: string; updatedAt: number };
 
@@ -229,18 +241,16 @@ const NEW_ID = (v: string, position: string) => `coalesce(
 const SUPERSEDES = `(pull_requests.updated_at IS NULL OR excluded.updated_at > pull_requests.updated_at
     OR (excluded.updated_at = pull_requests.updated_at AND pull_requests.merged_at IS NULL AND excluded.merged_at IS NOT NULL))`;
 
+/** A pull request's data columns but the merge time, which follows the merge rule. */
+const VERSIONED_DATA = PULL_REQUEST_DATA.filter((c) => c.name !== "merged_at");
+
 const UPSERT_PULL_REQUESTS = `
-INSERT INTO pull_requests (id, org_key, repo_key, pr_number, repo, author, created_at, merged_at, lines_added, lines_deleted, updated_at)
-SELECT ${NEW_ID("value", "key")}, value ->> '$.orgKey', value ->> '$.repoKey', value ->> '$.prNumber', value ->> '$.repo', value ->> '$.author', value ->> '$.createdAt', value ->> '$.mergedAt', value ->> '$.linesAdded', value ->> '$.linesDeleted', value ->> '$.updatedAt'
+INSERT INTO pull_requests (id, org_key, repo_key, pr_number, repo, ${names(PULL_REQUEST_DATA)})
+SELECT ${NEW_ID("value", "key")}, value ->> '$.orgKey', value ->> '$.repoKey', value ->> '$.prNumber', value ->> '$.repo', ${jsonFields(PULL_REQUEST_DATA, "value")}
 FROM json_each(?1) WHERE true
 ON CONFLICT (org_key, repo_key, pr_number) DO UPDATE SET
-  repo = iif(${SUPERSEDES}, excluded.repo, pull_requests.repo),
-  author = iif(${SUPERSEDES}, excluded.author, pull_requests.author),
-  created_at = iif(${SUPERSEDES}, excluded.created_at, pull_requests.created_at),
-  lines_added = iif(${SUPERSEDES}, excluded.lines_added, pull_requests.lines_added),
-  lines_deleted = iif(${SUPERSEDES}, excluded.lines_deleted, pull_requests.lines_deleted),
-  merged_at = iif(${SUPERSEDES}, coalesce(excluded.merged_at, pull_requests.merged_at), excluded.merged_at),
-  updated_at = iif(${SUPERSEDES}, excluded.updated_at, pull_requests.updated_at)
+  ${["repo", ...VERSIONED_DATA.map((c) => c.name)].map((c) => `${c} = iif(${SUPERSEDES}, excluded.${c}, pull_requests.${c})`).join(",\n  ")},
+  merged_at = iif(${SUPERSEDES}, coalesce(excluded.merged_at, pull_requests.merged_at), excluded.merged_at)
 WHERE ${SUPERSEDES} OR (pull_requests.merged_at IS NULL AND excluded.merged_at IS NOT NULL)`;
 
 /**
@@ -277,27 +287,17 @@ JOIN pull_requests AS p
   ON p.org_key = e.value ->> '$.orgKey' AND p.repo_key = e.value ->> '$.repoKey' AND p.pr_number = e.value ->> '$.prNumber'
 WHERE true`;
 
-const UPSERT_REVIEWS = `
-INSERT INTO reviews (org_key, review_id, pr_id, updated_at, status, completed_at)
-SELECT p.org_key, e.value ->> '$.id', p.id, e.value ->> '$.updatedAt', e.value ->> '$.status', e.value ->> '$.completedAt' ${childSource}
-ON CONFLICT (org_key, review_id) DO UPDATE SET
-  pr_id = excluded.pr_id, status = excluded.status, completed_at = excluded.completed_at, updated_at = excluded.updated_at
-WHERE reviews.updated_at IS NULL OR excluded.updated_at > reviews.updated_at`;
+/** A child record's upsert: stored with its pull request's id, replaced only by a newer version (its data and its pull request). */
+const upsertChildren = ({ table, key, data }: ChildColumns) => `
+INSERT INTO ${table} (org_key, ${key.name}, pr_id, ${names(data)})
+SELECT p.org_key, e.value ->> '$.id', p.id, ${jsonFields(data, "e.value")} ${childSource}
+ON CONFLICT (org_key, ${key.name}) DO UPDATE SET
+  pr_id = excluded.pr_id, ${data.map((c) => `${c.name} = excluded.${c.name}`).join(", ")}
+WHERE ${table}.updated_at IS NULL OR excluded.updated_at > ${table}.updated_at`;
 
-const UPSERT_FINDINGS = `
-INSERT INTO findings (org_key, finding_id, pr_id, updated_at, created_at, posted, ai_addressed, feedback)
-SELECT p.org_key, e.value ->> '$.id', p.id, e.value ->> '$.updatedAt', e.value ->> '$.createdAt', e.value ->> '$.posted', e.value ->> '$.aiAddressed', e.value ->> '$.feedback' ${childSource}
-ON CONFLICT (org_key, finding_id) DO UPDATE SET
-  pr_id = excluded.pr_id, created_at = excluded.created_at, posted = excluded.posted,
-  ai_addressed = excluded.ai_addressed, feedback = excluded.feedback, updated_at = excluded.updated_at
-WHERE findings.updated_at IS NULL OR excluded.updated_at > findings.updated_at`;
-
-const UPSERT_AI_AUTHORSHIP = `
-INSERT INTO ai_authorship (org_key, source_id, pr_id, updated_at, lines)
-SELECT p.org_key, e.value ->> '$.id', p.id, e.value ->> '$.updatedAt', e.value ->> '$.lines' ${childSource}
-ON CONFLICT (org_key, source_id) DO UPDATE SET
-  pr_id = excluded.pr_id, lines = excluded.lines, updated_at = excluded.updated_at
-WHERE ai_authorship.updated_at IS NULL OR excluded.updated_at > ai_authorship.updated_at`;
+const UPSERT_REVIEWS = upsertChildren(REVIEW_COLUMNS);
+const UPSERT_FINDINGS = upsertChildren(FINDING_COLUMNS);
+const UPSERT_AI_AUTHORSHIP = upsertChildren(AUTHORSHIP_COLUMNS);
 
 /**
  * Notes the pull request a child record (review, finding, authorship record) is about to leave: the

@@ -1,4 +1,5 @@
 import { repoKey } from "../lib/names";
+import { CHILD_COLUMNS, PULL_REQUEST_DATA } from "./analytics-columns";
 import { refreshPullRequestFiguresSql } from "./pull-request-figures";
 import { refreshReviewSpansSql } from "./review-span";
 
@@ -62,18 +63,21 @@ export async function moveRows(db: D1Database, from: RowScope, to: RowScope): Pr
 /** SQLite counts parameters up to the highest number used: bind exactly that many values. */
 const highestParameter = (sql: string): number => Math.max(0, ...[...sql.matchAll(/\?(\d+)/g)].map((m) => Number(m[1])));
 
-/** A child table: its key within the organization and its data columns (besides `pr_id`). */
+/** A child table: its key within the organization and its data columns (besides `pr_id`), from the schema (`analytics-columns.ts`). */
 interface Child {
   table: string;
   key: string;
   data: string[];
 }
 
-const CHILDREN: readonly Child[] = [
-  { table: "reviews", key: "review_id", data: ["status", "completed_at", "updated_at"] },
-  { table: "findings", key: "finding_id", data: ["created_at", "posted", "ai_addressed", "feedback", "updated_at"] },
-  { table: "ai_authorship", key: "source_id", data: ["lines", "updated_at"] },
-];
+const CHILDREN: readonly Child[] = CHILD_COLUMNS.map(({ table, key, data }) => ({
+  table,
+  key: key.name,
+  data: data.map((c) => c.name),
+}));
+
+/** A pull request's data columns (`analytics-columns.ts`): what the newer of two rows of one pull request hands on. */
+const PULL_REQUEST_DATA_SET = PULL_REQUEST_DATA.map((c) => `${c.name} = o.${c.name}`).join(", ");
 
 /**
  * The statements of a move. Parameters: ?1 the source `org_key`, ?2 the source repository key,
@@ -102,8 +106,7 @@ ON CONFLICT (pr_id) DO NOTHING`,
     /** Where both scopes hold a pull request: the source's data when its version is newer. */
     mergeNewerData: `
 UPDATE pull_requests AS t SET
-  ${oneRepository ? "" : "repo = o.repo, "}author = o.author, created_at = o.created_at, merged_at = o.merged_at,
-  lines_added = o.lines_added, lines_deleted = o.lines_deleted, updated_at = o.updated_at
+  ${oneRepository ? "" : "repo = o.repo, "}${PULL_REQUEST_DATA_SET}
 FROM pull_requests AS o
 WHERE ${source("o")} AND ${pair} AND ${isNewer("o", "t")}`,
 

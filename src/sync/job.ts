@@ -1,21 +1,16 @@
 import { NonRetryableError } from "cloudflare:workflows";
 import { storeEventsAtHome } from "../directory/events";
 import { organizationAt } from "../directory/resolve";
-import {
-  type GithubAccount,
-  type GithubMergedPull,
-  getInstallation,
-  listCollaborators,
-  listInstallationRepositories,
-  listOrganizationMembers,
-  mergedPullRequestsGraphql,
-  mergedPullRequestsPage,
-  REPOSITORIES_PER_QUERY,
-} from "../github/calls";
+import type { GithubAccount, GithubMergedPull } from "../github/calls";
+import { mergedPullRequestsPage } from "../github/calls-history";
+import { mergedPullRequestsGraphql, REPOSITORIES_PER_QUERY } from "../github/calls-history-graphql";
+import { getInstallation, listCollaborators, listInstallationRepositories } from "../github/calls-installation";
+import { listOrganizationMembers } from "../github/calls-members";
 import type { GithubInstallation } from "../github/client";
 import { githubSync } from "../github/config";
 import { GithubError } from "../github/errors";
 import { callDurable } from "../lib/durable-call";
+import { log } from "../lib/log";
 import type { SyncPageAnswer } from "../organization/answers";
 import type { SyncPage, SyncUpdate } from "../organization/sync-writes";
 import { PullRequestEvent } from "../schemas/events";
@@ -193,7 +188,7 @@ export class SyncJob {
       } catch (error) {
         if (!(error instanceof GithubError && GRAPHQL_FALLBACK.has(error.kind))) throw error;
         const message = `GraphQL history failed (${error.kind}: ${error.message.slice(0, 300)}); continuing through REST`;
-        console.log(JSON.stringify({ level: "warn", msg: message, installationId: this.params.installationId }));
+        log.warn("GraphQL history failed; continuing through REST", { installationId: this.params.installationId, message });
         await this.record({ kind: "error", step: "pull requests", message });
         // Repositories partly read through GraphQL are read again from their start: the writes are idempotent.
         const first = Math.min(from.repo, ...from.pending.map((p) => p.repo));

@@ -1,6 +1,7 @@
 import { mainDatabase } from "../directory/shards";
 import { installationHomesAfter } from "../directory/store";
 import { githubSync } from "../github/config";
+import { errorField, log } from "../lib/log";
 import { startSyncAtHome } from "./start";
 
 /**
@@ -15,8 +16,6 @@ import { startSyncAtHome } from "./start";
 /** Homes read from the directory per query. */
 const HOMES_PER_PAGE = 200;
 
-const log = (level: "info" | "error", msg: string, extra: object) => console.log(JSON.stringify({ level, msg, ...extra }));
-
 /**
  * Starts the reconciliation of every installed organization; `run`: the scheduled time, which keys
  * the triggers (a retried cron invocation finds the syncs it started). An organization that fails is
@@ -25,7 +24,7 @@ const log = (level: "info" | "error", msg: string, extra: object) => console.log
 export async function reconcileAll(env: Env, run: number): Promise<{ started: number; skipped: number; failed: number }> {
   const counts = { started: 0, skipped: 0, failed: 0 };
   const sync = githubSync(env);
-  if (sync.kind === "misconfigured") log("error", "GitHub sync is misconfigured; no reconciliation", { reason: sync.reason });
+  if (sync.kind === "misconfigured") log.error("GitHub sync is misconfigured; no reconciliation", { reason: sync.reason });
   if (sync.kind !== "on") return counts;
   const key = `reconcile-${new Date(run).toISOString()}`;
   for (let after = ""; ; ) {
@@ -37,12 +36,12 @@ export async function reconcileAll(env: Env, run: number): Promise<{ started: nu
         else counts.skipped++;
       } catch (error) {
         counts.failed++;
-        log("error", "reconciliation could not start", { home, error: error instanceof Error ? error.message : String(error) });
+        log.error("reconciliation could not start", { home, error: errorField(error) });
       }
     }
     if (homes.length < HOMES_PER_PAGE) break;
     after = homes[homes.length - 1] as string;
   }
-  log("info", "reconciliation started", { key, ...counts });
+  log.info("reconciliation started", { key, ...counts });
   return counts;
 }

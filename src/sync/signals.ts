@@ -1,5 +1,6 @@
 import { organizationAt } from "../directory/resolve";
-import { getOrganizationMembership, listCollaborators, listInstallationRepositories } from "../github/calls";
+import { listCollaborators, listInstallationRepositories } from "../github/calls-installation";
+import { getOrganizationMembership } from "../github/calls-members";
 import type { GithubInstallation } from "../github/client";
 import { githubSync } from "../github/config";
 import { GithubError } from "../github/errors";

@@ -6,6 +6,7 @@ import { MoveRunning, renameRepositoryRows } from "../directory/rows";
 import { mainDatabase } from "../directory/shards";
 import { githubSync } from "../github/config";
 import { callDurable } from "../lib/durable-call";
+import { errorField, log } from "../lib/log";
 import { messageKey, QueueMessage } from "../schemas/github-changes";
 import { parkDelivery } from "../storage/parked";
 import { applySignal, isSignal } from "../sync/signals";
@@ -16,9 +17,6 @@ export { DEAD_LETTER_QUEUE, WEBHOOK_QUEUE } from "./queues";
 
 /** Retry delay after the n-th failed attempt: 10 s, 20 s, 40 s, ... at most 10 minutes. */
 export const backoffSeconds = (attempts: number): number => Math.min(600, 10 * 2 ** Math.max(0, attempts - 1));
-
-const log = (level: "info" | "warn" | "error", msg: string, extra: object) =>
-  console.log(JSON.stringify({ level, msg, ...extra }));
 
 /**
  * The Worker's `queue()` handler. Webhook messages are applied one by one and acknowledged each;
@@ -32,7 +30,7 @@ export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promi
     try {
       if (!parsed.success) {
         // Retrying cannot make it fit: park it at once.
-        log("error", "webhook message does not fit the schema; parked", {
+        log.error("webhook message does not fit the schema; parked", {
           id: message.id,
           issues: parsed.error.issues.slice(0, 5),
         });
@@ -44,11 +42,11 @@ export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promi
     } catch (error) {
       if (error instanceof MoveRunning && (await waitForMove(env, message, error))) continue;
       const delaySeconds = backoffSeconds(message.attempts);
-      log("error", "webhook message failed; retried", {
+      log.error("webhook message failed; retried", {
         id: parsed.success ? messageKey(parsed.data) : message.id,
         attempts: message.attempts,
         delaySeconds,
-        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+        error: errorField(error),
       });
       message.retry({ delaySeconds });
     }
@@ -72,7 +70,7 @@ async function waitForMove(env: Env, message: Message<unknown>, error: MoveRunni
   } catch {
     return false;
   }
-  log("warn", "webhook message waits for a move between shards", { id: message.id, reason: error.message });
+  log.warn("webhook message waits for a move between shards", { id: message.id, reason: error.message });
   message.ack();
   return true;
 }
@@ -149,7 +147,7 @@ async function syncAfter(env: Env, home: string, m: QueueMessage): Promise<void>
         : null;
   if (trigger === null) return;
   const sync = githubSync(env);
-  if (sync.kind === "misconfigured") log("error", "GitHub sync is misconfigured; no installation sync", { reason: sync.reason });
+  if (sync.kind === "misconfigured") log.error("GitHub sync is misconfigured; no installation sync", { reason: sync.reason });
   if (sync.kind !== "on") return;
   await startSyncAtHome(env, home, { kind: trigger, key: messageKey(m) });
 }
@@ -185,10 +183,10 @@ async function parkBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> 
     try {
       // The dead-letter queue counts its own attempts from 1: what gave up was the main queue.
       await park(env, message, WEBHOOK_MAX_RETRIES + 1);
-      log("error", "webhook message parked in the dead-letter queue", { id: message.id });
+      log.error("webhook message parked in the dead-letter queue", { id: message.id });
       message.ack();
     } catch (error) {
-      log("error", "parking a webhook message failed; retried", { id: message.id, error: String(error) });
+      log.error("parking a webhook message failed; retried", { id: message.id, error: errorField(error) });
       message.retry({ delaySeconds: backoffSeconds(message.attempts) });
     }
   }

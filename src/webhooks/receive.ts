@@ -2,6 +2,7 @@ import { z } from "zod";
 import { mainDatabase } from "../directory/shards";
 import { parseJsonObject } from "../http/body";
 import { AppError, badRequest, inStore, storageFailure } from "../lib/errors";
+import { errorField, type Logger } from "../lib/log";
 import type { QueueMessageInput } from "../schemas/github-changes";
 import { parkDelivery } from "../storage/parked";
 import { reduceDelivery } from "./reduce";
@@ -35,7 +36,7 @@ export async function receiveDelivery(
   request: Request,
   body: Uint8Array,
   env: Env,
-  log: (level: "info" | "warn", msg: string, extra: object) => void,
+  log: Logger,
   afterAnswer: (work: Promise<unknown>) => void,
 ): Promise<Receipt> {
   const event = request.headers.get("X-GitHub-Event");
@@ -54,7 +55,7 @@ export async function receiveDelivery(
 
   const reduced = reduceDelivery(event, delivery, payload);
   if (reduced.status === "ignored") {
-    log(reduced.warn ? "warn" : "info", "webhook ignored", { delivery, event, reason: reduced.reason });
+    log[reduced.warn ? "warn" : "info"]("webhook ignored", { delivery, githubEvent: event, reason: reduced.reason });
     // Contract section 17: a used event whose payload the service cannot read is kept for the
     // operator (listed and replayed with the parked deliveries), never silently dropped.
     if (reduced.warn) await keepUnreadable(env, event, delivery, payload, body.byteLength);
@@ -68,7 +69,7 @@ export async function receiveDelivery(
   // only lets a redelivery through to the consumer's ledger.
   afterAnswer(
     env.WEBHOOK_DELIVERIES.put(deliveryMarker(delivery), "1", { expirationTtl: DEDUPE_TTL_SECONDS }).catch((error) =>
-      log("warn", "webhook dedupe marker not written", { delivery, error: String(error) }),
+      log.warn("webhook dedupe marker not written", { delivery, error: errorField(error) }),
     ),
   );
   return { kind: "accepted", delivery, status: "queued" };

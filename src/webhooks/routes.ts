@@ -1,7 +1,10 @@
 import { z } from "zod";
 import { codedErrorEnvelope, json } from "../http/envelopes";
-import { type ApiInterface, defineRoute } from "../http/route";
+import { type ApiInterface, routesFor } from "../http/route";
+import { logger } from "../lib/log";
 import { receiveDelivery, WEBHOOK_MAX_BODY } from "./receive";
+
+const signedRoute = routesFor("webhookSignature");
 
 const Accepted = z
   .object({
@@ -35,7 +38,7 @@ const DeliveryHeaders = z.object({
   }),
 });
 
-const receiveGithubWebhook = defineRoute({
+const receiveGithubWebhook = signedRoute({
   method: "POST",
   path: "/webhooks/github",
   operationId: "receiveGithubWebhook",
@@ -64,17 +67,8 @@ const receiveGithubWebhook = defineRoute({
   },
   errors: ["not_found"],
   handler: async ({ raw }, rc) => {
-    if (raw === null) throw new Error("the webhook signature stage hands over the verified body");
-    const receipt = await receiveDelivery(
-      rc.request,
-      raw,
-      rc.env,
-      (level, msg, extra) => {
-        const line = JSON.stringify({ level, msg, correlationId: rc.correlationId, ...extra });
-        if (level === "warn") console.warn(line);
-        else console.log(line);
-      },
-      (work) => rc.ctx.waitUntil(work),
+    const receipt = await receiveDelivery(rc.request, raw, rc.env, logger({ correlationId: rc.correlationId }), (work) =>
+      rc.ctx.waitUntil(work),
     );
     if (receipt.kind === "pong") return json({ status: "pong" }, 200);
     return json({ delivery: receipt.delivery, status: receipt.status }, 202);
@@ -82,7 +76,7 @@ const receiveGithubWebhook = defineRoute({
 });
 
 /** `POST /webhooks/github` (contract section 9): a GitHub App's deliveries, authenticated by their signature. */
-export const webhooksInterface: ApiInterface = {
+export const webhooksInterface: ApiInterface<"webhookSignature"> = {
   name: "webhooks",
   description: "GitHub App webhooks: signed deliveries, queued and applied idempotently.",
   basePath: "/webhooks",

@@ -3,7 +3,9 @@ import { isRequestLog, quietWhileLoading } from "../../scripts/lib/dev-output.mj
 
 describe("npm start keeps the demo load quiet: per-request log lines are recognised, everything else is kept", () => {
   it.each([
-    ['{"level":"info","correlationId":"x","method":"PUT","path":"/internal/v1/users/1001","status":200,"ms":3}'],
+    [
+      '{"level":"info","event":"request","correlationId":"x","method":"PUT","path":"/internal/v1/users/1001","status":200,"ms":3}',
+    ],
     ["[wrangler:info] PUT /internal/v1/organizations/acme 200 OK (12ms)"],
     ["\u001b[32m[wrangler:info]\u001b[39m POST /internal/v1/events 200 OK (250ms)"],
     ["[wrangler:inf] GET /healthz 200 OK (3ms)"],
@@ -13,8 +15,9 @@ describe("npm start keeps the demo load quiet: per-request log lines are recogni
   });
 
   it.each([
-    ['{"level":"error","msg":"storage failure: D1","correlationId":"x"}'],
-    ['{"level":"warn","msg":"parked"}'],
+    ['{"level":"error","event":"storage failure: D1","correlationId":"x"}'],
+    ['{"level":"warn","event":"parked"}'],
+    ['{"level":"info","event":"reconciliation started","started":2}'],
     ["[wrangler:info] Ready on http://127.0.0.1:8951"],
     ["Your Worker has access to the following bindings:"],
     ["✘ [ERROR] Could not resolve"],
@@ -26,7 +29,7 @@ describe("npm start keeps the demo load quiet: per-request log lines are recogni
 
 describe("quietWhileLoading: request lines hidden until the load's last request has passed through", () => {
   const worker = (id: string, path = "/internal/v1/events") =>
-    `{"level":"info","correlationId":"${id}","method":"GET","path":"${path}","status":200,"ms":1}`;
+    `{"level":"info","event":"request","correlationId":"${id}","method":"GET","path":"${path}","status":200,"ms":1}`;
   const wrangler = (path: string) => `[wrangler:info] GET ${path} 200 OK (1ms)`;
 
   it("hides the load's lines and the marker's two, shows everything after, and says when it caught up", async () => {
@@ -39,7 +42,7 @@ describe("quietWhileLoading: request lines hidden until the load's last request 
       "Ready on http://127.0.0.1:8951",
       worker("a"),
       wrangler("/internal/v1/events"),
-      '{"level":"error","msg":"storage failure"}',
+      '{"level":"error","event":"storage failure"}',
       worker("npm-start-abc", "/healthz"),
       wrangler("/healthz"),
       worker("b", "/api/v1/organizations"),
@@ -50,7 +53,7 @@ describe("quietWhileLoading: request lines hidden until the load's last request 
     expect(caught).toBe(true);
     expect(shown).toEqual([
       "Ready on http://127.0.0.1:8951",
-      '{"level":"error","msg":"storage failure"}',
+      '{"level":"error","event":"storage failure"}',
       worker("b", "/api/v1/organizations"),
       wrangler("/api/v1/organizations"),
     ]);

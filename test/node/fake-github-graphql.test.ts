@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { historyQuery, REPOSITORIES_PER_QUERY } from "../../src/github/calls";
+import { historyQuery, REPOSITORIES_PER_QUERY } from "../../src/github/calls-history-graphql";
 import { prepare } from "../fake-github/graphql";
 
 /**

@@ -118,7 +118,7 @@ describe("failures of the stores behind it", () => {
       expect(body).toEqual(await durable.json());
       expect(JSON.stringify(body)).not.toContain("secret_table");
       const lines = logged.mock.calls.map((args) => JSON.parse(String(args[0])) as Record<string, unknown>);
-      expect(lines.map((l) => l.msg)).toEqual(["storage failure: D1", "storage failure: Durable Object"]);
+      expect(lines.map((l) => l.event)).toEqual(["storage failure: D1", "storage failure: Durable Object"]);
     } finally {
       logged.mockRestore();
     }

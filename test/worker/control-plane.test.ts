@@ -104,9 +104,9 @@ describe("admin token", () => {
         body: JSON.stringify({ githubLogin: "short" }),
       });
       expect((await fetchWithEnv(request, { ADMIN_TOKEN: short })).status).toBe(404);
-      const lines = logged.mock.calls.map((c) => JSON.parse(String(c[0])) as { level: string; msg: string });
+      const lines = logged.mock.calls.map((c) => JSON.parse(String(c[0])) as { level: string; event: string });
       expect(lines).toContainEqual(
-        expect.objectContaining({ level: "error", msg: expect.stringMatching(/ADMIN_TOKEN.*32 characters/) }),
+        expect.objectContaining({ level: "error", event: expect.stringMatching(/ADMIN_TOKEN.*32 characters/) }),
       );
       // 32 characters are enough.
       const enough = "a".repeat(32);

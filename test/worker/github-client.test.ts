@@ -1,18 +1,10 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  type GithubMergedPull,
-  type GithubResult,
-  getInstallation,
-  getUser,
-  type HistoryPage,
-  listCollaborators,
-  listInstallationRepositories,
-  listMergedPullRequests,
-  listOrganizationMembers,
-  mergedPullRequestsGraphql,
-  REPOSITORIES_PER_QUERY,
-} from "../../src/github/calls";
+import type { GithubMergedPull, GithubResult } from "../../src/github/calls";
+import { listMergedPullRequests } from "../../src/github/calls-history";
+import { type HistoryPage, mergedPullRequestsGraphql, REPOSITORIES_PER_QUERY } from "../../src/github/calls-history-graphql";
+import { getInstallation, listCollaborators, listInstallationRepositories } from "../../src/github/calls-installation";
+import { getUser, listOrganizationMembers } from "../../src/github/calls-members";
 import { type GithubInstallation, withInstallation } from "../../src/github/client";
 import { githubSync } from "../../src/github/config";
 import { GithubError } from "../../src/github/errors";

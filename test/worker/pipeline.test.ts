@@ -247,7 +247,7 @@ describe("unexpected failures", () => {
         expect.objectContaining({
           level: "error",
           correlationId: "trace-503",
-          msg: "storage failure: D1",
+          event: "storage failure: D1",
           error: expect.stringContaining("secret_internal_table"),
         }),
       ]);

@@ -321,7 +321,7 @@ describe("deliveries that can never apply are ignored with a warning, not queued
       expect(res.status).toBe(202);
       expect(await res.json()).toEqual({ delivery, status: "ignored" });
       expect(warned).toHaveBeenCalledTimes(1);
-      expect(JSON.parse(String(warned.mock.calls[0]?.[0]))).toMatchObject({ level: "warn", delivery, msg: "webhook ignored" });
+      expect(JSON.parse(String(warned.mock.calls[0]?.[0]))).toMatchObject({ level: "warn", delivery, event: "webhook ignored" });
       // Contract section 17: parked, never silently ignored; a replay still cannot apply it.
       const id = `${delivery}:payload`;
       const parked = ((await (await admin("GET", "/internal/v1/webhooks/parked?limit=100")).json()) as ParkedList).data;

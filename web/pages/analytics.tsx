@@ -1,47 +1,14 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useMemo, useState } from "preact/hooks";
-import { ApiError, api, explain, formatDate, type SessionInfo } from "../api";
+import { type Answer, ApiError, api, explain, formatDate, type SessionInfo } from "../api";
 import { Chart, ChartKey, type ChartSeries } from "../chart";
 import { Layout, Notice, Pager, TableWrap } from "../layout";
 
+type Summary = Answer<"/app/api/analytics/summary", "GET">;
+type Group = Summary["groups"][number];
 /** The summary's figures (contract section 12): one group, or the totals. */
-export interface Figures {
-  pullRequests: number;
-  linesAdded: number;
-  linesDeleted: number;
-  serviceIssuesFlagged: number;
-  serviceIssuesFixed: number;
-  aiLinesAuthored: number;
-  pullRequestsWithAiData: number;
-  medianMsToFirstReview: number | null;
-  medianMsToMerge: number | null;
-}
-type Group = Figures & { key: string };
-interface Summary {
-  org: string;
-  startDate: string;
-  endDate: string;
-  groupBy: string;
-  groups: Group[];
-  totals: Figures;
-}
-interface Row {
-  repo: string;
-  prNumber: number;
-  author: string;
-  createdAt: string;
-  mergedAt: string;
-  linesAdded: number | null;
-  linesDeleted: number | null;
-  numberOfServiceIssuesFlagged: number;
-  numberOfServiceIssuesFixed: number;
-  serviceFirstReviewedAt: string;
-  totalAiLinesAuthored: number | null;
-}
-interface RowPage {
-  data: Row[];
-  nextCursor: string | null;
-}
+export type Figures = Summary["totals"];
+type RowPage = Answer<"/app/api/analytics/prs", "GET">;
 
 /** What the URL holds, so a view can be linked and reloaded: `?window=30&repo=api`, or `?window=custom&start=…&end=…`. */
 interface View {
@@ -184,7 +151,7 @@ export function AnalyticsPage({ session, org }: { session: SessionInfo; org: str
     setError("");
     const params = apiParams(org, view);
     const summary = (groupBy: string, q = params) =>
-      api<Summary>("GET", `/app/api/analytics/summary?${withParam(q, "groupBy", groupBy)}`);
+      api("GET", "/app/api/analytics/summary", { query: withParam(q, "groupBy", groupBy) });
     const everyRepo = new URLSearchParams(params);
     everyRepo.delete("repo");
     Promise.all([summary("week"), summary("repo"), summary("author"), view.repo ? summary("repo", everyRepo) : null]).then(
@@ -601,7 +568,7 @@ function Rows({ org, params, total }: { org: string; params: URLSearchParams; to
     let current = true;
     const q = withParam(params, "perPage", String(ROWS_PER_PAGE));
     if (cursor) q.set("cursor", cursor);
-    api<RowPage>("GET", `/app/api/analytics/prs?${q}`).then(
+    api("GET", "/app/api/analytics/prs", { query: q }).then(
       (p) => {
         if (!current) return;
         setPage(p);

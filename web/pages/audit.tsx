@@ -1,21 +1,8 @@
 import { useEffect, useState } from "preact/hooks";
-import { api, explain, formatDate, type SessionInfo } from "../api";
+import { type Answer, api, explain, formatDate, type SessionInfo } from "../api";
 import { Layout, Notice, TableWrap } from "../layout";
 
-interface Entry {
-  id: string;
-  at: string;
-  action: string;
-  actor: { githubLogin: string } | null;
-  source: string;
-  githubUserId: string;
-  before: { seat: boolean; role: string } | null;
-  after: { seat: boolean; role: string } | null;
-}
-interface AuditPage {
-  data: Entry[];
-  nextCursor: string | null;
-}
+type Entry = Answer<"/app/api/orgs/{org}/audit-log", "GET">["data"][number];
 
 const state = (s: { seat: boolean; role: string } | null) => (s === null ? "—" : `${s.role}, seat ${s.seat ? "on" : "off"}`);
 const SOURCES: Record<string, string> = { api: "API or app", sync: "control plane", github: "GitHub" };
@@ -27,8 +14,8 @@ export function AuditPage({ session, org }: { session: SessionInfo; org: string 
   const [error, setError] = useState("");
   const load = async (cursor: string | null) => {
     try {
-      const q = cursor ? `?cursor=${encodeURIComponent(cursor)}` : "";
-      const page = await api<AuditPage>("GET", `/app/api/orgs/${encodeURIComponent(org)}/audit-log${q}`);
+      const query = new URLSearchParams(cursor ? { cursor } : {});
+      const page = await api("GET", "/app/api/orgs/{org}/audit-log", { path: { org }, query });
       setRows((old) => [...(cursor ? (old ?? []) : []), ...page.data]);
       setNext(page.nextCursor);
     } catch (e) {

@@ -1,16 +1,8 @@
 import { useEffect, useState } from "preact/hooks";
-import { api, explain, formatDate } from "../api";
+import { api, explain, formatDate, type Schema } from "../api";
 import { Notice } from "../layout";
-import type { Scope } from "../scopes";
 
-interface ConnectedApp {
-  grantId: string;
-  clientName: string;
-  clientId: string;
-  scopes: Scope[];
-  approvedAt: string;
-  lastUsedAt: string | null;
-}
+type ConnectedApp = Schema<"ConnectedApp">;
 
 /**
  * "Connected apps" on /app/keys (contract section 19): the MCP clients the person approved, with
@@ -21,7 +13,7 @@ export function ConnectedApps() {
   const [message, setMessage] = useState<{ kind: "error" | "ok"; text: string }>({ kind: "ok", text: "" });
   const [busy, setBusy] = useState<string | null>(null);
   const reload = () =>
-    api<{ apps: ConnectedApp[] }>("GET", "/app/api/oauth/apps").then(
+    api("GET", "/app/api/oauth/apps").then(
       (answer) => setApps(answer.apps),
       (e) => setMessage({ kind: "error", text: explain(e) }),
     );
@@ -32,7 +24,7 @@ export function ConnectedApps() {
   const disconnect = async (app: ConnectedApp) => {
     setBusy(app.grantId);
     try {
-      await api<void>("DELETE", `/app/api/oauth/apps/${encodeURIComponent(app.grantId)}`);
+      await api("DELETE", "/app/api/oauth/apps/{grantId}", { path: { grantId: app.grantId } });
       setMessage({ kind: "ok", text: `${app.clientName} is disconnected: its access stopped working.` });
       await reload();
     } catch (e) {

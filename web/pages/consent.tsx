@@ -36,7 +36,7 @@ export function ConsentPage({ session }: { session: SessionInfo }) {
     setError("");
     try {
       const body = { handle: data.handle, approve, scopes: approve ? ticked : [] };
-      const { redirectTo } = await api<{ redirectTo: string }>("POST", "/app/api/oauth/consent", body);
+      const { redirectTo } = await api("POST", "/app/api/oauth/consent", { body });
       window.location.assign(redirectTo);
     } catch (e) {
       setError(explain(e));

@@ -1,26 +1,18 @@
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, explain, formatDate, type SessionInfo } from "../api";
+import { type Answer, api, explain, formatDate, type RequestBody, type SessionInfo } from "../api";
 import { Layout, Notice } from "../layout";
 import { ConnectedApps } from "./connected-apps";
 
-type Kind = "analytics" | "members";
-interface KeySummary {
-  createdAt: string;
-  expiresAt: string | null;
-  lastUsedAt: string | null;
-}
-type KeyList = Record<Kind, KeySummary | null>;
-interface Created {
-  key: string;
-  kind: Kind;
-  expiresAt: string | null;
-}
+type KeyList = Answer<"/app/api/keys", "GET">;
+type Kind = keyof KeyList;
+type Created = Answer<"/app/api/keys", "POST">;
+type Expiry = NonNullable<RequestBody<"/app/api/keys", "POST">["expiresInDays"]>;
 
 const KINDS: { kind: Kind; title: string; prefix: string; use: string }[] = [
   { kind: "analytics", title: "Analytics key", prefix: "cak_", use: "the analytics export (Pro organizations)" },
   { kind: "members", title: "Members key", prefix: "cbk_", use: "member management and your organizations list" },
 ];
-const EXPIRIES: { value: string; label: string }[] = [
+const EXPIRIES: { value: `${Expiry}` | "never"; label: string }[] = [
   { value: "7", label: "7 days" },
   { value: "30", label: "30 days" },
   { value: "90", label: "90 days" },
@@ -32,7 +24,7 @@ const EXPIRIES: { value: string; label: string }[] = [
 export function KeysPage({ session }: { session: SessionInfo }) {
   const [keys, setKeys] = useState<KeyList | null>(null);
   const [error, setError] = useState("");
-  const reload = () => api<KeyList>("GET", "/app/api/keys").then(setKeys, (e) => setError(explain(e)));
+  const reload = () => api("GET", "/app/api/keys").then(setKeys, (e) => setError(explain(e)));
   useEffect(() => {
     reload();
   }, []);
@@ -62,7 +54,7 @@ function KeyCard(props: {
   title: string;
   prefix: string;
   use: string;
-  summary: KeySummary | null;
+  summary: KeyList[Kind];
   onChange: () => Promise<void>;
 }) {
   const { kind, title, prefix, use, summary } = props;
@@ -92,13 +84,13 @@ function KeyCard(props: {
   };
   const create = () =>
     run(async () => {
-      const expiresInDays = expiry === "never" ? null : Number(expiry);
-      setCreated(await api<Created>("POST", "/app/api/keys", { kind, expiresInDays }));
+      const expiresInDays = expiry === "never" ? null : (Number(expiry) as Expiry);
+      setCreated(await api("POST", "/app/api/keys", { body: { kind, expiresInDays } }));
       await props.onChange();
     });
   const revoke = () =>
     run(async () => {
-      await api<void>("DELETE", `/app/api/keys/${kind}`);
+      await api("DELETE", "/app/api/keys/{kind}", { path: { kind } });
       setCreated(null);
       setMessage({ kind: "ok", text: `${title} revoked: it no longer works.` });
       await props.onChange();
@@ -212,7 +204,7 @@ function TryIt({ created }: { created: Created }) {
   const [org, setOrg] = useState<string | null | undefined>(created.kind === "analytics" ? undefined : null);
   useEffect(() => {
     if (created.kind !== "analytics") return;
-    api<{ data: { org: string; canExportAnalytics: boolean }[] }>("GET", "/app/api/orgs").then(
+    api("GET", "/app/api/orgs").then(
       (page) => setOrg(page.data.find((o) => o.canExportAnalytics)?.org ?? null),
       () => setOrg(null),
     );

@@ -1,12 +1,8 @@
 import { useEffect, useState } from "preact/hooks";
-import { api, explain, type SessionInfo } from "../api";
+import { type Answer, api, explain, type SessionInfo } from "../api";
 import { Notice } from "../layout";
 
-interface SignInOptions {
-  devSignIn: boolean;
-  devUsers: { githubUserId: string; githubLogin: string }[];
-  github: boolean;
-}
+type SignInOptions = Answer<"/auth/options", "GET">;
 
 /**
  * Where to go after signing in: `?next=` when it is this site's authorization endpoint (an MCP
@@ -42,12 +38,12 @@ export function Landing({ session }: { session: SessionInfo | null }) {
   const [options, setOptions] = useState<SignInOptions | null>(null);
   const [error, setError] = useState("");
   useEffect(() => {
-    if (session === null) api<SignInOptions>("GET", "/auth/options").then(setOptions, (e) => setError(explain(e)));
+    if (session === null) api("GET", "/auth/options").then(setOptions, (e) => setError(explain(e)));
   }, [session]);
 
   const signInAs = async (githubUserId: string) => {
     try {
-      await api<void>("POST", "/auth/dev/sign-in", { githubUserId });
+      await api("POST", "/auth/dev/sign-in", { body: { githubUserId } });
       window.location.assign(afterSignIn());
     } catch (e) {
       setError(explain(e));

@@ -1,21 +1,11 @@
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, api, explain, type SessionInfo } from "../api";
+import { type Answer, ApiError, api, explain, type RequestBody, type SessionInfo } from "../api";
 import { Layout, Notice, Pager, TableWrap } from "../layout";
 import { findOrg, type OrgEntry } from "./orgs";
 
-interface Member {
-  githubUserId: string;
-  githubLogin: string;
-  workEmail: string | null;
-  role: "member" | "admin" | "viewer";
-  seat: boolean;
-  isBot: boolean;
-}
-interface MemberPage {
-  data: Member[];
-  nextCursor: string | null;
-  seats: { purchased: number; used: number; available: number };
-}
+type MemberPage = Answer<"/app/api/orgs/{org}/members", "GET">;
+type Member = MemberPage["data"][number];
+type MemberChange = RequestBody<"/app/api/orgs/{org}/members/{githubUserId}", "PATCH">;
 interface Filters {
   role: string;
   seat: string;
@@ -28,7 +18,6 @@ const ROLES = ["member", "admin", "viewer"] as const;
  * and change roles in place, each change the guarded PATCH with the values the page showed.
  */
 export function MembersPage({ session, org }: { session: SessionInfo; org: string }) {
-  const base = `/app/api/orgs/${encodeURIComponent(org)}/members`;
   const [entry, setEntry] = useState<OrgEntry | null>(null);
   const [page, setPage] = useState<MemberPage | null>(null);
   const [cursors, setCursors] = useState<(string | null)[]>([null]);
@@ -43,7 +32,7 @@ export function MembersPage({ session, org }: { session: SessionInfo; org: strin
     if (f.search) q.set("search", f.search);
     if (cursor) q.set("cursor", cursor);
     try {
-      setPage(await api<MemberPage>("GET", `${base}?${q}`));
+      setPage(await api("GET", "/app/api/orgs/{org}/members", { path: { org }, query: q }));
     } catch (e) {
       setMessage({ kind: "error", text: explain(e) });
     }
@@ -65,15 +54,16 @@ export function MembersPage({ session, org }: { session: SessionInfo; org: strin
    * A guarded change; on a refusal the row is read again and the reason said in words. The message
    * comes once the list shows the state it speaks of.
    */
-  const change = async (m: Member, body: Record<string, unknown>, done: string) => {
+  const change = async (m: Member, body: MemberChange, done: string) => {
     setMessage({ kind: "ok", text: "" });
     let outcome: { kind: "error" | "ok"; text: string } = { kind: "ok", text: done };
+    const path = { org, githubUserId: m.githubUserId };
     try {
-      await api("PATCH", `${base}/${m.githubUserId}`, body);
+      await api("PATCH", "/app/api/orgs/{org}/members/{githubUserId}", { path, body });
     } catch (e) {
       let text = explain(e);
       if (e instanceof ApiError && e.code === "expected_value_mismatch") {
-        const now = await api<Member>("GET", `${base}/${m.githubUserId}`).catch(() => null);
+        const now = await api("GET", "/app/api/orgs/{org}/members/{githubUserId}", { path }).catch(() => null);
         if (now) text += ` ${now.githubLogin} now has role ${now.role} and seat ${now.seat ? "on" : "off"}.`;
       }
       outcome = { kind: "error", text };
@@ -174,7 +164,7 @@ export function MembersPage({ session, org }: { session: SessionInfo; org: strin
                         onChange={(e) =>
                           change(
                             m,
-                            { role: e.currentTarget.value, expectedRole: m.role },
+                            { role: e.currentTarget.value as Member["role"], expectedRole: m.role },
                             `${m.githubLogin} is now ${e.currentTarget.value}.`,
                           )
                         }

@@ -1,27 +1,16 @@
 import { useEffect, useState } from "preact/hooks";
-import { api, explain, type SessionInfo } from "../api";
+import { type Answer, api, explain, type SessionInfo } from "../api";
 import { Layout, Notice, TableWrap } from "../layout";
 
-export interface OrgEntry {
-  org: string;
-  plan: string;
-  role: string;
-  seat: boolean;
-  canManageSeats: boolean;
-  canManageRoles: boolean;
-  canExportAnalytics: boolean;
-}
-interface OrgPage {
-  data: OrgEntry[];
-  nextCursor: string | null;
-}
+type OrgPage = Answer<"/app/api/orgs", "GET">;
+export type OrgEntry = OrgPage["data"][number];
 
 /** Walks the caller's organizations (contract section 8) until `want` says stop. */
 export async function findOrg(org: string): Promise<OrgEntry | null> {
   let cursor: string | null = null;
   do {
-    const query: string = cursor === null ? "?limit=100" : `?limit=100&cursor=${encodeURIComponent(cursor)}`;
-    const page: OrgPage = await api<OrgPage>("GET", `/app/api/orgs${query}`);
+    const query = new URLSearchParams(cursor === null ? { limit: "100" } : { limit: "100", cursor });
+    const page: OrgPage = await api("GET", "/app/api/orgs", { query });
     const found = page.data.find((e) => e.org.toLowerCase() === org.toLowerCase());
     if (found) return found;
     cursor = page.nextCursor;
@@ -38,7 +27,7 @@ export function OrgsPage({ session }: { session: SessionInfo }) {
   const [error, setError] = useState("");
   const load = async (cursor: string | null) => {
     try {
-      const page = await api<OrgPage>("GET", `/app/api/orgs${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ""}`);
+      const page = await api("GET", "/app/api/orgs", { query: new URLSearchParams(cursor ? { cursor } : {}) });
       setRows((old) => [...(cursor ? (old ?? []) : []), ...page.data]);
       setNext(page.nextCursor);
     } catch (e) {

@@ -1,14 +1,13 @@
 import { and, eq, ne } from "drizzle-orm";
-import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
-import { SCOPES, type Scope } from "./scopes";
-import * as schema from "./user-schema";
+import { SCOPES, type Scope } from "../scopes";
+import * as schema from "../user-schema";
+import type { Db } from "./db";
 
 /**
  * The person's OAuth grants inside their UserObject (contract section 19): statements only, run
  * inside the object's transactions. The object decides; the library's KV records follow.
  */
 
-type Db = DrizzleSqliteDODatabase<typeof schema>;
 export type GrantRow = typeof schema.oauthGrants.$inferSelect;
 
 /** A grant as the person sees it on /app/keys ("Connected apps"). */
