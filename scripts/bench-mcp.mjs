@@ -173,7 +173,9 @@ try {
     console.log(`Measuring ${c.label} (c=1, interleaved, ${seconds} s)...`);
     const [rest, mcp] = await interleaved([c.rest, c.mcp], seconds);
     const ratio = mcp.p50 / rest.p50;
-    console.log(`  REST p50 ${fmt(rest.p50)} ms, MCP p50 ${fmt(mcp.p50)} ms: ${fmt(ratio)}x (${mcp.requests} requests each)`);
+    console.log(
+      `  baseline p50 ${fmt(rest.p50)} ms, measured p50 ${fmt(mcp.p50)} ms: ${fmt(ratio)}x (${mcp.requests} requests each)`,
+    );
     rows.push([
       c.label,
       fmt(rest.p50),

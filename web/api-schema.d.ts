@@ -6202,6 +6202,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "redirectTo": "http://127.0.0.1:33418/callback?code=…&state=…&iss=https%3A%2F%2Fpr-review.example.com"
+                     *     }
+                     */
                     "application/json": components["schemas"]["OAuthConsentOutcome"];
                 };
             };
@@ -6586,6 +6591,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "apps": [
+                     *         {
+                     *           "grantId": "grt_3q2-7wEvVQhR0b5YxJm9pL1kNc8sTa4u",
+                     *           "clientName": "Claude Code",
+                     *           "clientId": "uDjl3siJ6BrECs-6",
+                     *           "scopes": [
+                     *             "members:read"
+                     *           ],
+                     *           "approvedAt": "2026-11-27T11:24:03.000Z",
+                     *           "lastUsedAt": "2026-11-27T11:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ConnectedApps"];
                 };
             };

@@ -44,7 +44,12 @@ const ConnectedApp = z
 
 const ConnectedApps = z.object({ apps: z.array(ConnectedApp).max(1000) }).meta({ id: "ConnectedApps" });
 
-const GrantPath = z.object({ grantId: z.string().regex(/^grt_[A-Za-z0-9_-]{32}$/) });
+const GrantPath = z.object({
+  grantId: z
+    .string()
+    .max(36)
+    .regex(/^grt_[A-Za-z0-9_-]{32}$/),
+});
 
 /** The consent page expired, was used, or was opened in another browser: 400, start again from the app. */
 const staleConsent = (error: unknown): never => {
@@ -102,7 +107,13 @@ export const decideConsent = sessionRoute({
   request: {
     body: { schema: ConsentDecision, maxBytes: 1024, example: { handle: "…", approve: true, scopes: ["members:read"] } },
   },
-  responses: { 200: { description: "Where to send the browser.", body: ConsentOutcome } },
+  responses: {
+    200: {
+      description: "Where to send the browser.",
+      body: ConsentOutcome,
+      example: { redirectTo: "http://127.0.0.1:33418/callback?code=…&state=…&iss=https%3A%2F%2Fpr-review.example.com" },
+    },
+  },
   errors: [],
   handler: async ({ body, caller }, rc) => decide(rc, caller.githubUserId, body),
 });
@@ -112,7 +123,24 @@ export const listConnectedApps = sessionRoute({
   path: "/app/api/oauth/apps",
   operationId: "appListConnectedApps",
   summary: "Your connected apps: the OAuth grants you approved",
-  responses: { 200: { description: "Newest first.", body: ConnectedApps } },
+  responses: {
+    200: {
+      description: "Newest first.",
+      body: ConnectedApps,
+      example: {
+        apps: [
+          {
+            grantId: "grt_3q2-7wEvVQhR0b5YxJm9pL1kNc8sTa4u",
+            clientName: "Claude Code",
+            clientId: "uDjl3siJ6BrECs-6",
+            scopes: ["members:read"],
+            approvedAt: "2026-11-27T11:24:03.000Z",
+            lastUsedAt: "2026-11-27T11:00:00.000Z",
+          },
+        ],
+      },
+    },
+  },
   errors: [],
   handler: async ({ caller }, { env }) => {
     const grants = await listGrants(env, caller.githubUserId);

@@ -52,12 +52,22 @@ const token = defineRoute({
     "code_verifier, client_id, resource) or refresh_token (refresh_token, client_id): a code works once, a refresh token " +
     "is replaced by the one answered. token=... without grant_type revokes (RFC 7009).",
   responses: {
-    200: { description: "Tokens, or an empty answer to a revocation.", body: Tokens },
+    200: {
+      description: "Tokens, or an empty answer to a revocation.",
+      body: Tokens,
+      example: {
+        access_token: "1001:grant-id:secret",
+        token_type: "bearer",
+        expires_in: 3600,
+        refresh_token: "1001:grant-id:refresh-secret",
+        scope: "analytics:read members:read",
+      },
+    },
     400: {
       description: "invalid_request, invalid_grant (wrong verifier, used or expired code), invalid_target.",
       body: OAuthErrorBody,
     },
-    401: { description: "invalid_client.", body: OAuthErrorBody },
+    401: { description: "invalid_client.", body: OAuthErrorBody, example: { error: "invalid_client" } },
   },
   errors: [],
   handler: async (_args, rc) => delegated(rc),
@@ -73,8 +83,23 @@ const register = defineRoute({
     "http://localhost:<port>/...; anything else is 400 invalid_redirect_uri. Clients that can should use a client ID " +
     "metadata document instead (an https URL as client_id), which needs no registration.",
   responses: {
-    201: { description: "The client, registered.", body: ClientInformation },
-    400: { description: "invalid_redirect_uri, invalid_client_metadata.", body: OAuthErrorBody },
+    201: {
+      description: "The client, registered.",
+      body: ClientInformation,
+      example: {
+        client_id: "uDjl3siJ6BrECs-6",
+        client_name: "Claude Code",
+        redirect_uris: ["http://localhost:33418/callback"],
+        token_endpoint_auth_method: "none",
+        grant_types: ["authorization_code", "refresh_token"],
+        response_types: ["code"],
+      },
+    },
+    400: {
+      description: "invalid_redirect_uri, invalid_client_metadata.",
+      body: OAuthErrorBody,
+      example: { error: "invalid_redirect_uri", error_description: REDIRECT_RULE },
+    },
   },
   errors: [],
   handler: async (_args, rc) => {
@@ -124,7 +149,10 @@ const authorize = defineRoute({
     "code_challenge with code_challenge_method=S256 (plain is refused), scope, resource (this service's /mcp URL). " +
     "Without a session: a redirect to the sign-in page, which comes back here. With one: the consent page.",
   responses: {
-    200: { description: "The consent page.", media: { "text/html": { schema: z.string().max(20_000) } } },
+    200: {
+      description: "The consent page.",
+      media: { "text/html": { schema: z.string().max(20_000), example: "<!doctype html>…" } },
+    },
     302: { description: "To sign in first; or back to the client with an error (state and iss included)." },
     400: {
       description: "The client or its redirect URI could not be trusted: a page that says so.",

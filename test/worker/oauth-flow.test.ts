@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { appCall, signIn } from "./app-helpers";
 import { addMember, admin, call, createKey, createOrg, createUser, unique } from "./helpers";
-import { callTool, INITIALIZE, listTools, rpc } from "./mcp-helpers";
+import { callTool, INITIALIZE, listTools, mcpPost, rpc } from "./mcp-helpers";
 import {
   ALL_SCOPES,
   authorizeUrl,
@@ -280,5 +280,40 @@ describe("revocation and blocking: refused on the next request", () => {
     const after = await rpc(tokens.access_token, "tools/list");
     expect(after.response.status).toBe(401);
     expect(after.response.headers.get("WWW-Authenticate")).toBe(INVALID_TOKEN);
+  });
+});
+
+describe("both protocol eras of /mcp alike (2025 initialize, 2026-07-28 per request)", () => {
+  const modern = (token: string | null) =>
+    mcpPost(
+      token,
+      {
+        jsonrpc: "2.0",
+        id: 7,
+        method: "tools/list",
+        params: {
+          _meta: {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": { name: "worker-test", version: "1.0.0" },
+            "io.modelcontextprotocol/clientCapabilities": {},
+          },
+        },
+      },
+      { headers: { "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list" } },
+    );
+
+  it("the same 401 challenge, and the token's tools", async () => {
+    const noToken = await modern(null);
+    expect(noToken.response.status).toBe(401);
+    expect(noToken.response.headers.get("WWW-Authenticate")).toBe(`Bearer resource_metadata="${METADATA}"`);
+    const badToken = await modern("someone:else:token");
+    expect(badToken.response.headers.get("WWW-Authenticate")).toBe(INVALID_TOKEN);
+
+    const { userId } = await person();
+    const { tokens } = await connect(userId, ["members:read"]);
+    const listed = await modern(tokens.access_token);
+    expect(listed.response.status).toBe(200);
+    const names = ((listed.message?.result?.tools ?? []) as { name: string }[]).map((t) => t.name).sort();
+    expect(names).toEqual(["get_member", "list_members", "list_organizations", "read_audit_log"]);
   });
 });
