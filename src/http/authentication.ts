@@ -2,8 +2,9 @@ import { checkAdminToken, configuredAdminToken } from "../auth/admin-token";
 import { parseBearer } from "../auth/api-key";
 import { type KnownKey, lookupApiKey, verifyApiKey } from "../auth/authenticate";
 import { countFailedAuthentication, refuseThrottledClient } from "../auth/flood";
-import { type Scope, scopesOfKeyKind } from "../auth/key-scopes";
+import { scopesOfKeyKind } from "../auth/key-scopes";
 import { type QuotaVerdict, quotaHeaders } from "../auth/quota";
+import type { Scope } from "../auth/scopes";
 import { changesState, requireCsrfToken, requireSameOrigin, requireSessionCookie, verifySession } from "../auth/session";
 import { parseSignatureHeader, SignatureVerifier } from "../auth/webhook-signature";
 import { AppError, type ErrorCode, notFound } from "../lib/errors";
@@ -168,8 +169,8 @@ async function mcpCaller(
   if (bearer.kind === "token" && isOAuthToken(bearer.token)) {
     refuseThrottledClient(rc.request, now);
     const body = await readBody();
-    const kindOf = (scopes: readonly string[]) =>
-      body.ok && auth.counted(body.value) ? auth.countedKind(body.value, scopes as readonly Scope[], rc) : null;
+    const kindOf = (scopes: readonly Scope[]) =>
+      body.ok && auth.counted(body.value) ? auth.countedKind(body.value, scopes, rc) : null;
     const caller = await verifyOAuthToken(rc, bearer.token, now, kindOf).catch((error) =>
       countFailedAuthentication(rc.request, rc.env, error, now),
     );

@@ -1,7 +1,7 @@
 import { parseBearer } from "../auth/api-key";
 import { isGrantProps, judgeGrant, type TokenCaller } from "../auth/grants";
 import { authorizationServer, mcpResource, resourceMetadataUrl, serviceOrigin } from "../auth/oauth-server";
-import { SCOPES } from "../auth/scopes";
+import { SCOPES, type Scope } from "../auth/scopes";
 import { AppError } from "../lib/errors";
 import type { KeyKind } from "../schemas/key-kind";
 import type { RequestContext } from "./route";
@@ -25,7 +25,7 @@ export async function verifyOAuthToken(
   rc: RequestContext,
   token: string,
   now: number,
-  kindOf: (scopes: readonly string[]) => KeyKind | null,
+  kindOf: (scopes: readonly Scope[]) => KeyKind | null,
 ): Promise<TokenCaller> {
   const origin = serviceOrigin(rc.env, rc.url);
   const validated = await authorizationServer(origin).validateToken(mcpResource(origin), token, rc.env);
