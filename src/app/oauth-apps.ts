@@ -1,7 +1,6 @@
-import { AuthorizationError } from "@cloudflare/workers-oauth-provider";
 import { z } from "zod";
 import { listGrants, newGrantId, recordGrant, revokeGrant } from "../auth/grants";
-import { authorizationServer, serviceOrigin } from "../auth/oauth-server";
+import { authorizationServer, oauthLibrary, serviceOrigin } from "../auth/oauth-server";
 import { SCOPES } from "../auth/scopes";
 import { json } from "../http/envelopes";
 import { type RequestContext, routesFor } from "../http/route";
@@ -52,8 +51,8 @@ const GrantPath = z.object({
 });
 
 /** The consent page expired, was used, or was opened in another browser: 400, start again from the app. */
-const staleConsent = (error: unknown): never => {
-  if (error instanceof AuthorizationError) {
+const staleConsent = async (error: unknown): Promise<never> => {
+  if (error instanceof (await oauthLibrary()).AuthorizationError) {
     throw new AppError(
       "invalid_request",
       "This consent page has expired or was already used. Start connecting again from the app.",
@@ -70,7 +69,7 @@ function withCookies(body: unknown, headers: Headers): Response {
 }
 
 async function decide(rc: RequestContext, userId: string, decision: z.output<typeof ConsentDecision>): Promise<Response> {
-  const oauth = authorizationServer(serviceOrigin(rc.env, rc.url)).getOAuthApi(rc.env);
+  const oauth = (await authorizationServer(serviceOrigin(rc.env, rc.url))).getOAuthApi(rc.env);
   if (!decision.approve) {
     const denied = await oauth.denyConsent(rc.request, decision.handle).catch(staleConsent);
     return withCookies({ redirectTo: denied.redirectTo }, denied.headers);
@@ -174,7 +173,7 @@ export const revokeConnectedApp = sessionRoute({
 /** Deletes the library's KV records of one of our grants (found by the id stored in its metadata). */
 async function forgetLibraryGrant(rc: RequestContext, userId: string, grantId: string): Promise<void> {
   try {
-    const oauth = authorizationServer(serviceOrigin(rc.env, rc.url)).getOAuthApi(rc.env);
+    const oauth = (await authorizationServer(serviceOrigin(rc.env, rc.url))).getOAuthApi(rc.env);
     let cursor: string | undefined;
     do {
       const page = await oauth.listUserGrants(userId, cursor === undefined ? {} : { cursor });

@@ -1,4 +1,4 @@
-import { OAuthAuthorizationServer, OAuthError } from "@cloudflare/workers-oauth-provider";
+import type { OAuthAuthorizationServer } from "@cloudflare/workers-oauth-provider";
 import { log } from "../lib/log";
 import { isGrantProps, judgeGrant } from "./grants";
 import { SCOPES } from "./scopes";
@@ -59,12 +59,20 @@ export function allowedRedirectUri(value: unknown): boolean {
 export const REDIRECT_RULE =
   "Every redirect URI must be https://..., or http://127.0.0.1:<port>/... or http://localhost:<port>/...";
 
+/**
+ * The library, loaded on first use: the Worker's modules are also loaded on Node to build the
+ * OpenAPI documents (the node tests, `npm run openapi`), where its `cloudflare:workers` import
+ * cannot resolve; only the handlers need it.
+ */
+export const oauthLibrary = () => import("@cloudflare/workers-oauth-provider");
+
 const servers = new Map<string, OAuthAuthorizationServer<Env>>();
 
 /** The authorization server for this origin (one per isolate; the origin is configuration). */
-export function authorizationServer(origin: string): OAuthAuthorizationServer<Env> {
+export async function authorizationServer(origin: string): Promise<OAuthAuthorizationServer<Env>> {
   let server = servers.get(origin);
   if (!server) {
+    const { OAuthAuthorizationServer, OAuthError } = await oauthLibrary();
     server = new OAuthAuthorizationServer<Env>({
       issuer: origin,
       resources: [mcpResource(origin)],

@@ -28,7 +28,7 @@ export async function verifyOAuthToken(
   kindOf: (scopes: readonly Scope[]) => KeyKind | null,
 ): Promise<TokenCaller> {
   const origin = serviceOrigin(rc.env, rc.url);
-  const validated = await authorizationServer(origin).validateToken(mcpResource(origin), token, rc.env);
+  const validated = await (await authorizationServer(origin)).validateToken(mcpResource(origin), token, rc.env);
   if (validated === null || !isGrantProps(validated.props) || validated.props.userId !== validated.userId) {
     throw new AppError("unauthenticated", INVALID_TOKEN);
   }

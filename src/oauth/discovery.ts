@@ -95,7 +95,7 @@ const authorizationServerMetadata = defineRoute({
   errors: [],
   handler: async (_args, rc) => {
     const origin = serviceOrigin(rc.env, rc.url);
-    const answer = await authorizationServer(origin).fetch(
+    const answer = await (await authorizationServer(origin)).fetch(
       new Request(`${origin}/.well-known/oauth-authorization-server`),
       rc.env,
       rc.ctx,

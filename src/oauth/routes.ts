@@ -1,9 +1,9 @@
-import { AuthorizationError, authorizationErrorRedirect, CimdFetchError } from "@cloudflare/workers-oauth-provider";
 import { z } from "zod";
 import {
   AUTHORIZE_PATH,
   allowedRedirectUri,
   authorizationServer,
+  oauthLibrary,
   REDIRECT_RULE,
   REGISTER_PATH,
   serviceOrigin,
@@ -29,7 +29,7 @@ const Tokens = z
   .looseObject({
     access_token: z.string().max(1000),
     token_type: z.string().max(20),
-    expires_in: z.number().int(),
+    expires_in: z.number().int().min(1),
     refresh_token: z.string().max(1000).optional(),
     scope: z.string().max(200).optional(),
   })
@@ -40,7 +40,8 @@ const ClientInformation = z
   .meta({ id: "OAuthClientInformation", description: "The registered client (RFC 7591)." });
 
 /** The library's own endpoints, answered by it. */
-const delegated = (rc: RequestContext) => authorizationServer(serviceOrigin(rc.env, rc.url)).fetch(rc.request, rc.env, rc.ctx);
+const delegated = async (rc: RequestContext) =>
+  (await authorizationServer(serviceOrigin(rc.env, rc.url))).fetch(rc.request, rc.env, rc.ctx);
 
 const token = defineRoute({
   method: "POST",
@@ -117,7 +118,8 @@ const register = defineRoute({
 });
 
 /** Errors before the client and its redirect URI are trusted are shown here, never redirected. */
-function refusedHere(error: unknown): Response {
+async function refusedHere(error: unknown): Promise<Response> {
+  const { AuthorizationError, CimdFetchError } = await oauthLibrary();
   if (error instanceof AuthorizationError && error.redirectTo) return Response.redirect(error.redirectTo, 302);
   if (error instanceof AuthorizationError) return oauthMessage(400, error.description);
   if (error instanceof CimdFetchError) return oauthMessage(400, "This app's client metadata document could not be read.");
@@ -161,7 +163,8 @@ const authorize = defineRoute({
   },
   errors: [],
   handler: async (_args, rc) => {
-    const oauth = authorizationServer(serviceOrigin(rc.env, rc.url)).getOAuthApi(rc.env);
+    const { authorizationErrorRedirect } = await oauthLibrary();
+    const oauth = (await authorizationServer(serviceOrigin(rc.env, rc.url))).getOAuthApi(rc.env);
     try {
       const request = await oauth.parseAuthRequest(rc.request);
       if (request.codeChallengeMethod !== "S256" || !request.codeChallenge) {
@@ -179,7 +182,7 @@ const authorize = defineRoute({
       const consent = await oauth.beginConsent(request);
       return consentPage(description, consent.handle, consent.headers);
     } catch (error) {
-      return refusedHere(error);
+      return await refusedHere(error);
     }
   },
 });
