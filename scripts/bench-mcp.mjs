@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * npm run bench:mcp [-- --smoke] [--seconds N] [--port N] [--no-write]
+ * npm run bench:mcp [-- --smoke] [--seconds N] [--no-write] [--port N]
  *
  * The MCP endpoint against the REST routes it mirrors (contract section 15; target: a tool call
  * within 1.3x of the REST request): `tools/call get_member` against `GET .../members/{id}`, and
@@ -22,13 +22,13 @@ const { values: opts } = parseArgs({
   options: {
     smoke: { type: "boolean", default: false },
     seconds: { type: "string" },
-    port: { type: "string" },
     "no-write": { type: "boolean", default: false },
+    port: { type: "string", default: "9015" },
   },
 });
 const seconds = Number(opts.seconds ?? (opts.smoke ? 1 : 20));
 const persistTo = opts.smoke ? ".bench/mcp-smoke" : ".bench/mcp";
-const PORT = Number(opts.port ?? 9015);
+const PORT = Number(opts.port);
 const ADMIN_TOKEN = "bench-mcp-admin-token-0123456789abcdef";
 const ORG = "bench-mcp";
 const ADMIN = "9101";

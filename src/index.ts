@@ -2,6 +2,7 @@ import { codedErrorEnvelope } from "./http/envelopes";
 import { dispatch } from "./http/pipeline";
 import { Registry } from "./http/registry";
 import { INTERFACES } from "./interfaces";
+import { healMoves } from "./moves/heal";
 import { reconcileAll } from "./sync/reconcile";
 import { handleQueue } from "./webhooks/consumer";
 
@@ -20,6 +21,10 @@ export default {
   fetch: (request, env, ctx) => dispatch(registry, codedErrorEnvelope, request, env, ctx),
   // GitHub webhook deliveries (and the dead-letter queue): see webhooks/consumer.ts.
   queue: (batch, env) => handleQueue(batch, env),
-  // The daily reconciliation with GitHub (`[triggers]` in wrangler.toml): see sync/reconcile.ts.
-  scheduled: async (controller, env) => void (await reconcileAll(env, controller.scheduledTime)),
+  // The daily reconciliation with GitHub (`[triggers]` in wrangler.toml): see sync/reconcile.ts;
+  // and every move between shards looked at, so that none stays stuck (moves/heal.ts).
+  scheduled: async (controller, env) => {
+    await reconcileAll(env, controller.scheduledTime);
+    await healMoves(env, controller.scheduledTime);
+  },
 } satisfies ExportedHandler<Env>;

@@ -805,6 +805,8 @@ export interface components {
                 state: "copying" | "catching_up" | "switched" | "done" | "failed";
                 /** Format: int64 */
                 rowsCopied: number;
+                /** @description Why it failed ("cancelled" for a cancel), or what healed it; null when nothing happened. */
+                lastError: string | null;
             } | null;
         };
         WebhookPong: {

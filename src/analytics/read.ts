@@ -65,7 +65,7 @@ export interface AnalyticsReadSpec<Q extends AnalyticsFilters, I extends Analyti
   /** The statement's input once the access is known; null when the request is refused after all (`refused`). */
   input: (query: Q, access: AnalyticsAccess, now: number) => I | null;
   /** The error for a request whose input is null. */
-  refused?: () => Error;
+  refused?: (query: Q) => Error;
   statement: (db: D1DatabaseSession, input: I) => Promise<R>;
   hasRows: (answer: R) => boolean;
 }
@@ -97,7 +97,7 @@ export function analyticsReader<Q extends AnalyticsFilters, I extends AnalyticsS
     answer: async (query: Q, read: ReadAlongside<I, R>): Promise<AnalyticsAnswer<I, R>> => {
       const access = unwrap(read.access);
       const input = spec.input(query, access, read.now);
-      if (input === null) throw spec.refused?.() ?? new RangeError("analytics read without an input");
+      if (input === null) throw spec.refused?.(query) ?? new RangeError("analytics read without an input");
       const reusable = earlyAnswer(read, input);
       const answer = reusable ?? (await inStore("D1", () => spec.statement(read.db, input)));
       await requireNamedRepositories(read.db, access, input, spec.hasRows(answer));

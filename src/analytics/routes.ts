@@ -145,7 +145,7 @@ export const getPullRequestAnalyticsSummary = keyRoute({
     "Sums skip nulls; medians are the value at position floor((n-1)/2) in ascending order, null for a group without rows. " +
     "Time groups (day, week, month of mergedAt, UTC, weeks from Monday) list every bucket the window touches, ascending, empty ones " +
     "included, and the bucket of any row merged outside the window (merged before it and reviewed in it); repo and author groups " +
-    "are ordered by pullRequests descending, then key. groupBy=day needs a window of at most 400 days. " +
+    "are ordered by pullRequests descending, then key. A time grouping's window may touch at most 400 of its buckets (400 days, ISO weeks or months), else 400 naming groupBy. " +
     "format=csv, or Accept naming text/csv above JSON, answers one CSV record per group; errors stay JSON. " +
     "Read from a read replica: it may lag recent events by a short time (at most 60 seconds). " +
     "Parameters are trimmed before they are checked; blank optional values are ignored; a parameter given twice is 400; unknown parameters are ignored.",

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { badRequest } from "../lib/errors";
-import { dayWindowTooLong } from "../rules/analytics-summary";
-import { MAX_DAY_GROUP_WINDOW_DAYS, SUMMARY_GROUP_BYS } from "../schemas/analytics-summary";
+import { windowTooWide } from "../rules/analytics-summary";
+import { MAX_TIME_BUCKETS, SUMMARY_GROUP_BYS, type SummaryGroupBy } from "../schemas/analytics-summary";
 import { AnalyticsQuery, checkDateRange } from "./query";
 import type { ReviewWindow } from "./window";
 
@@ -21,20 +21,20 @@ export const AnalyticsSummaryQuery = AnalyticsQuery.omit({ perPage: true, cursor
         enum: [...SUMMARY_GROUP_BYS],
         description:
           "How the rows are grouped: by the UTC day, ISO week (Monday) or month of mergedAt, by repository, or by author. " +
-          `day needs a window of at most ${MAX_DAY_GROUP_WINDOW_DAYS} days.`,
+          `day, week and month need a window that touches at most ${MAX_TIME_BUCKETS} of their buckets (${MAX_TIME_BUCKETS} days, ISO weeks or months).`,
         examples: ["week"],
       },
     }),
 });
 export type AnalyticsSummaryQuery = z.output<typeof AnalyticsSummaryQuery>;
 
-export const dayWindowTooLongError = () =>
+export const windowTooWideError = (groupBy: SummaryGroupBy) =>
   badRequest("Invalid query parameters.", [
-    { path: "groupBy", message: `day needs a window of at most ${MAX_DAY_GROUP_WINDOW_DAYS} days` },
+    { path: "groupBy", message: `${groupBy} needs a window of at most ${MAX_TIME_BUCKETS} ${groupBy}s` },
   ]);
 
 /**
- * The export's date rules, and `groupBy=day` over a window of more than 400 days, among the
+ * The export's date rules, and a time grouping over more than 400 of its buckets, among the
  * parameter errors (before the organization is looked at) whenever the window is known without it:
  * a window that starts at the installation (only `endDate`) is checked once the access is read.
  */
@@ -42,5 +42,5 @@ export function checkSummaryQuery(q: AnalyticsSummaryQuery, now: number): void {
   checkDateRange({ ...q, perPage: undefined, cursor: undefined }, now);
   if (q.startDate === undefined) return;
   const window: ReviewWindow = { start: q.startDate, end: q.endDate ?? now };
-  if (dayWindowTooLong(q.groupBy, window)) throw dayWindowTooLongError();
+  if (windowTooWide(q.groupBy, window)) throw windowTooWideError(q.groupBy);
 }

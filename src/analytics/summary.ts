@@ -1,34 +1,34 @@
 import { formatInstant } from "../lib/time";
 import type { AnalyticsAccess } from "../rules/analytics-access";
-import { arrangeGroups, dayWindowTooLong } from "../rules/analytics-summary";
+import { arrangeGroups, windowTooWide } from "../rules/analytics-summary";
 import type { AnalyticsSummary } from "../schemas/analytics-summary";
 import { type SummaryFigures, type SummaryQuery, summarizeMergedPullRequests } from "../storage/analytics-summary";
 import type { ReadAlongside } from "./early-page";
 import { analyticsReader, analyticsScope } from "./read";
-import { type AnalyticsSummaryQuery, dayWindowTooLongError } from "./summary-query";
+import { type AnalyticsSummaryQuery, windowTooWideError } from "./summary-query";
 
 /** What the summary reads alongside the key verdict: the export's access decision and, maybe, the figures already. */
 export type SummaryRead = ReadAlongside<SummaryQuery, SummaryFigures>;
 
 /**
  * The statement's input for a request once its access is known: the export's scope and the
- * grouping; null when the window is too long for `day` (a 400, nothing to read).
+ * grouping; null when the window is too wide for a time grouping (a 400, nothing to read).
  */
 function statementInput(query: AnalyticsSummaryQuery, access: AnalyticsAccess, now: number): SummaryQuery | null {
   const scope = analyticsScope(query, access, now);
-  if (dayWindowTooLong(query.groupBy, scope)) return null;
+  if (windowTooWide(query.groupBy, scope)) return null;
   return { ...scope, groupBy: query.groupBy };
 }
 
 /**
  * The summary's read: the export's read path (`read.ts`) with the summary's statement. Refusals
- * keep the export's order: the access (404, 403) first, then a day grouping over a window that
- * starts at the installation and is too long, then a repository only an admin could name that no
+ * keep the export's order: the access (404, 403) first, then a time grouping over a window that
+ * starts at the installation and is too wide, then a repository only an admin could name that no
  * event knows (403, as the export answers it).
  */
 export const summaryReader = analyticsReader({
   input: statementInput,
-  refused: dayWindowTooLongError,
+  refused: (query) => windowTooWideError(query.groupBy),
   statement: summarizeMergedPullRequests,
   hasRows: (figures) => figures.totals.pullRequests > 0,
 });

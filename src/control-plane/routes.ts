@@ -20,7 +20,7 @@ import { Repository, RepositoryInput } from "../schemas/repository";
 import { ApiKeyCreated, ApiKeyCreateInput, User, UserInput } from "../schemas/user";
 import { deleteParked, listParked, readParked } from "../storage/parked";
 import { replayParked } from "../webhooks/receive";
-import { listShards, moveOrganization, readOrganizationMove } from "./shard-routes";
+import { cancelOrganizationMove, listShards, moveOrganization, readOrganizationMove } from "./shard-routes";
 import { postSync, readSync } from "./sync-routes";
 
 const adminRoute = routesFor("adminToken");
@@ -331,6 +331,7 @@ export const controlPlaneInterface: ApiInterface<"adminToken"> = {
     listShards,
     readOrganizationMove,
     moveOrganization,
+    cancelOrganizationMove,
     internalDocumentRoute,
   ],
 };

@@ -1,16 +1,20 @@
 import { z } from "zod";
-import { type Move, readMove } from "../directory/moves";
+import { type Move, RUNNING } from "../directory/moves";
 import { atOrganization } from "../directory/resolve";
 import { placementOf, shardLoads, shardNamed } from "../directory/shards";
 import { json } from "../http/envelopes";
 import { routesFor } from "../http/route";
 import { unwrap } from "../lib/durable-call";
 import { AppError, badRequest, inStore } from "../lib/errors";
+import { cancelMove, healMove } from "../moves/heal";
 import { startMove } from "../moves/start";
 import { GithubOrgName } from "../schemas/common";
 import { MoveInput, MoveStatus, ShardList } from "../schemas/shards";
 
-/** `GET /internal/v1/shards` and `GET`/`POST /internal/v1/organizations/{org}/move` (contract section 16). */
+/**
+ * `GET /internal/v1/shards` and `GET`/`POST`/`DELETE /internal/v1/organizations/{org}/move`
+ * (contract section 16). Each look at a move heals it first (`moves/heal.ts`: a move never stays stuck).
+ */
 
 const adminRoute = routesFor("adminToken");
 
@@ -37,7 +41,10 @@ export const listShards = adminRoute({
   handler: async (_args, { env }) => ({ shards: await inStore("D1", () => shardLoads(env)) }),
 });
 
-const MOVE_EXAMPLE = { shard: "DB", move: { org: "acme", from: "DB", to: "ANALYTICS_2", state: "copying", rowsCopied: 0 } };
+const MOVE_EXAMPLE = {
+  shard: "DB",
+  move: { org: "acme", from: "DB", to: "ANALYTICS_2", state: "copying", rowsCopied: 0, lastError: null },
+};
 
 /** The organization's home key, when it has an installation (its object answers for the login). */
 async function homeOf(env: Env, org: string): Promise<{ home: string; login: string }> {
@@ -55,7 +62,14 @@ async function homeOf(env: Env, org: string): Promise<{ home: string; login: str
 
 const present = (shard: string, move: Move | null) => ({
   shard,
-  move: move && { org: move.org, from: move.from, to: move.to, state: move.state, rowsCopied: move.rowsCopied },
+  move: move && {
+    org: move.org,
+    from: move.from,
+    to: move.to,
+    state: move.state,
+    rowsCopied: move.rowsCopied,
+    lastError: move.error,
+  },
 });
 
 export const readOrganizationMove = adminRoute({
@@ -70,8 +84,8 @@ export const readOrganizationMove = adminRoute({
   errors: ["org_not_found"],
   handler: async ({ params }, { env }) => {
     const { home } = await homeOf(env, params.org);
-    const [placement, move] = await inStore("D1", () => Promise.all([placementOf(env, home), readMove(env, home)]));
-    return present(placement.shard, move);
+    const move = await inStore("D1", () => healMove(env, home, Date.now()));
+    return present((await inStore("D1", () => placementOf(env, home))).shard, move);
   },
 });
 
@@ -98,14 +112,49 @@ export const moveOrganization = adminRoute({
     if (!shardNamed(env, body.shard)) {
       throw badRequest("Invalid request body.", [{ path: "shard", message: "is not one of the shards in ANALYTICS_SHARDS" }]);
     }
+    const now = Date.now();
+    // A stuck move is resumed (then still running: 409) or failed (then a fresh move starts).
+    const last = await inStore("D1", () => healMove(env, at.home, now));
     const placement = await inStore("D1", () => placementOf(env, at.home));
-    const last = await inStore("D1", () => readMove(env, at.home));
-    const running = last !== null && ["copying", "catching_up", "switched"].includes(last.state);
+    const running = last !== null && RUNNING.includes(last.state);
     if (!running && placement.shard === body.shard) return present(placement.shard, last);
-    const started = await inStore("D1", () => startMove(env, at, placement.shard, body.shard));
+    const started = await inStore("D1", () => startMove(env, at, placement.shard, body.shard, now));
     if (started.kind === "in_progress") {
       throw new AppError("move_in_progress", `A move of this organization to ${started.move.to} is still running.`);
     }
     return json(present(placement.shard, started.move), 202);
+  },
+});
+
+export const cancelOrganizationMove = adminRoute({
+  method: "DELETE",
+  path: "/internal/v1/organizations/{org}/move",
+  operationId: "cancelOrganizationMove",
+  summary: "Cancel the organization's running move before its switch",
+  description:
+    'Before the switch the move ends failed with lastError "cancelled": the organization stays on its shard, untouched, and the partial copy on the target is deleted. After the switch a move can no longer be cancelled: it finishes.',
+  request: { params: OrgPath },
+  responses: {
+    200: {
+      description: "Cancelled: the move is failed, the organization on its source shard.",
+      body: MoveStatus,
+      example: {
+        shard: "DB",
+        move: { org: "acme", from: "DB", to: "ANALYTICS_2", state: "failed", rowsCopied: 1500, lastError: "cancelled" },
+      },
+    },
+  },
+  errors: ["org_not_found", "not_found", "move_switched"],
+  handler: async ({ params }, { env }) => {
+    const { home } = await homeOf(env, params.org);
+    const cancelled = await inStore("D1", () => cancelMove(env, home));
+    if (cancelled.kind === "none") throw new AppError("not_found", "No move of this organization is running.");
+    if (cancelled.kind === "switched") {
+      throw new AppError(
+        "move_switched",
+        "The move has switched to its target shard: it finishes and can no longer be cancelled.",
+      );
+    }
+    return present((await inStore("D1", () => placementOf(env, home))).shard, cancelled.move);
   },
 });

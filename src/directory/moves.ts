@@ -23,9 +23,14 @@ import { mainDatabase, placementOf, type Shard, shardOf } from "./shards";
  *    to the target only). Both are compare-and-set on the source: a repeat changes nothing.
  * 5. `finishMove` (state `done`): the source rows are deleted.
  *
- * A failure before the switch (`failMove`): the placement goes back to the source alone, the
- * target's partial copy is deleted, state `failed`; the source was never changed. After the switch
- * the move only finishes: its steps are retried until the source rows are gone.
+ * A failure before the switch (`failMove`, also a cancel and the stall rule, `moves/heal.ts`): state
+ * `failed` by compare-and-set, then the placement goes back to the source alone and the target's
+ * partial copy is deleted; the source was never changed. The switch claims its state by the same
+ * compare-and-set first, so a move is either failed or switched, never both. After the switch the
+ * move only finishes: its steps are retried until the source rows are gone.
+ *
+ * Every step stamps `updated_at` (its progress time): a move silent for `MOVE_STALL_SECONDS` is
+ * resumed or failed by `moves/heal.ts`.
  */
 
 export type MoveState = "copying" | "catching_up" | "switched" | "done" | "failed";
@@ -40,11 +45,22 @@ export interface Move {
   rowsCopied: number;
   position: CopyPosition | null;
   startedAt: number;
+  /** The progress time: stamped by every step (epoch ms). */
+  updatedAt: number;
   error: string | null;
 }
 
 /** The running states: a second move is refused while one is in them. */
 export const RUNNING: readonly MoveState[] = ["copying", "catching_up", "switched"];
+
+/** The states before the switch: a move in them can still be failed (cancelled), its source untouched. */
+export const BEFORE_SWITCH: readonly MoveState[] = ["copying", "catching_up"];
+
+/** The error of a move cancelled by `DELETE .../move`. */
+export const CANCELLED = "cancelled";
+
+/** A move that is no longer running (failed or cancelled before its switch): its steps stop. */
+export class MoveEnded extends Error {}
 
 /** The Workflow instance of a move (ids allow letters, digits, `-` and `_`). */
 export const moveInstanceId = (move: { home: string; startedAt: number }): string =>
@@ -54,6 +70,21 @@ export const moveInstanceId = (move: { home: string; startedAt: number }): strin
 export async function readMove(env: Env, home: string): Promise<Move | null> {
   const row = await mainDatabase(env).prepare("SELECT * FROM analytics_moves WHERE home_key = ?1").bind(home).first<MoveRow>();
   return row ? toMove(row) : null;
+}
+
+/**
+ * The homes whose move the daily reconciliation looks at (`moves/heal.ts`): every running move, and
+ * every failed one whose copy is not undone yet. Few: moves are rare and one per organization.
+ */
+export async function movesToHeal(env: Env): Promise<string[]> {
+  const { results } = await mainDatabase(env)
+    .prepare(
+      `SELECT home_key FROM analytics_moves m WHERE m.state IN ('copying', 'catching_up', 'switched')
+         OR (m.state = 'failed' AND EXISTS (SELECT 1 FROM analytics_placements p WHERE p.home_key = m.home_key AND p.moving_to = m.to_shard))
+       ORDER BY home_key`,
+    )
+    .all<{ home_key: string }>();
+  return results.map((r) => r.home_key);
 }
 
 /**
@@ -94,12 +125,21 @@ const shardsOf = (env: Env, move: Move): { from: Shard; to: Shard } => ({
 export async function beginMove(env: Env, move: Move): Promise<void> {
   const { to } = shardsOf(env, move);
   const placement = await placementOf(env, move.home);
-  if (placement.movingTo === move.to) return; // a repeat: writes already reach the target
+  if (placement.movingTo === move.to) return stamp(env, move); // a repeat: writes already reach the target
   if (placement.shard !== move.from || placement.movingTo !== null) throw new Error(`${move.home} is not on ${move.from} alone`);
   await deleteOrganizationRows(to.db, move.home);
   await mainDatabase(env)
     .prepare("UPDATE analytics_placements SET moving_to = ?3 WHERE home_key = ?1 AND shard = ?2 AND moving_to IS NULL")
     .bind(move.home, move.from, move.to)
+    .run();
+  await stamp(env, move);
+}
+
+/** Records progress (the stall rule's clock) without changing anything else. */
+export async function stamp(env: Env, move: Move, note?: string, at = Date.now()): Promise<void> {
+  await mainDatabase(env)
+    .prepare("UPDATE analytics_moves SET updated_at = ?3, error = coalesce(?4, error) WHERE home_key = ?1 AND started_at = ?2")
+    .bind(move.home, move.startedAt, at, note ?? null)
     .run();
 }
 
@@ -121,12 +161,15 @@ export async function copySome(env: Env, move: Move, budgetMs: number, pageSize 
     );
     position = page.next;
     rows += page.rows;
-    await mainDatabase(env)
+    const recorded = await mainDatabase(env)
       .prepare(
-        "UPDATE analytics_moves SET copy_table = ?2, copy_after = ?3, rows_copied = ?4, updated_at = ?5 WHERE home_key = ?1 AND started_at = ?6",
+        `UPDATE analytics_moves SET copy_table = ?2, copy_after = ?3, rows_copied = ?4, updated_at = ?5
+         WHERE home_key = ?1 AND started_at = ?6 AND state IN ('copying', 'catching_up')`,
       )
       .bind(move.home, position?.table ?? null, position?.after ?? null, rows, Date.now(), move.startedAt)
       .run();
+    // Failed (cancelled) meanwhile: the copy stops; `undoCopy` deletes what it wrote.
+    if ((recorded.meta.changes ?? 0) === 0) throw new MoveEnded(`the move of ${move.home} ended during its copy`);
     if (Date.now() >= until) break;
   }
   return position === null;
@@ -150,18 +193,23 @@ export async function catchUp(env: Env, move: Move): Promise<boolean> {
 
 /** Step 4: the object, then the placement, switch to the target (both compare-and-set on the source). */
 export async function switchOver(env: Env, move: Move): Promise<void> {
+  // The claim first: a move failed (cancelled) meanwhile stays failed and never switches.
+  const claim = await mainDatabase(env)
+    .prepare(
+      `UPDATE analytics_moves SET state = 'switched', updated_at = ?3
+       WHERE home_key = ?1 AND started_at = ?2 AND state IN ('copying', 'catching_up', 'switched')`,
+    )
+    .bind(move.home, move.startedAt, Date.now())
+    .run();
+  if ((claim.meta.changes ?? 0) === 0) throw new MoveEnded(`the move of ${move.home} ended before its switch`);
   const held = await callDurable(() => env.ORGANIZATIONS.getByName(move.home).placeShard(move.to, move.from), {
     idempotent: true,
   });
   if (held !== move.to) throw new Error(`the object of ${move.home} is on ${held}, neither ${move.from} nor ${move.to}`);
-  await mainDatabase(env).batch([
-    mainDatabase(env)
-      .prepare(
-        "UPDATE analytics_placements SET shard = ?3, moving_to = NULL WHERE home_key = ?1 AND shard = ?2 AND moving_to = ?3",
-      )
-      .bind(move.home, move.from, move.to),
-    stateStatement(env, move, "switched"),
-  ]);
+  await mainDatabase(env)
+    .prepare("UPDATE analytics_placements SET shard = ?3, moving_to = NULL WHERE home_key = ?1 AND shard = ?2 AND moving_to = ?3")
+    .bind(move.home, move.from, move.to)
+    .run();
 }
 
 /** Step 5: the source rows deleted (for about `budgetMs`; answers whether all are), then `done`. */
@@ -169,29 +217,45 @@ export async function finishMove(env: Env, move: Move, budgetMs = Number.POSITIV
   const { from } = shardsOf(env, move);
   const { done } = await deleteOrganizationRows(from.db, move.home, { until: Date.now() + budgetMs });
   if (done) await setState(env, move, "done");
+  else await stamp(env, move);
   return done;
 }
 
 /**
- * A move that cannot go on. Before the switch: the placement goes back to the source alone and
- * the target's copy is deleted (the source was never changed), `failed`. After it: only recorded
- * (the organization is on the target; its source rows may still need deleting by a new move back
- * or by hand).
+ * A move that cannot go on. Before the switch: state `failed` (compare-and-set: one that switched
+ * meanwhile stays switched), then the copy is undone (`undoCopy`); answers true. After it: the
+ * error is only recorded (the organization is on the target: the move must finish, `moves/heal.ts`
+ * restarts its instance); answers false.
  */
-export async function failMove(env: Env, move: Move, error: string): Promise<void> {
-  const placement = await placementOf(env, move.home);
-  if (placement.shard === move.from) {
-    await mainDatabase(env)
-      .prepare("UPDATE analytics_placements SET moving_to = NULL WHERE home_key = ?1 AND shard = ?2")
-      .bind(move.home, move.from)
-      .run();
-    const to = shardOf(env, move.to);
-    await deleteOrganizationRows(to.db, move.home);
-  }
-  await mainDatabase(env)
-    .prepare("UPDATE analytics_moves SET state = 'failed', error = ?3, updated_at = ?4 WHERE home_key = ?1 AND started_at = ?2")
+export async function failMove(env: Env, move: Move, error: string): Promise<boolean> {
+  const failed = await mainDatabase(env)
+    .prepare(
+      `UPDATE analytics_moves SET state = 'failed', error = ?3, updated_at = ?4
+       WHERE home_key = ?1 AND started_at = ?2 AND state IN ('copying', 'catching_up')`,
+    )
     .bind(move.home, move.startedAt, error.slice(0, 500), Date.now())
     .run();
+  const now = await readMove(env, move.home);
+  if (now?.startedAt !== move.startedAt) return false;
+  if (now.state === "failed") {
+    await undoCopy(env, move);
+    return (failed.meta.changes ?? 0) > 0;
+  }
+  if (now.state === "switched") await stamp(env, move, error.slice(0, 500));
+  return false;
+}
+
+/**
+ * The copy of a failed move undone (idempotent; also run again by `moves/heal.ts` for a move failed
+ * by a run that stopped before it): the placement back to the source alone, the target's rows of
+ * the organization deleted. The source was never changed.
+ */
+export async function undoCopy(env: Env, move: Move): Promise<void> {
+  await mainDatabase(env)
+    .prepare("UPDATE analytics_placements SET moving_to = NULL WHERE home_key = ?1 AND shard = ?2 AND moving_to = ?3")
+    .bind(move.home, move.from, move.to)
+    .run();
+  if ((await placementOf(env, move.home)).shard === move.from) await deleteOrganizationRows(shardOf(env, move.to).db, move.home);
 }
 
 const stateStatement = (env: Env, move: Move, state: MoveState) =>
@@ -214,6 +278,7 @@ interface MoveRow {
   copy_after: string | null;
   error: string | null;
   started_at: number;
+  updated_at: number;
 }
 
 const toMove = (r: MoveRow): Move => ({
@@ -225,5 +290,6 @@ const toMove = (r: MoveRow): Move => ({
   rowsCopied: r.rows_copied,
   position: r.copy_table === null ? null : { table: r.copy_table, after: r.copy_after },
   startedAt: r.started_at,
+  updatedAt: r.updated_at,
   error: r.error,
 });

@@ -4,15 +4,14 @@ import { type KnownKey, lookupApiKey, verifyApiKey } from "../auth/authenticate"
 import { countFailedAuthentication, refuseThrottledClient } from "../auth/flood";
 import { scopesOfKeyKind } from "../auth/key-scopes";
 import { type QuotaVerdict, quotaHeaders } from "../auth/quota";
-import type { Scope } from "../auth/scopes";
 import { changesState, requireCsrfToken, requireSameOrigin, requireSessionCookie, verifySession } from "../auth/session";
 import { parseSignatureHeader, SignatureVerifier } from "../auth/webhook-signature";
 import { AppError, type ErrorCode, notFound } from "../lib/errors";
 import type { KeyKind } from "../schemas/key-kind";
 import type { User } from "../schemas/user";
-import { readJsonBytes, readJsonObject } from "./body";
+import { parseJsonObject, readJsonBytes } from "./body";
 import { requireMcpOrigin } from "./mcp-origin";
-import { isOAuthToken, verifyOAuthToken, withResourceChallenge } from "./oauth-bearer";
+import { countOAuthCall, isOAuthToken, verifyOAuthToken, withResourceChallenge } from "./oauth-bearer";
 import type { CallerKey, InterfaceAuth, RequestContext, Route } from "./route";
 
 /**
@@ -38,8 +37,8 @@ export type Authenticated =
    */
   | { kind: "apiKey"; callerId: string; verdict: Promise<User> }
   | { kind: "session"; callerId: string; verdict: Promise<SessionCaller> }
-  /** A key of either kind, judged (401 here); the quota's verdict is the route's to answer. */
-  | { kind: "anyApiKey"; user: User; key: CallerKey; body: Record<string, unknown> }
+  /** A key of either kind, judged (401 here), not counted: the route counts what it runs. */
+  | { kind: "anyApiKey"; user: User; key: CallerKey; body: Record<string, unknown> | unknown[] }
   | { kind: "adminToken" }
   /** The body, exactly as sent and verified. */
   | { kind: "webhookSignature"; body: Uint8Array };
@@ -126,7 +125,7 @@ export async function authenticate(
       return { kind: "none" };
     case "anyApiKey":
       // Contract section 19: a 401 of /mcp names the protected resource's metadata.
-      return mcpCaller(auth, route, rc, now).catch((error: unknown) => {
+      return mcpCaller(route, rc, now).catch((error: unknown) => {
         throw withResourceChallenge(error, rc);
       });
     case "adminToken": {
@@ -147,44 +146,47 @@ export async function authenticate(
 }
 
 /**
- * `/mcp`'s caller: a key of either kind, or an OAuth access token (contract sections 15 and 19).
- * Whether the request counts depends on its body, so the body is read before the verdict; a body
- * that fails still waits for the verdict, so a refused credential is a 401 first.
+ * `/mcp`'s caller: a key of either kind, or an OAuth access token (contract sections 15 and 19),
+ * judged without counting; the route counts through `CallerKey.count` what it runs. The Origin
+ * rule first (403, no credential looked at). The body is read alongside the verdict; a body that
+ * fails still waits for it, so a refused credential is a 401 first.
  */
-async function mcpCaller(
-  auth: Extract<InterfaceAuth, { kind: "anyApiKey" }>,
-  route: Route | null,
-  rc: RequestContext,
-  now: number,
-): Promise<Authenticated> {
+async function mcpCaller(route: Route | null, rc: RequestContext, now: number): Promise<Authenticated> {
   requireMcpOrigin(rc);
   const maxBytes = route?.request?.body?.maxBytes;
   if (maxBytes === undefined) throw new Error("an anyApiKey route must declare its body");
   const readBody = () =>
-    readJsonObject(rc.request, maxBytes).then(
-      (value) => ({ ok: true as const, value }),
+    readJsonBytes(rc.request, maxBytes).then(
+      (bytes) => ({ ok: true as const, value: parseJsonObject(bytes, { arrays: true }) }),
       (error: unknown) => ({ ok: false as const, error }),
     );
   const bearer = parseBearer(rc.request.headers.get("Authorization"));
   if (bearer.kind === "token" && isOAuthToken(bearer.token)) {
     refuseThrottledClient(rc.request, now);
-    const body = await readBody();
-    const kindOf = (scopes: readonly Scope[]) =>
-      body.ok && auth.counted(body.value) ? auth.countedKind(body.value, scopes, rc) : null;
-    const caller = await verifyOAuthToken(rc, bearer.token, now, kindOf).catch((error) =>
+    const body = readBody();
+    const token = await verifyOAuthToken(rc, bearer.token, now).catch((error) =>
       countFailedAuthentication(rc.request, rc.env, error, now),
     );
-    setQuotaHeaders(rc, caller.quota, now);
-    if (!body.ok) throw body.error;
-    const key = { kind: null, userId: caller.userId, quota: caller.quota, scopes: caller.scopes };
-    return { kind: "anyApiKey", user: caller.user, key, body: body.value };
+    const read = await body;
+    if (!read.ok) throw read.error;
+    // Counting judges the grant again in the same call: a grant revoked meanwhile is refused then.
+    const count = (kind: KeyKind) =>
+      countOAuthCall(rc, token, kind).then((quota) => {
+        setQuotaHeaders(rc, quota, now);
+        return quota;
+      });
+    const key = { kind: null, userId: token.userId, scopes: token.scopes, count };
+    return { kind: "anyApiKey", user: token.user, key, body: read.value };
   }
   const known = await counted(rc, now, () => lookupApiKey(rc.request, rc.env, null));
-  const body = await readBody();
-  const { user, quota } = await judgedKey(rc, known, now, body.ok && auth.counted(body.value));
-  if (!body.ok) throw body.error;
+  const body = readBody();
+  const { user } = await judgedKey(rc, known, now, false);
+  const read = await body;
+  if (!read.ok) throw read.error;
+  // Counting judges the key again in the same call (one round trip): a key revoked meanwhile is refused then.
+  const count = () => judgedKey(rc, known, now, true).then((verdict) => verdict.quota);
   const { kind, userId } = known.record;
-  return { kind: "anyApiKey", user, key: { kind, userId, quota, scopes: scopesOfKeyKind(kind) }, body: body.value };
+  return { kind: "anyApiKey", user, key: { kind, userId, count, scopes: scopesOfKeyKind(kind) }, body: read.value };
 }
 
 /** Throttled addresses are refused first; a refused credential is counted against its address. */

@@ -39,8 +39,10 @@ export async function readJsonBytes(request: Request, maxBytes: number, options:
   return readAll(request.body, maxBytes, expected, options);
 }
 
-/** 400 unless the bytes are UTF-8 text of a JSON object. */
-export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> {
+/** 400 unless the bytes are UTF-8 text of a JSON object (or, with `arrays`, of an array: a JSON-RPC batch). */
+export function parseJsonObject(bytes: Uint8Array): Record<string, unknown>;
+export function parseJsonObject(bytes: Uint8Array, options: { arrays: true }): Record<string, unknown> | unknown[];
+export function parseJsonObject(bytes: Uint8Array, options?: { arrays: true }): Record<string, unknown> | unknown[] {
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
@@ -53,6 +55,7 @@ export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> {
   } catch {
     throw badRequest("The request body is not valid JSON.");
   }
+  if (options?.arrays && Array.isArray(parsed)) return parsed;
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     throw badRequest("The request body must be a JSON object.");
   }

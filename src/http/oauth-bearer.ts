@@ -1,6 +1,7 @@
 import { parseBearer } from "../auth/api-key";
-import { isGrantProps, judgeGrant, type TokenCaller } from "../auth/grants";
+import { type GrantProps, isGrantProps, judgeGrant, type TokenCaller } from "../auth/grants";
 import { authorizationServer, mcpResource, resourceMetadataUrl, serviceOrigin } from "../auth/oauth-server";
+import type { QuotaVerdict } from "../auth/quota";
 import { SCOPES, type Scope } from "../auth/scopes";
 import { AppError } from "../lib/errors";
 import type { KeyKind } from "../schemas/key-kind";
@@ -17,26 +18,34 @@ export const isOAuthToken = (token: string): boolean => !/^c[ab]k_/.test(token);
 
 const INVALID_TOKEN = "Invalid, expired or revoked access token.";
 
-/**
- * The verdict on an OAuth token; `kindOf` names the quota the request counts against once the
- * token's scopes are known (null: not counted). 401 for every "no", with the same message.
- */
-export async function verifyOAuthToken(
-  rc: RequestContext,
-  token: string,
-  now: number,
-  kindOf: (scopes: readonly Scope[]) => KeyKind | null,
-): Promise<TokenCaller> {
+/** An OAuth token the library and the person's object both accept, not counted yet. */
+export interface VerifiedToken extends TokenCaller {
+  props: GrantProps;
+}
+
+/** The verdict on an OAuth token (401 for every "no", with the same message), counted against nothing. */
+export async function verifyOAuthToken(rc: RequestContext, token: string, now: number): Promise<VerifiedToken> {
   const origin = serviceOrigin(rc.env, rc.url);
   const validated = await (await authorizationServer(origin)).validateToken(mcpResource(origin), token, rc.env);
   if (validated === null || !isGrantProps(validated.props) || validated.props.userId !== validated.userId) {
     throw new AppError("unauthenticated", INVALID_TOKEN);
   }
-  // The token carries at most the scopes approved; the grant (stored here) is the ceiling.
+  // The token carries at most the scopes approved; the grant (stored in the person's object) is the ceiling.
   const tokenScopes = SCOPES.filter((scope) => validated.scope.includes(scope));
-  const caller = await judgeGrant(rc.env, validated.props, now, kindOf(tokenScopes));
+  const caller = await judgeGrant(rc.env, validated.props, now, null);
   if (caller === null) throw new AppError("unauthenticated", INVALID_TOKEN);
-  return { ...caller, scopes: caller.scopes.filter((scope) => tokenScopes.includes(scope)) };
+  const scopes = caller.scopes.filter((scope) => tokenScopes.includes(scope));
+  return { ...caller, scopes, props: validated.props };
+}
+
+/**
+ * Counts a call the route runs against the person's quota of `kind` (the tool's: analytics or
+ * members), judging the grant again in the same call: one revoked meanwhile is refused then.
+ */
+export async function countOAuthCall(rc: RequestContext, token: VerifiedToken, kind: KeyKind): Promise<QuotaVerdict | null> {
+  const caller = await judgeGrant(rc.env, token.props, Date.now(), kind);
+  if (caller === null) throw new AppError("unauthenticated", INVALID_TOKEN);
+  return caller.quota;
 }
 
 /**

@@ -73,8 +73,13 @@ export interface CallerKey {
   kind: KeyKind | null;
   /** The owner's id as the key record names it. */
   userId: string;
-  /** The quota's verdict when the request was counted (it may be exhausted: the route answers that), else null. */
-  quota: QuotaVerdict | null;
+  /**
+   * Counts this request against the owner's quota, once the route knows it is one to count (the
+   * MCP server: a `tools/call` it runs); resolves to the verdict (exhausted: the route answers
+   * that), null for an unlimited kind. Sets the quota headers on the answer. `kind`: the quota a
+   * token's call counts against (the tool's kind); a key counts against its own kind's.
+   */
+  count: (kind: KeyKind) => Promise<QuotaVerdict | null>;
   /** What the credential may do: a key's scopes, or the scopes a person approved for an OAuth client. */
   scopes: readonly Scope[];
 }
@@ -180,18 +185,10 @@ export type InterfaceAuth =
   | { kind: "apiKey"; keyKind: KeyKind }
   /**
    * A personal API key of either kind, whose kind the route learns (the MCP endpoint: it picks the
-   * tools). The stage reads the JSON body and counts the request against the owner's quota only
-   * when `counted(body)` says so; an exhausted quota is not refused here but handed to the route.
+   * tools). The stage reads the JSON body (an object or an array) and judges the key without
+   * counting; the route counts through `CallerKey.count` what it decides to run.
    */
-  | {
-      kind: "anyApiKey";
-      counted: (body: Record<string, unknown>) => boolean;
-      /**
-       * For an OAuth token (contract section 19), whose scopes may span both quotas: the quota a
-       * counted request counts against, from the tool it calls (null: a tool it cannot run, not counted).
-       */
-      countedKind: (body: Record<string, unknown>, scopes: readonly Scope[], rc: RequestContext) => KeyKind | null;
-    }
+  | { kind: "anyApiKey" }
   /** `Authorization: Bearer <ADMIN_TOKEN>`, for every path under the base path, routed or not. */
   | { kind: "adminToken" }
   /** GitHub's `X-Hub-Signature-256` over the raw body, checked while the body streams in (routes with a `raw` body). */

@@ -48,6 +48,11 @@ export const ERROR_CODES = {
     retriable: true,
     when: "A move of the organization between analytics shards is running; retry once it ended",
   },
+  move_switched: {
+    status: 409,
+    retriable: false,
+    when: "The move of the organization has switched to its target shard: it can no longer be cancelled, it finishes",
+  },
   sync_off: {
     status: 409,
     retriable: false,

@@ -1,3 +1,4 @@
+import type { QuotaVerdict } from "../auth/quota";
 import { quotaExceeded } from "../http/authentication";
 import { tooLarge } from "../http/body";
 import { publicError } from "../http/error-response";
@@ -15,20 +16,26 @@ import type { Tool } from "./tools";
  * (contract section 15), with nothing re-implemented.
  */
 
-/** What the MCP request established: the key owner, the key (kind and quota verdict), its context. */
+/** What the MCP request established: the key owner, the key (kind, and how to count), its context. */
 export interface ToolSession {
   rc: RequestContext;
   user: User;
   key: CallerKey;
   readOnly: boolean;
+  /** The count of this request's `tools/call`, started when the transport delivered it (`server.ts`). */
+  counting?: Promise<QuotaVerdict | null>;
 }
 
-/** The MCP `CallToolResult` of a tool: `structuredContent` and the same JSON as text. */
+/**
+ * The MCP `CallToolResult` of a tool: on success `structuredContent` and the same JSON as text; a
+ * refusal (`isError`) is the error JSON as text only, since MCP wants `structuredContent` to match
+ * the tool's `outputSchema` (the success body) and the SDK's v1 client rejects a result that does not.
+ */
 export interface ToolResult {
   [key: string]: unknown;
   content: { type: "text"; text: string }[];
-  structuredContent: Record<string, unknown>;
-  isError?: boolean;
+  structuredContent?: Record<string, unknown>;
+  isError?: true;
 }
 
 /** A query or path value as it would be written in a URL; the route's schema then judges it as over HTTP. */
@@ -75,10 +82,9 @@ function restContext(tool: Tool, call: RouteCall, rc: RequestContext): RequestCo
   return { ...rc, url, request, responseHeaders: new Headers() };
 }
 
-const result = (text: string, isError: boolean): ToolResult => ({
+const success = (text: string): ToolResult => ({
   content: [{ type: "text", text }],
   structuredContent: JSON.parse(text) as Record<string, unknown>,
-  ...(isError ? { isError: true } : {}),
 });
 
 /** A refusal as a tool result: the REST error's code, message, retriable flag and details. */
@@ -92,22 +98,23 @@ function errorResult(error: AppError, retryAfterSeconds?: number): ToolResult {
       ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
     },
   };
-  return result(JSON.stringify(body), true);
+  return { content: [{ type: "text", text: JSON.stringify(body) }], isError: true };
 }
 
 /** Calls a tool; never throws (every failure is a tool result, as the contract wants). */
 export async function callTool(tool: Tool, args: Record<string, unknown>, session: ToolSession): Promise<ToolResult> {
-  const { rc, key } = session;
-  // The call was counted by the authentication stage; an exhausted quota is answered here, with
-  // the headers of section 7 on the HTTP response.
-  if (key.quota !== null && !key.quota.allowed) {
-    return errorResult(quotaExceeded(key.quota), Math.max(1, Math.ceil((key.quota.resetAt - Date.now()) / 1000)));
-  }
+  const { rc } = session;
   try {
+    // Counted once the transport delivered the call (the headers of section 7 go on the HTTP
+    // response); an exhausted quota is answered here, and nothing runs.
+    const quota = await (session.counting ?? session.key.count(tool.keyKind));
+    if (quota !== null && !quota.allowed) {
+      return errorResult(quotaExceeded(quota), Math.max(1, Math.ceil((quota.resetAt - Date.now()) / 1000)));
+    }
     const call = routeCall(tool, args, session);
     const answer = await executeRoute(tool.route, call, restContext(tool, call, rc));
     // The body exactly as REST would send it (a route may answer a Response, e.g. the export).
-    return result(answer instanceof Response ? await answer.text() : JSON.stringify(answer), false);
+    return success(answer instanceof Response ? await answer.text() : JSON.stringify(answer));
   } catch (error) {
     return errorResult(publicError(error, tool.api.envelope, rc.correlationId));
   }

@@ -1,8 +1,8 @@
-import { type McpRequestContext, McpServer, type StandardSchemaWithJSON } from "@modelcontextprotocol/server";
+import { isJSONRPCRequest, type McpRequestContext, McpServer, type StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import { createMcpHandler, type StatelessMcpHandler } from "agents/mcp/server";
 import { callTool, type ToolSession } from "./call";
 import type { JsonSchema } from "./schemas";
-import { toolsFor } from "./tools";
+import { type Tool, toolsFor } from "./tools";
 
 /**
  * The MCP server of one request (stateless: contract section 15): the SDK's `McpServer`, built
@@ -30,40 +30,83 @@ const described = (schema: JsonSchema): StandardSchemaWithJSON<Record<string, un
   },
 });
 
+/**
+ * Contract section 15's annotations: reads change nothing; the member updates overwrite a seat or a
+ * role (destructive), and a repeat with the same values is a no-op under the guards (idempotent).
+ * No tool reaches beyond this service's own data.
+ */
+const READ_ANNOTATIONS = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+const WRITE_ANNOTATIONS = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false };
+
 function buildServer({ authInfo }: McpRequestContext): McpServer {
   const session = authInfo?.extra?.session as ToolSession | undefined;
   if (!session) throw new Error("the MCP endpoint was reached without its authentication stage");
-  const server = new McpServer({ name: "pr-review-service", version: "1.0.0" }, { instructions: INSTRUCTIONS });
-  for (const tool of toolsFor(session.rc.interfaces, session.key.scopes, session.readOnly)) {
+  // The tool list never changes while a client holds it, so `tools.listChanged` is not advertised.
+  const server = new McpServer(
+    { name: "pr-review-service", version: "1.0.0" },
+    { instructions: INSTRUCTIONS, capabilities: { tools: { listChanged: false } } },
+  );
+  const tools = toolsFor(session.rc.interfaces, session.key.scopes, session.readOnly);
+  for (const tool of tools) {
     server.registerTool(
       tool.name,
       {
+        title: tool.title,
         description: tool.description,
         inputSchema: described(tool.inputSchema),
         outputSchema: described(tool.outputSchema),
-        // Writes change a seat or a role: reversible, guarded, never a deletion.
-        annotations: { readOnlyHint: tool.readOnly, destructiveHint: false, openWorldHint: false },
+        annotations: tool.readOnly ? READ_ANNOTATIONS : WRITE_ANNOTATIONS,
       },
       (args) => callTool(tool, args, session),
     );
   }
+  countRunCalls(server, session, tools);
   return server;
+}
+
+/**
+ * Contract section 15: only a `tools/call` the server runs counts. The transport hands the server
+ * a message only once its own checks passed (Origin, protocol version, Accept, body) and never a
+ * notification's reply, so the count starts where the transport delivers a `tools/call` request
+ * (a known tool or not); the tool awaits it before running (`call.ts`).
+ */
+function countRunCalls(server: McpServer, session: ToolSession, tools: readonly Tool[]): void {
+  // A key counts against its kind; an OAuth token (contract section 19) against the called tool's,
+  // and a call of a tool it cannot run (unknown to it) against nothing.
+  const kindOf = (name: unknown) => session.key.kind ?? tools.find((tool) => tool.name === name)?.keyKind ?? null;
+  const connect = server.connect.bind(server);
+  server.connect = async (transport) => {
+    await connect(transport);
+    const deliver = transport.onmessage;
+    transport.onmessage = (message, extra) => {
+      if (isJSONRPCRequest(message) && message.method === "tools/call") {
+        const kind = kindOf(message.params?.name);
+        if (kind !== null) session.counting ??= session.key.count(kind);
+      }
+      deliver?.call(transport, message, extra);
+    };
+  };
 }
 
 // One handler per path: `createMcpHandler` serves exactly one pathname.
 const handlers = new Map<string, StatelessMcpHandler>();
 
-/** Answers one MCP request (its JSON-RPC message already read and the key judged). */
-export function serveMcp(path: string, message: Record<string, unknown>, session: ToolSession): Promise<Response> {
+/** Answers one MCP request (its JSON-RPC message already read and the key judged, not counted). */
+export async function serveMcp(path: string, message: Record<string, unknown>, session: ToolSession): Promise<Response> {
   let handler = handlers.get(path);
   if (!handler) {
     // No CORS: a browser cannot send the Authorization header without a preflight this Worker does not answer.
-    // Origins: the route's own rule ran before the key (http/mcp-origin.ts, contract section 19).
+    // Origins: the route's own rule ran before the credential (http/mcp-origin.ts, contract section 19).
     handler = createMcpHandler(buildServer, { route: path, corsOptions: false, allowedOriginHostnames: "*" });
     handlers.set(path, handler);
   }
-  return handler.fetch(session.rc.request, {
+  const response = await handler.fetch(session.rc.request, {
     parsedBody: message,
     authInfo: { token: "bearer", clientId: session.key.userId, scopes: [...session.key.scopes], extra: { session } },
   });
+  // The whole answer (one message: a stateless server sends no progress), so that the quota
+  // headers of a call counted meanwhile are on it; a count that failed was the tool's error.
+  const body = await response.text();
+  await session.counting?.catch(() => null);
+  return new Response(body === "" ? null : body, { status: response.status, headers: response.headers });
 }

@@ -41,9 +41,17 @@ const TOOL_LINES: readonly ToolLine[] = [
   { name: "read_audit_log", operationId: "listOrganizationAuditLog" },
 ];
 
+/**
+ * Every tool's name, from the lines above: the tests and the MCP Inspector check take the tools
+ * they expect from here, so adding a tool stays one line.
+ */
+export const MCP_TOOL_NAMES: readonly string[] = TOOL_LINES.map((line) => line.name);
+
 /** A tool, resolved against the interfaces the Worker serves. */
 export interface Tool {
   name: string;
+  /** For people: the route's summary. */
+  title: string;
   description: string;
   keyKind: KeyKind;
   /** A GET route: the tool changes nothing (`readOnlyHint`), and it is the only kind read-only mode offers. */
@@ -75,6 +83,7 @@ function resolve(interfaces: readonly ApiInterface[]): Tool[] {
     const omit = line.omit ?? [];
     return {
       name: line.name,
+      title: route.summary,
       description: [`${route.summary}.`, route.description, line.advice].filter(Boolean).join(" "),
       keyKind: api.auth.keyKind,
       readOnly: route.method === "GET",

@@ -1,33 +1,21 @@
-import { type Move, moveInstanceId, RUNNING, recordMove } from "../directory/moves";
+import { type Move, recordMove } from "../directory/moves";
+import { createMoveInstance } from "./heal";
 
 /**
- * Starts a move (`POST /internal/v1/organizations/{org}/move`): the move is recorded first (one
- * running per organization), then its Workflow instance is created. A running move whose instance
- * is missing (a failure between the two) gets it now: a repeated POST heals it.
+ * Starts a move (`POST /internal/v1/organizations/{org}/move`): the organization's last move is
+ * healed first (`heal.ts`: one stuck is resumed or failed, so that a POST then starts a fresh
+ * move), then the move is recorded (one running per organization) and its Workflow instance
+ * created. A failure between the two leaves an instance missing, which the next look creates.
  */
 export async function startMove(
   env: Env,
   at: { home: string; login: string },
   from: string,
   to: string,
+  now: number,
 ): Promise<{ kind: "started"; move: Move } | { kind: "in_progress"; move: Move }> {
-  const { created, move } = await recordMove(env, at, from, to, Date.now());
-  if (created) {
-    await createInstance(env, move);
-    return { kind: "started", move };
-  }
-  if (RUNNING.includes(move.state) && !(await instanceExists(env, move))) await createInstance(env, move);
-  return { kind: "in_progress", move };
-}
-
-const createInstance = (env: Env, move: Move) =>
-  env.MOVES.create({ id: moveInstanceId(move), params: { home: move.home, startedAt: move.startedAt } });
-
-async function instanceExists(env: Env, move: Move): Promise<boolean> {
-  try {
-    await env.MOVES.get(moveInstanceId(move));
-    return true;
-  } catch {
-    return false;
-  }
+  const { created, move } = await recordMove(env, at, from, to, now);
+  if (!created) return { kind: "in_progress", move };
+  await createMoveInstance(env, move);
+  return { kind: "started", move };
 }

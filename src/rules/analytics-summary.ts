@@ -2,7 +2,7 @@ import { DAY_MS } from "../lib/time";
 import {
   type AnalyticsSummaryGroup,
   type AnalyticsSummaryTotals,
-  MAX_DAY_GROUP_WINDOW_DAYS,
+  MAX_TIME_BUCKETS,
   type SummaryGroupBy,
 } from "../schemas/analytics-summary";
 
@@ -45,16 +45,37 @@ function nextBucket(start: number, groupBy: TimeGroupBy): number {
   return Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1);
 }
 
-/** Every bucket the inclusive window touches, ascending: the first holds `start`, the last `end`. */
+/** The bucket `ms` falls in, numbered from the one holding 1970-01-01 (negative before it). */
+function bucketNumber(ms: number, groupBy: TimeGroupBy): number {
+  const day = utcDay(ms);
+  if (groupBy === "day") return day;
+  // A Monday's day number is 4 more than a multiple of 7 (1970-01-01, day 0, was a Thursday).
+  if (groupBy === "week") return (day - weekdayFromMonday(day) + 3) / 7;
+  const date = new Date(day * DAY_MS);
+  return (date.getUTCFullYear() - 1970) * 12 + date.getUTCMonth();
+}
+
+/** How many buckets the inclusive window touches (0 for a window that ends before it starts). */
+export const bucketCount = (window: { start: number; end: number }, groupBy: TimeGroupBy): number =>
+  Math.max(0, bucketNumber(window.end, groupBy) - bucketNumber(window.start, groupBy) + 1);
+
+/**
+ * A time grouping's window may touch at most 400 of its buckets (contract section 12), counted as
+ * the answer lists them: a window shorter than 400 weeks from a Sunday to a Monday touches 401 ISO
+ * weeks. So no answer grows with the width of a window (a 1970-9999 week window answered 91 MB).
+ */
+export const windowTooWide = (groupBy: SummaryGroupBy, window: { start: number; end: number }): boolean =>
+  isTimeGroupBy(groupBy) && bucketCount(window, groupBy) > MAX_TIME_BUCKETS;
+
+/** Every bucket the inclusive window touches, ascending: the first holds `start`, the last `end`. At most 400. */
 export function bucketsOfWindow(window: { start: number; end: number }, groupBy: TimeGroupBy): string[] {
+  if (bucketCount(window, groupBy) > MAX_TIME_BUCKETS) {
+    throw new Error(`a ${groupBy} window of more than ${MAX_TIME_BUCKETS} buckets reached the summary's arrangement`);
+  }
   const keys: string[] = [];
   for (let at = bucketStart(window.start, groupBy); at <= window.end; at = nextBucket(at, groupBy)) keys.push(bucketKey(at));
   return keys;
 }
-
-/** `groupBy=day` needs a window of at most 400 days (both ends inclusive, so 400 whole UTC days fit). */
-export const dayWindowTooLong = (groupBy: SummaryGroupBy, window: { start: number; end: number }): boolean =>
-  groupBy === "day" && window.end - window.start + 1 > MAX_DAY_GROUP_WINDOW_DAYS * DAY_MS;
 
 /** The median's position among n values in ascending order (the lower middle for even n). */
 export const medianIndex = (n: number): number => Math.floor((n - 1) / 2);

@@ -6,8 +6,8 @@ import { InstantOutput } from "./common";
 export const SUMMARY_GROUP_BYS = ["day", "week", "month", "repo", "author"] as const;
 export type SummaryGroupBy = (typeof SUMMARY_GROUP_BYS)[number];
 
-/** `groupBy=day` covers at most this many days of window (contract section 12). */
-export const MAX_DAY_GROUP_WINDOW_DAYS = 400;
+/** A time grouping's window touches at most this many of its buckets: days, weeks or months (contract section 12). */
+export const MAX_TIME_BUCKETS = 400;
 
 const count = (description: string) => z.number().int().min(0).meta({ description });
 /** A difference of two instants the service stores (1970 to 9999): negative when the later event came first. */

@@ -86,6 +86,9 @@ export type Change = z.output<typeof Change>;
 /** A change as it travels (dates of a pull request still as text). */
 export type ChangeInput = z.input<typeof Change>;
 
+/** The longest event name a message carries (`X-GitHub-Event` and the action, cut to it: contract section 9). */
+export const EVENT_NAME_MAX = 100;
+
 export const QueueMessage = z.object({
   v: z.literal(1),
   /** `X-GitHub-Delivery`. */
@@ -93,7 +96,7 @@ export const QueueMessage = z.object({
   /** Which part of the delivery (0 for most; a long repository list is split). */
   part: z.number().int().min(0),
   /** `X-GitHub-Event` and the payload's action, for logs and the parked list. */
-  event: z.string().max(100),
+  event: z.string().max(EVENT_NAME_MAX),
   org: GithubOrgName,
   /**
    * GitHub's id of the owner account (the organization): its identity across renames. Optional so

@@ -33,6 +33,11 @@ export const MoveStatus = z
         to: ShardName,
         state: z.enum(["copying", "catching_up", "switched", "done", "failed"]),
         rowsCopied: z.number().int().min(0),
+        lastError: z
+          .string()
+          .max(500)
+          .nullable()
+          .meta({ description: 'Why it failed ("cancelled" for a cancel), or what healed it; null when nothing happened.' }),
       })
       .nullable()
       .meta({ description: "The running or last move; null when none ever ran." }),

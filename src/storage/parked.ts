@@ -4,6 +4,13 @@
  * again and deleting the copy.
  */
 
+/**
+ * The documented length of a parked delivery's `event` (contract section 9): an event and action
+ * come from a signed delivery (an action may be of any length), so the name is cut to it when
+ * stored and when listed (rows stored before the cut).
+ */
+export const PARKED_EVENT_MAX = 100;
+
 export interface ParkedDelivery {
   id: string;
   delivery: string;
@@ -21,7 +28,7 @@ export async function parkDelivery(db: D1Database, p: ParkedDelivery): Promise<v
       `INSERT INTO parked_deliveries (id, delivery, event, message, attempts, parked_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
        ON CONFLICT (id) DO UPDATE SET message = excluded.message, attempts = excluded.attempts`,
     )
-    .bind(p.id, p.delivery, p.event, JSON.stringify(p.message), p.attempts, p.parkedAt)
+    .bind(p.id, p.delivery, p.event.slice(0, PARKED_EVENT_MAX), JSON.stringify(p.message), p.attempts, p.parkedAt)
     .run();
 }
 
@@ -37,7 +44,7 @@ interface Row {
 const fromRow = (r: Row): ParkedDelivery => ({
   id: r.id,
   delivery: r.delivery,
-  event: r.event,
+  event: r.event.slice(0, PARKED_EVENT_MAX),
   message: JSON.parse(r.message),
   attempts: r.attempts,
   parkedAt: r.parked_at,

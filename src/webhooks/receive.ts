@@ -5,7 +5,7 @@ import { AppError, badRequest, inStore, storageFailure } from "../lib/errors";
 import { errorField, type Logger } from "../lib/log";
 import type { QueueMessageInput } from "../schemas/github-changes";
 import { parkDelivery } from "../storage/parked";
-import { reduceDelivery } from "./reduce";
+import { eventName, reduceDelivery } from "./reduce";
 
 /** GitHub sends payloads up to 25 MB; the route takes up to 25 MiB. */
 export const WEBHOOK_MAX_BODY = 25 * 1024 * 1024;
@@ -81,12 +81,11 @@ export async function receiveDelivery(
  * keep their size only (a D1 row holds 2 MB); GitHub's "Redeliver" sends them again.
  */
 async function keepUnreadable(env: Env, event: string, delivery: string, payload: object, bytes: number): Promise<void> {
-  const action = (payload as { action?: unknown }).action;
   await inStore("D1", () =>
     parkDelivery(mainDatabase(env), {
       id: `${delivery}:payload`,
       delivery,
-      event: typeof action === "string" ? `${event}.${action}` : event,
+      event: eventName(event, payload),
       message: { kind: "payload", event, ...(bytes <= MAX_KEPT_PAYLOAD ? { payload } : { bytes }) },
       attempts: 0,
       parkedAt: Date.now(),

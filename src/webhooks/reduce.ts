@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { GithubOrgName } from "../schemas/common";
-import { type ChangeInput, QueueMessage, type QueueMessageInput } from "../schemas/github-changes";
+import { type ChangeInput, EVENT_NAME_MAX, QueueMessage, type QueueMessageInput } from "../schemas/github-changes";
 
 /**
  * Contract section 9, first half: which deliveries the service uses, reduced to the changes it
@@ -33,7 +33,8 @@ const InstallationPayload = z.object({
   action: z.string(),
   installation: z.object({
     id: z.number().int(),
-    account: Account,
+    /** `type`: `Organization`, or `User` for a personal account (whose owner is the account). */
+    account: Account.extend({ type: z.string().optional() }),
     created_at: GithubTime,
     suspended_at: OptionalTime,
     updated_at: OptionalTime,
@@ -99,8 +100,7 @@ export function reduceDelivery(event: string, delivery: string, payload: unknown
   if (reductions.some((r) => !GithubOrgName.safeParse(r.org).success)) {
     return ignored(`${event}: the owner login is not a GitHub login`, true);
   }
-  const action = (payload as { action?: unknown }).action;
-  const name = typeof action === "string" ? `${event}.${action}` : event;
+  const name = eventName(event, payload);
   const sentBy = SentBy.safeParse(payload);
   const messages = reductions
     .flatMap((r) => r.changes.map((change) => ({ r, change })))
@@ -169,6 +169,25 @@ const removed = (repositories: { id: number; name: string }[]): ChangeInput[] =>
   }));
 
 /**
+ * A personal account's installation has one member, its owner (the account), as admin (contract
+ * section 17): from the payload too, so that without sync the owner is not outside their own
+ * organization. An organization's members come from `organization` deliveries and the sync.
+ */
+function owner(account: { login: string; id?: number | undefined; type?: string | undefined }): ChangeInput[] {
+  if (account.type !== "User" || account.id === undefined) return [];
+  return [{ kind: "member_added", githubUserId: String(account.id), githubLogin: account.login, role: "admin", isBot: false }];
+}
+
+/**
+ * The delivery's event and action (`pull_request.closed`) for logs and the parked list, cut to
+ * EVENT_NAME_MAX: the action is whatever the signed payload carries, of any length.
+ */
+export function eventName(event: string, payload: unknown): string {
+  const action = (payload as { action?: unknown } | null)?.action;
+  return (typeof action === "string" ? `${event}.${action}` : event).slice(0, EVENT_NAME_MAX);
+}
+
+/**
  * A Map, not a plain object: the event name comes from a header the signature does not cover, and
  * an object would answer `constructor` or `__proto__` with something that is not a reducer.
  */
@@ -185,6 +204,7 @@ const REDUCERS = new Map<string, (payload: unknown) => Result>(
             accountId,
             changes: [
               { kind: "installation_created", installationId, installedAt: p.installation.created_at },
+              ...owner(p.installation.account),
               ...added(p.repositories ?? []),
             ],
           };

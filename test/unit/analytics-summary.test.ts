@@ -2,13 +2,14 @@ import { describe, expect, it } from "vitest";
 import { SUMMARY_CSV_HEADER, toSummaryCsv } from "../../src/analytics/summary-csv";
 import {
   arrangeGroups,
+  bucketCount,
   bucketStart,
   bucketsOfWindow,
   compareCodePoints,
-  dayWindowTooLong,
   EMPTY_FIGURES,
   medianIndex,
   type TimeGroupBy,
+  windowTooWide,
 } from "../../src/rules/analytics-summary";
 
 const at = (iso: string) => Date.parse(iso);
@@ -45,15 +46,59 @@ describe("buckets (contract section 12): the UTC day, ISO week from Monday, or m
   });
 });
 
-describe("groupBy=day needs a window of at most 400 days", () => {
-  const start = at("2025-01-01T00:00:00Z");
-  it.each<[string, number, boolean]>([
-    ["400 whole days", start + 400 * 86_400_000 - 1, false],
-    ["400 days and a millisecond", start + 400 * 86_400_000, true],
-    ["a day", start + 86_400_000 - 1, false],
-  ])("%s", (_, end, tooLong) => {
-    expect(dayWindowTooLong("day", { start, end })).toBe(tooLong);
-    expect(dayWindowTooLong("week", { start, end })).toBe(false);
+describe("a time grouping spans at most 400 of its buckets (contract section 12)", () => {
+  const D = 86_400_000;
+  it.each<[string, string, TimeGroupBy, boolean]>([
+    // Whole UTC days: 400 fit, 401 do not.
+    ["2025-01-01T00:00:00Z", "2026-02-04T23:59:59.999Z", "day", false],
+    ["2025-01-01T00:00:00Z", "2026-02-05T00:00:00Z", "day", true],
+    // Shorter than 400 days, but its ends touch 401 UTC days.
+    ["2025-01-01T12:00:00Z", "2026-02-05T11:59:59.999Z", "day", true],
+    ["2025-01-01T12:00:00Z", "2026-02-04T23:59:59.999Z", "day", false],
+    // ISO weeks from Monday: 2024-01-01 is a Monday, 2031-08-31 a Sunday 400 weeks on.
+    ["2024-01-01T00:00:00Z", "2031-08-31T23:59:59.999Z", "week", false],
+    ["2024-01-01T00:00:00Z", "2031-09-01T00:00:00Z", "week", true],
+    // 2,795 days (less than 400 weeks) from a Sunday to a Monday: 401 ISO weeks.
+    ["2023-12-31T00:00:00Z", "2031-08-25T00:00:00Z", "week", true],
+    ["2023-12-31T00:00:00Z", "2031-08-24T23:59:59.999Z", "week", false],
+    // Months: January 2024 to April 2057 is 400, to May 2057 401, however few days of the ends are in.
+    ["2024-01-01T00:00:00Z", "2057-04-30T23:59:59.999Z", "month", false],
+    ["2024-01-01T00:00:00Z", "2057-05-01T00:00:00Z", "month", true],
+    ["2024-01-31T23:59:59.999Z", "2057-05-01T00:00:00Z", "month", true],
+    ["2024-02-29T00:00:00Z", "2057-05-31T23:59:59.999Z", "month", false],
+    // The audit's repro, and the same window before 1970 (weeks and months there too).
+    ["1970-01-01T00:00:00Z", "9999-12-31T23:59:59.999Z", "week", true],
+    ["1970-01-01T00:00:00Z", "9999-12-31T23:59:59.999Z", "month", true],
+  ])("%s to %s by %s: too wide: %s", (start, end, groupBy, tooWide) => {
+    const window = { start: at(start), end: at(end) };
+    expect(windowTooWide(groupBy, window)).toBe(tooWide);
+    // Every window accepted here touches exactly 400 buckets.
+    if (!tooWide) expect(bucketsOfWindow(window, groupBy)).toHaveLength(400);
+  });
+
+  it("bucketCount is the number of buckets bucketsOfWindow lists, also before 1970", () => {
+    for (const groupBy of ["day", "week", "month"] as const) {
+      for (const [start, end] of [
+        [at("1969-12-20T05:00:00Z"), at("1970-02-03T00:00:00Z")],
+        [at("2026-11-15T23:59:59.999Z"), at("2026-11-16T00:00:00Z")],
+        [at("2026-11-16T00:00:00Z"), at("2026-11-16T00:00:00Z")],
+      ] as const) {
+        expect(bucketCount({ start, end }, groupBy)).toBe(bucketsOfWindow({ start, end }, groupBy).length);
+      }
+    }
+    expect(bucketCount({ start: 5 * D, end: D }, "day")).toBe(0);
+  });
+
+  it("repository and author groupings have no time buckets to bound", () => {
+    const window = { start: at("1970-01-01T00:00:00Z"), end: at("9999-12-31T23:59:59.999Z") };
+    expect(windowTooWide("repo", window)).toBe(false);
+    expect(windowTooWide("author", window)).toBe(false);
+  });
+
+  it("bucketsOfWindow refuses to list more than 400 buckets (no caller may build an unbounded answer)", () => {
+    const window = { start: at("1970-01-01T00:00:00Z"), end: at("9999-12-31T23:59:59.999Z") };
+    expect(() => bucketsOfWindow(window, "week")).toThrow(/400/);
+    expect(() => arrangeGroups("month", window, [])).toThrow(/400/);
   });
 });
 

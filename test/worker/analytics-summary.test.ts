@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { appCall, signIn } from "./app-helpers";
 import {
   addMember,
   adminOk,
@@ -68,23 +69,69 @@ describe("parameters (section 12: the export's, minus perPage and cursor, plus g
     }
   });
 
-  it("day needs a window of at most 400 days (400 naming groupBy); week does not", async () => {
+  it("the audit's repro: a 1970-9999 week window is 400 naming groupBy, as JSON, as CSV, and in the app's copy", async () => {
+    const { org, user, get } = await setup({ installedAt: "2024-01-01T00:00:00Z" });
+    const session = await signIn(user);
+    const repro = `org=${org}&groupBy=week&startDate=1970-01-01&endDate=9999-12-31`;
+    const tooWide = [{ path: "groupBy", message: "week needs a window of at most 400 weeks" }];
+    for (const res of [await get(repro), await get(`${repro}&format=csv`), await get(repro, { Accept: "text/csv" })]) {
+      expect(res.status).toBe(400);
+      expect(res.headers.get("Content-Type")).toMatch(/^application\/json/);
+      expect(((await res.json()) as ErrorBody).details).toEqual(tooWide);
+    }
+    // The app's copy answers in the app's coded envelope.
+    const app = await appCall(`/app/api/analytics/summary?${repro}`, session);
+    expect(app.status).toBe(400);
+    expect(await app.json()).toMatchObject({ error: { code: "invalid_request", details: tooWide } });
+  });
+
+  it.each<[string, string, string, boolean]>([
+    ["day", "2025-01-01", "2026-02-04", true],
+    ["day", "2025-01-01", "2026-02-05", false],
+    // Less than 400 days long, but touching 401 UTC days.
+    ["day", "2025-01-01T12:00:00Z", "2026-02-05T11:59:59Z", false],
+    // 2024-01-01 is a Monday and 2031-08-31 the Sunday 400 ISO weeks on.
+    ["week", "2024-01-01", "2031-08-31", true],
+    ["week", "2024-01-01", "2031-09-01", false],
+    // From a Sunday to a Monday: 2,795 days, fewer than 400 weeks, but 401 ISO weeks.
+    ["week", "2023-12-31", "2031-08-25", false],
+    ["week", "2023-12-31", "2031-08-24", true],
+    ["month", "2024-01-01", "2057-04-30", true],
+    ["month", "2024-01-01", "2057-05-01", false],
+    ["month", "2024-01-31", "2057-05-01", false],
+    ["month", "2024-02-29", "2057-05-31", true],
+  ])("groupBy=%s from %s to %s: 400 buckets at most (answered: %s)", async (groupBy, startDate, endDate, answered) => {
     const { org, get } = await setup({ installedAt: "2024-01-01T00:00:00Z" });
-    const ok = await get(`org=${org}&groupBy=day&startDate=2025-01-01&endDate=2026-02-04`); // 400 days
-    expect(ok.status).toBe(200);
-    expect(((await ok.json()) as Summary).groups).toHaveLength(400);
-    for (const query of [
-      `org=${org}&groupBy=day&startDate=2025-01-01&endDate=2026-02-05`,
-      // Only endDate: the window starts at the installation, known once the access is read.
-      `org=${org}&groupBy=day&endDate=2026-02-05`,
-    ]) {
-      const res = await get(query);
+    const res = await get(`org=${org}&groupBy=${groupBy}&startDate=${startDate}&endDate=${endDate}`);
+    if (answered) {
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as Summary).groups).toHaveLength(400);
+    } else {
       expect(res.status).toBe(400);
       expect(((await res.json()) as ErrorBody).details).toEqual([
-        { path: "groupBy", message: "day needs a window of at most 400 days" },
+        { path: "groupBy", message: `${groupBy} needs a window of at most 400 ${groupBy}s` },
       ]);
     }
-    expect((await get(`org=${org}&groupBy=week&startDate=2020-01-01&endDate=2026-02-05`)).status).toBe(200);
+  });
+
+  it("with only endDate the window starts at the installation: checked once the access is read", async () => {
+    const { org, get } = await setup({ installedAt: "2024-01-01T00:00:00Z" });
+    for (const [groupBy, last, next] of [
+      ["day", "2025-02-03", "2025-02-04"],
+      ["week", "2031-08-31", "2031-09-01"],
+      ["month", "2057-04-30", "2057-05-01"],
+    ] as const) {
+      const ok = await get(`org=${org}&groupBy=${groupBy}&endDate=${last}`);
+      expect(ok.status).toBe(200);
+      expect(((await ok.json()) as Summary).groups).toHaveLength(400);
+      const res = await get(`org=${org}&groupBy=${groupBy}&endDate=${next}`);
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as ErrorBody).details).toEqual([
+        { path: "groupBy", message: `${groupBy} needs a window of at most 400 ${groupBy}s` },
+      ]);
+    }
+    // The organization's 404 comes before it.
+    expect((await get(`org=${unique("none")}&groupBy=week&endDate=9999-12-31`)).status).toBe(404);
   });
 
   it("the export's date rules; perPage and cursor are unknown here, so ignored", async () => {

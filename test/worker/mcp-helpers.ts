@@ -71,8 +71,30 @@ export const rpc = (key: string | null, method: string, params: Record<string, u
 
 export interface ToolResult {
   content: { type: string; text: string }[];
-  structuredContent: Record<string, unknown>;
+  structuredContent?: Record<string, unknown>;
   isError?: boolean;
+}
+
+export interface Refusal {
+  code: string;
+  message: string;
+  retriable: boolean;
+  details: unknown[];
+  retryAfterSeconds?: number;
+}
+
+/**
+ * A refusal's error (contract section 15): `isError`, exactly one text item holding
+ * `{ error: {...} }`, and no `structuredContent` (which would have to match the success schema).
+ */
+export function refusalOf(result: ToolResult): Refusal {
+  expect(result.isError).toBe(true);
+  expect(result).not.toHaveProperty("structuredContent");
+  expect(result.content).toHaveLength(1);
+  expect(result.content[0]?.type).toBe("text");
+  const body = JSON.parse(result.content[0]?.text ?? "") as { error: Refusal };
+  expect(Object.keys(body)).toEqual(["error"]);
+  return body.error;
 }
 
 /** `tools/call`: the exchange and its result. */
@@ -83,10 +105,11 @@ export async function callTool(key: string, name: string, args: Record<string, u
 
 export interface ListedTool {
   name: string;
+  title?: string;
   description: string;
   inputSchema: Record<string, unknown>;
   outputSchema: Record<string, unknown>;
-  annotations: { readOnlyHint?: boolean; destructiveHint?: boolean };
+  annotations: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
 }
 
 /** `tools/list`: the tools by name. */

@@ -1,5 +1,6 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { MCP_TOOL_NAMES } from "../../src/mcp/tools";
 import { addMember, admin, call, createKey, createOrg, createUser, unique } from "./helpers";
 import { callTool, INITIALIZE, listTools, mcpPost, rpc } from "./mcp-helpers";
 
@@ -19,8 +20,8 @@ async function world() {
   };
 }
 
-const MEMBER_TOOLS = ["get_member", "list_members", "list_organizations", "read_audit_log", "update_member", "update_members"];
-const READ_TOOLS = ["get_member", "list_members", "list_organizations", "read_audit_log"];
+/** The names a key lists (the tools module's `MCP_TOOL_NAMES`, split by key kind). */
+const names = async (key: string, options = {}) => [...(await listTools(key, options)).keys()].sort();
 
 describe("transport: stateless Streamable HTTP", () => {
   it("initialize, then tools/list without a session id; GET /mcp is 405", async () => {
@@ -72,13 +73,14 @@ describe("401 over HTTP, before the MCP server is reached", () => {
 });
 
 describe("tools by key kind, from the routes", () => {
-  it("a cak_ key lists the analytics tools, a cbk_ key the member tools", async () => {
+  it("a cak_ key lists the analytics tools, a cbk_ key the member tools: each tool of the tools module for one kind", async () => {
     const w = await world();
-    expect([...(await listTools(w.analytics)).keys()].sort()).toEqual([
-      "list_pull_request_analytics",
-      "summarize_pull_request_analytics",
-    ]);
-    expect([...(await listTools(w.members)).keys()].sort()).toEqual(MEMBER_TOOLS);
+    const analytics = await names(w.analytics);
+    const members = await names(w.members);
+    expect([...analytics, ...members].sort()).toEqual([...MCP_TOOL_NAMES].sort());
+    expect(analytics.filter((name) => members.includes(name))).toEqual([]);
+    expect(analytics).toEqual(expect.arrayContaining(["list_pull_request_analytics", "summarize_pull_request_analytics"]));
+    expect(members).toEqual(expect.arrayContaining(["get_member", "list_members", "update_member", "update_members"]));
     // A tool of the other kind is unknown to the key: a JSON-RPC error, nothing run.
     const { message } = await rpc(w.analytics, "tools/call", {
       name: "get_member",
@@ -90,7 +92,10 @@ describe("tools by key kind, from the routes", () => {
   it("readOnlyHint on reads only; the guarded updates tell the agent to read first and pass what it read", async () => {
     const w = await world();
     const tools = await listTools(w.members);
-    for (const [name, tool] of tools) expect(tool.annotations.readOnlyHint, name).toBe(READ_TOOLS.includes(name));
+    for (const name of ["get_member", "list_members", "list_organizations", "read_audit_log"]) {
+      expect(tools.get(name)?.annotations.readOnlyHint, name).toBe(true);
+    }
+    for (const name of ["update_member", "update_members"]) expect(tools.get(name)?.annotations.readOnlyHint, name).toBe(false);
     expect((await listTools(w.analytics)).get("list_pull_request_analytics")?.annotations.readOnlyHint).toBe(true);
     for (const name of ["update_member", "update_members"]) {
       const description = tools.get(name)?.description ?? "";
@@ -130,14 +135,16 @@ describe("read-only mode: /mcp/readonly or X-MCP-Readonly: true", () => {
 
   it("lists only the read tools, and every write tool is refused as unknown with no effect", async () => {
     const w = await world();
-    const writes = [...(await listTools(w.members)).values()].filter((t) => !t.annotations.readOnlyHint).map((t) => t.name);
-    expect(writes.sort()).toEqual(["update_member", "update_members"]);
+    const all = [...(await listTools(w.members)).values()];
+    const reads = all.filter((t) => t.annotations.readOnlyHint).map((t) => t.name);
+    const writes = all.filter((t) => !t.annotations.readOnlyHint).map((t) => t.name);
+    expect(writes).toEqual(expect.arrayContaining(["update_member", "update_members"]));
     const args: Record<string, Record<string, unknown>> = {
       update_member: { org: w.org, githubUserId: w.member, seat: true, expectedSeat: false },
       update_members: { org: w.org, changes: [{ githubUserId: w.member, seat: true, expectedSeat: false }] },
     };
     for (const mode of modes) {
-      expect([...(await listTools(w.members, mode)).keys()].sort()).toEqual(READ_TOOLS);
+      expect(await names(w.members, mode)).toEqual(reads.sort());
       for (const name of writes) {
         const { response, message } = await rpc(w.members, "tools/call", { name, arguments: args[name] }, mode);
         expect(response.status).toBe(200);
@@ -157,7 +164,9 @@ describe("read-only mode: /mcp/readonly or X-MCP-Readonly: true", () => {
 
   it("X-MCP-Readonly other than true leaves every tool", async () => {
     const w = await world();
-    expect([...(await listTools(w.members, { headers: { "X-MCP-Readonly": "false" } })).keys()].sort()).toEqual(MEMBER_TOOLS);
+    const every = await names(w.members);
+    expect(every).toContain("update_member");
+    expect(await names(w.members, { headers: { "X-MCP-Readonly": "false" } })).toEqual(every);
   });
 });
 
@@ -181,5 +190,131 @@ describe("quotas: each tools/call counts once, with the headers of section 7", (
     // And REST requests of the same owner and kind see the same counter.
     const restAnswer = await call("/api/v1/organizations", { headers: { Authorization: `Bearer ${w.members}` } });
     expect(restAnswer.headers.get("X-RateLimit-Used")).toBe("3");
+  });
+});
+
+describe("section 15: annotations, titles, capabilities", () => {
+  const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+  const WRITE = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false };
+
+  it("every tool has a title and exactly section 15's annotations; reads are read-only, the member updates destructive", async () => {
+    const w = await world();
+    const tools = [...(await listTools(w.members)).values(), ...(await listTools(w.analytics)).values()];
+    expect(tools.map((t) => t.name).sort()).toEqual([...MCP_TOOL_NAMES].sort());
+    for (const tool of tools) {
+      expect(typeof tool.title === "string" && tool.title.length > 0, tool.name).toBe(true);
+      expect(tool.annotations, tool.name).toEqual(tool.annotations.readOnlyHint ? READ : WRITE);
+    }
+    const byName = new Map(tools.map((t) => [t.name, t]));
+    for (const name of ["update_member", "update_members"]) expect(byName.get(name)?.annotations).toEqual(WRITE);
+    for (const name of ["get_member", "list_members", "list_organizations", "read_audit_log", "list_pull_request_analytics"]) {
+      expect(byName.get(name)?.annotations).toEqual(READ);
+    }
+  });
+
+  it("tools.listChanged is not advertised: the server never sends that notification", async () => {
+    const w = await world();
+    const init = await rpc(w.members, "initialize", INITIALIZE);
+    const capabilities = init.message?.result?.capabilities as { tools?: { listChanged?: boolean } };
+    expect(capabilities.tools).toBeDefined();
+    expect(capabilities.tools?.listChanged).not.toBe(true);
+  });
+});
+
+describe("section 15: only a tools/call the server runs counts", () => {
+  const call = (id: number | undefined) => ({
+    jsonrpc: "2.0",
+    ...(id === undefined ? {} : { id }),
+    method: "tools/call",
+    params: { name: "list_organizations", arguments: {} },
+  });
+  /** The owner's count so far, read from a counted call (which adds one). */
+  const usedAfterOneMore = async (key: string) =>
+    Number((await callTool(key, "list_organizations", {})).response.headers.get("X-RateLimit-Used"));
+
+  it("a call the server answers counts, also one naming a tool this key does not have", async () => {
+    const w = await world();
+    const unknown = await rpc(w.analytics, "tools/call", {
+      name: "get_member",
+      arguments: { org: w.org, githubUserId: w.owner },
+    });
+    expect(unknown.message?.error?.message).toMatch(/get_member not found/);
+    expect(unknown.response.headers.get("X-RateLimit-Used")).toBe("1");
+    const next = await callTool(w.analytics, "list_pull_request_analytics", { org: w.org });
+    expect(next.response.headers.get("X-RateLimit-Used")).toBe("2");
+  });
+
+  it("under 2026-07-28 too: a call run counts; one whose Mcp-Name header contradicts its body (400) is free", async () => {
+    const w = await world();
+    const META = {
+      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientInfo": { name: "worker-test", version: "1.0.0" },
+      "io.modelcontextprotocol/clientCapabilities": {},
+    };
+    const modern = (name: string) => ({
+      headers: { "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": name },
+    });
+    const payload = {
+      jsonrpc: "2.0",
+      id: 7,
+      method: "tools/call",
+      params: { name: "list_organizations", arguments: {}, _meta: META },
+    };
+    const mismatched = await mcpPost(w.members, payload, modern("get_member"));
+    expect(mismatched.response.status).toBe(400);
+    expect(mismatched.response.headers.get("X-RateLimit-Used")).toBeNull();
+    const run = await mcpPost(w.members, payload, modern("list_organizations"));
+    expect(run.response.status).toBe(200);
+    expect(run.message?.result).toMatchObject({ structuredContent: { data: [{ org: w.org }] } });
+    expect(run.response.headers.get("X-RateLimit-Used")).toBe("1");
+  });
+
+  it("a notification (no id) is answered 202, never run, and free", async () => {
+    const w = await world();
+    const { response } = await mcpPost(w.members, call(undefined), { headers: { "MCP-Protocol-Version": "2025-06-18" } });
+    expect(response.status).toBe(202);
+    expect(response.headers.get("X-RateLimit-Used")).toBeNull();
+    expect(await usedAfterOneMore(w.members)).toBe(1);
+  });
+
+  it("requests the transport refuses are free: a foreign Origin (403), a bad protocol version (400), a wrong Accept (406)", async () => {
+    const w = await world();
+    const refused: [Record<string, string>, number][] = [
+      [{ Origin: "https://evil.example" }, 403],
+      [{ "MCP-Protocol-Version": "1999-01-01" }, 400],
+      [{ Accept: "text/html" }, 406],
+    ];
+    for (const [headers, status] of refused) {
+      const { response } = await mcpPost(w.members, call(1), { headers });
+      expect(response.status, JSON.stringify(headers)).toBe(status);
+      expect(response.headers.get("X-RateLimit-Used"), JSON.stringify(headers)).toBeNull();
+    }
+    expect(await usedAfterOneMore(w.members)).toBe(1);
+  });
+
+  it("a JSON-RPC batch is 400 with -32600 under every protocol version, never the members envelope, and free", async () => {
+    const w = await world();
+    for (const version of [null, "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]) {
+      const request = new Request("https://service.test/mcp", {
+        method: "POST",
+        headers: {
+          Authorization: `Bearer ${w.members}`,
+          "Content-Type": "application/json",
+          Accept: "application/json, text/event-stream",
+          ...(version === null ? {} : { "MCP-Protocol-Version": version }),
+        },
+        body: JSON.stringify([call(1), call(2)]),
+      });
+      const response = await exports.default.fetch(request);
+      expect(response.status, String(version)).toBe(400);
+      expect(response.headers.get("Content-Type")).toMatch(/^application\/json/);
+      expect(response.headers.get("X-RateLimit-Used")).toBeNull();
+      expect(await response.json()).toEqual({
+        jsonrpc: "2.0",
+        error: { code: -32600, message: "batches are not supported" },
+        id: null,
+      });
+    }
+    expect(await usedAfterOneMore(w.members)).toBe(1);
   });
 });

@@ -122,7 +122,7 @@ describe("moving an organization (POST/GET /internal/v1/organizations/{org}/move
     await using moves = await introspectWorkflow(env.MOVES);
     const res = await admin("POST", `/internal/v1/organizations/${org}/move`, { shard: to });
     expect(res.status).toBe(202);
-    expect(await res.json()).toEqual({ shard: from, move: { org, from, to, state: "copying", rowsCopied: 0 } });
+    expect(await res.json()).toEqual({ shard: from, move: { org, from, to, state: "copying", rowsCopied: 0, lastError: null } });
     const [instance] = await moves.get();
     await instance?.waitForStatus("complete");
 
@@ -391,6 +391,9 @@ describe("a move that fails before its switch leaves the source as it was", () =
     expect(await countOf(from, home)).toBe(7);
     expect(await shardDb(home)).toBe(db(from));
     const res = await admin("GET", `/internal/v1/organizations/${org}/move`);
-    expect(await res.json()).toEqual({ shard: from, move: { org, from, to, state: "failed", rowsCopied: expect.any(Number) } });
+    expect(await res.json()).toEqual({
+      shard: from,
+      move: { org, from, to, state: "failed", rowsCopied: expect.any(Number), lastError: "injected [expected-fault]" },
+    });
   });
 });

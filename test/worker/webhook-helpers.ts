@@ -69,6 +69,9 @@ function setOwner(node: unknown, org: string, accountId: number): void {
       if (typeof account.login === "string") {
         account.login = org;
         account.id = accountId;
+        // GitHub's installation examples are of a personal account; the tests' owners are
+        // organizations (a personal account's owner becomes its member: contract section 17).
+        if (key === "account") account.type = "Organization";
       }
     }
     setOwner(value, org, accountId);

@@ -111,6 +111,31 @@ describe("installation", () => {
     expect(await exported(org, admin)).toHaveLength(1);
   });
 
+  it("created for a personal account, sync off: its owner is the organization's admin member (contract section 17)", async () => {
+    const owner = await person();
+    const login = `user${owner.id}`;
+    const installationId = uniqueInstallationId();
+    await billing(login, "pro", installationId);
+    // The account is the user: GitHub's id of the account is the owner's user id.
+    const payload = example("installation", "created", login, 0, Number(owner.id), installationId);
+    (payload.installation as { account: Record<string, unknown> }).account.type = "User";
+    await deliverQueued("installation", payload);
+    const read = await readMember(login, owner, owner.id);
+    expect(read.status).toBe(200);
+    expect(await read.json()).toEqual({ githubUserId: owner.id, githubLogin: login, role: "admin", seat: false, isBot: false });
+  });
+
+  it("created for an organization: nobody becomes a member from the payload", async () => {
+    const org = unique("gh");
+    const installationId = uniqueInstallationId();
+    const admin = await person();
+    await billing(org, "pro", installationId);
+    const payload = example("installation", "created", org, 0, Number(admin.id), installationId);
+    (payload.installation as { account: Record<string, unknown> }).account.type = "Organization";
+    await deliverQueued("installation", payload);
+    expect((await readMember(org, admin, admin.id)).status).toBe(403);
+  });
+
   it("suspend / unsuspend: blocked true / false", async () => {
     const { org, admin, member } = await world([]);
     await deliverQueued("installation", example("installation", "suspend", org));

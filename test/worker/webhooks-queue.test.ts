@@ -157,3 +157,38 @@ describe("issue 18: event names GitHub really sends", () => {
     expect(await res.json()).toMatchObject({ status: "ignored" });
   });
 });
+
+describe("contract section 9: the parked listing conforms to its schema whatever a signed delivery carried", () => {
+  const longAction = "a".repeat(200);
+  const listedEvent = async (id: string): Promise<string | undefined> => {
+    // `admin` checks every answer against the internal document: an `event` over 100 characters fails there.
+    const res = await admin("GET", "/internal/v1/webhooks/parked?limit=100");
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { data: { id: string; event: string }[] }).data.find((p) => p.id === id)?.event;
+  };
+
+  it("a pull request with a 200-character action is queued with its event name cut to 100 characters", () => {
+    const repo = { id: repoId(), name: "api", private: false };
+    const payload = { ...mergedPr("long-action-org", repo, 3), action: longAction };
+    const reduced = reduceDelivery("pull_request", newDelivery(), payload);
+    expect(reduced.status).toBe("queued");
+    const event = reduced.status === "queued" ? reduced.messages[0]?.event : undefined;
+    expect(event).toBe(`pull_request.${longAction}`.slice(0, 100));
+  });
+
+  it("a kept unreadable payload with a 200-character action is listed with its event cut to 100 characters", async () => {
+    const repo = { id: repoId(), name: "api", private: false };
+    const payload = mergedPr("long-action-org", repo, 4, { number: 0 }); // unreadable: kept as a payload by the receiver
+    payload.action = longAction;
+    const delivery = newDelivery();
+    const res = await deliver("pull_request", payload, { delivery });
+    expect(res.status).toBe(202);
+    expect(await listedEvent(`${delivery}:payload`)).toBe(`pull_request.${longAction}`.slice(0, 100));
+  });
+
+  it("a dead-lettered message with a long event is listed with its event cut to 100 characters", async () => {
+    const body = { v: 1, delivery: newDelivery(), part: 0, event: `pull_request.${longAction}`, org: "acme", change: {} };
+    await consume(DEAD_LETTER_QUEUE, [body], {}, 1);
+    expect(await listedEvent(`${body.delivery}:0`)).toBe(body.event.slice(0, 100));
+  });
+});
