@@ -2,7 +2,7 @@ import { parseBearer } from "../auth/api-key";
 import { type GrantProps, isGrantProps, judgeGrant, type TokenCaller } from "../auth/grants";
 import { authorizationServer, mcpResource, resourceMetadataUrl, serviceOrigin } from "../auth/oauth-server";
 import type { QuotaVerdict } from "../auth/quota";
-import { SCOPES, type Scope } from "../auth/scopes";
+import { SCOPES } from "../auth/scopes";
 import { AppError } from "../lib/errors";
 import type { KeyKind } from "../schemas/key-kind";
 import type { RequestContext } from "./route";
