@@ -2,14 +2,40 @@ import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
 /**
- * Three projects, one run:
+ * Four projects, one run:
  * - `unit`: the pure rules (table tests) on Node, no workerd and no bindings: `npm run test:unit`.
  * - `worker`: inside workerd with real local D1, KV and Durable Objects, migrated from migrations/d1.
+ * - `worker-fresh`: the same, in a workerd of its own whose storage no other file fills (walks over every organization).
  * - `node`: tooling that runs on Node (OpenAPI validation, the seed and benchmark scripts' logic).
  * Results also go to test-results.json, which .ci/run summarises.
  */
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations/d1");
+  /** The worker projects' runtime: workerd with real local bindings, and the fake GitHub's URL and credentials. */
+  const workerd = () => [
+    cloudflareTest(({ inject }) => ({
+      wrangler: { configPath: "./wrangler.toml" },
+      miniflare: {
+        bindings: {
+          ADMIN_TOKEN: "test-admin-token-0123456789abcdef",
+          GITHUB_WEBHOOK_SECRET: "test-webhook-secret",
+          GITHUB_WEBHOOK_SECRET_PREVIOUS: "test-webhook-secret-previous",
+          // Local sign-in of the web app: the tests start sessions with it (never in wrangler.toml).
+          DEV_SIGN_IN: "true",
+          GITHUB_API_URL: inject("fakeGithubUrl"),
+          GITHUB_APP_ID: inject("fakeGithubAppId"),
+          GITHUB_APP_PRIVATE_KEY: inject("fakeGithubPrivateKey"),
+          // GitHub sign-in runs its whole flow against the fake too (test/fake-github/oauth.ts).
+          GITHUB_OAUTH_URL: inject("fakeGithubUrl"),
+          GITHUB_CLIENT_ID: inject("fakeGithubClientId"),
+          GITHUB_CLIENT_SECRET: inject("fakeGithubClientSecret"),
+          // The public origin GitHub sends the person back to (never the request's Host): the tests' origin.
+          APP_URL: "https://service.test",
+          TEST_MIGRATIONS: migrations,
+        },
+      },
+    })),
+  ];
   return {
     test: {
       reporters: ["default", "json"],
@@ -21,30 +47,7 @@ export default defineConfig(async () => {
       projects: [
         { test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node" } },
         {
-          plugins: [
-            // A function of `inject`: the fake GitHub (test/fake-github/, a Node server on 127.0.0.1
-            // started by the globalSetup below) gives its URL and the App's credentials at run time.
-            cloudflareTest(({ inject }) => ({
-              wrangler: { configPath: "./wrangler.toml" },
-              miniflare: {
-                bindings: {
-                  ADMIN_TOKEN: "test-admin-token-0123456789abcdef",
-                  GITHUB_WEBHOOK_SECRET: "test-webhook-secret",
-                  GITHUB_WEBHOOK_SECRET_PREVIOUS: "test-webhook-secret-previous",
-                  // Local sign-in of the web app: the tests start sessions with it (never in wrangler.toml).
-                  DEV_SIGN_IN: "true",
-                  GITHUB_API_URL: inject("fakeGithubUrl"),
-                  GITHUB_APP_ID: inject("fakeGithubAppId"),
-                  GITHUB_APP_PRIVATE_KEY: inject("fakeGithubPrivateKey"),
-                  // GitHub sign-in runs its whole flow against the fake too (test/fake-github/oauth.ts).
-                  GITHUB_OAUTH_URL: inject("fakeGithubUrl"),
-                  GITHUB_CLIENT_ID: inject("fakeGithubClientId"),
-                  GITHUB_CLIENT_SECRET: inject("fakeGithubClientSecret"),
-                  TEST_MIGRATIONS: migrations,
-                },
-              },
-            })),
-          ],
+          plugins: workerd(),
           test: {
             name: "worker",
             // One workerd for every file instead of one per file (each start-up cost ~0.4 s plus
@@ -52,10 +55,26 @@ export default defineConfig(async () => {
             // allow: each test creates its own organizations, users and keys with unique names.
             isolate: false,
             include: ["test/worker/**/*.test.ts"],
+            exclude: ["test/worker/fresh/**"],
             setupFiles: ["./test/worker/setup.ts"],
             globalSetup: ["./test/fake-github/global-setup.ts"],
             // Property and concurrency tests make hundreds of requests; on a loaded 2-core CI machine
             // they need more than the default 5 s. A budget, not a sleep: nothing waits on it.
+            testTimeout: 30_000,
+          },
+        },
+        {
+          plugins: workerd(),
+          test: {
+            // Tests of a walk over every organization (the daily reconciliation's Cron Trigger): in
+            // the shared storage above, that walk would cover the hundreds of organizations every
+            // other file leaves behind (300 took 20 s), so these run in their own workerd, whose
+            // storage holds only what they create.
+            name: "worker-fresh",
+            isolate: false,
+            include: ["test/worker/fresh/**/*.test.ts"],
+            setupFiles: ["./test/worker/setup.ts"],
+            globalSetup: ["./test/fake-github/global-setup.ts"],
             testTimeout: 30_000,
           },
         },

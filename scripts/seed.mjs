@@ -39,7 +39,7 @@ if (!adminToken) {
 
 try {
   const keys = await seedDemo({ url: options.url, adminToken, keysOnly: options["keys-only"] });
-  console.log(keyReport(options.url, keys));
+  console.log(keyReport(options.url, keys, { adminToken }));
 } catch (error) {
   console.error(`Seeding failed: ${error instanceof Error ? error.message : error}`);
   process.exit(1);

@@ -101,7 +101,7 @@ try {
     const keys = await seedDemo({ url, adminToken });
     await caughtUp();
     console.log(`\nThe service is running at ${url} (Ctrl-C stops it); requests are logged from here on.`);
-    console.log(keyReport(url, keys, { app: true }));
+    console.log(keyReport(url, keys, { app: true, adminToken }));
   } else {
     // Prove the admin token works, so the hint below is accurate.
     await controlPlaneClient(url, adminToken).request("PUT", "/internal/v1/users/1001", { githubLogin: "ada-admin" });

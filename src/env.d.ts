@@ -16,6 +16,8 @@ declare namespace Cloudflare {
     /** The GitHub App's OAuth client id and secret (web app sign-in). Unset: the sign-in button says what to configure. */
     GITHUB_CLIENT_ID?: string;
     GITHUB_CLIENT_SECRET?: string;
+    /** The service's public origin (`https://HOST`): GitHub sign-in's `redirect_uri` is built from it, never from `Host`. */
+    APP_URL?: string;
   }
 }
 interface Env {
@@ -27,6 +29,7 @@ interface Env {
   DEV_SIGN_IN?: string;
   GITHUB_CLIENT_ID?: string;
   GITHUB_CLIENT_SECRET?: string;
+  APP_URL?: string;
 }
 
 /** Bottleneck's build without clustering, which the throttling plugin uses (`client.ts`); its types are the full build's. */

@@ -34,6 +34,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/sign-out-everywhere": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign out everywhere: every session of yours ends at once
+         * @description Ends every session of the signed-in person (other browsers and devices too), this one included. Your API keys keep working: revoke them on /app/keys.
+         */
+        post: operations["appSignOutEverywhere"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/app/api/keys": {
         parameters: {
             query?: never;
@@ -1154,8 +1174,10 @@ export interface components {
                 /** @example octocat */
                 githubLogin: string;
             }[];
-            /** @description Whether GitHub sign-in is configured (GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET). */
+            /** @description Whether GitHub sign-in is configured (GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET and APP_URL). */
             github: boolean;
+            /** @description What to set before GitHub sign-in works here, in words; null when it is configured. */
+            githubSetup: string | null;
         };
         /** @description Access token (1 hour) and refresh token (30 days, rotating). */
         OAuthTokens: {
@@ -1467,6 +1489,270 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description Signed out; the cookie is cleared. */
+            204: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    /** @description Clears __Host-session. */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials. */
+            401: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Invalid, expired or revoked API key.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials.
+                             * @enum {string}
+                             */
+                            code: "unauthenticated";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description csrf_failed: A state-changing request of the web app without a same-origin Origin header or without the session's X-CSRF-Token. */
+            403: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "A state-changing request of the web app without a same-origin Origin header or without the session's X-CSRF-Token.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description csrf_failed: A state-changing request of the web app without a same-origin Origin header or without the session's X-CSRF-Token.
+                             * @enum {string}
+                             */
+                            code: "csrf_failed";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description method_not_allowed: The path exists under other methods (see Allow). */
+            405: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "method_not_allowed",
+                     *         "message": "The path exists under other methods (see Allow).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description method_not_allowed: The path exists under other methods (see Allow).
+                             * @enum {string}
+                             */
+                            code: "method_not_allowed";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited: this client address (CF-Connecting-IP; an IPv6 address by its /64) has had 100 failed authentications within 60 seconds: for the rest of that minute every request from it gets 429 before any credential is checked, valid ones too, with Retry-After. This interface has no quota. */
+            429: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Rate limit exceeded: 1000 requests per 900 seconds. Retry after the Retry-After seconds.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description rate_limited: Over the quota; retry after Retry-After seconds.
+                             * @enum {string}
+                             */
+                            code: "rate_limited";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description internal_error: Unexpected failure (logged with the correlation id). */
+            500: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "An unexpected error occurred.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description internal_error: Unexpected failure (logged with the correlation id).
+                             * @enum {string}
+                             */
+                            code: "internal_error";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unavailable: A store is unreachable or overloaded; retry the same request. */
+            503: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is temporarily unavailable. Retry with the same request.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unavailable: A store is unreachable or overloaded; retry the same request.
+                             * @enum {string}
+                             */
+                            code: "unavailable";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    appSignOutEverywhere: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every session ended; this browser's cookie is cleared. */
             204: {
                 headers: {
                     "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
@@ -5801,7 +6087,7 @@ export interface operations {
                     "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    /** @description attachment, with a file name of the organization and the window's dates. */
+                    /** @description attachment, with a file name of the organization, the repository when one is picked, and the window's dates. */
                     "Content-Disposition": string;
                     [name: string]: unknown;
                 };
@@ -7186,7 +7472,8 @@ export interface operations {
                      *           "githubLogin": "ada-admin"
                      *         }
                      *       ],
-                     *       "github": false
+                     *       "github": false,
+                     *       "githubSetup": "To sign in with GitHub here, set APP_URL (see the README: …)."
                      *     }
                      */
                     "application/json": components["schemas"]["SignInOptions"];
@@ -7783,6 +8070,22 @@ export interface operations {
                             details: components["schemas"]["ErrorDetail"][];
                         };
                     };
+                };
+            };
+            /** @description Too many sign-ins started from this client address: each start counts against the per-address limit on failed authentications, so past it valid ones too are refused for a minute (no quota headers: nobody is known yet). A page; try again later. */
+            429: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    /** @description No script, nothing from another origin, never framed. */
+                    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+                    /** @description Whole seconds to wait. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html>… */
+                    "text/html": string;
                 };
             };
             /** @description internal_error: Unexpected failure (logged with the correlation id). */

@@ -40,6 +40,9 @@ export function Chart({
     const el = box.current;
     if (!el) return;
     const bars = uPlot.paths.bars?.({ size: [0.6, 40] });
+    // Half a bucket of room at each end, so the first and last bars are whole (a bar is centred on
+    // its week) and every chart's weeks line up with the bar chart's.
+    const half = (x.length > 1 ? (x[1] as number) - (x[0] as number) : 7 * 86_400) / 2;
     const opts: uPlot.Options = {
       width: Math.max(200, el.clientWidth),
       height: 220,
@@ -47,7 +50,14 @@ export function Chart({
       cursor: { show: false },
       // Weeks start Monday 00:00 UTC: label them in UTC whatever the reader's zone.
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"),
-      scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
+      scales: {
+        x: { time: true, range: (_u, min, max) => [min - half, max + half] },
+        y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] },
+      },
+      // The drawn x range, for the browser tests (whole bars at both ends).
+      hooks: {
+        ready: [(u) => el.setAttribute("data-x-range", `${u.scales.x?.min ?? ""},${u.scales.x?.max ?? ""}`)],
+      },
       axes: [
         {
           stroke: "#57606a",

@@ -1,13 +1,14 @@
 import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
-import { explain, type SessionInfo, signOut, toLanding } from "./api";
+import { api, explain, type SessionInfo, signOut, toLanding } from "./api";
 
 /** The frame of every signed-in page: who is signed in, where one can go, sign-out. */
 export function Layout({ session, title, children }: { session: SessionInfo; title: string; children: ComponentChildren }) {
   const [error, setError] = useState("");
-  const out = async () => {
+  /** `everywhere`: every session of the person ends (other browsers and devices too), not only this one. */
+  const out = async (everywhere: boolean) => {
     try {
-      await signOut();
+      await (everywhere ? api("POST", "/auth/sign-out-everywhere") : signOut());
       toLanding();
     } catch (e) {
       setError(explain(e));
@@ -32,8 +33,16 @@ export function Layout({ session, title, children }: { session: SessionInfo; tit
           <span>
             Signed in as <strong>{session.user.githubLogin}</strong>
           </span>
-          <button type="button" class="secondary" onClick={out}>
+          <button type="button" class="secondary" onClick={() => out(false)}>
             Sign out
+          </button>
+          <button
+            type="button"
+            class="secondary"
+            onClick={() => out(true)}
+            title="Ends your sessions in every browser and on every device"
+          >
+            Sign out everywhere
           </button>
         </div>
       </header>

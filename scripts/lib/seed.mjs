@@ -40,14 +40,19 @@ export async function seedDemo({ url, adminToken, keysOnly = false, log = consol
 
 /**
  * The lines `npm start` and `npm run seed` print after seeding; `app` adds the web app's address
- * (`npm start` turns local sign-in on).
+ * (`npm start` turns local sign-in on). `adminToken`: the run's token, so the hint for new keys is a
+ * whole command that works as printed (a run's generated token is in no file the seed script reads).
+ * @param {string} url
+ * @param {{ analyticsKey: string; membersKey: string; owner?: { login: string } }} keys
+ * @param {{ app?: boolean; adminToken?: string }} [options]
  */
-export function keyReport(url, keys, { app = false } = {}) {
+export function keyReport(url, keys, { app = false, adminToken } = {}) {
   const base = url.replace(/\/+$/, "");
+  const again = `npm run seed -- --keys-only --url ${base} --admin-token ${adminToken ?? "<ADMIN_TOKEN>"}`;
   return [
     "",
     ...(app ? [`The web app: ${base}/ (sign in as any demo user, e.g. ada-admin; your keys at ${base}/app/keys)`, ""] : []),
-    `Demo keys for ${keys.owner?.login} (admin of acme). Shown once; run \`npm run seed -- --keys-only\` for new ones.`,
+    `Demo keys for ${keys.owner?.login} (admin of acme). Shown once; for new ones: ${again}`,
     `  ANALYTICS_API_KEY=${keys.analyticsKey}`,
     `  MEMBERS_API_KEY=${keys.membersKey}`,
     "",

@@ -284,7 +284,8 @@ export const downloadPullRequestAnalyticsCsv = routesFor("session")({
       },
       headers: {
         "Content-Disposition": {
-          description: "attachment, with a file name of the organization and the window's dates.",
+          description:
+            "attachment, with a file name of the organization, the repository when one is picked, and the window's dates.",
           schema: {
             type: "string",
             maxLength: 300,
@@ -299,7 +300,10 @@ export const downloadPullRequestAnalyticsCsv = routesFor("session")({
   handler: async ({ query, read }) => {
     const { input, answer: first } = await pageReader.answer({ ...query, perPage: DOWNLOAD_PAGE_ROWS }, read);
     const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-    const name = `${query.org.replace(/[^A-Za-z0-9._-]/g, "_")}-pull-requests-${day(input.start)}-${day(input.end)}.csv`;
+    const safe = (part: string) => part.replace(/[^A-Za-z0-9._-]/g, "_");
+    // The file names what it holds: the organization, the repository when one is picked, the window.
+    const of = query.repo ? `${safe(query.org)}-${safe(query.repo)}` : safe(query.org);
+    const name = `${of}-pull-requests-${day(input.start)}-${day(input.end)}.csv`;
     return new Response(csvDownload(read.db, query.org, input, first), {
       status: 200,
       headers: { "Content-Type": CSV_CONTENT_TYPE, "Content-Disposition": `attachment; filename="${name}"` },

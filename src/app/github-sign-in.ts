@@ -1,12 +1,13 @@
 import { z } from "zod";
+import { countSignInStart } from "../auth/flood";
 import { startGithubSession } from "../auth/session";
 import { beginSignInAttempt, consumeSignInAttempt, SIGN_IN_ATTEMPT_MS } from "../auth/sign-in-attempt";
 import { authorizationRequest, completeAuthorization, githubOAuth, type OAuthSetting } from "../github/oauth";
 import { type HeaderSpec, type RequestContext, routesFor } from "../http/route";
-import { AppError } from "../lib/errors";
+import { AppError, isAppError } from "../lib/errors";
 import { logger } from "../lib/log";
+import { CONTENT_SECURITY_POLICY } from "./csp";
 import { type Message, messagePage } from "./message-page";
-import { CONTENT_SECURITY_POLICY } from "./pages";
 
 /**
  * Sign in with GitHub (contract section 13): the GitHub App's user authorization, OAuth web flow
@@ -36,22 +37,27 @@ function cookieState(request: Request): string | null {
   return STATE.test(value) ? value : null;
 }
 
-const callbackUri = (rc: RequestContext) => `${rc.url.origin}/auth/github/callback`;
 const BACK = { href: "/", label: "Back to sign-in" };
 const AGAIN = { href: "/auth/github", label: "Sign in with GitHub again" };
+
+/** What to set before GitHub sign-in works here, in words (the page below and the landing page's button); null when it works. */
+export function githubSetupNeeded(setting: OAuthSetting): string | null {
+  if (setting.kind === "on") return null;
+  const what =
+    setting.kind === "off"
+      ? `set ${setting.missing.join(" and ")} (see the README: the GitHub App's client id and a client secret, and APP_URL, this service's public origin)`
+      : `fix its configuration: ${setting.reason}`;
+  return `To sign in with GitHub here, ${what}.`;
+}
 
 function notConfigured(setting: Exclude<OAuthSetting, { kind: "on" }>, rc: RequestContext): Response {
   if (setting.kind === "misconfigured") {
     logger({ correlationId: rc.correlationId }).error("GitHub sign-in is misconfigured", { reason: setting.reason });
   }
-  const what =
-    setting.kind === "off"
-      ? `set ${setting.missing.join(" and ")} (the GitHub App's client id and a client secret; see the README)`
-      : `fix its configuration: ${setting.reason}`;
   return messagePage({
     status: 404,
     title: "GitHub sign-in is not configured",
-    text: `To sign in with GitHub here, ${what}.`,
+    text: githubSetupNeeded(setting) ?? "",
     link: BACK,
   });
 }
@@ -96,6 +102,17 @@ const startGithubSignIn = signInRoute({
       },
     },
     404: page("GitHub sign-in is not configured here: the page names what to set."),
+    429: page(
+      "Too many sign-ins started from this client address: each start counts against the per-address limit on failed " +
+        "authentications, so past it valid ones too are refused for a minute (no quota headers: nobody is known yet). A page; try again later.",
+      {
+        "Retry-After": {
+          description: "Whole seconds to wait.",
+          schema: { type: "string", pattern: "^[0-9]+$", maxLength: 10 },
+          required: true,
+        },
+      },
+    ),
     // Not 500: nothing failed here. 502: the upstream (GitHub) did not answer as it should, so
     // monitoring sees the outage while the person sees a page with a way back.
     502: page("GitHub did not answer (or not as GitHub does): nothing changed; try again later."),
@@ -104,8 +121,19 @@ const startGithubSignIn = signInRoute({
   handler: async (_args, rc) => {
     const setting = githubOAuth(rc.env);
     if (setting.kind !== "on") return notConfigured(setting, rc);
-    const { state, verifier, url } = await authorizationRequest(setting.config, callbackUri(rc));
-    await beginSignInAttempt(rc.env, state, verifier, Date.now());
+    const now = Date.now();
+    try {
+      // Each start stores an attempt: throttled per address like a failed authentication.
+      await countSignInStart(rc.request, rc.env, now);
+    } catch (error) {
+      if (!isAppError(error) || error.code !== "rate_limited") throw error;
+      return messagePage(
+        { status: 429, title: "Too many sign-ins", text: `${error.message} Wait a minute, then sign in again.`, link: AGAIN },
+        { "Retry-After": error.headers["Retry-After"] ?? "60" },
+      );
+    }
+    const { state, verifier, url } = await authorizationRequest(setting.config, setting.config.callbackUrl);
+    await beginSignInAttempt(rc.env, state, verifier, now);
     return new Response(null, {
       status: 302,
       headers: { Location: url.href, "Set-Cookie": attemptCookie(state, SIGN_IN_ATTEMPT_MS / 1000) },
@@ -172,7 +200,7 @@ const githubCallback = signInRoute({
       });
     }
 
-    const outcome = await completeAuthorization(setting.config, rc.url, callbackUri(rc), state, verifier);
+    const outcome = await completeAuthorization(setting.config, rc.url, setting.config.callbackUrl, state, verifier);
     switch (outcome.kind) {
       case "denied":
         return answer({

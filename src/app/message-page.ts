@@ -1,4 +1,4 @@
-import { CONTENT_SECURITY_POLICY } from "./pages";
+import { CONTENT_SECURITY_POLICY } from "./csp";
 
 /**
  * A page that says one thing and offers a way on, rendered by the Worker without any script: the

@@ -2,6 +2,8 @@ import { z } from "zod";
 import { codedErrorEnvelope } from "../http/envelopes";
 import { type ApiInterface, defineRoute, type HeaderSpec } from "../http/route";
 import { OrgLogin } from "../schemas/common";
+import { CONTENT_SECURITY_POLICY } from "./csp";
+import { messagePage } from "./message-page";
 
 /**
  * The web app's pages (contract section 13): one small HTML shell each, the same for everyone (no
@@ -10,17 +12,7 @@ import { OrgLogin } from "../schemas/common";
  * without a session to `/`. Nothing comes from another origin.
  */
 
-/** No inline script or style at all, nothing from elsewhere, never framed. */
-export const CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self'",
-  "connect-src 'self'",
-  "form-action 'self'",
-  "base-uri 'none'",
-  "frame-ancestors 'none'",
-].join("; ");
+export { CONTENT_SECURITY_POLICY } from "./csp";
 
 const PAGE_HEADERS: Record<string, HeaderSpec & { required: boolean }> = {
   "Content-Security-Policy": {
@@ -88,6 +80,14 @@ export const pagesInterface: ApiInterface<"none"> = {
   envelope: codedErrorEnvelope,
   auth: { kind: "none" },
   errors: [],
+  // A mistyped or outdated link is a page with a way on, like every other page, not JSON.
+  unknownPage: (rc) =>
+    messagePage({
+      status: 404,
+      title: "No such page",
+      text: `There is no page at ${rc.url.pathname}. The link may be mistyped or out of date.`,
+      link: { href: "/app/orgs", label: "Your organizations" },
+    }),
   routes: [
     pageRoute("/", "landing", "Sign in", "Landing page: what the service is, sign in, the API documents"),
     pageRoute("/app/keys", "keys", "API keys", "Your API keys"),

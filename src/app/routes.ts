@@ -1,6 +1,6 @@
 import { downloadPullRequestAnalyticsCsv, getPullRequestAnalyticsSummary, listPullRequestAnalytics } from "../analytics/routes";
 import { createUserKey, listUserKeys, revokeUserKey } from "../auth/keys";
-import { clearedSessionCookie, endSession, requireSessionCookie } from "../auth/session";
+import { clearedSessionCookie, endEverySession, endSession, requireSessionCookie } from "../auth/session";
 import { codedErrorEnvelope } from "../http/envelopes";
 import { type ApiInterface, type Route, routesFor } from "../http/route";
 import {
@@ -77,6 +77,27 @@ const signOut = sessionRoute({
   },
 });
 
+const signOutEverywhere = sessionRoute({
+  method: "POST",
+  path: "/auth/sign-out-everywhere",
+  operationId: "appSignOutEverywhere",
+  summary: "Sign out everywhere: every session of yours ends at once",
+  description:
+    "Ends every session of the signed-in person (other browsers and devices too), this one included. Your API keys " +
+    "keep working: revoke them on /app/keys.",
+  responses: {
+    204: {
+      description: "Every session ended; this browser's cookie is cleared.",
+      headers: { "Set-Cookie": { description: "Clears __Host-session.", schema: { type: "string", maxLength: 200 } } },
+    },
+  },
+  errors: [],
+  handler: async ({ caller }, { env }) => {
+    await endEverySession(env, caller.githubUserId);
+    return new Response(null, { status: 204, headers: { "Set-Cookie": clearedSessionCookie() } });
+  },
+});
+
 const listKeys = sessionRoute({
   method: "GET",
   path: "/app/api/keys",
@@ -120,8 +141,10 @@ const createKey = sessionRoute({
     },
   },
   errors: ["not_found"],
-  handler: async ({ body, caller }, { env }) =>
-    createUserKey(env, caller.githubUserId, body.kind, keyExpiresAt(body.expiresInDays, Date.now())),
+  handler: async ({ body, caller }, { env }) => {
+    const now = Date.now();
+    return createUserKey(env, caller.githubUserId, body.kind, keyExpiresAt(body.expiresInDays, now), now);
+  },
 });
 
 const revokeKey = sessionRoute({
@@ -150,6 +173,7 @@ export const appInterface: ApiInterface<"session"> = {
   routes: [
     getSession,
     signOut,
+    signOutEverywhere,
     listKeys,
     createKey,
     revokeKey,

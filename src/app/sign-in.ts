@@ -2,10 +2,9 @@ import { startSession } from "../auth/session";
 import { githubOAuth } from "../github/oauth";
 import { codedErrorEnvelope } from "../http/envelopes";
 import { type ApiInterface, routesFor } from "../http/route";
-import { notFound } from "../lib/errors";
 import { DevSignInInput, SignInOptions } from "../schemas/app";
 import DEMO_USERS from "./demo-users.json";
-import { githubSignInRoutes } from "./github-sign-in";
+import { githubSetupNeeded, githubSignInRoutes } from "./github-sign-in";
 
 /**
  * Signing in to the web app (contract section 13). Local sign-in exists only when the variable
@@ -35,7 +34,12 @@ const signInOptions = signInRoute({
     200: {
       description: "The sign-in methods that are configured.",
       body: SignInOptions,
-      example: { devSignIn: true, devUsers: [{ githubUserId: "1001", githubLogin: "ada-admin" }], github: false },
+      example: {
+        devSignIn: true,
+        devUsers: [{ githubUserId: "1001", githubLogin: "ada-admin" }],
+        github: false,
+        githubSetup: "To sign in with GitHub here, set APP_URL (see the README: …).",
+      },
     },
   },
   errors: [],
@@ -43,6 +47,7 @@ const signInOptions = signInRoute({
     devSignIn: devSignInOn(env),
     devUsers: devSignInOn(env) ? DEMO_USERS.map((u) => ({ githubUserId: u.id, githubLogin: u.login })) : [],
     github: githubConfigured(env),
+    githubSetup: githubSetupNeeded(githubOAuth(env)),
   }),
 });
 
@@ -57,8 +62,9 @@ const devSignIn = signInRoute({
   request: { body: { schema: DevSignInInput, maxBytes: 1024, example: { githubUserId: "1001" } } },
   responses: { 204: { description: "Signed in.", headers: SET_COOKIE } },
   errors: ["not_found", "unauthenticated"],
+  // Off, it is not there: 404 to every method, header and body, before any Origin or body check.
+  exists: devSignInOn,
   handler: async ({ body }, { env }) => {
-    if (!devSignInOn(env)) throw notFound();
     const { setCookie } = await startSession(env, body.githubUserId, Date.now());
     return new Response(null, { status: 204, headers: { "Set-Cookie": setCookie } });
   },

@@ -1,7 +1,7 @@
 import { AppError, isAppError } from "../lib/errors";
 
 /**
- * Requests that fail authentication count against nobody's quota; they are throttled per client
+ * Requests that fail authentication (and starts of a sign-in) count against nobody's quota; they are throttled per client
  * address (an IPv6 address by its /64) with the Workers Rate Limiting binding `AUTH_FAILURES` (approximate and per location by
  * design, see docs/api.md). Once the binding says an address is over, this isolate refuses that
  * address for the rest of the period before any key lookup, so a flood of forged keys cannot buy
@@ -36,8 +36,8 @@ export function throttleKey(address: string): string {
     .join(":")}::/64`;
 }
 
-const tooMany = (retryAfterSeconds: number) =>
-  new AppError("rate_limited", "Too many failed authentications from this address. Retry later.", {
+const tooMany = (retryAfterSeconds: number, what = "failed authentications") =>
+  new AppError("rate_limited", `Too many ${what} from this address. Retry later.`, {
     headers: { "Retry-After": String(Math.max(1, retryAfterSeconds)) },
   });
 
@@ -49,19 +49,35 @@ export function refuseThrottledClient(request: Request, now: number): void {
   throttled.delete(clientAddress(request));
 }
 
-/** Records one failed authentication; the 401 becomes a 429 when the address is over its limit. */
-export async function countFailedAuthentication(request: Request, env: Env, failure: unknown, now: number): Promise<never> {
-  // Only a refused credential counts; a store that failed is not the client's doing.
-  if (!isAppError(failure) || failure.code !== "unauthenticated") throw failure;
+/** Counts one request against its address; false when the address is over its limit (and is then refused here for the period). */
+async function allowedOnce(request: Request, env: Env, now: number): Promise<boolean> {
   const address = clientAddress(request);
   let allowed = true;
   try {
     allowed = (await env.AUTH_FAILURES.limit({ key: address })).success;
   } catch {
-    // The limiter is a defence, not a dependency: if it fails, the 401 stands.
+    // The limiter is a defence, not a dependency: if it fails, the request stands.
   }
-  if (allowed) throw failure;
+  if (allowed) return true;
   if (throttled.size > 10_000) throttled.clear();
   throttled.set(address, now + FLOOD_PERIOD_MS);
+  return false;
+}
+
+/** Records one failed authentication; the 401 becomes a 429 when the address is over its limit. */
+export async function countFailedAuthentication(request: Request, env: Env, failure: unknown, now: number): Promise<never> {
+  // Only a refused credential counts; a store that failed is not the client's doing.
+  if (!isAppError(failure) || failure.code !== "unauthenticated") throw failure;
+  if (await allowedOnce(request, env, now)) throw failure;
   throw tooMany(FLOOD_PERIOD_MS / 1000);
+}
+
+/**
+ * Starting a sign-in stores an attempt before anyone is known (contract section 13): each start
+ * counts against its address exactly as a failed authentication does, so a flood of starts cannot
+ * fill storage. Throws the 429 (`rate_limited`, `Retry-After`) when the address is over.
+ */
+export async function countSignInStart(request: Request, env: Env, now: number): Promise<void> {
+  refuseThrottledClient(request, now);
+  if (!(await allowedOnce(request, env, now))) throw tooMany(FLOOD_PERIOD_MS / 1000, "sign-in attempts");
 }

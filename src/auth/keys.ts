@@ -12,10 +12,16 @@ import { userStub } from "./user-stub";
 /**
  * Creates (or regenerates) the user's key of `kind`; the previous one stops working at once.
  * Not retried: a retry after a lost answer would mint a second key and revoke the first.
- * 404 `not_found` for a user the service does not know.
+ * 404 `not_found` for a user the service does not know. `now`: the one clock read the caller also
+ * derived `expiresAt` from, so a key made to last 90 days lasts exactly that.
  */
-export async function createUserKey(env: Env, userId: string, kind: KeyKind, expiresAt: number | null): Promise<ApiKeyCreated> {
-  const now = Date.now();
+export async function createUserKey(
+  env: Env,
+  userId: string,
+  kind: KeyKind,
+  expiresAt: number | null,
+  now: number,
+): Promise<ApiKeyCreated> {
   return unwrap(
     await callDurable<DurableResult<ApiKeyCreated>>(() => userStub(env, userId).createKey(kind, expiresAt, now), {
       idempotent: false,

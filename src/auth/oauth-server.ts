@@ -26,7 +26,7 @@ const REFRESH_TOKEN_SECONDS = 30 * 24 * 60 * 60;
  * request's own origin (local `wrangler dev`, where the URL is the machine's).
  */
 export function serviceOrigin(env: Env, url: URL): string {
-  const configured = (env as { APP_URL?: string }).APP_URL?.trim();
+  const configured = env.APP_URL?.trim();
   return configured ? new URL(configured).origin : url.origin;
 }
 

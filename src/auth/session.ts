@@ -131,6 +131,11 @@ export async function endSession(env: Env, cookie: { userId: string; token: stri
   await callDurable(() => userStub(env, cookie.userId).endSession(tokenHash), { idempotent: true });
 }
 
+/** "Sign out everywhere": the object forgets every session of the user, this one included. */
+export async function endEverySession(env: Env, userId: string): Promise<void> {
+  await callDurable(() => userStub(env, userId).endEverySession(), { idempotent: true });
+}
+
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 export const changesState = (request: Request): boolean => !SAFE_METHODS.has(request.method);
 

@@ -257,6 +257,11 @@ export class UserObject extends DurableObject<Env> {
     sessions.deleteSession(this.#db, tokenHash);
   }
 
+  /** "Sign out everywhere": every session of the user ends at once. Idempotent. */
+  endEverySession(): void {
+    sessions.deleteEverySession(this.#db);
+  }
+
   /**
    * The organizations index (contract section 8): an organization's object reports a membership
    * of this user after each membership write (and its new login after a rename, its installation

@@ -197,7 +197,7 @@ const createApiKey = adminRoute({
     },
   },
   errors: ["not_found"],
-  handler: async ({ params, body }, { env }) => createUserKey(env, params.githubUserId, body.kind, body.expiresAt),
+  handler: async ({ params, body }, { env }) => createUserKey(env, params.githubUserId, body.kind, body.expiresAt, Date.now()),
 });
 
 const revokeApiKey = adminRoute({

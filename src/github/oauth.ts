@@ -14,6 +14,8 @@ export interface OAuthEnv {
   GITHUB_CLIENT_SECRET?: string;
   GITHUB_OAUTH_URL?: string;
   GITHUB_API_URL?: string;
+  /** The service's public origin, where GitHub sends the person back (never the request's `Host`). */
+  APP_URL?: string;
 }
 
 export const DEFAULT_OAUTH_URL = "https://github.com";
@@ -24,11 +26,13 @@ export interface OAuthConfig {
   /** Without a trailing slash: `https://github.com` or a GitHub Enterprise Server's `https://HOST`. */
   oauthUrl: string;
   apiUrl: string;
+  /** The OAuth `redirect_uri`: `APP_URL` + `/auth/github/callback`. */
+  callbackUrl: string;
 }
 
 export type OAuthSetting =
   | { kind: "on"; config: OAuthConfig }
-  | { kind: "off"; missing: ("GITHUB_CLIENT_ID" | "GITHUB_CLIENT_SECRET")[] }
+  | { kind: "off"; missing: ("GITHUB_CLIENT_ID" | "GITHUB_CLIENT_SECRET" | "APP_URL")[] }
   | { kind: "misconfigured"; reason: string };
 
 const baseUrl = (raw: string, name: string): string | { reason: string } => {
@@ -43,19 +47,38 @@ const baseUrl = (raw: string, name: string): string | { reason: string } => {
   return `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
 };
 
+/** `APP_URL` is an origin: scheme, host and port, nothing after (a trailing slash is forgiven). */
+const publicOrigin = (raw: string): string | { reason: string } => {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return { reason: "APP_URL is not a URL" };
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") return { reason: "APP_URL must be http(s)" };
+  if (url.pathname !== "/" || url.search || url.hash || url.username || url.password) {
+    return { reason: "APP_URL must be an origin (https://HOST[:PORT]), nothing after it" };
+  }
+  return url.origin;
+};
+
 /** Whether GitHub sign-in is configured, and how. */
 export function githubOAuth(env: OAuthEnv): OAuthSetting {
   const clientId = env.GITHUB_CLIENT_ID?.trim() ?? "";
   const clientSecret = env.GITHUB_CLIENT_SECRET?.trim() ?? "";
-  const missing: ("GITHUB_CLIENT_ID" | "GITHUB_CLIENT_SECRET")[] = [];
+  const appUrl = env.APP_URL?.trim() ?? "";
+  const missing: ("GITHUB_CLIENT_ID" | "GITHUB_CLIENT_SECRET" | "APP_URL")[] = [];
   if (clientId === "") missing.push("GITHUB_CLIENT_ID");
   if (clientSecret === "") missing.push("GITHUB_CLIENT_SECRET");
+  if (appUrl === "") missing.push("APP_URL");
   if (missing.length > 0) return { kind: "off", missing };
+  const origin = publicOrigin(appUrl);
+  if (typeof origin !== "string") return { kind: "misconfigured", reason: origin.reason };
   const oauthUrl = baseUrl(env.GITHUB_OAUTH_URL?.trim() || DEFAULT_OAUTH_URL, "GITHUB_OAUTH_URL");
   if (typeof oauthUrl !== "string") return { kind: "misconfigured", reason: oauthUrl.reason };
   const apiUrl = baseUrl(env.GITHUB_API_URL?.trim() || DEFAULT_API_URL, "GITHUB_API_URL");
   if (typeof apiUrl !== "string") return { kind: "misconfigured", reason: apiUrl.reason };
-  return { kind: "on", config: { clientId, clientSecret, oauthUrl, apiUrl } };
+  return { kind: "on", config: { clientId, clientSecret, oauthUrl, apiUrl, callbackUrl: `${origin}/auth/github/callback` } };
 }
 
 const server = (config: OAuthConfig): oauth.AuthorizationServer => ({

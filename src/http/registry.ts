@@ -26,7 +26,7 @@ const withoutBody = (response: Response): Response =>
  */
 export class Registry {
   readonly router: RouterType<IRequest, [RequestContext]>;
-  readonly #patterns: { method: string; pattern: RegExp }[] = [];
+  readonly #patterns: { method: string; pattern: RegExp; route: Route }[] = [];
 
   constructor(readonly interfaces: readonly ApiInterface[]) {
     this.router = Router<IRequest, [RequestContext]>();
@@ -34,18 +34,21 @@ export class Registry {
       for (const route of api.routes) {
         if (route.auth !== api.auth.kind && route.auth !== "none")
           throw new Error(`${route.operationId}: a route for ${route.auth} in an interface of ${api.auth.kind}`);
-        this.#patterns.push({ method: route.method, pattern: pathPattern(route.path) });
+        this.#patterns.push({ method: route.method, pattern: pathPattern(route.path), route });
+        // A route that does not exist here answers nothing, so routing goes on as for an unknown path.
         this.router[route.method.toLowerCase() as "get"](ittyPath(route.path), (request: IRequest, rc: RequestContext) =>
-          runRoute(api, route, request, rc),
+          present(route, rc) ? runRoute(api, route, request, rc) : undefined,
         );
         // HEAD wherever GET is (contract section 1): the same stages, quota included, and its
         // error answers too lose their body, so they are rendered here rather than in dispatch.
         if (route.method === "GET") {
-          this.#patterns.push({ method: "HEAD", pattern: pathPattern(route.path) });
+          this.#patterns.push({ method: "HEAD", pattern: pathPattern(route.path), route });
           this.router.head(ittyPath(route.path), (request: IRequest, rc: RequestContext) =>
-            runRoute(api, route, request, rc).then(withoutBody, (error) =>
-              withoutBody(errorResponse(error, api.envelope, rc.correlationId)),
-            ),
+            present(route, rc)
+              ? runRoute(api, route, request, rc).then(withoutBody, (error) =>
+                  withoutBody(errorResponse(error, api.envelope, rc.correlationId)),
+                )
+              : undefined,
           );
         }
       }
@@ -65,13 +68,15 @@ export class Registry {
   /**
    * No route answered: 405 with `Allow` when the path exists under another method, else 404; first
    * the interface's authentication where it covers every path (the admin token), so that an
-   * unauthenticated caller learns nothing about the routes.
+   * unauthenticated caller learns nothing about the routes. An interface with an `unknownPage`
+   * answers a GET of an unknown path with it (the app's pages).
    */
-  async unrouted(api: ApiInterface | undefined, rc: RequestContext): Promise<never> {
+  async unrouted(api: ApiInterface | undefined, rc: RequestContext): Promise<Response> {
     if (api && authDocumentation(api.auth).everyPath) await authenticate(api.auth, null, rc, Date.now());
     const method = rc.request.method;
     const pathname = rc.url.pathname;
-    const allowed = new Set(this.#patterns.filter((p) => p.pattern.test(pathname)).map((p) => p.method));
+    const allowed = new Set(this.#patterns.filter((p) => p.pattern.test(pathname) && present(p.route, rc)).map((p) => p.method));
+    if (api?.unknownPage && allowed.size === 0 && (method === "GET" || method === "HEAD")) return api.unknownPage(rc);
     if (allowed.size === 0 || allowed.has(method)) throw notFound(`No resource at ${pathname}.`);
     const allow = [...allowed].sort().join(", ");
     throw new AppError("method_not_allowed", `Method ${method} is not allowed here. Allowed: ${allow}.`, {
@@ -79,6 +84,9 @@ export class Registry {
     });
   }
 }
+
+/** Whether a route exists in this deployment (`Route.exists`). */
+const present = (route: Route, rc: RequestContext): boolean => route.exists?.(rc.env) ?? true;
 
 interface Parsed {
   params: unknown;

@@ -141,6 +141,12 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
    * that kind would (contract section 13); absent: not counted.
    */
   quota?: KeyKind;
+  /**
+   * Whether the route exists in this deployment (absent: always). When it says no, the route is
+   * not there at all: every method, header and body answers exactly as an unknown path does
+   * (local sign-in without `DEV_SIGN_IN`, contract section 13).
+   */
+  exists?: (env: Env) => boolean;
   /** Success responses by status. */
   responses: Record<number, SuccessResponse>;
   /** Error codes the handler itself can answer; the registry adds those of auth, parsing and stages. */
@@ -222,4 +228,6 @@ interface InterfaceOf<A extends AuthKind> {
   errors: readonly ErrorCode[];
   /** Routes written for this authentication, or for none (they need nothing from it). */
   routes: readonly Route<A | "none">[];
+  /** What a GET (or HEAD) of a path under `basePath` that no route matches answers, instead of the envelope's 404 (the app's pages: a page). */
+  unknownPage?: (rc: RequestContext) => Response;
 }

@@ -40,7 +40,12 @@ export const SignInOptions = z
     devUsers: z.array(DevUser).max(20).meta({ description: "The demo users local sign-in offers (empty when it is off)." }),
     github: z
       .boolean()
-      .meta({ description: "Whether GitHub sign-in is configured (GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET)." }),
+      .meta({ description: "Whether GitHub sign-in is configured (GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET and APP_URL)." }),
+    githubSetup: z
+      .string()
+      .max(400)
+      .nullable()
+      .meta({ description: "What to set before GitHub sign-in works here, in words; null when it is configured." }),
   })
   .meta({ id: "SignInOptions" });
 

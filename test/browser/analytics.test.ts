@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { AxeBuilder } from "@axe-core/playwright";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { checkPage, launch } from "./browser";
@@ -259,6 +260,113 @@ describe("the analytics dashboard", () => {
     await page.goto(`${url}/app/orgs/initech/analytics`);
     await page.getByRole("alert").getByText("You are not a member of initech").waitFor();
     expect(await page.getByTestId("totals").count()).toBe(0);
+    await context.close();
+  });
+});
+
+describe("the dashboard after the outside review (issue 27)", () => {
+  const summaryRequests = (page: Page) => {
+    const seen: string[] = [];
+    page.on("request", (r) => {
+      if (r.url().includes("/app/api/analytics/")) seen.push(r.url());
+    });
+    return seen;
+  };
+
+  it("refuses a custom window wider than 400 weeks in words, before asking the API; 400 weeks are shown", async () => {
+    const { context, page } = await signedIn("ada-admin");
+    const seen = summaryRequests(page);
+    await page.goto(`${url}/app/orgs/acme/analytics?window=custom&start=1970-01-01&end=9999-12-31`);
+    await page
+      .getByRole("alert")
+      .getByText(/spans 418,986 weeks; the charts show at most 400 weeks/)
+      .waitFor();
+    expect(await page.getByTestId("totals").count()).toBe(0);
+    expect(seen).toEqual([]);
+    await checkPage(page, "analytics-too-wide");
+
+    // The bound exactly: Monday 2019-01-07 to Sunday 400 weeks on is shown; a day more is refused.
+    const start = Date.parse("2019-01-07T00:00:00Z");
+    const lastDay = utcDay(start + (400 * 7 - 1) * DAY);
+    await page.goto(`${url}/app/orgs/acme/analytics?window=custom&start=2019-01-07&end=${lastDay}`);
+    await page.getByTestId("totals").waitFor();
+    expect(seen.length).toBeGreaterThan(0);
+    const asked = seen.length;
+    await page.goto(`${url}/app/orgs/acme/analytics?window=custom&start=2019-01-07&end=${utcDay(start + 400 * 7 * DAY)}`);
+    await page
+      .getByRole("alert")
+      .getByText(/spans 401 weeks/)
+      .waitFor();
+    expect(seen.length).toBe(asked);
+
+    // Typed into the form, it is refused the same way.
+    await page.getByLabel("From (UTC)").fill("1990-01-01");
+    await page.getByLabel("To (UTC)").fill("2026-01-01");
+    await page.getByRole("button", { name: "Show" }).click();
+    await page
+      .getByRole("alert")
+      .getByText(/spans 1,879 weeks/)
+      .waitFor();
+    expect(seen.length).toBe(asked);
+    await context.close();
+  });
+
+  it("while another repository's figures load, the old ones are out of reach and there is no old download link", async () => {
+    const { context, page } = await signedIn("ada-admin");
+    await page.goto(`${url}/app/orgs/acme/analytics?window=90`);
+    const link = page.getByRole("link", { name: /^Download CSV/ });
+    await link.waitFor();
+    // Hold the next summaries until the test has looked (released by the test, not by a timer).
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route("**/app/api/analytics/summary?*", async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.getByLabel("Repository", { exact: true }).selectOption("api");
+    await page.waitForURL(/\?window=90&repo=api$/);
+    await page.locator(".dashboard[aria-busy='true']").waitFor();
+    expect(await page.locator(".dashboard").getAttribute("inert")).not.toBeNull();
+    expect(await link.count()).toBe(0);
+    await page.getByText("Download CSV (updating…)").waitFor();
+    release();
+    await expectFiguresEqualApi(page, { org: "acme", ...lastDays(90), repo: "api" });
+    expect(await page.locator(".dashboard").getAttribute("inert")).toBeNull();
+    const [download] = await Promise.all([page.waitForEvent("download"), link.click()]);
+    expect(download.suggestedFilename()).toMatch(/^acme-api-pull-requests-\d{4}-\d{2}-\d{2}-\d{4}-\d{2}-\d{2}\.csv$/);
+    await context.close();
+  });
+
+  it("draws the first and last weekly bars whole, explains the window choices, and has unique landmarks", async () => {
+    const { context, page } = await signedIn("ada-admin");
+    await page.goto(`${url}/app/orgs/acme/analytics?window=90`);
+    await page.getByTestId("totals").waitFor();
+    const weeks = await page
+      .getByTestId("merged-table")
+      .locator("tbody tr")
+      .evaluateAll((rows) => rows.map((r) => Date.parse(`${r.getAttribute("data-week")}T00:00:00Z`) / 1000));
+    const range = (await page.locator("[data-chart='merged'] .chart").getAttribute("data-x-range")) ?? "";
+    const [min, max] = range.split(",").map(Number);
+    // A bar is centred on its week's Monday: half a week of room at each end keeps it whole.
+    expect(min).toBeLessThanOrEqual((weeks[0] as number) - 3.5 * 86_400);
+    expect(max).toBeGreaterThanOrEqual((weeks.at(-1) as number) + 3.5 * 86_400);
+
+    await page.getByLabel("Window", { exact: true }).selectOption("");
+    expect(await page.locator("#window-help").textContent()).toMatch(/whole UTC days.*can too/);
+    const landmarks = await new AxeBuilder({ page }).withRules(["landmark-unique"]).analyze();
+    expect(landmarks.violations.map((v) => v.nodes.map((n) => n.target.join(" ")))).toEqual([]);
+    await context.close();
+  });
+
+  it("an unknown app page is a page with a way on", async () => {
+    const { context, page } = await signedIn("ada-admin");
+    const res = await page.goto(`${url}/app/orgs/acme/analytic`);
+    expect(res?.status()).toBe(404);
+    await page.getByRole("heading", { name: "No such page" }).waitFor();
+    await page.getByRole("link", { name: "Your organizations" }).click();
+    await page.waitForURL(`${url}/app/orgs`);
     await context.close();
   });
 });

@@ -102,11 +102,22 @@ describe("keys: create, copy, use, regenerate, revoke; sign out", () => {
     await card.getByText("No key.").waitFor();
     expect((await api(EXPORT, second)).status).toBe(401);
 
-    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("button", { name: "Sign out", exact: true }).click();
     await page.waitForURL(`${url}/`);
     await page.goto(`${url}/app/keys`);
     await page.waitForURL(`${url}/`);
     await context.close();
+  });
+
+  it("sign out everywhere ends the person's sessions in every browser at once", async () => {
+    const laptop = await signedIn("max-member");
+    const phone = await signedIn("max-member");
+    await phone.page.getByRole("button", { name: "Sign out everywhere" }).click();
+    await phone.page.waitForURL(`${url}/`);
+    // The other browser's next page finds its session gone and goes to the landing page.
+    await laptop.page.goto(`${url}/app/orgs`);
+    await laptop.page.waitForURL(`${url}/`);
+    await Promise.all([laptop.context.close(), phone.context.close()]);
   });
 });
 

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrateLocalD1, startWrangler } from "../../scripts/lib/bench-common.mjs";
 import { controlPlaneClient } from "../../scripts/lib/control-plane-client.mjs";
 import { MCP_TOOL_NAMES } from "../../src/mcp/tools";
+import { freePort } from "./free-port";
 
 /**
  * Contract section 15 with real clients: the SDK's v1 `Client` (`@modelcontextprotocol/sdk`, the
@@ -16,8 +17,6 @@ import { MCP_TOOL_NAMES } from "../../src/mcp/tools";
  * locally, not the test runtime), with whatever protocol revision each negotiates.
  */
 
-// CI runs alone on its machine; a developer sharing one picks a free port.
-const PORT = Number(process.env.MCP_CLIENT_TEST_PORT ?? 9013);
 const ADMIN_TOKEN = "mcp-client-test-admin-token-0123456789";
 const ORG = "mcp-acme";
 const TEAM_ORG = "mcp-team";
@@ -75,7 +74,7 @@ beforeAll(async () => {
   await migrateLocalD1(persistTo);
   server = await startWrangler({
     persistTo,
-    port: PORT,
+    port: await freePort(),
     adminToken: ADMIN_TOKEN,
     vars: { RATE_LIMIT_ANALYTICS: String(ANALYTICS_QUOTA), RATE_LIMIT_MEMBERS: "1000000" },
   });

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { migrateLocalD1, QUOTAS_ON, startWrangler } from "../../scripts/lib/bench-common.mjs";
 import { controlPlaneClient } from "../../scripts/lib/control-plane-client.mjs";
 import { startFakeGithub } from "../fake-github/server";
+import { freePort } from "./free-port";
 
 /**
  * Contract section 17: "the sync is durable: it survives restarts ... resumes where it stopped".
@@ -17,7 +18,6 @@ import { startFakeGithub } from "../fake-github/server";
  * nudges the instance (pause, resume), which replays its finished steps from their stored results.
  */
 
-const PORT = 8977;
 const ORG = "restart-org";
 const PULLS = 2_500;
 const REPOS = 5;
@@ -100,10 +100,12 @@ describe("an installation sync across a restart of the runtime", () => {
     cleanups.push(() => rmSync(persistTo, { recursive: true, force: true }));
     const d1File = await migrateLocalD1(persistTo);
     const adminToken = `restart-${crypto.randomUUID()}`;
+    // One port for both runs of the runtime: the restart comes back where the first one was.
+    const port = await freePort();
     const start = () =>
       startWrangler({
         persistTo,
-        port: PORT,
+        port,
         adminToken,
         vars: {
           ...QUOTAS_ON,

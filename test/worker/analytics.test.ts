@@ -269,7 +269,8 @@ describe("parameters (400, one details entry per offending parameter)", () => {
 
   it("trims values, ignores blanks and unknown parameters, echoes the trimmed org as sent", async () => {
     const { org, page } = await setup();
-    await postEventsOk(reviewedPr(org, 1, new Date(Date.now() - DAY).toISOString(), new Date(Date.now() - DAY).toISOString()));
+    const dayAgo = new Date(Date.now() - DAY).toISOString();
+    await postEventsOk(reviewedPr(org, 1, dayAgo, dayAgo));
     const upper = org.toUpperCase();
     const p = await page(`org=%20${upper}%20&repo=%20&startDate=&endDate=%20&cursor=&perPage=%2010%20&colour=red`);
     expect(p.data).toHaveLength(1);

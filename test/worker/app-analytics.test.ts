@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DOWNLOAD_PAGE_ROWS } from "../../src/analytics/download";
-import { appCall, signIn } from "./app-helpers";
-import { addMember, call, createKey, createOrg, createUser, ev, postEventsOk, unique } from "./helpers";
+import { appCall, ORIGIN, signIn } from "./app-helpers";
+import { addMember, call, createKey, createOrg, createUser, ev, fetchWithEnv, postEventsOk, unique } from "./helpers";
 
 /**
  * Contract sections 13 and 14: the dashboard's data routes are the analytics export and summary
@@ -114,5 +114,35 @@ describe("Download CSV: every row of the window, in the export's order", () => {
     // A download is one request against the analytics quota, however many pages it walks.
     expect(Number(empty.headers.get("X-RateLimit-Used"))).toBe(Number(res.headers.get("X-RateLimit-Used")) + 1);
     expect((await empty.text()).split("\r\n")).toEqual([expect.stringMatching(/^org,repo,prNumber,/), ""]);
+  });
+});
+
+describe("the download's file name names what it holds (issue 27, item 9)", () => {
+  it("the repository too, when one is picked", async () => {
+    const { org, session } = await setup(6);
+    const res = await appCall(`/app/api/analytics/prs.csv?org=${org}&repo=web&${WINDOW}`, session);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Content-Disposition")).toBe(
+      `attachment; filename="${org}-web-pull-requests-2026-10-01-2026-10-31.csv"`,
+    );
+    expect((await res.text()).split("\r\n").slice(1, -1).length).toBe(2);
+  });
+});
+
+describe("an unknown page of the app (issue 27, item 9)", () => {
+  it("is a page that says so, with a way on, not the JSON of an unknown API path", async () => {
+    for (const path of ["/app/nothing-here", "/app/orgs/acme/analytic", "/app/orgs/acme/members/extra"]) {
+      // Not in the OpenAPI documents (no route), so not checked against them.
+      const res = await fetchWithEnv(new Request(`${ORIGIN}${path}`), {}, { documented: false });
+      expect(res.status, path).toBe(404);
+      expect(res.headers.get("Content-Type")).toBe("text/html; charset=utf-8");
+      const html = await res.text();
+      expect(html).toContain("No such page");
+      expect(html).toMatch(/<a class="button" href="\/app\/orgs">/);
+    }
+    // The app's JSON routes keep their envelope.
+    const api = await call("/app/api/nothing-here");
+    expect(api.status).toBe(404);
+    expect(api.headers.get("Content-Type")).toContain("application/json");
   });
 });

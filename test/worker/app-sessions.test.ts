@@ -73,7 +73,12 @@ describe("local sign-in starts a session in a __Host- cookie", () => {
       DEV_SIGN_IN: undefined,
       GITHUB_CLIENT_ID: undefined,
     });
-    expect(await off.json()).toEqual({ devSignIn: false, devUsers: [], github: false });
+    expect(await off.json()).toEqual({
+      devSignIn: false,
+      devUsers: [],
+      github: false,
+      githubSetup: expect.stringContaining("GITHUB_CLIENT_ID"),
+    });
     const on = (await (await call("/auth/options")).json()) as { devSignIn: boolean; devUsers: { githubLogin: string }[] };
     expect(on.devSignIn).toBe(true);
     expect(on.devUsers.map((u) => u.githubLogin)).toContain("ada-admin");

@@ -472,21 +472,22 @@ describe("merged pull requests through GraphQL", () => {
 
   it("GitHub's GraphQL limits are waited out; a wait longer than allowed is rate_limited, for the Workflow to sleep", async () => {
     const fake = await installation();
+    const now = Date.now();
     await fake.setRepo("api", { private: false });
     await fake.setPulls("api", [
       {
         number: 1,
         author: `a-${fake.login}`,
-        createdAt: at(Date.now() - DAY),
-        updatedAt: at(Date.now()),
-        mergedAt: at(Date.now()),
+        createdAt: at(now - DAY),
+        updatedAt: at(now),
+        mergedAt: at(now),
       },
     ]);
     await fake.inject(
       { kind: "secondary", status: 429, retryAfter: 1, match: "/graphql" },
       { kind: "primary", match: "/graphql" },
     );
-    const { data } = await mergedPullRequestsGraphql(fake.target, fake.login, [{ name: "api", after: null }], Date.now() - DAY);
+    const { data } = await mergedPullRequestsGraphql(fake.target, fake.login, [{ name: "api", after: null }], now - DAY);
     expect(data[0]?.pulls.map((p) => p.number)).toEqual([1]);
     const [secondary, primary, answered] = (await fake.stats()).requests.filter((r) => r.path === "/graphql");
     expect([secondary?.status, primary?.status, answered?.status]).toEqual([429, 200, 200]);
@@ -518,14 +519,15 @@ describe("merged pull requests through GraphQL", () => {
   it("on a GitHub Enterprise Server, GraphQL is at /api/graphql", async () => {
     const app = { ...configuredApp(), apiUrl: `${configuredApp().apiUrl}/api/v3` };
     const fake = await installation({ app });
+    const now = Date.now();
     await fake.setRepo("api", { private: false });
     await fake.setPulls("api", [
       {
         number: 3,
         author: `a-${fake.login}`,
-        createdAt: at(Date.now() - DAY),
-        updatedAt: at(Date.now()),
-        mergedAt: at(Date.now()),
+        createdAt: at(now - DAY),
+        updatedAt: at(now),
+        mergedAt: at(now),
       },
     ]);
     const { data, usage } = await mergedPullRequestsGraphql(fake.target, fake.login, [{ name: "api", after: null }], 0);

@@ -1,5 +1,6 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useMemo, useState } from "preact/hooks";
+import { customWindowRefusal, MAX_WEEKS } from "../analytics-window";
 import { type Answer, ApiError, api, explain, formatDate, type SessionInfo } from "../api";
 import { Chart, ChartKey, type ChartSeries } from "../chart";
 import { Layout, Notice, Pager, TableWrap } from "../layout";
@@ -147,6 +148,14 @@ export function AnalyticsPage({ session, org }: { session: SessionInfo; org: str
 
   useEffect(() => {
     let current = true;
+    // A custom window wider than the summary's bound is refused here, before any request.
+    const tooWide = view.window === "custom" ? customWindowRefusal(view.start, view.end) : null;
+    if (tooWide !== null) {
+      setLoaded(null);
+      setError(tooWide);
+      setBusy(false);
+      return;
+    }
     setBusy(true);
     setError("");
     const params = apiParams(org, view);
@@ -199,6 +208,7 @@ export function AnalyticsPage({ session, org }: { session: SessionInfo; org: str
             <label for="window-select">Window</label>
             <select
               id="window-select"
+              aria-describedby="window-help"
               value={draft.window}
               onChange={(e) => {
                 const next = { ...draft, window: e.currentTarget.value as View["window"] };
@@ -251,18 +261,30 @@ export function AnalyticsPage({ session, org }: { session: SessionInfo; org: str
           {draft.window === "custom" && <button type="submit">Show</button>}
         </form>
       )}
+      {!refused && (
+        <p class="muted window-help" id="window-help">
+          {draft.window === "custom"
+            ? `At most ${MAX_WEEKS} weeks (the charts' bound).`
+            : 'The API default ends now and starts 30 × 24 hours earlier, at this time of day (7 days or 24 hours for an installation younger than 30 or 7 days); "Last 30 days" is 30 whole UTC days, today included, from midnight. Their first days differ, so their counts can too.'}
+        </p>
+      )}
       <Notice kind="error" text={error} />
       {busy && <p class="loading">Loading…</p>}
-      {loaded && <Dashboard org={org} loaded={loaded} />}
+      {loaded && <Dashboard org={org} loaded={loaded} stale={busy} />}
     </Layout>
   );
 }
 
-function Dashboard({ org, loaded }: { org: string; loaded: Loaded }) {
+/**
+ * `stale`: the view changed and its figures are on their way. The previous figures stay in sight (no
+ * jump) but dimmed, out of reach (inert: no click, no focus) and without the download link, so
+ * nothing of the old view can be taken for the new one.
+ */
+function Dashboard({ org, loaded, stale }: { org: string; loaded: Loaded; stale: boolean }) {
   const { weeks, repos, authors, params } = loaded;
   const t = weeks.totals;
   return (
-    <div class="dashboard" aria-busy="false">
+    <div class={stale ? "dashboard stale" : "dashboard"} aria-busy={stale ? "true" : "false"} inert={stale}>
       <p class="window" data-testid="window">
         {formatDate(weeks.startDate)} to {formatDate(weeks.endDate)}
         {params.get("repo") ? `, repository ${params.get("repo")}` : ", all repositories you can see"}. Pull requests count once
@@ -306,7 +328,7 @@ function Dashboard({ org, loaded }: { org: string; loaded: Loaded }) {
         <TopTable title="Top repositories" name="repo" summary={repos} />
         <TopTable title="Top authors" name="author" summary={authors} />
       </div>
-      <Rows key={params.toString()} org={org} params={params} total={t.pullRequests} />
+      <Rows key={params.toString()} org={org} params={params} total={t.pullRequests} stale={stale} />
     </div>
   );
 }
@@ -513,7 +535,7 @@ function TopTable({ title, name, summary }: { title: string; name: "repo" | "aut
       {summary.groups.length === 0 ? (
         <p>No pull requests in this window.</p>
       ) : (
-        <TableWrap label={title}>
+        <TableWrap label={`${title}, table`}>
           <table class="top-table" data-testid={`top-${name}`}>
             <caption class="sr-only">{title}, by pull requests merged</caption>
             <thead>
@@ -558,7 +580,7 @@ function TopTable({ title, name, summary }: { title: string; name: "repo" | "aut
 
 // --- the export's rows ------------------------------------------------------------------------------
 
-function Rows({ org, params, total }: { org: string; params: URLSearchParams; total: number }) {
+function Rows({ org, params, total, stale }: { org: string; params: URLSearchParams; total: number; stale: boolean }) {
   const [cursors, setCursors] = useState<(string | null)[]>([null]);
   const [page, setPage] = useState<RowPage | null>(null);
   const [error, setError] = useState("");
@@ -587,9 +609,15 @@ function Rows({ org, params, total }: { org: string; params: URLSearchParams; to
     <section aria-labelledby="rows-h">
       <h2 id="rows-h">Pull requests</h2>
       <div class="actions">
-        <a class="button" href={`/app/api/analytics/prs.csv?${download}`} download>
-          Download CSV ({count(total)} rows)
-        </a>
+        {stale ? (
+          <span class="button disabled" aria-disabled="true">
+            Download CSV (updating…)
+          </span>
+        ) : (
+          <a class="button" href={`/app/api/analytics/prs.csv?${download}`} download>
+            Download CSV ({count(total)} rows)
+          </a>
+        )}
         <span class="muted">Every pull request of the window, as the export lists them.</span>
       </div>
       <Notice kind="error" text={error} />
@@ -600,7 +628,7 @@ function Rows({ org, params, total }: { org: string; params: URLSearchParams; to
         </p>
       )}
       {page && page.data.length > 0 && (
-        <TableWrap label="Pull requests">
+        <TableWrap label="Pull requests, table">
           <table data-testid="rows">
             <caption class="sr-only">Pull requests, newest merge first</caption>
             <thead>
@@ -624,7 +652,11 @@ function Rows({ org, params, total }: { org: string; params: URLSearchParams; to
                   <td>{r.author}</td>
                   <td class="nowrap">{formatDate(r.mergedAt)}</td>
                   <td class="nowrap">
-                    +{r.linesAdded ?? "?"} −{r.linesDeleted ?? "?"}
+                    {r.linesAdded === null || r.linesDeleted === null ? (
+                      <span class="muted">not reported*</span>
+                    ) : (
+                      `+${r.linesAdded} −${r.linesDeleted}`
+                    )}
                   </td>
                   <td>{r.numberOfServiceIssuesFlagged}</td>
                   <td>{r.numberOfServiceIssuesFixed}</td>
@@ -635,6 +667,12 @@ function Rows({ org, params, total }: { org: string; params: URLSearchParams; to
             </tbody>
           </table>
         </TableWrap>
+      )}
+      {page?.data.some((r) => r.linesAdded === null || r.linesDeleted === null) && (
+        <p class="muted" data-testid="lines-note">
+          * GitHub has not reported this pull request's line counts to the service (the export says null); they are left out of
+          the line totals, not counted as zero.
+        </p>
       )}
       <Pager cursors={cursors} next={page?.nextCursor} go={setCursors} />
     </section>

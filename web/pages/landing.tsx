@@ -81,8 +81,8 @@ export function Landing({ session }: { session: SessionInfo | null }) {
                 </a>
               </p>
             ) : (
-              <p class="muted">
-                Sign-in with GitHub is not configured here: set GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET (see the README).
+              <p class="muted" data-testid="github-setup">
+                Sign-in with GitHub is not configured here. {options.githubSetup}
               </p>
             )}
             {options.devSignIn && (

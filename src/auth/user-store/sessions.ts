@@ -22,3 +22,8 @@ export function touchSession(db: Db, tokenHash: string, lastSeenAt: number): voi
 export function deleteSession(db: Db, tokenHash: string): void {
   db.delete(sessions).where(eq(sessions.tokenHash, tokenHash)).run();
 }
+
+/** Every session of the user ("sign out everywhere"), in one statement. */
+export function deleteEverySession(db: Db): void {
+  db.delete(sessions).run();
+}
