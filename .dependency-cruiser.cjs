@@ -10,7 +10,7 @@
  */
 const INTERFACES =
   "^src/(http|openapi|operations|control-plane|app|mcp)/|^src/[^/]+/routes[.]ts$|^src/webhooks/(consumer|receive)[.]ts$|^src/(index|interfaces)[.]ts$";
-const RULES = "^src/rules/|^src/(auth/quota|directory/identity|organization/github-changes|organization/github-sync|organization/registration)[.]ts$";
+const RULES = "^src/rules/|^src/(directory/identity|organization/github-changes|organization/github-sync|organization/registration)[.]ts$";
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {

@@ -35,7 +35,7 @@ import {
   writeSection,
 } from "./lib/bench-common.mjs";
 import { FULL, generate, poisonPullRequests, reviewerBatch, SMOKE, smallOrg } from "./lib/bench-data.mjs";
-import { summaryCases, summaryFloor, summaryHttp, summaryReport } from "./lib/bench-summary.mjs";
+import { dashboardFloor, dashboardReport, summaryCases, summaryFloor, summaryHttp, summaryReport } from "./lib/bench-summary.mjs";
 import { controlPlaneClient } from "./lib/control-plane-client.mjs";
 
 const { values: opts } = parseArgs({
@@ -217,6 +217,8 @@ sqlite.close();
 // The summary's cases (issue 20): the same file, the floor and the export's row count of each window.
 const summary = summaryCases(now);
 summaryFloor(file, summary, { runs: opts.smoke ? 5 : 10 });
+// The dashboard's three groupings: three statements against the one of /app/api/analytics/summaries.
+const dashboard = dashboardReport(dashboardFloor(file, now, { runs: opts.smoke ? 3 : 7 }));
 
 // 3b. Event writes: D1's meta.rows_written of the Worker's own write path (storeEvents), on the
 // same D1 file (getPlatformProxy runs the same local D1 as wrangler dev), in an organization of
@@ -370,7 +372,7 @@ try {
   // The summary first: its cases are checked against the export's row count before anything is timed.
   await summaryHttp(server, summary, { headers: headersOf({}), seconds, log });
   const summaryText = summaryReport(summary);
-  log(`\n${summaryText.report}\n\nSummary targets:\n${summaryText.targets}`);
+  log(`\n${summaryText.report}\n\nSummary targets:\n${summaryText.targets}\n\n${dashboard}`);
   if (!opts.smoke && !opts["no-write"]) {
     writeSection(
       "docs/performance.md",
@@ -386,6 +388,12 @@ try {
         "",
         "Targets (issue 20):",
         summaryText.targets,
+        "",
+        "The dashboard's three groupings of one window (week chart, repository and author tables), on the same file: the three",
+        "summary statements one after the other (three requests before) against the one statement of /app/api/analytics/summaries",
+        "(one request now), each checked to give the same groups and totals. Seven runs each, interleaved, p50.",
+        "",
+        dashboard,
       ].join("\n"),
     );
   }

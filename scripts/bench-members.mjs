@@ -21,6 +21,7 @@ import { rmSync } from "node:fs";
 import { parseArgs } from "node:util";
 import {
   fmt,
+  interleave,
   load,
   migrateLocalD1,
   QUOTAS_ON,
@@ -339,7 +340,41 @@ try {
   log(`${batchReport}\n`);
   log(`Successful PATCHes: ${successes}; members whose final seat differs from the sum of their changes: ${wrongState}`);
 
+  // Contract section 18 (issue 29): an organization key's verdict is one call to its organization's
+  // object, as a person's is one call to theirs. Member GET with each, one client alternating
+  // request by request, so both see the same machine at the same moment.
+  log("Measuring member GET with an organization key against a personal key (interleaved)...");
+  const created = await fetch(`${server.url}/internal/v1/organizations/bench-one/api-keys`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+    body: JSON.stringify({ kind: "members", name: "bench" }),
+  });
+  if (created.status !== 201) throw new Error(`organization key: ${created.status} ${await created.text()}`);
+  const orgKeyAuth = { Authorization: `Bearer ${(await created.json()).key}` };
+  const memberPath = `/api/v1/organizations/bench-one/members/${oneOrgMembers[0]}`;
+  const [personalKeyGet, orgKeyGet] = await interleave(
+    [
+      { url: server.url, path: memberPath, headers: auth },
+      { url: server.url, path: memberPath, headers: orgKeyAuth },
+    ],
+    { seconds },
+  );
+  const keyRatio = orgKeyGet.p50 / personalKeyGet.p50;
+  const keyReport = table(
+    ["Key (member GET, c=1, interleaved)", "p50 ms", "p99 ms", "requests"],
+    [
+      ["personal key (verdict in the UserObject)", fmt(personalKeyGet.p50), fmt(personalKeyGet.p99), personalKeyGet.requests],
+      ["organization key (verdict in the OrganizationObject)", fmt(orgKeyGet.p50), fmt(orgKeyGet.p99), orgKeyGet.requests],
+    ],
+  );
+  log(`${keyReport}
+`);
+
   const targets = [
+    [
+      `member GET with an organization key within 1.05x of a personal key, interleaved (${fmt(keyRatio)}x: ${fmt(orgKeyGet.p50)} vs ${fmt(personalKeyGet.p50)} ms)`,
+      keyRatio <= 1.05,
+    ],
     [`GET member p50 at c=1 within 2x the baseline (${fmt(get1.p50)} vs ${fmt(base1.p50)} ms)`, get1.p50 <= 2 * base1.p50],
     [`PATCH p50 at c=1 within 3x the baseline (${fmt(patch1.p50)} vs ${fmt(base1.p50)} ms)`, patch1.p50 <= 3 * base1.p50],
     [`no responses other than 200 and the contention case's expected 409s (${contention.conflicts})`, unexpected === 0],
@@ -373,6 +408,8 @@ try {
         report,
         "",
         batchReport,
+        "",
+        keyReport,
         "",
         `Successful PATCHes: ${successes}. Members whose final seat differs from their start value flipped once per successful PATCH: ${wrongState}.`,
         "",

@@ -61,10 +61,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Your keys of each kind: created, expires, last used (to the hour) */
+        /** Your keys: name, hint, scopes, networks, created, expires, last used (to the hour) */
         get: operations["appListKeys"];
         put?: never;
-        /** Create or regenerate your key of one kind; the previous one stops working at once */
+        /** Create a named key, or regenerate yours of that kind and name (its previous value stops working at once) */
         post: operations["appCreateKey"];
         delete?: never;
         options?: never;
@@ -72,7 +72,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/app/api/keys/{kind}": {
+    "/app/api/keys/{keyId}": {
         parameters: {
             query?: never;
             header?: never;
@@ -82,8 +82,43 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke your key of one kind */
+        /** Revoke one of your keys */
         delete: operations["appRevokeKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/api/orgs/{org}/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The organization's keys (admins) */
+        get: operations["appListOrganizationKeys"];
+        put?: never;
+        /** Create an organization key, or regenerate the one of that kind and name (admins) */
+        post: operations["appCreateOrganizationKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/api/orgs/{org}/keys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke one of the organization's keys (admins) */
+        delete: operations["appRevokeOrganizationKey"];
         options?: never;
         head?: never;
         patch?: never;
@@ -126,7 +161,11 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change seats and roles of up to 100 members at once, all or nothing
+         * @description The web app's form of updateOrganizationMembers (same rules and answers; counted against the members quota).
+         */
+        patch: operations["appUpdateOrganizationMembers"];
         trace?: never;
     };
     "/app/api/orgs/{org}/members/{githubUserId}": {
@@ -173,6 +212,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/app/api/orgs/{org}/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the organization's settings
+         * @description The web app's form of getOrganizationSettings (same rules and answers; counted against the members quota).
+         */
+        get: operations["appGetOrganizationSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the organization's settings, guarded by the value last read
+         * @description The web app's form of updateOrganizationSettings (same rules and answers; counted against the members quota).
+         */
+        patch: operations["appUpdateOrganizationSettings"];
+        trace?: never;
+    };
+    "/app/api/orgs/{org}/seat-requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the waiting list for seats (admins only)
+         * @description The web app's form of listSeatRequests (same rules and answers; counted against the members quota).
+         */
+        get: operations["appListSeatRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/app/api/analytics/prs": {
         parameters: {
             query?: never;
@@ -205,6 +288,26 @@ export interface paths {
          * @description The web app's form of getPullRequestAnalyticsSummary (same rules and answers; counted against the analytics quota).
          */
         get: operations["appGetPullRequestAnalyticsSummary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/api/analytics/summaries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Several groupings of the analytics summary of one window, in one request
+         * @description What GET /api/analytics/v1/summary answers for each groupBy listed (same org, repo and window, the same checks and refusals), computed in one pass over the window's rows. JSON only. Counted once against the analytics quota.
+         */
+        get: operations["appGetPullRequestAnalyticsSummaries"];
         put?: never;
         post?: never;
         delete?: never;
@@ -418,10 +521,63 @@ export interface components {
              */
             kind: "analytics" | "members";
             /**
+             * @description 1 to 64 printable characters, unique per owner and kind (case-insensitively).
+             * @default default
+             * @example nightly job
+             */
+            name: string;
+            /** @description Default: every scope of the key's kind. A members key with ["members:read"] is read-only. */
+            scopes?: components["schemas"]["Scope"][];
+            /**
              * @description When the key stops working: a future date-time, at most 9999-12-31T23:59:59.999Z; null (default) for never.
              * @example 2030-12-31T23:59:59.000Z
              */
             expiresAt?: string | null;
+            /**
+             * @description Up to 20 CIDR ranges (IPv4 or IPv6; a bare address is one address). Empty: any address.
+             * @example [
+             *       "192.0.2.0/24",
+             *       "2001:db8::/32"
+             *     ]
+             */
+            allowedNetworks?: string[];
+        };
+        /**
+         * @description analytics:read (analytics keys); members:read (read members, organizations, the audit log) and members:write (PATCH, batch PATCH) for members keys.
+         * @enum {string}
+         */
+        Scope: "analytics:read" | "members:read" | "members:write";
+        OrgKeyCreateInput: {
+            /**
+             * @description analytics keys start with cak_, members keys with cbk_.
+             * @enum {string}
+             */
+            kind: "analytics" | "members";
+            /**
+             * @description 1 to 64 printable characters, unique per owner and kind (case-insensitively).
+             * @example nightly job
+             */
+            name: string;
+            /** @description Default: every scope of the key's kind. A members key with ["members:read"] is read-only. */
+            scopes?: components["schemas"]["Scope"][];
+            /**
+             * @description Analytics keys only: the repositories the key may read (empty: every repository).
+             * @default []
+             */
+            repositories: string[];
+            /**
+             * @description When the key stops working: a future date-time, at most 9999-12-31T23:59:59.999Z; null (default) for never.
+             * @example 2030-12-31T23:59:59.000Z
+             */
+            expiresAt?: string | null;
+            /**
+             * @description Up to 20 CIDR ranges (IPv4 or IPv6; a bare address is one address). Empty: any address.
+             * @example [
+             *       "192.0.2.0/24",
+             *       "2001:db8::/32"
+             *     ]
+             */
+            allowedNetworks?: string[];
         };
         EventBatch: {
             events: (components["schemas"]["PullRequestEvent"] | components["schemas"]["ReviewEvent"] | components["schemas"]["FindingEvent"] | components["schemas"]["AiAuthorshipEvent"])[];
@@ -572,8 +728,95 @@ export interface components {
              * @enum {string}
              */
             kind: "analytics" | "members";
+            /**
+             * @description 1 to 64 printable characters, unique per owner and kind (case-insensitively).
+             * @default default
+             * @example nightly job
+             */
+            name: string;
+            /**
+             * @description A members key with members:read only.
+             * @default false
+             */
+            readOnly: boolean;
             /** @description 7, 30, 90 or 365 days from now; null: never expires. */
             expiresInDays: (7 | 30 | 90 | 365) | null;
+            /**
+             * @description Up to 20 CIDR ranges (IPv4 or IPv6; a bare address is one address). Empty: any address.
+             * @example [
+             *       "192.0.2.0/24",
+             *       "2001:db8::/32"
+             *     ]
+             */
+            allowedNetworks?: string[];
+        };
+        AppOrgKeyCreateInput: {
+            /**
+             * @description analytics keys start with cak_, members keys with cbk_.
+             * @enum {string}
+             */
+            kind: "analytics" | "members";
+            /**
+             * @description 1 to 64 printable characters, unique per owner and kind (case-insensitively).
+             * @example nightly job
+             */
+            name: string;
+            /** @default false */
+            readOnly: boolean;
+            expiresInDays: (7 | 30 | 90 | 365) | null;
+            /**
+             * @description Up to 20 CIDR ranges (IPv4 or IPv6; a bare address is one address). Empty: any address.
+             * @example [
+             *       "192.0.2.0/24",
+             *       "2001:db8::/32"
+             *     ]
+             */
+            allowedNetworks?: string[];
+            /**
+             * @description Analytics keys only: the repositories the key may read (empty: every repository).
+             * @default []
+             */
+            repositories: string[];
+        };
+        MemberBatchPatch: {
+            /** @description Applied all or nothing, in one transaction; no member twice. */
+            changes: components["schemas"]["MemberChange"][];
+        };
+        /** @description githubUserId, and seat with expectedSeat, role with expectedRole, or both pairs. No other fields. */
+        MemberChange: {
+            /**
+             * @description Numeric GitHub user id.
+             * @example 583231
+             */
+            githubUserId: string;
+            seat: boolean;
+            /** @description The seat value of your latest read. */
+            expectedSeat: boolean;
+            role?: never;
+            expectedRole?: never;
+        } | {
+            /**
+             * @description Numeric GitHub user id.
+             * @example 583231
+             */
+            githubUserId: string;
+            role: components["schemas"]["Role"];
+            /** @description The role value of your latest read. */
+            expectedRole: components["schemas"]["Role"];
+            seat?: never;
+            expectedSeat?: never;
+        } | {
+            /**
+             * @description Numeric GitHub user id.
+             * @example 583231
+             */
+            githubUserId: string;
+            seat: boolean;
+            /** @description The seat value of your latest read. */
+            expectedSeat: boolean;
+            role: components["schemas"]["Role"];
+            /** @description The role value of your latest read. */
+            expectedRole: components["schemas"]["Role"];
         };
         /** @description seat with expectedSeat, role with expectedRole, or both pairs (applied atomically). No other fields. */
         MemberPatch: {
@@ -596,6 +839,16 @@ export interface components {
             /** @description The role value of your latest read. */
             expectedRole: components["schemas"]["Role"];
         };
+        SettingsPatch: {
+            seatAssignment: components["schemas"]["SeatAssignment"];
+            /** @description The seatAssignment of your latest read. */
+            expectedSeatAssignment: components["schemas"]["SeatAssignment"];
+        };
+        /**
+         * @description manual: only admins turn seats on. automatic: a member without a seat (not a bot) gets one when the service first learns of a pull request they authored, if one is available; else they join the waiting list. Never buys seats.
+         * @enum {string}
+         */
+        SeatAssignment: "manual" | "automatic";
         OAuthConsentDecision: {
             /** @description The consent page's handle (works once, in this browser). */
             handle: string;
@@ -672,6 +925,8 @@ export interface components {
             role: components["schemas"]["Role"];
             seat: boolean;
             isBot: boolean;
+            /** @description The newest creation, merge or completed review of a pull request the member authored in this organization (authors matched by login, case-insensitively); null when none is known. An older event never moves it back. */
+            lastActivityAt: string | null;
         };
         User: {
             /**
@@ -686,20 +941,174 @@ export interface components {
         ApiKeyCreated: {
             /** @description The plaintext key. Shown once; only its SHA-256 hash is stored. */
             key: string;
-            /** Format: uuid */
+            /**
+             * @description key_ and 20 base62 characters.
+             * @example key_4fQ8nW2kLm9Xp3Rt7Vb1
+             */
             keyId: string;
+            /**
+             * @description 1 to 64 printable characters, unique per owner and kind (case-insensitively).
+             * @example nightly job
+             */
+            name: string;
             /**
              * @description analytics keys start with cak_, members keys with cbk_.
              * @enum {string}
              */
             kind: "analytics" | "members";
+            scopes: components["schemas"]["Scope"][];
+            /**
+             * @description The prefix and the last 4 characters.
+             * @example cak_…a1B9
+             */
+            hint: string;
             /**
              * Format: date-time
              * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
              * @example 2026-11-02T09:30:00.000Z
              */
             createdAt: string;
+            /** @description Null: never expires. In the past: expired. */
             expiresAt: string | null;
+            /**
+             * @description CIDR ranges the key works from, written canonically; empty: any address.
+             * @example [
+             *       "192.0.2.0/24"
+             *     ]
+             */
+            allowedNetworks: string[];
+        };
+        /** @description The owner's keys (never a secret), by kind then creation. */
+        ApiKeyList: {
+            data: components["schemas"]["ApiKey"][];
+        };
+        ApiKey: {
+            /**
+             * @description key_ and 20 base62 characters.
+             * @example key_4fQ8nW2kLm9Xp3Rt7Vb1
+             */
+            keyId: string;
+            /**
+             * @description 1 to 64 printable characters, unique per owner and kind (case-insensitively).
+             * @example nightly job
+             */
+            name: string;
+            /**
+             * @description analytics keys start with cak_, members keys with cbk_.
+             * @enum {string}
+             */
+            kind: "analytics" | "members";
+            scopes: components["schemas"]["Scope"][];
+            /**
+             * @description The prefix and the last 4 characters.
+             * @example cak_…a1B9
+             */
+            hint: string;
+            /**
+             * Format: date-time
+             * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+             * @example 2026-11-02T09:30:00.000Z
+             */
+            createdAt: string;
+            /** @description Null: never expires. In the past: expired. */
+            expiresAt: string | null;
+            /**
+             * @description CIDR ranges the key works from, written canonically; empty: any address.
+             * @example [
+             *       "192.0.2.0/24"
+             *     ]
+             */
+            allowedNetworks: string[];
+            /** @description The start of the hour of the last request the key authenticated (to the hour); null: never used. */
+            lastUsedAt: string | null;
+        };
+        OrgApiKeyCreated: {
+            /** @description The plaintext key. Shown once; only its SHA-256 hash is stored. */
+            key: string;
+            /**
+             * @description key_ and 20 base62 characters.
+             * @example key_4fQ8nW2kLm9Xp3Rt7Vb1
+             */
+            keyId: string;
+            /**
+             * @description 1 to 64 printable characters, unique per owner and kind (case-insensitively).
+             * @example nightly job
+             */
+            name: string;
+            /**
+             * @description analytics keys start with cak_, members keys with cbk_.
+             * @enum {string}
+             */
+            kind: "analytics" | "members";
+            scopes: components["schemas"]["Scope"][];
+            /**
+             * @description The prefix and the last 4 characters.
+             * @example cak_…a1B9
+             */
+            hint: string;
+            /**
+             * Format: date-time
+             * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+             * @example 2026-11-02T09:30:00.000Z
+             */
+            createdAt: string;
+            /** @description Null: never expires. In the past: expired. */
+            expiresAt: string | null;
+            /**
+             * @description CIDR ranges the key works from, written canonically; empty: any address.
+             * @example [
+             *       "192.0.2.0/24"
+             *     ]
+             */
+            allowedNetworks: string[];
+            /** @description The repositories the key is limited to, by folded name (empty: every repository). */
+            repositories: string[];
+        };
+        /** @description The organization's keys (never a secret), by kind then creation. */
+        OrgApiKeyList: {
+            data: components["schemas"]["OrgApiKey"][];
+        };
+        OrgApiKey: {
+            /**
+             * @description key_ and 20 base62 characters.
+             * @example key_4fQ8nW2kLm9Xp3Rt7Vb1
+             */
+            keyId: string;
+            /**
+             * @description 1 to 64 printable characters, unique per owner and kind (case-insensitively).
+             * @example nightly job
+             */
+            name: string;
+            /**
+             * @description analytics keys start with cak_, members keys with cbk_.
+             * @enum {string}
+             */
+            kind: "analytics" | "members";
+            scopes: components["schemas"]["Scope"][];
+            /**
+             * @description The prefix and the last 4 characters.
+             * @example cak_…a1B9
+             */
+            hint: string;
+            /**
+             * Format: date-time
+             * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+             * @example 2026-11-02T09:30:00.000Z
+             */
+            createdAt: string;
+            /** @description Null: never expires. In the past: expired. */
+            expiresAt: string | null;
+            /**
+             * @description CIDR ranges the key works from, written canonically; empty: any address.
+             * @example [
+             *       "192.0.2.0/24"
+             *     ]
+             */
+            allowedNetworks: string[];
+            /** @description The start of the hour of the last request the key authenticated (to the hour); null: never used. */
+            lastUsedAt: string | null;
+            /** @description The repositories the key is limited to, by folded name (empty: every repository). */
+            repositories: string[];
         };
         EventBatchAccepted: {
             /** Format: int64 */
@@ -858,23 +1267,6 @@ export interface components {
             /** @description Send it back in X-CSRF-Token on every state-changing request. */
             csrfToken: string;
         };
-        /** @description Each kind's current key (never the key itself), or null when there is none. */
-        ApiKeyList: {
-            analytics: components["schemas"]["ApiKeySummary"] | null;
-            members: components["schemas"]["ApiKeySummary"] | null;
-        };
-        ApiKeySummary: {
-            /**
-             * Format: date-time
-             * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
-             * @example 2026-11-02T09:30:00.000Z
-             */
-            createdAt: string;
-            /** @description Null: never expires. In the past: expired. */
-            expiresAt: string | null;
-            /** @description The start of the hour of the last request the key authenticated (to the hour); null: never used. */
-            lastUsedAt: string | null;
-        };
         OrganizationPage: {
             data: components["schemas"]["OrganizationEntry"][];
             /** @description Pass back as cursor; null on the last page. */
@@ -917,6 +1309,15 @@ export interface components {
              */
             available: number;
         };
+        MemberBatchResult: {
+            /** @description One result per change, in request order. */
+            results: components["schemas"]["MemberUpdateResult"][];
+            /**
+             * Format: int64
+             * @description Purchased seats minus members holding one, after the batch; never below 0.
+             */
+            availableSeats: number;
+        };
         MemberUpdateResult: {
             /**
              * @description Numeric GitHub user id.
@@ -958,30 +1359,34 @@ export interface components {
              */
             at: string;
             /** @enum {string} */
-            action: "member.added" | "member.updated" | "member.removed";
+            action: "member.added" | "member.updated" | "member.removed" | "settings.updated" | "key.created" | "key.regenerated" | "key.revoked";
             actor: components["schemas"]["AuditActor"] | null;
             /**
-             * @description api: a member PATCH; sync: the control plane; github: a GitHub webhook.
+             * @description api: a PATCH; sync: the control plane; github: a GitHub webhook; automatic: automatic seat assignment (actor null).
              * @enum {string}
              */
-            source: "api" | "sync" | "github";
-            /**
-             * @description The member the entry is about.
-             * @example 583231
-             */
-            githubUserId: string;
-            /** @description null for member.added. */
-            before: {
+            source: "api" | "sync" | "github" | "automatic";
+            /** @description The member the entry is about; null for settings.updated and key.* entries (about the organization). */
+            githubUserId: string | null;
+            /** @description null for member.added and key.* entries; the settings ({seatAssignment}) for settings.updated. */
+            before: ({
                 seat: boolean;
                 role: components["schemas"]["Role"];
-            } | null;
-            /** @description null for member.removed. */
-            after: {
+            } | {
+                seatAssignment: components["schemas"]["SeatAssignment"];
+            }) | null;
+            /** @description null for member.removed and key.* entries; the settings ({seatAssignment}) for settings.updated. */
+            after: ({
                 seat: boolean;
                 role: components["schemas"]["Role"];
-            } | null;
+            } | {
+                seatAssignment: components["schemas"]["SeatAssignment"];
+            }) | null;
             /** @description The X-Correlation-Id of the request that made the change. */
             correlationId: string;
+            key: components["schemas"]["AuditKey"] | null;
+            /** @description The caller's address (CF-Connecting-IP) for a change made over HTTP; null otherwise. */
+            ip: string | null;
         };
         /** @description Who made the change; null when no person did (a sync). */
         AuditActor: {
@@ -992,6 +1397,47 @@ export interface components {
             githubUserId: string;
             /** @example octocat */
             githubLogin: string;
+        };
+        /** @description The key that made an API change; null for a change made otherwise (the app, a sync). */
+        AuditKey: {
+            /** @example key_4fQ8nW2kLm9Xp3Rt7Vb1 */
+            id: string;
+            /** @example nightly job */
+            name: string;
+            /**
+             * @description key.* entries: the organization key's kind.
+             * @enum {string}
+             */
+            kind?: "analytics" | "members";
+            /** @description key.* entries: the organization key's scopes. */
+            scopes?: ("analytics:read" | "members:read" | "members:write")[];
+        };
+        OrganizationSettings: {
+            seatAssignment: components["schemas"]["SeatAssignment"];
+        };
+        SettingsChangeResult: {
+            before: components["schemas"]["OrganizationSettings"];
+            after: components["schemas"]["OrganizationSettings"];
+            changed: boolean;
+        };
+        SeatRequestList: {
+            /** @description Oldest first; at most 1,000 entries. */
+            data: components["schemas"]["SeatRequest"][];
+        };
+        SeatRequest: {
+            /**
+             * @description Numeric GitHub user id.
+             * @example 583231
+             */
+            githubUserId: string;
+            /** @example octocat */
+            githubLogin: string;
+            /**
+             * Format: date-time
+             * @description When the member joined the waiting list.
+             * @example 2026-11-02T09:30:00.000Z
+             */
+            since: string;
         };
         AnalyticsPrPage: {
             data: components["schemas"]["AnalyticsPrRow"][];
@@ -1145,6 +1591,10 @@ export interface components {
             medianMsToFirstReview: number | null;
             /** @description Median of mergedAt - createdAt in ms (position floor((n-1)/2) ascending); null without rows. */
             medianMsToMerge: number | null;
+        };
+        AnalyticsSummaries: {
+            /** @description One per grouping asked, in the order asked: each what GET /api/analytics/v1/summary answers for it. */
+            summaries: components["schemas"]["AnalyticsSummary"][];
         };
         OAuthConsentOutcome: {
             /** @description Back to the client: a code, or error=access_denied. */
@@ -2016,7 +2466,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Each kind's current key, or null. */
+            /** @description Every key you hold, by kind then creation (never a secret). */
             200: {
                 headers: {
                     "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
@@ -2026,12 +2476,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "analytics": {
-                     *         "createdAt": "2026-11-02T09:30:00.000Z",
-                     *         "expiresAt": "2027-11-02T09:30:00.000Z",
-                     *         "lastUsedAt": "2026-11-20T16:00:00.000Z"
-                     *       },
-                     *       "members": null
+                     *       "data": [
+                     *         {
+                     *           "keyId": "key_4fQ8nW2kLm9Xp3Rt7Vb1",
+                     *           "name": "spreadsheet",
+                     *           "kind": "analytics",
+                     *           "scopes": [
+                     *             "analytics:read"
+                     *           ],
+                     *           "hint": "cak_…j5Kp",
+                     *           "createdAt": "2026-11-02T09:30:00.000Z",
+                     *           "expiresAt": "2027-11-02T09:30:00.000Z",
+                     *           "allowedNetworks": [],
+                     *           "lastUsedAt": "2026-11-20T16:00:00.000Z"
+                     *         }
+                     *       ]
                      *     }
                      */
                     "application/json": components["schemas"]["ApiKeyList"];
@@ -2248,13 +2707,16 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description JSON, at most 1024 bytes. */
+        /** @description JSON, at most 4096 bytes. */
         requestBody: {
             content: {
                 /**
                  * @example {
-                 *       "kind": "analytics",
-                 *       "expiresInDays": 90
+                 *       "kind": "members",
+                 *       "name": "agent",
+                 *       "readOnly": true,
+                 *       "expiresInDays": 90,
+                 *       "allowedNetworks": []
                  *     }
                  */
                 "application/json": components["schemas"]["AppKeyCreateInput"];
@@ -2271,11 +2733,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "key": "cak_3CjWq0y5pTqRLg0hQm1nZk2sVb8xYf4eTr6Aj5Kp",
-                     *       "keyId": "6d9f7a52-1c3e-4b1a-9f0e-2b7c8d5e4a31",
-                     *       "kind": "analytics",
+                     *       "key": "cbk_3CjWq0y5pTqRLg0hQm1nZk2sVb8xYf4eTr6Aj5Kp",
+                     *       "keyId": "key_4fQ8nW2kLm9Xp3Rt7Vb1",
+                     *       "name": "agent",
+                     *       "kind": "members",
+                     *       "scopes": [
+                     *         "members:read"
+                     *       ],
+                     *       "hint": "cbk_…j5Kp",
                      *       "createdAt": "2026-11-22T10:00:00.000Z",
-                     *       "expiresAt": "2027-02-20T10:00:00.000Z"
+                     *       "expiresAt": "2027-02-20T10:00:00.000Z",
+                     *       "allowedNetworks": []
                      *     }
                      */
                     "application/json": components["schemas"]["ApiKeyCreated"];
@@ -2468,6 +2936,46 @@ export interface operations {
                              * @enum {string}
                              */
                             code: "method_not_allowed";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description key_limit_reached: The owner already holds the most keys of this kind allowed (10 per person, 25 per organization). */
+            409: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "key_limit_reached",
+                     *         "message": "The owner already holds the most keys of this kind allowed (10 per person, 25 per organization).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description key_limit_reached: The owner already holds the most keys of this kind allowed (10 per person, 25 per organization).
+                             * @enum {string}
+                             */
+                            code: "key_limit_reached";
                             /** @description What went wrong, as a sentence. */
                             message: string;
                             /**
@@ -2690,14 +3198,14 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description analytics keys start with cak_, members keys with cbk_. */
-                kind: "analytics" | "members";
+                /** @description key_ and 20 base62 characters. */
+                keyId: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Revoked (or there was none). */
+            /** @description Revoked (or there was no such key). */
             204: {
                 headers: {
                     "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
@@ -2852,6 +3360,1223 @@ export interface operations {
                              * @enum {string}
                              */
                             code: "not_found";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description method_not_allowed: The path exists under other methods (see Allow). */
+            405: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "method_not_allowed",
+                     *         "message": "The path exists under other methods (see Allow).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description method_not_allowed: The path exists under other methods (see Allow).
+                             * @enum {string}
+                             */
+                            code: "method_not_allowed";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited: this client address (CF-Connecting-IP; an IPv6 address by its /64) has had 100 failed authentications within 60 seconds: for the rest of that minute every request from it gets 429 before any credential is checked, valid ones too, with Retry-After. This interface has no quota. */
+            429: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Rate limit exceeded: 1000 requests per 900 seconds. Retry after the Retry-After seconds.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description rate_limited: Over the quota; retry after Retry-After seconds.
+                             * @enum {string}
+                             */
+                            code: "rate_limited";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description internal_error: Unexpected failure (logged with the correlation id). */
+            500: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "An unexpected error occurred.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description internal_error: Unexpected failure (logged with the correlation id).
+                             * @enum {string}
+                             */
+                            code: "internal_error";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unavailable: A store is unreachable or overloaded; retry the same request. */
+            503: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is temporarily unavailable. Retry with the same request.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unavailable: A store is unreachable or overloaded; retry the same request.
+                             * @enum {string}
+                             */
+                            code: "unavailable";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    appListOrganizationKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description GitHub organization or owner login (case-insensitive). */
+                org: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every key of the organization, never a secret. */
+            200: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "keyId": "key_4fQ8nW2kLm9Xp3Rt7Vb1",
+                     *           "name": "warehouse export",
+                     *           "kind": "analytics",
+                     *           "scopes": [
+                     *             "analytics:read"
+                     *           ],
+                     *           "hint": "cak_…j5Kp",
+                     *           "createdAt": "2026-11-22T10:00:00.000Z",
+                     *           "expiresAt": "2027-11-22T10:00:00.000Z",
+                     *           "allowedNetworks": [],
+                     *           "repositories": [
+                     *             "api"
+                     *           ],
+                     *           "lastUsedAt": "2026-11-20T16:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OrgApiKeyList"];
+                };
+            };
+            /** @description invalid_request: Invalid path, query or body. */
+            400: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_request",
+                     *         "message": "Invalid query parameters.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description invalid_request: Invalid path, query or body.
+                             * @enum {string}
+                             */
+                            code: "invalid_request";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials. */
+            401: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Invalid, expired or revoked API key.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials.
+                             * @enum {string}
+                             */
+                            code: "unauthenticated";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description installation_blocked: The organization's installation is blocked. org_access_denied: The caller is not a member of the organization. not_org_admin: The caller is not an admin of the organization. */
+            403: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "installation_blocked",
+                     *         "message": "The organization's installation is blocked.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description installation_blocked: The organization's installation is blocked. org_access_denied: The caller is not a member of the organization. not_org_admin: The caller is not an admin of the organization.
+                             * @enum {string}
+                             */
+                            code: "installation_blocked" | "org_access_denied" | "not_org_admin";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description org_not_found: The organization has no installation (also: an old login of a renamed organization). not_found: No such resource. */
+            404: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "org_not_found",
+                     *         "message": "The organization has no installation (also: an old login of a renamed organization).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description org_not_found: The organization has no installation (also: an old login of a renamed organization). not_found: No such resource.
+                             * @enum {string}
+                             */
+                            code: "org_not_found" | "not_found";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description method_not_allowed: The path exists under other methods (see Allow). */
+            405: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "method_not_allowed",
+                     *         "message": "The path exists under other methods (see Allow).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description method_not_allowed: The path exists under other methods (see Allow).
+                             * @enum {string}
+                             */
+                            code: "method_not_allowed";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited: this client address (CF-Connecting-IP; an IPv6 address by its /64) has had 100 failed authentications within 60 seconds: for the rest of that minute every request from it gets 429 before any credential is checked, valid ones too, with Retry-After. This interface has no quota. */
+            429: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Rate limit exceeded: 1000 requests per 900 seconds. Retry after the Retry-After seconds.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description rate_limited: Over the quota; retry after Retry-After seconds.
+                             * @enum {string}
+                             */
+                            code: "rate_limited";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description internal_error: Unexpected failure (logged with the correlation id). */
+            500: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "An unexpected error occurred.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description internal_error: Unexpected failure (logged with the correlation id).
+                             * @enum {string}
+                             */
+                            code: "internal_error";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unavailable: A store is unreachable or overloaded; retry the same request. */
+            503: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is temporarily unavailable. Retry with the same request.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unavailable: A store is unreachable or overloaded; retry the same request.
+                             * @enum {string}
+                             */
+                            code: "unavailable";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    appCreateOrganizationKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description GitHub organization or owner login (case-insensitive). */
+                org: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON, at most 16384 bytes. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "kind": "analytics",
+                 *       "name": "warehouse export",
+                 *       "readOnly": false,
+                 *       "expiresInDays": 365,
+                 *       "repositories": [
+                 *         "api"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["AppOrgKeyCreateInput"];
+            };
+        };
+        responses: {
+            /** @description The key, shown once. */
+            201: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "keyId": "key_4fQ8nW2kLm9Xp3Rt7Vb1",
+                     *       "name": "warehouse export",
+                     *       "kind": "analytics",
+                     *       "scopes": [
+                     *         "analytics:read"
+                     *       ],
+                     *       "hint": "cak_…j5Kp",
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "expiresAt": "2027-11-22T10:00:00.000Z",
+                     *       "allowedNetworks": [],
+                     *       "repositories": [
+                     *         "api"
+                     *       ],
+                     *       "key": "cak_3CjWq0y5pTqRLg0hQm1nZk2sVb8xYf4eTr6Aj5Kp"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OrgApiKeyCreated"];
+                };
+            };
+            /** @description invalid_request: Invalid path, query or body. */
+            400: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_request",
+                     *         "message": "Invalid query parameters.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description invalid_request: Invalid path, query or body.
+                             * @enum {string}
+                             */
+                            code: "invalid_request";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials. */
+            401: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Invalid, expired or revoked API key.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials.
+                             * @enum {string}
+                             */
+                            code: "unauthenticated";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description installation_blocked: The organization's installation is blocked. org_access_denied: The caller is not a member of the organization. not_org_admin: The caller is not an admin of the organization. csrf_failed: A state-changing request of the web app without a same-origin Origin header or without the session's X-CSRF-Token. */
+            403: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "installation_blocked",
+                     *         "message": "The organization's installation is blocked.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description installation_blocked: The organization's installation is blocked. org_access_denied: The caller is not a member of the organization. not_org_admin: The caller is not an admin of the organization. csrf_failed: A state-changing request of the web app without a same-origin Origin header or without the session's X-CSRF-Token.
+                             * @enum {string}
+                             */
+                            code: "installation_blocked" | "org_access_denied" | "not_org_admin" | "csrf_failed";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description org_not_found: The organization has no installation (also: an old login of a renamed organization). not_found: No such resource. */
+            404: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "org_not_found",
+                     *         "message": "The organization has no installation (also: an old login of a renamed organization).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description org_not_found: The organization has no installation (also: an old login of a renamed organization). not_found: No such resource.
+                             * @enum {string}
+                             */
+                            code: "org_not_found" | "not_found";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description method_not_allowed: The path exists under other methods (see Allow). */
+            405: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "method_not_allowed",
+                     *         "message": "The path exists under other methods (see Allow).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description method_not_allowed: The path exists under other methods (see Allow).
+                             * @enum {string}
+                             */
+                            code: "method_not_allowed";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description key_limit_reached: The owner already holds the most keys of this kind allowed (10 per person, 25 per organization). */
+            409: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "key_limit_reached",
+                     *         "message": "The owner already holds the most keys of this kind allowed (10 per person, 25 per organization).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description key_limit_reached: The owner already holds the most keys of this kind allowed (10 per person, 25 per organization).
+                             * @enum {string}
+                             */
+                            code: "key_limit_reached";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description payload_too_large: The body is larger than the route allows. */
+            413: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than the route allows.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description payload_too_large: The body is larger than the route allows.
+                             * @enum {string}
+                             */
+                            code: "payload_too_large";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unsupported_media_type: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "The body is not application/json.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unsupported_media_type: The body is not application/json.
+                             * @enum {string}
+                             */
+                            code: "unsupported_media_type";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited: this client address (CF-Connecting-IP; an IPv6 address by its /64) has had 100 failed authentications within 60 seconds: for the rest of that minute every request from it gets 429 before any credential is checked, valid ones too, with Retry-After. This interface has no quota. */
+            429: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Rate limit exceeded: 1000 requests per 900 seconds. Retry after the Retry-After seconds.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description rate_limited: Over the quota; retry after Retry-After seconds.
+                             * @enum {string}
+                             */
+                            code: "rate_limited";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description internal_error: Unexpected failure (logged with the correlation id). */
+            500: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "An unexpected error occurred.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description internal_error: Unexpected failure (logged with the correlation id).
+                             * @enum {string}
+                             */
+                            code: "internal_error";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unavailable: A store is unreachable or overloaded; retry the same request. */
+            503: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is temporarily unavailable. Retry with the same request.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unavailable: A store is unreachable or overloaded; retry the same request.
+                             * @enum {string}
+                             */
+                            code: "unavailable";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    appRevokeOrganizationKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description GitHub organization or owner login (case-insensitive). */
+                org: string;
+                /** @description key_ and 20 base62 characters. */
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked (or there was no such key). */
+            204: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid_request: Invalid path, query or body. */
+            400: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_request",
+                     *         "message": "Invalid query parameters.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description invalid_request: Invalid path, query or body.
+                             * @enum {string}
+                             */
+                            code: "invalid_request";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials. */
+            401: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Invalid, expired or revoked API key.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials.
+                             * @enum {string}
+                             */
+                            code: "unauthenticated";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description installation_blocked: The organization's installation is blocked. org_access_denied: The caller is not a member of the organization. not_org_admin: The caller is not an admin of the organization. csrf_failed: A state-changing request of the web app without a same-origin Origin header or without the session's X-CSRF-Token. */
+            403: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "installation_blocked",
+                     *         "message": "The organization's installation is blocked.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description installation_blocked: The organization's installation is blocked. org_access_denied: The caller is not a member of the organization. not_org_admin: The caller is not an admin of the organization. csrf_failed: A state-changing request of the web app without a same-origin Origin header or without the session's X-CSRF-Token.
+                             * @enum {string}
+                             */
+                            code: "installation_blocked" | "org_access_denied" | "not_org_admin" | "csrf_failed";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description org_not_found: The organization has no installation (also: an old login of a renamed organization). not_found: No such resource. */
+            404: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "org_not_found",
+                     *         "message": "The organization has no installation (also: an old login of a renamed organization).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description org_not_found: The organization has no installation (also: an old login of a renamed organization). not_found: No such resource.
+                             * @enum {string}
+                             */
+                            code: "org_not_found" | "not_found";
                             /** @description What went wrong, as a sentence. */
                             message: string;
                             /**
@@ -3351,6 +5076,7 @@ export interface operations {
                 seat?: boolean;
                 /** @description Case-insensitive substring of githubLogin or workEmail, 1 to 100 characters after trimming. */
                 search?: string;
+                inactiveDays?: number;
                 limit?: number;
                 cursor?: string;
             };
@@ -3386,7 +5112,8 @@ export interface operations {
                      *           "workEmail": "max-member@example.com",
                      *           "role": "member",
                      *           "seat": true,
-                     *           "isBot": false
+                     *           "isBot": false,
+                     *           "lastActivityAt": "2026-11-20T16:44:17.054Z"
                      *         }
                      *       ],
                      *       "nextCursor": "bTo1ODMyMzE6bWF4LW1lbWJlcg",
@@ -3760,6 +5487,637 @@ export interface operations {
             };
         };
     };
+    appUpdateOrganizationMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description GitHub organization or owner login (case-insensitive). */
+                org: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON, at most 65536 bytes. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "changes": [
+                 *         {
+                 *           "githubUserId": "1002",
+                 *           "seat": false,
+                 *           "expectedSeat": true
+                 *         },
+                 *         {
+                 *           "githubUserId": "1003",
+                 *           "seat": true,
+                 *           "expectedSeat": false,
+                 *           "role": "admin",
+                 *           "expectedRole": "member"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["MemberBatchPatch"];
+            };
+        };
+        responses: {
+            /** @description One result per change in request order, also for changes that changed nothing. */
+            200: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "githubUserId": "1002",
+                     *           "before": {
+                     *             "seat": true,
+                     *             "role": "member"
+                     *           },
+                     *           "after": {
+                     *             "seat": false,
+                     *             "role": "member"
+                     *           },
+                     *           "changed": true,
+                     *           "availableSeats": 3,
+                     *           "purchasedQuantityChanged": false
+                     *         },
+                     *         {
+                     *           "githubUserId": "1003",
+                     *           "before": {
+                     *             "seat": false,
+                     *             "role": "member"
+                     *           },
+                     *           "after": {
+                     *             "seat": true,
+                     *             "role": "admin"
+                     *           },
+                     *           "changed": true,
+                     *           "availableSeats": 3,
+                     *           "purchasedQuantityChanged": false
+                     *         }
+                     *       ],
+                     *       "availableSeats": 3
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MemberBatchResult"];
+                };
+            };
+            /** @description invalid_request: Invalid path, query or body. */
+            400: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_request",
+                     *         "message": "Invalid query parameters.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description invalid_request: Invalid path, query or body.
+                             * @enum {string}
+                             */
+                            code: "invalid_request";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials. */
+            401: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Invalid, expired or revoked API key.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials.
+                             * @enum {string}
+                             */
+                            code: "unauthenticated";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description installation_blocked: The organization's installation is blocked. org_access_denied: The caller is not a member of the organization. not_org_admin: The caller is not an admin of the organization. subscription_required: No active Team or Pro subscription billed through the service. csrf_failed: A state-changing request of the web app without a same-origin Origin header or without the session's X-CSRF-Token. */
+            403: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "installation_blocked",
+                     *         "message": "The organization's installation is blocked.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description installation_blocked: The organization's installation is blocked. org_access_denied: The caller is not a member of the organization. not_org_admin: The caller is not an admin of the organization. subscription_required: No active Team or Pro subscription billed through the service. csrf_failed: A state-changing request of the web app without a same-origin Origin header or without the session's X-CSRF-Token.
+                             * @enum {string}
+                             */
+                            code: "installation_blocked" | "org_access_denied" | "not_org_admin" | "subscription_required" | "csrf_failed";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description org_not_found: The organization has no installation (also: an old login of a renamed organization). member_not_found: No such member in the organization. not_found: No such resource. */
+            404: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "org_not_found",
+                     *         "message": "The organization has no installation (also: an old login of a renamed organization).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description org_not_found: The organization has no installation (also: an old login of a renamed organization). member_not_found: No such member in the organization. not_found: No such resource.
+                             * @enum {string}
+                             */
+                            code: "org_not_found" | "member_not_found" | "not_found";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description method_not_allowed: The path exists under other methods (see Allow). */
+            405: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "method_not_allowed",
+                     *         "message": "The path exists under other methods (see Allow).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description method_not_allowed: The path exists under other methods (see Allow).
+                             * @enum {string}
+                             */
+                            code: "method_not_allowed";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description expected_value_mismatch: A guard differs from the current value. no_seat_available: Every purchased seat is taken. last_admin: The organization's last admin would lose the admin role. */
+            409: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "expected_value_mismatch",
+                     *         "message": "A guard differs from the current value.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description expected_value_mismatch: A guard differs from the current value. no_seat_available: Every purchased seat is taken. last_admin: The organization's last admin would lose the admin role.
+                             * @enum {string}
+                             */
+                            code: "expected_value_mismatch" | "no_seat_available" | "last_admin";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description payload_too_large: The body is larger than the route allows. */
+            413: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than the route allows.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description payload_too_large: The body is larger than the route allows.
+                             * @enum {string}
+                             */
+                            code: "payload_too_large";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unsupported_media_type: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "The body is not application/json.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unsupported_media_type: The body is not application/json.
+                             * @enum {string}
+                             */
+                            code: "unsupported_media_type";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description bot_cannot_be_admin: A bot account cannot be an admin. */
+            422: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "bot_cannot_be_admin",
+                     *         "message": "A bot account cannot be an admin.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description bot_cannot_be_admin: A bot account cannot be an admin.
+                             * @enum {string}
+                             */
+                            code: "bot_cannot_be_admin";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited: this client address (CF-Connecting-IP; an IPv6 address by its /64) has had 100 failed authentications within 60 seconds: for the rest of that minute every request from it gets 429 before any credential is checked, valid ones too, with Retry-After. This interface has no quota. */
+            429: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Rate limit exceeded: 1000 requests per 900 seconds. Retry after the Retry-After seconds.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description rate_limited: Over the quota; retry after Retry-After seconds.
+                             * @enum {string}
+                             */
+                            code: "rate_limited";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description internal_error: Unexpected failure (logged with the correlation id). */
+            500: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "An unexpected error occurred.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description internal_error: Unexpected failure (logged with the correlation id).
+                             * @enum {string}
+                             */
+                            code: "internal_error";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unavailable: A store is unreachable or overloaded; retry the same request. */
+            503: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is temporarily unavailable. Retry with the same request.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unavailable: A store is unreachable or overloaded; retry the same request.
+                             * @enum {string}
+                             */
+                            code: "unavailable";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
     appGetOrganizationMember: {
         parameters: {
             query?: never;
@@ -3795,7 +6153,8 @@ export interface operations {
                      *       "workEmail": "max-member@example.com",
                      *       "role": "member",
                      *       "seat": true,
-                     *       "isBot": false
+                     *       "isBot": false,
+                     *       "lastActivityAt": "2026-11-20T16:44:17.054Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Member"];
@@ -4815,13 +7174,1361 @@ export interface operations {
                      *             "seat": false,
                      *             "role": "member"
                      *           },
-                     *           "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10"
+                     *           "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *           "key": {
+                     *             "id": "key_4fQ8nW2kLm9Xp3Rt7Vb1",
+                     *             "name": "nightly job"
+                     *           },
+                     *           "ip": "192.0.2.10"
                      *         }
                      *       ],
                      *       "nextCursor": null
                      *     }
                      */
                     "application/json": components["schemas"]["AuditPage"];
+                };
+            };
+            /** @description invalid_request: Invalid path, query or body. */
+            400: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_request",
+                     *         "message": "Invalid query parameters.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description invalid_request: Invalid path, query or body.
+                             * @enum {string}
+                             */
+                            code: "invalid_request";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials. */
+            401: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Invalid, expired or revoked API key.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials.
+                             * @enum {string}
+                             */
+                            code: "unauthenticated";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description installation_blocked: The organization's installation is blocked. org_access_denied: The caller is not a member of the organization. not_org_admin: The caller is not an admin of the organization. */
+            403: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "installation_blocked",
+                     *         "message": "The organization's installation is blocked.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description installation_blocked: The organization's installation is blocked. org_access_denied: The caller is not a member of the organization. not_org_admin: The caller is not an admin of the organization.
+                             * @enum {string}
+                             */
+                            code: "installation_blocked" | "org_access_denied" | "not_org_admin";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description org_not_found: The organization has no installation (also: an old login of a renamed organization). not_found: No such resource. */
+            404: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "org_not_found",
+                     *         "message": "The organization has no installation (also: an old login of a renamed organization).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description org_not_found: The organization has no installation (also: an old login of a renamed organization). not_found: No such resource.
+                             * @enum {string}
+                             */
+                            code: "org_not_found" | "not_found";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description method_not_allowed: The path exists under other methods (see Allow). */
+            405: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "method_not_allowed",
+                     *         "message": "The path exists under other methods (see Allow).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description method_not_allowed: The path exists under other methods (see Allow).
+                             * @enum {string}
+                             */
+                            code: "method_not_allowed";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited: this client address (CF-Connecting-IP; an IPv6 address by its /64) has had 100 failed authentications within 60 seconds: for the rest of that minute every request from it gets 429 before any credential is checked, valid ones too, with Retry-After. This interface has no quota. */
+            429: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Rate limit exceeded: 1000 requests per 900 seconds. Retry after the Retry-After seconds.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description rate_limited: Over the quota; retry after Retry-After seconds.
+                             * @enum {string}
+                             */
+                            code: "rate_limited";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description internal_error: Unexpected failure (logged with the correlation id). */
+            500: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "An unexpected error occurred.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description internal_error: Unexpected failure (logged with the correlation id).
+                             * @enum {string}
+                             */
+                            code: "internal_error";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unavailable: A store is unreachable or overloaded; retry the same request. */
+            503: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is temporarily unavailable. Retry with the same request.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unavailable: A store is unreachable or overloaded; retry the same request.
+                             * @enum {string}
+                             */
+                            code: "unavailable";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    appGetOrganizationSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description GitHub organization or owner login (case-insensitive). */
+                org: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings. */
+            200: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "seatAssignment": "manual"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OrganizationSettings"];
+                };
+            };
+            /** @description invalid_request: Invalid path, query or body. */
+            400: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_request",
+                     *         "message": "Invalid query parameters.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description invalid_request: Invalid path, query or body.
+                             * @enum {string}
+                             */
+                            code: "invalid_request";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials. */
+            401: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Invalid, expired or revoked API key.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials.
+                             * @enum {string}
+                             */
+                            code: "unauthenticated";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description installation_blocked: The organization's installation is blocked. org_access_denied: The caller is not a member of the organization. */
+            403: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "installation_blocked",
+                     *         "message": "The organization's installation is blocked.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description installation_blocked: The organization's installation is blocked. org_access_denied: The caller is not a member of the organization.
+                             * @enum {string}
+                             */
+                            code: "installation_blocked" | "org_access_denied";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description org_not_found: The organization has no installation (also: an old login of a renamed organization). not_found: No such resource. */
+            404: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "org_not_found",
+                     *         "message": "The organization has no installation (also: an old login of a renamed organization).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description org_not_found: The organization has no installation (also: an old login of a renamed organization). not_found: No such resource.
+                             * @enum {string}
+                             */
+                            code: "org_not_found" | "not_found";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description method_not_allowed: The path exists under other methods (see Allow). */
+            405: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "method_not_allowed",
+                     *         "message": "The path exists under other methods (see Allow).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description method_not_allowed: The path exists under other methods (see Allow).
+                             * @enum {string}
+                             */
+                            code: "method_not_allowed";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited: this client address (CF-Connecting-IP; an IPv6 address by its /64) has had 100 failed authentications within 60 seconds: for the rest of that minute every request from it gets 429 before any credential is checked, valid ones too, with Retry-After. This interface has no quota. */
+            429: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Rate limit exceeded: 1000 requests per 900 seconds. Retry after the Retry-After seconds.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description rate_limited: Over the quota; retry after Retry-After seconds.
+                             * @enum {string}
+                             */
+                            code: "rate_limited";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description internal_error: Unexpected failure (logged with the correlation id). */
+            500: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "An unexpected error occurred.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description internal_error: Unexpected failure (logged with the correlation id).
+                             * @enum {string}
+                             */
+                            code: "internal_error";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unavailable: A store is unreachable or overloaded; retry the same request. */
+            503: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is temporarily unavailable. Retry with the same request.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unavailable: A store is unreachable or overloaded; retry the same request.
+                             * @enum {string}
+                             */
+                            code: "unavailable";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    appUpdateOrganizationSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description GitHub organization or owner login (case-insensitive). */
+                org: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON, at most 8192 bytes. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "seatAssignment": "automatic",
+                 *       "expectedSeatAssignment": "manual"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SettingsPatch"];
+            };
+        };
+        responses: {
+            /** @description The result, also when nothing changed (changed false, before equal to after). */
+            200: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "before": {
+                     *         "seatAssignment": "manual"
+                     *       },
+                     *       "after": {
+                     *         "seatAssignment": "automatic"
+                     *       },
+                     *       "changed": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SettingsChangeResult"];
+                };
+            };
+            /** @description invalid_request: Invalid path, query or body. */
+            400: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_request",
+                     *         "message": "Invalid query parameters.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description invalid_request: Invalid path, query or body.
+                             * @enum {string}
+                             */
+                            code: "invalid_request";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials. */
+            401: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Invalid, expired or revoked API key.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials.
+                             * @enum {string}
+                             */
+                            code: "unauthenticated";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description installation_blocked: The organization's installation is blocked. org_access_denied: The caller is not a member of the organization. not_org_admin: The caller is not an admin of the organization. subscription_required: No active Team or Pro subscription billed through the service. csrf_failed: A state-changing request of the web app without a same-origin Origin header or without the session's X-CSRF-Token. */
+            403: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "installation_blocked",
+                     *         "message": "The organization's installation is blocked.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description installation_blocked: The organization's installation is blocked. org_access_denied: The caller is not a member of the organization. not_org_admin: The caller is not an admin of the organization. subscription_required: No active Team or Pro subscription billed through the service. csrf_failed: A state-changing request of the web app without a same-origin Origin header or without the session's X-CSRF-Token.
+                             * @enum {string}
+                             */
+                            code: "installation_blocked" | "org_access_denied" | "not_org_admin" | "subscription_required" | "csrf_failed";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description org_not_found: The organization has no installation (also: an old login of a renamed organization). not_found: No such resource. */
+            404: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "org_not_found",
+                     *         "message": "The organization has no installation (also: an old login of a renamed organization).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description org_not_found: The organization has no installation (also: an old login of a renamed organization). not_found: No such resource.
+                             * @enum {string}
+                             */
+                            code: "org_not_found" | "not_found";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description method_not_allowed: The path exists under other methods (see Allow). */
+            405: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "method_not_allowed",
+                     *         "message": "The path exists under other methods (see Allow).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description method_not_allowed: The path exists under other methods (see Allow).
+                             * @enum {string}
+                             */
+                            code: "method_not_allowed";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description expected_value_mismatch: A guard differs from the current value. */
+            409: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "expected_value_mismatch",
+                     *         "message": "A guard differs from the current value.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description expected_value_mismatch: A guard differs from the current value.
+                             * @enum {string}
+                             */
+                            code: "expected_value_mismatch";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description payload_too_large: The body is larger than the route allows. */
+            413: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than the route allows.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description payload_too_large: The body is larger than the route allows.
+                             * @enum {string}
+                             */
+                            code: "payload_too_large";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unsupported_media_type: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "The body is not application/json.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unsupported_media_type: The body is not application/json.
+                             * @enum {string}
+                             */
+                            code: "unsupported_media_type";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited: this client address (CF-Connecting-IP; an IPv6 address by its /64) has had 100 failed authentications within 60 seconds: for the rest of that minute every request from it gets 429 before any credential is checked, valid ones too, with Retry-After. This interface has no quota. */
+            429: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Rate limit exceeded: 1000 requests per 900 seconds. Retry after the Retry-After seconds.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description rate_limited: Over the quota; retry after Retry-After seconds.
+                             * @enum {string}
+                             */
+                            code: "rate_limited";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description internal_error: Unexpected failure (logged with the correlation id). */
+            500: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "An unexpected error occurred.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description internal_error: Unexpected failure (logged with the correlation id).
+                             * @enum {string}
+                             */
+                            code: "internal_error";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unavailable: A store is unreachable or overloaded; retry the same request. */
+            503: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is temporarily unavailable. Retry with the same request.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unavailable: A store is unreachable or overloaded; retry the same request.
+                             * @enum {string}
+                             */
+                            code: "unavailable";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    appListSeatRequests: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description GitHub organization or owner login (case-insensitive). */
+                org: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The waiting list. */
+            200: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "githubUserId": "1004",
+                     *           "githubLogin": "nora-new",
+                     *           "since": "2026-11-20T16:44:17.054Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SeatRequestList"];
                 };
             };
             /** @description invalid_request: Invalid path, query or body. */
@@ -5698,6 +9405,437 @@ export interface operations {
                      *     2026-11-16,0,0,0,0,0,0,0,,
                      */
                     "text/csv": string;
+                };
+            };
+            /** @description invalid_request: Invalid path, query or body. */
+            400: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_request",
+                     *         "message": "Invalid query parameters.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description invalid_request: Invalid path, query or body.
+                             * @enum {string}
+                             */
+                            code: "invalid_request";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials. */
+            401: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Invalid, expired or revoked API key.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unauthenticated: Missing, malformed, unknown, revoked or expired credentials.
+                             * @enum {string}
+                             */
+                            code: "unauthenticated";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description installation_blocked: The organization's installation is blocked. plan_required: The organization is not on the Pro plan. org_access_denied: The caller is not a member of the organization. repo_access_denied: The caller cannot access the repository. */
+            403: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "installation_blocked",
+                     *         "message": "The organization's installation is blocked.",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description installation_blocked: The organization's installation is blocked. plan_required: The organization is not on the Pro plan. org_access_denied: The caller is not a member of the organization. repo_access_denied: The caller cannot access the repository.
+                             * @enum {string}
+                             */
+                            code: "installation_blocked" | "plan_required" | "org_access_denied" | "repo_access_denied";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description org_not_found: The organization has no installation (also: an old login of a renamed organization). */
+            404: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "org_not_found",
+                     *         "message": "The organization has no installation (also: an old login of a renamed organization).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description org_not_found: The organization has no installation (also: an old login of a renamed organization).
+                             * @enum {string}
+                             */
+                            code: "org_not_found";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description method_not_allowed: The path exists under other methods (see Allow). */
+            405: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "method_not_allowed",
+                     *         "message": "The path exists under other methods (see Allow).",
+                     *         "retriable": false,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description method_not_allowed: The path exists under other methods (see Allow).
+                             * @enum {string}
+                             */
+                            code: "method_not_allowed";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: false;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited: this client address (CF-Connecting-IP; an IPv6 address by its /64) has had 100 failed authentications within 60 seconds: for the rest of that minute every request from it gets 429 before any credential is checked, valid ones too, with Retry-After. This interface has no quota. */
+            429: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Rate limit exceeded: 1000 requests per 900 seconds. Retry after the Retry-After seconds.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description rate_limited: Over the quota; retry after Retry-After seconds.
+                             * @enum {string}
+                             */
+                            code: "rate_limited";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description internal_error: Unexpected failure (logged with the correlation id). */
+            500: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "An unexpected error occurred.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description internal_error: Unexpected failure (logged with the correlation id).
+                             * @enum {string}
+                             */
+                            code: "internal_error";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description unavailable: A store is unreachable or overloaded; retry the same request. */
+            503: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-optional"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-optional"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-optional"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used-optional"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-optional"];
+                    RateLimit: components["headers"]["RateLimit-optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The service is temporarily unavailable. Retry with the same request.",
+                     *         "retriable": true,
+                     *         "correlationId": "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+                     *         "details": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /**
+                             * @description unavailable: A store is unreachable or overloaded; retry the same request.
+                             * @enum {string}
+                             */
+                            code: "unavailable";
+                            /** @description What went wrong, as a sentence. */
+                            message: string;
+                            /**
+                             * @description Whether the same request may succeed later.
+                             * @constant
+                             */
+                            retriable: true;
+                            /** @description The X-Correlation-Id of this response. */
+                            correlationId: string;
+                            details: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    appGetPullRequestAnalyticsSummaries: {
+        parameters: {
+            query: {
+                /** @description GitHub organization or owner, 1 to 255 characters after trimming; case-insensitive. Rows echo it as sent. */
+                org: string;
+                /** @description Only this repository (case-insensitive). Blank is ignored. */
+                repo?: string;
+                startDate?: string;
+                endDate?: string;
+                groupBy: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One summary per grouping asked, in order. */
+            200: {
+                headers: {
+                    "X-Correlation-Id": components["headers"]["X-Correlation-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "summaries": [
+                     *         {
+                     *           "org": "acme",
+                     *           "startDate": "2026-11-16T00:00:00.000Z",
+                     *           "endDate": "2026-11-22T23:59:59.999Z",
+                     *           "groupBy": "repo",
+                     *           "groups": [
+                     *             {
+                     *               "key": "api",
+                     *               "pullRequests": 2,
+                     *               "linesAdded": 120,
+                     *               "linesDeleted": 30,
+                     *               "serviceIssuesFlagged": 3,
+                     *               "serviceIssuesFixed": 1,
+                     *               "aiLinesAuthored": 40,
+                     *               "pullRequestsWithAiData": 1,
+                     *               "medianMsToFirstReview": 3600000,
+                     *               "medianMsToMerge": 86400000
+                     *             }
+                     *           ],
+                     *           "totals": {
+                     *             "pullRequests": 2,
+                     *             "linesAdded": 120,
+                     *             "linesDeleted": 30,
+                     *             "serviceIssuesFlagged": 3,
+                     *             "serviceIssuesFixed": 1,
+                     *             "aiLinesAuthored": 40,
+                     *             "pullRequestsWithAiData": 1,
+                     *             "medianMsToFirstReview": 3600000,
+                     *             "medianMsToMerge": 86400000
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AnalyticsSummaries"];
                 };
             };
             /** @description invalid_request: Invalid path, query or body. */

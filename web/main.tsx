@@ -7,6 +7,7 @@ import { ConsentPage } from "./pages/consent";
 import { KeysPage } from "./pages/keys";
 import { Landing, resumeAuthorization } from "./pages/landing";
 import { MembersPage } from "./pages/members";
+import { OrgKeysPage } from "./pages/org-keys";
 import { OrgsPage } from "./pages/orgs";
 
 /**
@@ -51,6 +52,8 @@ function App() {
       return <AuditPage session={session} org={org} />;
     case "analytics":
       return <AnalyticsPage session={session} org={org} />;
+    case "orgKeys":
+      return <OrgKeysPage session={session} org={org} />;
     default:
       return <p>No such page.</p>;
   }

@@ -8,6 +8,8 @@ import m0005 from './0005_relogin_version.sql';
 import m0006 from './0006_sync_runs.sql';
 import m0007 from './0007_github_versions.sql';
 import m0008 from './0008_sync_progress_at.sql';
+import m0009 from './0009_organization_keys.sql';
+import m0010 from './0010_seats_follow_the_work.sql';
 
   export default {
     journal,
@@ -20,7 +22,9 @@ m0004,
 m0005,
 m0006,
 m0007,
-m0008
+m0008,
+m0009,
+m0010
     }
   }
   

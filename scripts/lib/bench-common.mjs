@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
-import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import autocannon from "autocannon";
 import { waitForHealthy } from "./control-plane-client.mjs";
@@ -54,8 +55,43 @@ export async function startWrangler({ persistTo, port, adminToken, vars = QUOTAS
 /**
  * Applies the D1 migrations to every analytics shard in a local state folder and returns the path
  * of the main database's (DB's) SQLite file, where the benchmarks load their data.
+ *
+ * A fresh (missing or empty) folder gets a copy of a migrated template instead: one
+ * `wrangler d1 migrations apply` per shard costs several CPU seconds, and CI's smoke runs each
+ * want the same freshly migrated state. The template (`.bench/d1-template-<hash>`) is keyed by the
+ * migrations and wrangler.toml, built once (into a folder of its own, then renamed, so runs that
+ * start together never see half of one) and never written after.
  */
 export async function migrateLocalD1(persistTo) {
+  const fresh = !existsSync(persistTo) || readdirSync(persistTo).length === 0;
+  if (!fresh) return migrateInPlace(persistTo);
+  const template = join(".bench", `d1-template-${migrationsHash()}`);
+  if (!existsSync(template)) {
+    const building = `${template}.${process.pid}`;
+    rmSync(building, { recursive: true, force: true });
+    await migrateInPlace(building);
+    try {
+      renameSync(building, template);
+    } catch {
+      rmSync(building, { recursive: true, force: true }); // another run finished its template first
+    }
+  }
+  mkdirSync(persistTo, { recursive: true });
+  cpSync(template, persistTo, { recursive: true });
+  return join(persistTo, "v3", "d1", "miniflare-D1DatabaseObject", readFileSync(join(template, "db-file.txt"), "utf8").trim());
+}
+
+/** What a migrated state depends on: the D1 migrations and wrangler.toml (bindings, database ids). */
+function migrationsHash() {
+  const hash = createHash("sha256").update(readFileSync("wrangler.toml"));
+  const dir = join("migrations", "d1");
+  for (const name of readdirSync(dir).sort()) {
+    if (name.endsWith(".sql")) hash.update(name).update(readFileSync(join(dir, name)));
+  }
+  return hash.digest("hex").slice(0, 16);
+}
+
+async function migrateInPlace(persistTo) {
   const dir = join(persistTo, "v3", "d1", "miniflare-D1DatabaseObject");
   const files = () => (existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite") : []);
   // DB first: its file is the one there after its migrations (a fresh folder; or the only one).

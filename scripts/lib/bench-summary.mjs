@@ -154,3 +154,52 @@ export function summaryReport(cases) {
   );
   return { report, targets: targets.join("\n") };
 }
+
+/**
+ * The dashboard's three groupings of one window (week, repository, author; contract section 14):
+ * three summary statements one after the other, as three summary requests cost the database, against
+ * the one statement of `GET /app/api/analytics/summaries` (`summarizeGroupings`), on the D1 file.
+ * The combined answer must equal the three (every group and the totals), or the run fails.
+ */
+export function dashboardFloor(file, now, { runs }) {
+  const sqlite = new DatabaseSync(file, { readOnly: true });
+  const groupBys = ["week", "repo", "author"];
+  const sortRows = (rows) => rows.map((r) => JSON.stringify(r)).sort();
+  try {
+    return [30, 365].map((days) => {
+      const scope = { orgKey: "bigco", repoKey: null, accessibleRepoKeys: null, start: now - days * DAY, end: now };
+      const singles = groupBys.map((groupBy) => {
+        const { sql, params } = summaryStatement({ ...scope, groupBy });
+        return { statement: sqlite.prepare(sql), params };
+      });
+      const together = summaryStatement({ ...scope, groupBys });
+      const combined = { statement: sqlite.prepare(together.sql), params: together.params };
+      const separate = singles.map(({ statement, params }, i) =>
+        statement.all(...params).map(({ grouping: _, ...r }) => ({ grouping: i, ...r })),
+      );
+      const one = combined.statement.all(...combined.params);
+      if (JSON.stringify(sortRows(separate.flat())) !== JSON.stringify(sortRows(one)))
+        throw new Error(`dashboard, ${days} days: the combined statement's groups differ from the three statements'`);
+      const threeSamples = [];
+      const oneSamples = [];
+      for (let i = 0; i < runs; i++) {
+        let t = performance.now();
+        for (const { statement, params } of singles) statement.all(...params);
+        threeSamples.push(performance.now() - t);
+        t = performance.now();
+        combined.statement.all(...combined.params);
+        oneSamples.push(performance.now() - t);
+      }
+      return { days, three: percentiles(threeSamples), one: percentiles(oneSamples) };
+    });
+  } finally {
+    sqlite.close();
+  }
+}
+
+export function dashboardReport(rows) {
+  return table(
+    ["dashboard window (week, repository, author)", "three statements, SQLite p50 ms", "one statement, SQLite p50 ms", "ratio"],
+    rows.map((r) => [`${r.days} days`, fmt(r.three.p50), fmt(r.one.p50), `${fmt(r.one.p50 / r.three.p50)}x`]),
+  );
+}

@@ -4,6 +4,14 @@ import { seededRandom } from "./random.mjs";
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
 
+/** Acme members whose last pull request is months old; both hold a seat at first. */
+const IDLE_MEMBERS = [
+  { id: "1007", login: "olga-oldtimer", role: "member", seat: true, isBot: false, idleDays: 170 },
+  { id: "1008", login: "ivy-idle", role: "member", seat: true, isBot: false, idleDays: 120 },
+];
+/** A member without a seat whose first pull request finds every seat taken: the waiting list. */
+const NEW_HIRE = { id: "1009", login: "nia-newhire", role: "member", seat: false, isBot: false };
+
 /**
  * The demo world `npm start` and `npm run seed` load: a Pro organization with several
  * repositories (public and private), members of every role including a bot, about 600 merged pull
@@ -29,7 +37,8 @@ export function demoWorld({ now = Date.now(), seed = 42, pullRequests = 600 } = 
         plan: "pro",
         subscription: { status: "active", billedThroughService: true, purchasedSeats: 5 },
       },
-      members: users,
+      // Two seat holders idle for months (contract section 20: the members page frees their seats).
+      members: [...users, ...IDLE_MEMBERS.map(({ idleDays, ...m }) => m), { ...NEW_HIRE }],
       repositories: [
         { name: "api", private: false, collaborators: [] },
         { name: "web", private: false, collaborators: [] },
@@ -184,11 +193,52 @@ export function demoWorld({ now = Date.now(), seed = 42, pullRequests = 600 } = 
     pullRequests,
   );
   emit("globex", [["platform", 1]], Math.max(10, Math.floor(pullRequests / 10)));
+  // The idle members' last pull requests, months ago.
+  for (const m of IDLE_MEMBERS) {
+    const prNumber = (perRepo.get("acme/api") ?? 0) + 1;
+    perRepo.set("acme/api", prNumber);
+    const createdAt = now - m.idleDays * DAY;
+    const mergedAt = iso(createdAt + HOUR);
+    const ref = { org: "acme", repo: "api", prNumber };
+    events.push({
+      type: "pull_request",
+      ...ref,
+      author: m.login,
+      createdAt: iso(createdAt),
+      mergedAt,
+      linesAdded: 40,
+      linesDeleted: 4,
+      updatedAt: mergedAt,
+    });
+  }
+  // The new hire's first pull request, sent once acme assigns seats automatically while all are taken.
+  const newHirePr = (perRepo.get("acme/web") ?? 0) + 1;
+  const waiting = {
+    org: "acme",
+    events: [
+      {
+        type: "pull_request",
+        org: "acme",
+        repo: "web",
+        prNumber: newHirePr,
+        author: NEW_HIRE.login,
+        createdAt: iso(now - 2 * HOUR),
+        mergedAt: null,
+        linesAdded: 25,
+        linesDeleted: 1,
+        updatedAt: iso(now - 2 * HOUR),
+      },
+    ],
+    // Then one idle member's seat goes (as a sync would say), so the demo has a seat to give.
+    seatReleased: IDLE_MEMBERS[1].id,
+  };
 
   return {
     organizations,
     users: [...new Map([...organizations.flatMap((o) => o.members)].map((m) => [m.id, m])).values()],
     events,
+    /** Acme turns automatic seat assignment on after the history; then these arrive (`seed.mjs`). */
+    waiting,
     /** Whose keys `npm start` prints: an admin of acme, for both interfaces. */
     keyOwner: "1001",
   };

@@ -35,6 +35,7 @@ export async function seedDemo({ url, adminToken, keysOnly = false, log = consol
   }
   const analytics = await client.createKey(world.keyOwner, "analytics");
   const members = await client.createKey(world.keyOwner, "members");
+  if (!keysOnly) await seatDemo(url, client, members.key, world);
   return { analyticsKey: analytics.key, membersKey: members.key, owner: world.users.find((u) => u.id === world.keyOwner) };
 }
 
@@ -64,4 +65,28 @@ export function keyReport(url, keys, { app = false, adminToken } = {}) {
     `  curl -s "${base}/openapi.json"`,
     "",
   ].join("\n");
+}
+
+/**
+ * Contract section 20 in the demo: acme assigns seats automatically (its admin's PATCH, with the
+ * demo members key), a new hire's first pull request finds every seat taken and waits, then one
+ * idle member's seat is released by a sync, so the members page has a seat to give.
+ */
+async function seatDemo(url, client, membersKey, world) {
+  const { org, events, seatReleased } = world.waiting;
+  const res = await fetch(`${url.replace(/\/+$/, "")}/api/v1/organizations/${org}/settings`, {
+    method: "PATCH",
+    headers: { Authorization: `Bearer ${membersKey}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ seatAssignment: "automatic", expectedSeatAssignment: "manual" }),
+  });
+  if (!res.ok && res.status !== 409) throw new Error(`PATCH ${org}/settings → ${res.status}: ${await res.text()}`);
+  await client.postEvents(events);
+  const member = world.organizations.find((o) => o.login === org).members.find((m) => m.id === seatReleased);
+  await client.putMember(org, member.id, {
+    githubLogin: member.login,
+    workEmail: `${member.login}@example.com`,
+    role: member.role,
+    seat: false,
+    isBot: member.isBot,
+  });
 }

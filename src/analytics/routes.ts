@@ -25,6 +25,7 @@ const keyRoute = routesFor("apiKey");
  */
 export const listPullRequestAnalytics = keyRoute({
   method: "GET",
+  scope: "analytics:read",
   path: "/api/analytics/v1/prs",
   operationId: "listPullRequestAnalytics",
   summary: "List merged pull request analytics",
@@ -137,6 +138,7 @@ const SUMMARY_CSV_EXAMPLE =
  */
 export const getPullRequestAnalyticsSummary = keyRoute({
   method: "GET",
+  scope: "analytics:read",
   path: "/api/analytics/v1/summary",
   operationId: "getPullRequestAnalyticsSummary",
   summary: "Summarise merged pull request analytics",

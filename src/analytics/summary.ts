@@ -14,7 +14,7 @@ export type SummaryRead = ReadAlongside<SummaryQuery, SummaryFigures>;
  * The statement's input for a request once its access is known: the export's scope and the
  * grouping; null when the window is too wide for a time grouping (a 400, nothing to read).
  */
-function statementInput(query: AnalyticsSummaryQuery, access: AnalyticsAccess, now: number): SummaryQuery | null {
+export function statementInput(query: AnalyticsSummaryQuery, access: AnalyticsAccess, now: number): SummaryQuery | null {
   const scope = analyticsScope(query, access, now);
   if (windowTooWide(query.groupBy, scope)) return null;
   return { ...scope, groupBy: query.groupBy };

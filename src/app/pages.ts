@@ -95,5 +95,6 @@ export const pagesInterface: ApiInterface<"none"> = {
     pageRoute("/app/orgs/{org}/members", "members", "Members", "An organization's members", OrgPath),
     pageRoute("/app/orgs/{org}/audit-log", "audit", "Audit log", "An organization's audit log", OrgPath),
     pageRoute("/app/orgs/{org}/analytics", "analytics", "Analytics", "An organization's analytics dashboard", OrgPath),
+    pageRoute("/app/orgs/{org}/keys", "orgKeys", "Organization keys", "An organization's own keys (admins)", OrgPath),
   ],
 };

@@ -1,5 +1,5 @@
 import { downloadPullRequestAnalyticsCsv, getPullRequestAnalyticsSummary, listPullRequestAnalytics } from "../analytics/routes";
-import { createUserKey, listUserKeys, revokeUserKey } from "../auth/keys";
+import { getPullRequestAnalyticsSummaries } from "../analytics/summaries";
 import { clearedSessionCookie, endEverySession, endSession, requireSessionCookie } from "../auth/session";
 import { codedErrorEnvelope } from "../http/envelopes";
 import { type ApiInterface, type Route, routesFor } from "../http/route";
@@ -9,11 +9,12 @@ import {
   listOrganizationAuditLog,
   listOrganizationMembers,
   updateOrganizationMember,
+  updateOrganizationMembers,
 } from "../members/routes";
-import { keyExpiresAt } from "../rules/sessions";
-import { ApiKeyList, AppKeyCreateInput, KindPath, SessionInfo } from "../schemas/app";
+import { getOrganizationSettings, listSeatRequests, updateOrganizationSettings } from "../members/settings-routes";
+import { SessionInfo } from "../schemas/app";
 import type { KeyKind } from "../schemas/key-kind";
-import { ApiKeyCreated } from "../schemas/user";
+import { appKeyRoutes } from "./key-routes";
 import { decideConsent, listConnectedApps, revokeConnectedApp } from "./oauth-apps";
 
 /**
@@ -98,69 +99,6 @@ const signOutEverywhere = sessionRoute({
   },
 });
 
-const listKeys = sessionRoute({
-  method: "GET",
-  path: "/app/api/keys",
-  operationId: "appListKeys",
-  summary: "Your keys of each kind: created, expires, last used (to the hour)",
-  responses: {
-    200: {
-      description: "Each kind's current key, or null.",
-      body: ApiKeyList,
-      example: {
-        analytics: {
-          createdAt: "2026-11-02T09:30:00.000Z",
-          expiresAt: "2027-11-02T09:30:00.000Z",
-          lastUsedAt: "2026-11-20T16:00:00.000Z",
-        },
-        members: null,
-      },
-    },
-  },
-  errors: [],
-  handler: async ({ caller }, { env }) => listUserKeys(env, caller.githubUserId),
-});
-
-const createKey = sessionRoute({
-  method: "POST",
-  path: "/app/api/keys",
-  operationId: "appCreateKey",
-  summary: "Create or regenerate your key of one kind; the previous one stops working at once",
-  request: { body: { schema: AppKeyCreateInput, maxBytes: 1024, example: { kind: "analytics", expiresInDays: 90 } } },
-  responses: {
-    201: {
-      description: "The new key, shown once.",
-      body: ApiKeyCreated,
-      example: {
-        key: "cak_3CjWq0y5pTqRLg0hQm1nZk2sVb8xYf4eTr6Aj5Kp",
-        keyId: "6d9f7a52-1c3e-4b1a-9f0e-2b7c8d5e4a31",
-        kind: "analytics",
-        createdAt: "2026-11-22T10:00:00.000Z",
-        expiresAt: "2027-02-20T10:00:00.000Z",
-      },
-    },
-  },
-  errors: ["not_found"],
-  handler: async ({ body, caller }, { env }) => {
-    const now = Date.now();
-    return createUserKey(env, caller.githubUserId, body.kind, keyExpiresAt(body.expiresInDays, now), now);
-  },
-});
-
-const revokeKey = sessionRoute({
-  method: "DELETE",
-  path: "/app/api/keys/{kind}",
-  operationId: "appRevokeKey",
-  summary: "Revoke your key of one kind",
-  request: { params: KindPath },
-  responses: { 204: { description: "Revoked (or there was none)." } },
-  errors: [],
-  handler: async ({ params, caller }, { env }) => {
-    await revokeUserKey(env, caller.githubUserId, params.kind);
-    return null;
-  },
-});
-
 /** `/app/api/...` and sign-out: the session cookie only (a key never authenticates here). */
 export const appInterface: ApiInterface<"session"> = {
   name: "app",
@@ -174,16 +112,19 @@ export const appInterface: ApiInterface<"session"> = {
     getSession,
     signOut,
     signOutEverywhere,
-    listKeys,
-    createKey,
-    revokeKey,
+    ...appKeyRoutes,
     forApp(listCallerOrganizations, "/app/api/orgs", "appListOrganizations"),
     forApp(listOrganizationMembers, "/app/api/orgs/{org}/members", "appListOrganizationMembers"),
     forApp(getOrganizationMember, "/app/api/orgs/{org}/members/{githubUserId}", "appGetOrganizationMember"),
     forApp(updateOrganizationMember, "/app/api/orgs/{org}/members/{githubUserId}", "appUpdateOrganizationMember"),
+    forApp(updateOrganizationMembers, "/app/api/orgs/{org}/members", "appUpdateOrganizationMembers"),
     forApp(listOrganizationAuditLog, "/app/api/orgs/{org}/audit-log", "appListOrganizationAuditLog"),
+    forApp(getOrganizationSettings, "/app/api/orgs/{org}/settings", "appGetOrganizationSettings"),
+    forApp(updateOrganizationSettings, "/app/api/orgs/{org}/settings", "appUpdateOrganizationSettings"),
+    forApp(listSeatRequests, "/app/api/orgs/{org}/seat-requests", "appListSeatRequests"),
     forApp(listPullRequestAnalytics, "/app/api/analytics/prs", "appListPullRequestAnalytics", "analytics"),
     forApp(getPullRequestAnalyticsSummary, "/app/api/analytics/summary", "appGetPullRequestAnalyticsSummary", "analytics"),
+    getPullRequestAnalyticsSummaries,
     downloadPullRequestAnalyticsCsv,
     // OAuth for agents (contract section 19): the consent decision and "Connected apps".
     decideConsent,

@@ -66,6 +66,12 @@ export function generateApiKey(kind: KeyKind): string {
   return head + checksum(head);
 }
 
+/** A key's id (contract section 18): `key_` and 20 base62 characters; not a secret. */
+export const generateKeyId = (): string => `key_${randomBase62(20)}`;
+
+/** What tells a person's keys apart: the prefix and the last 4 characters (`cak_…a1B9`). */
+export const keyHint = (key: string): string => `${key.slice(0, 4)}…${key.slice(-4)}`;
+
 /** Checks shape and checksum. Never throws: any input is either a key or `malformed`. */
 export function parseApiKey(input: unknown): ParsedKey {
   if (typeof input !== "string") return { kind: "malformed" };

@@ -1,10 +1,12 @@
 import { callDurable } from "../lib/durable-call";
-import { unauthenticated } from "../lib/errors";
+import { AppError, unauthenticated } from "../lib/errors";
+import { orgKeyPrincipal } from "../lib/principal";
+import { type QuotaPolicy, type QuotaVerdict, quotaPolicy } from "../rules/quota";
 import type { User } from "../schemas/user";
 import { hashApiKey, KEY_PREFIX, type KeyKind, parseApiKey, parseBearer } from "./api-key";
 import { KeyRecord, keyRecordKey } from "./key-record";
-import { type QuotaVerdict, quotaPolicy } from "./quota";
-import type { KeyVerdict } from "./user-object";
+import type { Scope } from "./scopes";
+import type { KeyHolder, KeyVerdict } from "./user-object";
 import { userStub } from "./user-stub";
 
 const INVALID_KEY = "Invalid, expired or revoked API key.";
@@ -64,28 +66,72 @@ export async function lookupApiKey(request: Request, env: Env, wanted: KeyKind |
 }
 
 /**
- * Second half: the owner's Durable Object says whether this is still the owner's current,
- * unexpired key and the owner is not blocked. Same 401 for every "no". The request is counted
- * against the owner's quota in the same call unless `count` is false (MCP requests other than a
- * tool call: contract section 15).
+ * Who the request acts as (`lib/principal.ts`): a person's key, its owner's id; an organization's
+ * key, the key in its organization. Known from the key record, before the verdict.
+ */
+export const principalOf = (record: KeyRecord): string =>
+  record.v === 1 ? record.userId : orgKeyPrincipal(record.orgKey, record.keyId);
+
+/** An organization key's verdict from its organization's object, as a caller the routes take. */
+async function organizationKeyVerdict(
+  env: Env,
+  home: string,
+  kind: KeyKind,
+  hash: string,
+  address: string | null,
+  now: number,
+  policy: QuotaPolicy | null,
+): Promise<KeyVerdict> {
+  const verdict = await env.ORGANIZATIONS.getByName(home).verifyKey(kind, hash, address, now, policy);
+  if (!verdict.valid) return { valid: false };
+  // The key is nobody: its caller id is the principal the organization's object recognises.
+  const user = { githubUserId: orgKeyPrincipal(verdict.home, verdict.key.id), githubLogin: verdict.key.name, blocked: false };
+  const key = { ...verdict.key, scopes: verdict.key.scopes as Scope[] };
+  return { valid: true, user, key, ipAllowed: verdict.ipAllowed, quota: verdict.quota };
+}
+
+/** A key's verified owner, the key itself (for scopes and audit entries) and the quota's verdict. */
+export interface VerifiedKey {
+  user: User;
+  key: KeyHolder;
+  quota: QuotaVerdict | null;
+}
+
+/** The caller's address as the platform reports it (contract section 18). */
+export const clientAddress = (request: Request): string | null => request.headers.get("CF-Connecting-IP");
+
+/**
+ * Second half: the owner's Durable Object says whether this is still one of the owner's keys,
+ * unexpired, and the owner is not blocked (same 401 for every "no"); then whether the caller's
+ * address lies in the key's allowed networks (403 `ip_not_allowed`, not counted). The request is
+ * counted against the owner's quota in the same call unless `count` is false (MCP requests other
+ * than a tool call: contract section 15).
  */
 export async function verifyApiKey(
   env: Env,
   known: KnownKey,
+  address: string | null,
   now: number,
   count = true,
-): Promise<{ user: User; quota: QuotaVerdict | null }> {
-  const { userId, keyId, kind } = known.record;
-  const policy = count ? quotaPolicy(env, kind) : null;
+): Promise<VerifiedKey> {
+  const record = known.record;
+  const policy = count ? quotaPolicy(env, record.kind) : null;
   // Retried once on a transient failure: at worst one request is counted twice.
-  const verdict = await callDurable<KeyVerdict>(() => userStub(env, userId).verifyKey(kind, keyId, now, policy), {
-    idempotent: true,
-  });
+  const verdict = await callDurable<KeyVerdict>(
+    () =>
+      record.v === 1
+        ? userStub(env, record.userId).verifyKey(record.kind, known.hash, address, now, policy)
+        : organizationKeyVerdict(env, record.orgKey, record.kind, known.hash, address, now, policy),
+    { idempotent: true },
+  );
   if (!verdict.valid) {
     // A key that was refused stays refused (a new key has a new hash): forget its record, so a
     // revoked key costs what an unknown one does (a KV miss) instead of a Durable Object call.
     recordCache.delete(known.hash);
     throw unauthenticated(INVALID_KEY);
   }
-  return { user: verdict.user, quota: verdict.quota };
+  if (!verdict.ipAllowed) {
+    throw new AppError("ip_not_allowed", "This key does not work from this address: it is outside the key's allowed networks.");
+  }
+  return { user: verdict.user, key: verdict.key, quota: verdict.quota };
 }

@@ -1,8 +1,8 @@
 import { callDurable, type DurableResult, unwrap } from "../lib/durable-call";
 import { AppError } from "../lib/errors";
+import { type QuotaVerdict, quotaPolicy } from "../rules/quota";
 import type { KeyKind } from "../schemas/key-kind";
 import type { User } from "../schemas/user";
-import { type QuotaVerdict, quotaPolicy } from "./quota";
 import type { Scope } from "./scopes";
 import type { GrantVerdict } from "./user-object";
 import type { GrantSummary, NewGrant } from "./user-store/grants";

@@ -2,10 +2,11 @@ import { z } from "zod";
 import { KeyKind } from "../schemas/key-kind";
 
 /**
- * The only API-key data in Workers KV: `apikey:<sha256-hex of the key>` → this record.
- * KV is a lookup, not the authority (see UserObject.verifyKey).
+ * The only API-key data in Workers KV: `apikey:<sha256-hex of the key>` → this record: a person's
+ * key (v1, named by the user id) or an organization's (v2, named by the organization's home key).
+ * KV is a lookup, not the authority (see UserObject.verifyKey, OrganizationObject.verifyKey).
  */
-export const KeyRecord = z.object({
+const PersonalKeyRecord = z.object({
   v: z.literal(1),
   keyId: z.string(),
   userId: z.string(),
@@ -13,6 +14,15 @@ export const KeyRecord = z.object({
   createdAt: z.number(),
   expiresAt: z.number().nullable(),
 });
+const OrganizationKeyRecord = z.object({
+  v: z.literal(2),
+  keyId: z.string(),
+  orgKey: z.string(),
+  kind: KeyKind,
+  createdAt: z.number(),
+  expiresAt: z.number().nullable(),
+});
+export const KeyRecord = z.discriminatedUnion("v", [PersonalKeyRecord, OrganizationKeyRecord]);
 export type KeyRecord = z.infer<typeof KeyRecord>;
 
 export const KEY_RECORD_PREFIX = "apikey:";

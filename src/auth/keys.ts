@@ -1,6 +1,9 @@
 import { callDurable, type DurableResult, unwrap } from "../lib/durable-call";
 import type { KeyKind } from "../schemas/key-kind";
-import type { ApiKeyCreated, ApiKeySummary } from "../schemas/user";
+import type { ApiKey, ApiKeyCreated } from "./key-schemas";
+import { defaultScopes } from "./key-scopes";
+import type { Scope } from "./scopes";
+import type { KeySpec } from "./user-object";
 import { userStub } from "./user-stub";
 
 /**
@@ -9,32 +12,47 @@ import { userStub } from "./user-stub";
  * object, the key authority.
  */
 
+/** A key's settings as sent: scopes default to every scope of the kind, networks to any address. */
+export interface KeyRequest {
+  kind: KeyKind;
+  name: string;
+  scopes?: Scope[] | undefined;
+  expiresAt: number | null;
+  allowedNetworks: string[];
+}
+
+const specOf = (request: KeyRequest): KeySpec => ({
+  name: request.name,
+  scopes: request.scopes ?? defaultScopes(request.kind),
+  expiresAt: request.expiresAt,
+  allowedNetworks: request.allowedNetworks,
+});
+
 /**
- * Creates (or regenerates) the user's key of `kind`; the previous one stops working at once.
- * Not retried: a retry after a lost answer would mint a second key and revoke the first.
- * 404 `not_found` for a user the service does not know. `now`: the one clock read the caller also
- * derived `expiresAt` from, so a key made to last 90 days lasts exactly that.
+ * Creates the user's key of that kind and name, or regenerates it when the name is taken (its
+ * previous value stops working at once). Not retried: a retry after a lost answer would mint a
+ * second value and revoke the first. 404 `not_found` for a user the service does not know; 409
+ * `key_limit_reached` past 10 keys of a kind.
  */
-export async function createUserKey(
-  env: Env,
-  userId: string,
-  kind: KeyKind,
-  expiresAt: number | null,
-  now: number,
-): Promise<ApiKeyCreated> {
+export async function createUserKey(env: Env, userId: string, request: KeyRequest, now: number): Promise<ApiKeyCreated> {
   return unwrap(
-    await callDurable<DurableResult<ApiKeyCreated>>(() => userStub(env, userId).createKey(kind, expiresAt, now), {
+    await callDurable<DurableResult<ApiKeyCreated>>(() => userStub(env, userId).createKey(request.kind, specOf(request), now), {
       idempotent: false,
     }),
   );
 }
 
-/** Revokes the user's key of `kind` (idempotent, so retried on a transient failure). */
-export async function revokeUserKey(env: Env, userId: string, kind: KeyKind): Promise<void> {
-  await callDurable(() => userStub(env, userId).revokeKey(kind), { idempotent: true });
+/** Revokes every key of `kind` the user holds (idempotent, so retried on a transient failure). */
+export async function revokeUserKeys(env: Env, userId: string, kind: KeyKind): Promise<void> {
+  await callDurable(() => userStub(env, userId).revokeKind(kind), { idempotent: true });
 }
 
-/** Each kind's current key without its secret: created, expires, last used (to the hour). */
-export function listUserKeys(env: Env, userId: string): Promise<Record<KeyKind, ApiKeySummary | null>> {
+/** Revokes one of the user's keys (of `kind` when given; idempotent). */
+export async function revokeUserKey(env: Env, userId: string, keyId: string, kind: KeyKind | null = null): Promise<void> {
+  await callDurable(() => userStub(env, userId).revokeKey(keyId, kind), { idempotent: true });
+}
+
+/** The user's keys without their secrets: name, hint, scopes, networks, created, expires, last used (to the hour). */
+export function listUserKeys(env: Env, userId: string): Promise<ApiKey[]> {
   return callDurable(() => userStub(env, userId).listKeys(), { idempotent: true });
 }

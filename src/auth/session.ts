@@ -1,9 +1,9 @@
 import { callDurable, type DurableResult, unwrap } from "../lib/durable-call";
 import { AppError } from "../lib/errors";
+import { type QuotaVerdict, quotaPolicy } from "../rules/quota";
 import { SESSION_ABSOLUTE_MS } from "../rules/sessions";
 import type { KeyKind } from "../schemas/key-kind";
 import type { User } from "../schemas/user";
-import { type QuotaVerdict, quotaPolicy } from "./quota";
 import type { SessionVerdict } from "./user-object";
 import { userStub } from "./user-stub";
 

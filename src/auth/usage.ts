@@ -1,5 +1,5 @@
+import { countRequest, type QuotaPolicy, type QuotaState, type QuotaVerdict } from "../rules/quota";
 import type { KeyKind } from "../schemas/key-kind";
-import { countRequest, type QuotaPolicy, type QuotaState, type QuotaVerdict } from "./quota";
 import { setLastUsed } from "./user-store/api-keys";
 import type { Db } from "./user-store/db";
 import { getQuota, putQuota } from "./user-store/quotas";

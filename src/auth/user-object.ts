@@ -5,13 +5,14 @@ import migrations from "../../migrations/user/migrations.js";
 import { type DurableResult, ok } from "../lib/durable-call";
 import { formatInstant } from "../lib/time";
 import { UntilWrite } from "../lib/until-write";
-import { judgeKey, keyLive } from "../rules/keys";
+import { decideKeyCreation, judgeKey, keyLive, nameKeyOf } from "../rules/keys";
+import type { QuotaPolicy, QuotaVerdict } from "../rules/quota";
 import { judgeSession, sessionOver, toHour } from "../rules/sessions";
 import type { KeyKind } from "../schemas/key-kind";
-import type { ApiKeyCreated, ApiKeySummary, User, UserInput } from "../schemas/user";
-import { generateApiKey, hashApiKey } from "./api-key";
+import type { User, UserInput } from "../schemas/user";
+import { generateApiKey, generateKeyId, hashApiKey, keyHint } from "./api-key";
 import { forgetLookup, writeLookup } from "./key-lookups";
-import type { QuotaPolicy, QuotaVerdict } from "./quota";
+import type { ApiKey, ApiKeyCreated } from "./key-schemas";
 import type { Scope } from "./scopes";
 import { DEFAULT_PERSIST_MS, Usage } from "./usage";
 import * as schema from "./user-schema";
@@ -24,7 +25,45 @@ import * as sessions from "./user-store/sessions";
 
 export type { MembershipPosition } from "./user-store/memberships";
 
-export type KeyVerdict = { valid: true; user: User; quota: QuotaVerdict | null } | { valid: false };
+/** The most keys of one kind a person holds (contract section 18). */
+export const MAX_USER_KEYS = 10;
+
+/** What a key is created or regenerated with (validated by the route's schema). */
+export interface KeySpec {
+  name: string;
+  scopes: Scope[];
+  expiresAt: number | null;
+  allowedNetworks: string[];
+}
+
+/** The key that authenticated a request, as audit entries and scope checks need it. */
+export interface KeyHolder {
+  id: string;
+  name: string;
+  scopes: Scope[];
+}
+
+export type KeyVerdict =
+  | { valid: true; user: User; key: KeyHolder; ipAllowed: boolean; quota: QuotaVerdict | null }
+  | { valid: false };
+
+const keyLimitReached = (kind: KeyKind): DurableResult<never> => ({
+  ok: false,
+  code: "key_limit_reached",
+  message: `You already hold ${MAX_USER_KEYS} ${kind} keys: revoke one first, or regenerate one by its name.`,
+});
+
+/** A key row as the API shows it (no hash, no last use). */
+const presentKey = (row: keys.ApiKeyRow): Omit<ApiKey, "lastUsedAt"> => ({
+  keyId: row.keyId,
+  name: row.name,
+  kind: row.kind,
+  scopes: row.scopes,
+  hint: row.hint,
+  createdAt: formatInstant(row.createdAt),
+  expiresAt: row.expiresAt === null ? null : formatInstant(row.expiresAt),
+  allowedNetworks: row.allowedNetworks,
+});
 export type GrantVerdict = { valid: true; user: User; scopes: Scope[]; quota: QuotaVerdict | null } | { valid: false };
 export type SessionVerdict = { valid: true; user: User; csrfToken: string; quota: QuotaVerdict | null } | { valid: false };
 
@@ -51,14 +90,14 @@ export class UserObject extends DurableObject<Env> {
    * could answer a key already replaced, or leave a lookup for a blocked owner.
    */
   #keyWrites: Promise<unknown> = Promise.resolve();
-  /** The account and its current key of each kind (read on every request), until the next write. */
+  /** The account and a key by hash (read on every request), until the next write. */
   readonly #keys: UntilWrite<{ account: AccountRow | undefined; key: keys.ApiKeyRow | undefined }>;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#db = drizzle(ctx.storage, { schema });
     this.#usage = new Usage(ctx.storage, this.#db);
-    this.#keys = new UntilWrite(ctx.storage.sql, { budget: 2 });
+    this.#keys = new UntilWrite(ctx.storage.sql, { budget: 40 });
     ctx.blockConcurrencyWhile(async () => {
       await migrate(this.#db, migrations);
     });
@@ -107,16 +146,18 @@ export class UserObject extends DurableObject<Env> {
   }
 
   /**
-   * Creates the user's key of `kind`, replacing (and so invalidating) the previous one.
+   * Creates the user's key of `kind` named `spec.name`, or regenerates it when the user already has
+   * a key of that kind and name (same id, new value; scopes, expiry and networks as sent): the
+   * previous value stops working at once (contract section 18). At most `MAX_USER_KEYS` of a kind.
    * The KV record is written before the key becomes current here: a key of an unblocked owner is
-   * never current without a lookup entry, and a failed call leaves the previous key working.
-   * Creations run one at a time, so each answers the key that is current when it answers.
+   * never current without a lookup entry, and a failed call leaves the previous value working.
+   * Creations run one at a time, and the limit is decided again in the write's transaction.
    */
-  createKey(kind: KeyKind, expiresAt: number | null, now: number): Promise<DurableResult<ApiKeyCreated>> {
-    return this.#serialised(() => this.#createKey(kind, expiresAt, now));
+  createKey(kind: KeyKind, spec: KeySpec, now: number): Promise<DurableResult<ApiKeyCreated>> {
+    return this.#serialised(() => this.#createKey(kind, spec, now));
   }
 
-  async #createKey(kind: KeyKind, expiresAt: number | null, now: number): Promise<DurableResult<ApiKeyCreated>> {
+  async #createKey(kind: KeyKind, spec: KeySpec, now: number): Promise<DurableResult<ApiKeyCreated>> {
     const account = getAccount(this.#db);
     if (!account)
       return {
@@ -124,96 +165,102 @@ export class UserObject extends DurableObject<Env> {
         code: "not_found",
         message: "User not found. Register it with PUT /internal/v1/users/{githubUserId} first.",
       };
+    const nameKey = nameKeyOf(spec.name);
+    const planned = decideKeyCreation(keys.keysOfKind(this.#db, kind), nameKey, MAX_USER_KEYS);
+    if (planned.kind === "limit_reached") return keyLimitReached(kind);
     const key = generateApiKey(kind);
-    const row = { kind, keyId: crypto.randomUUID(), keyHash: await hashApiKey(key), createdAt: now, expiresAt, lastUsedAt: null };
+    const row: keys.ApiKeyRow = {
+      keyId: planned.kind === "regenerate" ? planned.existing.keyId : generateKeyId(),
+      kind,
+      name: spec.name,
+      nameKey,
+      keyHash: await hashApiKey(key),
+      hint: keyHint(key),
+      scopes: spec.scopes,
+      allowedNetworks: spec.allowedNetworks,
+      createdAt: now,
+      expiresAt: spec.expiresAt,
+      lastUsedAt: planned.kind === "regenerate" ? planned.existing.lastUsedAt : null,
+    };
     // A blocked owner's keys have no lookup (see putUser); unblocking writes it.
     if (!account.blocked) await writeLookup(this.env.API_KEYS, account.githubUserId, row, now);
-    const previous = this.ctx.storage.transactionSync(() => keys.replaceKey(this.#db, row));
-    if (previous) await forgetLookup(this.env.API_KEYS, previous.keyHash);
-    return ok({
-      key,
-      keyId: row.keyId,
-      kind,
-      createdAt: formatInstant(now),
-      expiresAt: expiresAt === null ? null : formatInstant(expiresAt),
+    const decided = this.ctx.storage.transactionSync(() => {
+      const decision = decideKeyCreation(keys.keysOfKind(this.#db, kind), nameKey, MAX_USER_KEYS);
+      if (decision.kind === "limit_reached") return decision;
+      keys.putKey(this.#db, { ...row, keyId: decision.kind === "regenerate" ? decision.existing.keyId : row.keyId });
+      return decision;
     });
+    if (decided.kind === "limit_reached") {
+      await forgetLookup(this.env.API_KEYS, row.keyHash);
+      return keyLimitReached(kind);
+    }
+    if (decided.kind === "regenerate") await forgetLookup(this.env.API_KEYS, decided.existing.keyHash);
+    const keyId = decided.kind === "regenerate" ? decided.existing.keyId : row.keyId;
+    return ok({ key, ...presentKey({ ...row, keyId }) });
   }
 
-  /** Revokes the user's key of `kind`. Idempotent. */
-  revokeKey(kind: KeyKind): Promise<void> {
+  /** Revokes every key of `kind` (the control plane's `DELETE .../api-keys/{kind}`). Idempotent. */
+  revokeKind(kind: KeyKind): Promise<void> {
     return this.#serialised(async () => {
-      const previous = this.ctx.storage.transactionSync(() => keys.deleteKeyOfKind(this.#db, kind));
-      if (previous) await forgetLookup(this.env.API_KEYS, previous.keyHash);
+      const revoked = this.ctx.storage.transactionSync(() => {
+        const before = keys.keysOfKind(this.#db, kind);
+        keys.deleteKeysOfKind(this.#db, kind);
+        return before;
+      });
+      for (const key of revoked) await forgetLookup(this.env.API_KEYS, key.keyHash);
+    });
+  }
+
+  /** Revokes one key (of `kind`, when given). Idempotent. */
+  revokeKey(keyId: string, kind: KeyKind | null): Promise<void> {
+    return this.#serialised(async () => {
+      const revoked = this.ctx.storage.transactionSync(() => {
+        const before = keys.keyById(this.#db, keyId);
+        if (!before || (kind !== null && before.kind !== kind)) return undefined;
+        keys.deleteKey(this.#db, keyId);
+        return before;
+      });
+      if (revoked) await forgetLookup(this.env.API_KEYS, revoked.keyHash);
     });
   }
 
   /**
-   * The verdict on a key record found in KV (`rules/keys.ts`), and for a valid key the request
-   * counted against the owner's quota of that kind, in the same call (contract sections 2 and 7;
-   * the count is written shortly after, see `Usage`). Never throws for a bad key: it answers
-   * invalid, and an invalid key counts against nobody's quota. The key's "last used" hour is
-   * decided here too and written with the counters (no write of its own per request).
+   * The verdict on a key found in KV, by its hash (`rules/keys.ts`), then the caller's address
+   * against the key's allowed networks, and for an allowed request the count against the owner's
+   * quota of that kind, all in the same call (contract sections 2, 7 and 18; the count is written
+   * shortly after, see `Usage`). Never throws for a bad key: it answers invalid, and an invalid
+   * key, or an address outside the key's networks, counts against nobody's quota. The key's "last
+   * used" hour is decided here too and written with the counters (no write of its own per request).
    */
-  verifyKey(kind: KeyKind, keyId: string, now: number, policy: QuotaPolicy | null): KeyVerdict {
+  verifyKey(kind: KeyKind, keyHash: string, address: string | null, now: number, policy: QuotaPolicy | null): KeyVerdict {
     return this.ctx.storage.transactionSync(() => {
-      const { account, key } = this.#keys.get(kind, () => ({
+      const { account, key } = this.#keys.get(keyHash, () => ({
         account: getAccount(this.#db),
-        key: keys.keyOfKind(this.#db, kind),
+        key: keys.keyByHash(this.#db, keyHash),
       }));
-      const decision = judgeKey(account, key, keyId, key ? this.#usage.lastUsed(key.keyId, key.lastUsedAt) : null, now);
-      if (!decision.valid || !account) return { valid: false };
-      if (decision.lastUsed !== null) this.#usage.used(keyId, decision.lastUsed, policy?.persistDelayMs ?? DEFAULT_PERSIST_MS);
-      return { valid: true, user: toUser(account), quota: this.#usage.count(kind, policy, now) };
-    });
-  }
-
-  /** The app's key list (contract section 13): each kind's current key, or null. */
-  listKeys(): Record<KeyKind, ApiKeySummary | null> {
-    const rows = keys.allKeys(this.#db);
-    const summary = (kind: KeyKind): ApiKeySummary | null => {
-      const row = rows.find((r) => r.kind === kind);
-      if (!row) return null;
-      const lastUsedAt = this.#usage.lastUsed(row.keyId, row.lastUsedAt);
-      return {
-        createdAt: formatInstant(row.createdAt),
-        expiresAt: row.expiresAt === null ? null : formatInstant(row.expiresAt),
-        lastUsedAt: lastUsedAt === null ? null : formatInstant(lastUsedAt),
-      };
-    };
-    return { analytics: summary("analytics"), members: summary("members") };
-  }
-
-  /**
-   * Signs the user in (contract section 13): stores the SHA-256 of the session's cookie token.
-   * Sessions that can never be valid again are deleted on the way.
-   */
-  startSession(tokenHash: string, csrfToken: string, now: number): DurableResult<User> {
-    return this.ctx.storage.transactionSync(() => {
-      const account = getAccount(this.#db);
-      if (!account) return { ok: false, code: "not_found", message: "No such user." };
-      if (account.blocked) return { ok: false, code: "unauthenticated", message: "This account is blocked." };
-      for (const old of sessions.allSessions(this.#db)) {
-        if (sessionOver(old, now)) sessions.deleteSession(this.#db, old.tokenHash);
+      const current = key?.kind === kind ? key : undefined;
+      const decision = judgeKey(
+        account,
+        current,
+        current ? this.#usage.lastUsed(current.keyId, current.lastUsedAt) : null,
+        address,
+        now,
+      );
+      if (!decision.valid || !account || !current) return { valid: false };
+      const holder = { id: current.keyId, name: current.name, scopes: current.scopes };
+      if (!decision.ipAllowed) return { valid: true, user: toUser(account), key: holder, ipAllowed: false, quota: null };
+      if (decision.lastUsed !== null) {
+        this.#usage.used(current.keyId, decision.lastUsed, policy?.persistDelayMs ?? DEFAULT_PERSIST_MS);
       }
-      sessions.insertSession(this.#db, { tokenHash, csrfToken, createdAt: now, lastSeenAt: now });
-      return ok(toUser(account));
+      return { valid: true, user: toUser(account), key: holder, ipAllowed: true, quota: this.#usage.count(kind, policy, now) };
     });
   }
 
-  /**
-   * Whether a session cookie still signs its user in (`rules/sessions.ts`): refused once it is
-   * idle or too old, ended, or its user blocked. A valid one counts the request against the
-   * quota of `kind` when the route has one, as a key of that kind would.
-   */
-  verifySession(tokenHash: string, now: number, kind: KeyKind | null, policy: QuotaPolicy | null): SessionVerdict {
-    return this.ctx.storage.transactionSync(() => {
-      const session = sessions.getSession(this.#db, tokenHash);
-      const account = getAccount(this.#db);
-      const decision = judgeSession(session, account, now);
-      if (!decision.valid || !session || !account) return { valid: false };
-      if (decision.touch !== null) sessions.touchSession(this.#db, tokenHash, decision.touch);
-      const quota = kind === null ? null : this.#usage.count(kind, policy, now);
-      return { valid: true, user: toUser(account), csrfToken: session.csrfToken, quota };
+  /** The user's keys (never a secret), by kind then creation. */
+  listKeys(): ApiKey[] {
+    return keys.allKeys(this.#db).map((row) => {
+      const lastUsedAt = this.#usage.lastUsed(row.keyId, row.lastUsedAt);
+      return { ...presentKey(row), lastUsedAt: lastUsedAt === null ? null : formatInstant(lastUsedAt) };
     });
   }
 
@@ -250,6 +297,40 @@ export class UserObject extends DurableObject<Env> {
   /** Revokes a grant: its tokens are refused from the next request on. True when it existed. */
   revokeGrant(grantId: string): boolean {
     return grants.deleteGrant(this.#db, grantId);
+  }
+
+  /**
+   * Signs the user in (contract section 13): stores the SHA-256 of the session's cookie token.
+   * Sessions that can never be valid again are deleted on the way.
+   */
+  startSession(tokenHash: string, csrfToken: string, now: number): DurableResult<User> {
+    return this.ctx.storage.transactionSync(() => {
+      const account = getAccount(this.#db);
+      if (!account) return { ok: false, code: "not_found", message: "No such user." };
+      if (account.blocked) return { ok: false, code: "unauthenticated", message: "This account is blocked." };
+      for (const old of sessions.allSessions(this.#db)) {
+        if (sessionOver(old, now)) sessions.deleteSession(this.#db, old.tokenHash);
+      }
+      sessions.insertSession(this.#db, { tokenHash, csrfToken, createdAt: now, lastSeenAt: now });
+      return ok(toUser(account));
+    });
+  }
+
+  /**
+   * Whether a session cookie still signs its user in (`rules/sessions.ts`): refused once it is
+   * idle or too old, ended, or its user blocked. A valid one counts the request against the
+   * quota of `kind` when the route has one, as a key of that kind would.
+   */
+  verifySession(tokenHash: string, now: number, kind: KeyKind | null, policy: QuotaPolicy | null): SessionVerdict {
+    return this.ctx.storage.transactionSync(() => {
+      const session = sessions.getSession(this.#db, tokenHash);
+      const account = getAccount(this.#db);
+      const decision = judgeSession(session, account, now);
+      if (!decision.valid || !session || !account) return { valid: false };
+      if (decision.touch !== null) sessions.touchSession(this.#db, tokenHash, decision.touch);
+      const quota = kind === null ? null : this.#usage.count(kind, policy, now);
+      return { valid: true, user: toUser(account), csrfToken: session.csrfToken, quota };
+    });
   }
 
   /** Sign-out: the session ends at once. Idempotent. */

@@ -1,5 +1,6 @@
-import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { KEY_KINDS } from "../schemas/key-kind";
+import type { Scope } from "./scopes";
 
 /** Tables inside each user's Durable Object: the authority on whether a key still works. */
 
@@ -11,20 +12,36 @@ export const account = sqliteTable("account", {
   blocked: integer("blocked", { mode: "boolean" }).notNull(),
 });
 
-/** The current key of each kind. Only the SHA-256 hash is kept; a new key replaces the row. */
-export const apiKeys = sqliteTable("api_keys", {
-  kind: text("kind", { enum: KEY_KINDS }).primaryKey(),
-  keyId: text("key_id").notNull(),
-  keyHash: text("key_hash").notNull(),
-  createdAt: integer("created_at").notNull(),
-  expiresAt: integer("expires_at"),
-  /**
-   * When the key last authenticated a request, to the hour; null until then. Held in the object's
-   * memory and written with the quota counters' deferred write (`UserObject`), so it costs no
-   * write per request.
-   */
-  lastUsedAt: integer("last_used_at"),
-});
+/**
+ * The user's named keys (contract section 18): up to 10 of each kind, names unique per kind
+ * (compared by `name_key`, the lower-cased name). Only the SHA-256 hash of a key is kept; the
+ * verdict finds a key by it. Regenerating a key replaces its hash (and hint) in place.
+ */
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    /** `key_` + 20 base62 characters. */
+    keyId: text("key_id").primaryKey(),
+    kind: text("kind", { enum: KEY_KINDS }).notNull(),
+    name: text("name").notNull(),
+    nameKey: text("name_key").notNull(),
+    keyHash: text("key_hash").notNull(),
+    /** The prefix and the last 4 characters (`cak_…a1B9`); the prefix alone for keys made before names. */
+    hint: text("hint").notNull(),
+    scopes: text("scopes", { mode: "json" }).$type<Scope[]>().notNull(),
+    /** Canonical CIDR ranges (`lib/networks.ts`); empty: any address. */
+    allowedNetworks: text("allowed_networks", { mode: "json" }).$type<string[]>().notNull(),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at"),
+    /**
+     * When the key last authenticated a request, to the hour; null until then. Held in the object's
+     * memory and written with the quota counters' deferred write (`usage.ts`), so it costs no
+     * write per request.
+     */
+    lastUsedAt: integer("last_used_at"),
+  },
+  (t) => [uniqueIndex("api_keys_by_name").on(t.kind, t.nameKey), uniqueIndex("api_keys_by_hash").on(t.keyHash)],
+);
 
 /**
  * The request quota of each key kind (contract section 7). It belongs to the owner and the kind, not

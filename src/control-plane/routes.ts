@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { createUserKey, revokeUserKey } from "../auth/keys";
 import { userStub } from "../auth/user-stub";
+import { reportActivity } from "../directory/activity";
 import { storeEvents } from "../directory/events";
 import { putOrganization as putOrganizationAtHome } from "../directory/put";
 import { syncOrganization } from "../directory/resolve";
@@ -8,18 +8,18 @@ import { mainDatabase } from "../directory/shards";
 import { codedErrorEnvelope } from "../http/envelopes";
 import { type ApiInterface, routesFor } from "../http/route";
 import { callDurable, unwrap } from "../lib/durable-call";
-import { badRequest, inStore, notFound } from "../lib/errors";
+import { inStore, notFound } from "../lib/errors";
 import { formatInstant } from "../lib/time";
 import { internalDocumentRoute } from "../openapi/routes";
 import { GithubId, GithubOrgName, GithubRepoName, InstantOutput } from "../schemas/common";
 import { EventBatch, EventBatchAccepted } from "../schemas/events";
-import { KeyKind } from "../schemas/key-kind";
 import { Member, MemberInput } from "../schemas/member";
 import { Organization, OrganizationInput } from "../schemas/organization";
 import { Repository, RepositoryInput } from "../schemas/repository";
-import { ApiKeyCreated, ApiKeyCreateInput, User, UserInput } from "../schemas/user";
+import { User, UserInput } from "../schemas/user";
 import { deleteParked, listParked, readParked } from "../storage/parked";
 import { replayParked } from "../webhooks/receive";
+import { organizationKeyRoutes, userKeyRoutes } from "./key-routes";
 import { cancelOrganizationMove, listShards, moveOrganization, readOrganizationMove } from "./shard-routes";
 import { postSync, readSync } from "./sync-routes";
 
@@ -32,7 +32,6 @@ const OrgPath = z.object({ org: GithubOrgName });
 const RepoPath = z.object({ org: GithubOrgName, repo: GithubRepoName });
 const MemberPath = z.object({ org: GithubOrgName, githubUserId: GithubId });
 const UserPath = z.object({ githubUserId: GithubId });
-const KeyPath = z.object({ githubUserId: GithubId, kind: KeyKind });
 
 const body = <S extends z.ZodType>(schema: S, example: unknown) => ({ schema, maxBytes: CONTROL_PLANE_MAX_BODY, example });
 
@@ -125,6 +124,7 @@ const putMember = adminRoute({
         role: "member",
         seat: true,
         isBot: false,
+        lastActivityAt: null,
       },
     },
   },
@@ -165,55 +165,6 @@ const putUser = adminRoute({
     viaUser(env, params.githubUserId, (stub) => stub.putUser(params.githubUserId, body)),
 });
 
-const createApiKey = adminRoute({
-  method: "POST",
-  path: "/internal/v1/users/{githubUserId}/api-keys",
-  operationId: "createApiKey",
-  summary: "Create (or regenerate) the user's key of one kind; the previous one stops working at once",
-  description:
-    "A user's key creations (and revocations, and blocking) run one at a time: each 201 answers the key that is current " +
-    "when it is answered. Of several concurrent creations of one kind, the one answered last is the key that keeps working. " +
-    "A blocked user's new key works once the user is unblocked.",
-  request: {
-    params: UserPath,
-    body: body(ApiKeyCreateInput, { kind: "analytics", expiresAt: "2030-12-31T23:59:59Z" }),
-    check: ({ body }) => {
-      if (body.expiresAt !== null && body.expiresAt <= Date.now()) {
-        throw badRequest("Invalid request body.", [{ path: "expiresAt", message: "must be in the future" }]);
-      }
-    },
-  },
-  responses: {
-    201: {
-      description: "The new key, shown once.",
-      body: ApiKeyCreated,
-      example: {
-        key: "cak_3CjWq0y5pTqRLg0hQm1nZk2sVb8xYf4eTr6Aj5Kp",
-        keyId: "6d9f7a52-1c3e-4b1a-9f0e-2b7c8d5e4a31",
-        kind: "analytics",
-        createdAt: "2026-11-22T10:00:00.000Z",
-        expiresAt: "2030-12-31T23:59:59.000Z",
-      },
-    },
-  },
-  errors: ["not_found"],
-  handler: async ({ params, body }, { env }) => createUserKey(env, params.githubUserId, body.kind, body.expiresAt, Date.now()),
-});
-
-const revokeApiKey = adminRoute({
-  method: "DELETE",
-  path: "/internal/v1/users/{githubUserId}/api-keys/{kind}",
-  operationId: "revokeApiKey",
-  summary: "Revoke the user's key of one kind",
-  request: { params: KeyPath },
-  responses: { 204: { description: "Revoked (or there was none)." } },
-  errors: [],
-  handler: async ({ params }, { env }) => {
-    await revokeUserKey(env, params.githubUserId, params.kind);
-    return null;
-  },
-});
-
 const ingestEvents = adminRoute({
   method: "POST",
   path: "/internal/v1/events",
@@ -237,8 +188,10 @@ const ingestEvents = adminRoute({
   },
   responses: { 200: { description: "The whole batch was stored.", body: EventBatchAccepted, example: { accepted: 1 } } },
   errors: [],
-  handler: async ({ body }, { env }) => {
-    await inStore("D1", () => storeEvents(env, body.events));
+  handler: async ({ body }, { env, correlationId }) => {
+    const stored = await inStore("D1", () => storeEvents(env, body.events));
+    // Members' activity and automatic seats (contract section 20), in the organizations' objects.
+    await reportActivity(env, stored.activity, { assign: true, correlationId });
     return { accepted: body.events.length };
   },
 });
@@ -321,8 +274,8 @@ export const controlPlaneInterface: ApiInterface<"adminToken"> = {
     putMember,
     deleteMember,
     putUser,
-    createApiKey,
-    revokeApiKey,
+    ...userKeyRoutes,
+    ...organizationKeyRoutes,
     ingestEvents,
     listParkedDeliveries,
     replayParkedDelivery,

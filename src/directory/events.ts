@@ -1,5 +1,6 @@
 import { foldName } from "../lib/names";
 import type { Event } from "../schemas/events";
+import type { StoredActivity } from "../storage/activity";
 import { copyRecords, recordKeys } from "../storage/copy";
 import { type StoredEvents, writeEvents } from "../storage/events";
 import { defaultHome } from "./identity";
@@ -72,12 +73,14 @@ async function storeRouted(
   onHomesChanged?: (before: Route, after: Route) => Promise<void>,
 ): Promise<StoredEvents> {
   let rowsWritten = 0;
+  // Of the first shards' writes (a further shard holds copies of the same records).
+  const activity: StoredActivity[] = [];
   /** Per home: the shards written, the first one first. */
   const written = new Map<string, string[]>();
   let current = await route();
   for (let round = 1; ; round++) {
     const missing = missingWrites(current, written);
-    if (missing.length === 0) return { rowsWritten };
+    if (missing.length === 0) return { rowsWritten, activity };
     if (round > MAX_ROUNDS) throw new Error("the placement of a batch's organizations kept changing; not acknowledged");
     // First shards (a home never written yet: its placement's shard), in parallel; then the
     // further shards (a move's target, or a shard the home was not on before) with the first's ids.
@@ -94,7 +97,9 @@ async function storeRouted(
           let rows = 0;
           if (!further) {
             const batch = events.filter((e) => homes.includes(homeOf(current, e)));
-            rows = (await writeEvents(shard.db, batch, current.homes, { shardIndex: shard.index })).rowsWritten;
+            const stored = await writeEvents(shard.db, batch, current.homes, { shardIndex: shard.index });
+            rows = stored.rowsWritten;
+            activity.push(...stored.activity);
           } else {
             // The records as the home's first shard stored them, ids and all (`storage/copy.ts`).
             for (const home of homes) {

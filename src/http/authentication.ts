@@ -1,12 +1,13 @@
 import { checkAdminToken, configuredAdminToken } from "../auth/admin-token";
 import { parseBearer } from "../auth/api-key";
-import { type KnownKey, lookupApiKey, verifyApiKey } from "../auth/authenticate";
+import { clientAddress, type KnownKey, lookupApiKey, principalOf, type VerifiedKey, verifyApiKey } from "../auth/authenticate";
 import { countFailedAuthentication, refuseThrottledClient } from "../auth/flood";
-import { scopesOfKeyKind } from "../auth/key-scopes";
-import { type QuotaVerdict, quotaHeaders } from "../auth/quota";
+import { requireScope } from "../auth/key-scopes";
 import { changesState, requireCsrfToken, requireSameOrigin, requireSessionCookie, verifySession } from "../auth/session";
+import type { KeyHolder } from "../auth/user-object";
 import { parseSignatureHeader, SignatureVerifier } from "../auth/webhook-signature";
 import { AppError, type ErrorCode, notFound } from "../lib/errors";
+import { type QuotaVerdict, quotaHeaders } from "../rules/quota";
 import type { KeyKind } from "../schemas/key-kind";
 import type { User } from "../schemas/user";
 import { parseJsonObject, readJsonBytes } from "./body";
@@ -35,7 +36,7 @@ export type Authenticated =
    * The key exists (or the session cookie is well formed), so the caller's id is known; the verdict
    * (still current, owner not blocked, quota) is settled alongside the parameters.
    */
-  | { kind: "apiKey"; callerId: string; verdict: Promise<User> }
+  | { kind: "apiKey"; callerId: string; verdict: Promise<KeyCaller> }
   | { kind: "session"; callerId: string; verdict: Promise<SessionCaller> }
   /** A key of either kind, judged (401 here), not counted: the route counts what it runs. */
   | { kind: "anyApiKey"; user: User; key: CallerKey; body: Record<string, unknown> | unknown[] }
@@ -63,12 +64,17 @@ export function authDocumentation(auth: InterfaceAuth): AuthDocumentation {
     case "apiKey":
       return {
         securityScheme: auth.keyKind === "analytics" ? "analyticsKey" : "membersKey",
-        errors: ["unauthenticated", "rate_limited"],
+        errors: ["unauthenticated", "ip_not_allowed", "rate_limited"],
         bearer: true,
         everyPath: false,
       };
     case "anyApiKey":
-      return { securityScheme: null, errors: ["unauthenticated", "rate_limited"], bearer: true, everyPath: false };
+      return {
+        securityScheme: null,
+        errors: ["unauthenticated", "ip_not_allowed", "rate_limited"],
+        bearer: true,
+        everyPath: false,
+      };
     case "adminToken":
       return {
         securityScheme: "adminToken",
@@ -112,7 +118,7 @@ export async function authenticate(
       return { kind: "none" };
     case "apiKey": {
       const known = await counted(rc, now, () => lookupApiKey(rc.request, rc.env, auth.keyKind));
-      return { kind: "apiKey", callerId: known.record.userId, verdict: verifiedCaller(rc, known, now) };
+      return { kind: "apiKey", callerId: principalOf(known.record), verdict: verifiedCaller(rc, known, route, now) };
     }
     case "session": {
       const cookie = await counted(rc, now, async () => requireSessionCookie(rc.request));
@@ -175,18 +181,19 @@ async function mcpCaller(route: Route | null, rc: RequestContext, now: number): 
         setQuotaHeaders(rc, quota, now);
         return quota;
       });
-    const key = { kind: null, userId: token.userId, scopes: token.scopes, count };
+    // A token is no key: no holder (its changes' audit entries name no key), the scopes the person approved.
+    const key = { kind: null, userId: token.userId, holder: null, scopes: token.scopes, count };
     return { kind: "anyApiKey", user: token.user, key, body: read.value };
   }
   const known = await counted(rc, now, () => lookupApiKey(rc.request, rc.env, null));
   const body = readBody();
-  const { user } = await judgedKey(rc, known, now, false);
+  const { user, key: holder } = await judgedKey(rc, known, now, false);
   const read = await body;
   if (!read.ok) throw read.error;
   // Counting judges the key again in the same call (one round trip): a key revoked meanwhile is refused then.
   const count = () => judgedKey(rc, known, now, true).then((verdict) => verdict.quota);
-  const { kind, userId } = known.record;
-  return { kind: "anyApiKey", user, key: { kind, userId, count, scopes: scopesOfKeyKind(kind) }, body: read.value };
+  const key = { kind: known.record.kind, userId: principalOf(known.record), holder, scopes: holder.scopes, count };
+  return { kind: "anyApiKey", user, key, body: read.value };
 }
 
 /** Throttled addresses are refused first; a refused credential is counted against its address. */
@@ -195,16 +202,23 @@ async function counted<T>(rc: RequestContext, now: number, check: () => Promise<
   return check().catch((error) => countFailedAuthentication(rc.request, rc.env, error, now));
 }
 
+/** A key's verified owner and the key itself. */
+export interface KeyCaller {
+  user: User;
+  key: KeyHolder;
+}
+
 /**
- * The second half of an API key: the owner's Durable Object judges the key (401, counted) and
- * counts the request against the owner's quota (429), in one call. Resolves to the caller; the
- * quota headers go on whatever the request answers.
+ * The second half of an API key: the owner's Durable Object judges the key (401, counted), the
+ * caller's address (403 `ip_not_allowed`, not counted) and counts the request against the owner's
+ * quota (429), in one call; then the route's scope (403 `insufficient_scope`, counted). Resolves to
+ * the caller; the quota headers go on whatever the request answers.
  */
-async function verifiedCaller(rc: RequestContext, known: KnownKey, now: number): Promise<User> {
-  const { user, quota } = await judgedKey(rc, known, now, true);
-  if (quota === null) return user;
-  if (!quota.allowed) throw quotaExceeded(quota);
-  return user;
+async function verifiedCaller(rc: RequestContext, known: KnownKey, route: Route | null, now: number): Promise<KeyCaller> {
+  const { user, key, quota } = await judgedKey(rc, known, now, true);
+  if (quota !== null && !quota.allowed) throw quotaExceeded(quota);
+  if (route?.scope) requireScope(key.scopes, route.scope);
+  return { user, key };
 }
 
 /** The 429 of an exhausted quota (contract section 7). */
@@ -215,13 +229,8 @@ export const quotaExceeded = (quota: QuotaVerdict): AppError =>
   );
 
 /** The owner's verdict on the key (401, counted per address), counting the request when `count`; the quota headers go on the answer. */
-async function judgedKey(
-  rc: RequestContext,
-  known: KnownKey,
-  now: number,
-  count: boolean,
-): Promise<{ user: User; quota: QuotaVerdict | null }> {
-  const verdict = await verifyApiKey(rc.env, known, now, count).catch((error) =>
+async function judgedKey(rc: RequestContext, known: KnownKey, now: number, count: boolean): Promise<VerifiedKey> {
+  const verdict = await verifyApiKey(rc.env, known, clientAddress(rc.request), now, count).catch((error) =>
     countFailedAuthentication(rc.request, rc.env, error, now),
   );
   setQuotaHeaders(rc, verdict.quota, now);

@@ -1,9 +1,9 @@
 import { parseBearer } from "../auth/api-key";
 import { type GrantProps, isGrantProps, judgeGrant, type TokenCaller } from "../auth/grants";
 import { authorizationServer, mcpResource, resourceMetadataUrl, serviceOrigin } from "../auth/oauth-server";
-import type { QuotaVerdict } from "../auth/quota";
 import { SCOPES } from "../auth/scopes";
 import { AppError } from "../lib/errors";
+import type { QuotaVerdict } from "../rules/quota";
 import type { KeyKind } from "../schemas/key-kind";
 import type { RequestContext } from "./route";
 

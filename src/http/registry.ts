@@ -34,6 +34,7 @@ export class Registry {
       for (const route of api.routes) {
         if (route.auth !== api.auth.kind && route.auth !== "none")
           throw new Error(`${route.operationId}: a route for ${route.auth} in an interface of ${api.auth.kind}`);
+        if (route.auth === "apiKey" && !route.scope) throw new Error(`${route.operationId}: an API-key route declares its scope`);
         this.#patterns.push({ method: route.method, pattern: pathPattern(route.path), route });
         // A route that does not exist here answers nothing, so routing goes on as for an unknown path.
         this.router[route.method.toLowerCase() as "get"](ittyPath(route.path), (request: IRequest, rc: RequestContext) =>
@@ -128,11 +129,14 @@ async function runRoute(api: ApiInterface, route: Route, request: IRequest, rc: 
 function authArgs(authenticated: Authenticated): Pick<RouteCall, "callerId" | "verdict"> {
   switch (authenticated.kind) {
     case "apiKey":
-      return { callerId: authenticated.callerId, verdict: authenticated.verdict.then((user) => ({ caller: user })) };
+      return {
+        callerId: authenticated.callerId,
+        verdict: authenticated.verdict.then(({ user, key }) => ({ caller: user, key })),
+      };
     case "session":
       return {
         callerId: authenticated.callerId,
-        verdict: authenticated.verdict.then(({ user, csrfToken }) => ({ caller: user, csrfToken })),
+        verdict: authenticated.verdict.then(({ user, csrfToken }) => ({ caller: user, csrfToken, key: null })),
       };
     case "anyApiKey":
       return {

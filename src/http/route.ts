@@ -1,8 +1,9 @@
 import type { z } from "zod";
 import type { KeyKind } from "../auth/api-key";
-import type { QuotaVerdict } from "../auth/quota";
 import type { Scope } from "../auth/scopes";
+import type { KeyHolder } from "../auth/user-object";
 import type { ErrorCode } from "../lib/errors";
+import type { QuotaVerdict } from "../rules/quota";
 import type { User } from "../schemas/user";
 import type { Envelope } from "./envelopes";
 
@@ -73,6 +74,8 @@ export interface CallerKey {
   kind: KeyKind | null;
   /** The owner's id as the key record names it. */
   userId: string;
+  /** The key's id, name and scopes; null for an OAuth access token (its changes' audit entries name no key). */
+  holder: KeyHolder | null;
   /**
    * Counts this request against the owner's quota, once the route knows it is one to count (the
    * MCP server: a `tools/call` it runs); resolves to the verdict (exhausted: the route answers
@@ -80,7 +83,7 @@ export interface CallerKey {
    * token's call counts against (the tool's kind); a key counts against its own kind's.
    */
   count: (kind: KeyKind) => Promise<QuotaVerdict | null>;
-  /** What the credential may do: a key's scopes, or the scopes a person approved for an OAuth client. */
+  /** What the credential may do: a key's scopes (its holder's), or the scopes a person approved for an OAuth client. */
   scopes: readonly Scope[];
 }
 
@@ -89,9 +92,19 @@ export interface CallerKey {
  * the registry runs the stage before any handler, so these are never missing.
  */
 export type AuthArgs<A extends AuthKind> = A extends "apiKey"
-  ? { /** The verified key owner. */ caller: User }
+  ? {
+      /** The verified key owner. */
+      caller: User;
+      /** The key (id, name, scopes); null when the app's session runs the same route (`forApp`). */
+      key: KeyHolder | null;
+    }
   : A extends "session"
-    ? { caller: User /** The session's CSRF token, for the page to send back. */; csrfToken: string }
+    ? {
+        caller: User;
+        /** The session's CSRF token, for the page to send back. */
+        csrfToken: string;
+        key: null;
+      }
     : A extends "anyApiKey"
       ? { caller: User /** The key itself: its kind picks the MCP tools. */; key: CallerKey }
       : A extends "webhookSignature"
@@ -136,6 +149,12 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
     rc: RequestContext,
     verdict: Promise<unknown>,
   ) => Promise<T>;
+  /**
+   * The scope a key needs for this route (contract section 18): checked after the key's verdict,
+   * its network and its quota (403 `insufficient_scope`). Every API-key route declares one; a
+   * session (a person in the app) holds every scope.
+   */
+  scope?: Scope;
   /**
    * Routes of a session interface: the key kind whose quota a request counts against, as a key of
    * that kind would (contract section 13); absent: not counted.

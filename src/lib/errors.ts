@@ -26,6 +26,16 @@ export const ERROR_CODES = {
     retriable: false,
     when: "A request to /mcp from a browser origin that is not this service's, a loopback one, or listed in MCP_ALLOWED_ORIGINS",
   },
+  insufficient_scope: {
+    status: 403,
+    retriable: false,
+    when: "The key lacks the scope the route needs (a read-only key on a write)",
+  },
+  ip_not_allowed: {
+    status: 403,
+    retriable: false,
+    when: "The request comes from an address outside the key's allowed networks (not counted against any quota)",
+  },
   plan_required: { status: 403, retriable: false, when: "The organization is not on the Pro plan" },
   org_not_found: {
     status: 404,
@@ -38,6 +48,11 @@ export const ERROR_CODES = {
   expected_value_mismatch: { status: 409, retriable: false, when: "A guard differs from the current value" },
   no_seat_available: { status: 409, retriable: false, when: "Every purchased seat is taken" },
   last_admin: { status: 409, retriable: false, when: "The organization's last admin would lose the admin role" },
+  key_limit_reached: {
+    status: 409,
+    retriable: false,
+    when: "The owner already holds the most keys of this kind allowed (10 per person, 25 per organization)",
+  },
   sync_in_progress: {
     status: 409,
     retriable: true,

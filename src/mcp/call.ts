@@ -1,10 +1,11 @@
-import type { QuotaVerdict } from "../auth/quota";
+import type { Scope } from "../auth/scopes";
 import { quotaExceeded } from "../http/authentication";
 import { tooLarge } from "../http/body";
 import { publicError } from "../http/error-response";
 import { executeRoute, type RouteCall } from "../http/registry";
 import type { CallerKey, RequestContext } from "../http/route";
 import type { AppError } from "../lib/errors";
+import type { QuotaVerdict } from "../rules/quota";
 import type { User } from "../schemas/user";
 import type { Tool } from "./tools";
 
@@ -21,6 +22,8 @@ export interface ToolSession {
   rc: RequestContext;
   user: User;
   key: CallerKey;
+  /** The scopes that pick the tools listed and run (the key's; an OAuth grant's). */
+  scopes: readonly Scope[];
   readOnly: boolean;
   /** The count of this request's `tools/call`, started when the transport delivered it (`server.ts`). */
   counting?: Promise<QuotaVerdict | null>;
@@ -69,7 +72,7 @@ function routeCall(tool: Tool, args: Record<string, unknown>, session: ToolSessi
     },
     callerId: session.key.userId,
     // The REST route is an API-key route: its handler sees the caller the MCP request authenticated.
-    verdict: Promise.resolve({ caller: session.user }),
+    verdict: Promise.resolve({ caller: session.user, key: session.key.holder }),
   };
 }
 

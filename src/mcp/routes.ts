@@ -42,7 +42,7 @@ const mcpRoute = (path: "/mcp" | "/mcp/readonly", operationId: string, summary: 
     errors: [],
     handler: async ({ body, caller, key }, rc) => {
       if (Array.isArray(body)) return batchRefused();
-      return serveMcp(path, body, { rc, user: caller, key, readOnly: readOnlyMode(path, rc.request) });
+      return serveMcp(path, body, { rc, user: caller, key, scopes: key.scopes, readOnly: readOnlyMode(path, rc.request) });
     },
   });
 

@@ -46,7 +46,7 @@ function buildServer({ authInfo }: McpRequestContext): McpServer {
     { name: "pr-review-service", version: "1.0.0" },
     { instructions: INSTRUCTIONS, capabilities: { tools: { listChanged: false } } },
   );
-  const tools = toolsFor(session.rc.interfaces, session.key.scopes, session.readOnly);
+  const tools = toolsFor(session.rc.interfaces, session.scopes, session.readOnly);
   for (const tool of tools) {
     server.registerTool(
       tool.name,
@@ -102,7 +102,7 @@ export async function serveMcp(path: string, message: Record<string, unknown>, s
   }
   const response = await handler.fetch(session.rc.request, {
     parsedBody: message,
-    authInfo: { token: "bearer", clientId: session.key.userId, scopes: [...session.key.scopes], extra: { session } },
+    authInfo: { token: "bearer", clientId: session.key.userId, scopes: [...session.scopes], extra: { session } },
   });
   // The whole answer (one message: a stateless server sends no progress), so that the quota
   // headers of a call counted meanwhile are on it; a count that failed was the tool's error.

@@ -54,6 +54,8 @@ export interface Tool {
   title: string;
   description: string;
   keyKind: KeyKind;
+  /** The scope the route needs: a caller lists and runs the tools of its scopes (contract section 18). */
+  scope: Scope;
   /** A GET route: the tool changes nothing (`readOnlyHint`), and it is the only kind read-only mode offers. */
   readOnly: boolean;
   api: ApiInterface;
@@ -80,12 +82,14 @@ function resolve(interfaces: readonly ApiInterface[]): Tool[] {
     if (!found || !operation) throw new Error(`tool ${line.name}: no public route ${line.operationId}`);
     const { api, route } = found;
     if (api.auth.kind !== "apiKey") throw new Error(`tool ${line.name}: ${line.operationId} is not a route of an API key`);
+    if (!route.scope) throw new Error(`tool ${line.name}: ${line.operationId} declares no scope`);
     const omit = line.omit ?? [];
     return {
       name: line.name,
       title: route.summary,
       description: [`${route.summary}.`, route.description, line.advice].filter(Boolean).join(" "),
       keyKind: api.auth.keyKind,
+      scope: route.scope,
       readOnly: route.method === "GET",
       api,
       route,
@@ -100,18 +104,16 @@ function resolve(interfaces: readonly ApiInterface[]): Tool[] {
 
 const resolved = new WeakMap<readonly ApiInterface[], Tool[]>();
 
-/** The scope a tool needs (contract section 18): analytics reads, member reads, member writes. */
-export const scopeOfTool = (tool: Tool): Scope =>
-  tool.keyKind === "analytics" ? "analytics:read" : tool.readOnly ? "members:read" : "members:write";
-
 /**
- * The tools a caller with these scopes (a key's, or those a person approved for an OAuth client)
- * may list and call. Read-only mode is enforced here and only here: a tool that is not read-only
- * is never registered, so it is neither listed nor callable (`tools/call` answers the protocol's
- * unknown-tool error), whatever the client asks.
+ * The tools a caller with these scopes may list and call (a key's: an analytics key holds
+ * `analytics:read`, a members key `members:read` and, unless read-only, `members:write`; an OAuth
+ * grant the scopes approved). Scopes and read-only mode are enforced here and only here: a tool
+ * outside them is never registered, so it is neither listed nor callable (`tools/call` answers the
+ * protocol's unknown-tool error), whatever the client asks. So a read-only key behaves exactly as
+ * `/mcp/readonly` does.
  */
 export function toolsFor(interfaces: readonly ApiInterface[], scopes: readonly Scope[], readOnlyMode: boolean): Tool[] {
   const tools = resolved.get(interfaces) ?? resolve(interfaces);
   resolved.set(interfaces, tools);
-  return tools.filter((tool) => scopes.includes(scopeOfTool(tool)) && (tool.readOnly || !readOnlyMode));
+  return tools.filter((tool) => scopes.includes(tool.scope) && (tool.readOnly || !readOnlyMode));
 }

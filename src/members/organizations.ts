@@ -3,6 +3,7 @@ import { userStub } from "../auth/user-stub";
 import { organizationAt } from "../directory/resolve";
 import { callDurable } from "../lib/durable-call";
 import { errorField, log } from "../lib/log";
+import { parseOrgKeyPrincipal } from "../lib/principal";
 import type { MembershipAnswer } from "../organization/answers";
 import type { OrganizationEntry, OrganizationPage } from "../schemas/organization";
 import { encodeOrgCursor, type OrgCursor } from "./query";
@@ -29,6 +30,15 @@ export async function listOrganizations(
   after: OrgCursor | null,
   limit: number,
 ): Promise<OrganizationPage> {
+  // An organization key lists only its own organization (contract section 18).
+  const orgKey = parseOrgKeyPrincipal(userId);
+  if (orgKey) {
+    if (after !== null) return { data: [], nextCursor: null };
+    const own = await callDurable<MembershipAnswer>(() => organizationAt(env, orgKey.home).membershipOf(userId), {
+      idempotent: true,
+    });
+    return { data: own.entry ? [own.entry] : [], nextCursor: null };
+  }
   const found: { key: MembershipPosition; entry: OrganizationEntry }[] = [];
   let position = after;
   for (;;) {

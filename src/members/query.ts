@@ -22,6 +22,9 @@ export const MAX_MEMBER_CURSOR = 2048;
 
 export const Limit = PageSize(MAX_LIMIT, DEFAULT_LIMIT);
 
+/** `inactiveDays` of the member list (contract section 20): 1 to 3650. */
+export const MAX_INACTIVE_DAYS = 3650;
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
@@ -113,6 +116,27 @@ export const MemberListQuery = z.object({
     description: "Case-insensitive substring of githubLogin or workEmail, 1 to 100 characters after trimming.",
     example: "max",
   }),
+  inactiveDays: z
+    .string()
+    .max(255, "must be at most 255 characters")
+    .transform((value, ctx) => {
+      const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+      if (n >= 1 && n <= MAX_INACTIVE_DAYS) return n;
+      ctx.addIssue({ code: "custom", message: `must be an integer from 1 to ${MAX_INACTIVE_DAYS}` });
+      return z.NEVER;
+    })
+    .optional()
+    .meta({
+      override: {
+        type: "integer",
+        minimum: 1,
+        maximum: MAX_INACTIVE_DAYS,
+        description:
+          "Only members whose lastActivityAt is null or older than this many days (decimal digits). Ask again with the " +
+          "same value to walk the pages: the boundary is now minus the days at each page.",
+        example: 90,
+      },
+    }),
   limit: Limit,
   cursor: cursorParam(MAX_MEMBER_CURSOR, decodeMemberCursor, `${CURSOR_HELP} Keep the same filters.`),
 });

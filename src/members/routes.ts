@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { KeyHolder } from "../auth/user-object";
 import { atOrganization } from "../directory/resolve";
 import { codedErrorEnvelope } from "../http/envelopes";
 import { type ApiInterface, type RequestContext, routesFor } from "../http/route";
@@ -10,6 +11,7 @@ import { AuditPage } from "../schemas/audit";
 import { GithubUserId, OrgLogin } from "../schemas/common";
 import { Member, MemberBatchPatch, MemberBatchResult, MemberPage, MemberPatch, MemberUpdateResult } from "../schemas/member";
 import { OrganizationPage } from "../schemas/organization";
+import { changeRequest } from "./change-request";
 import { listOrganizations } from "./organizations";
 import {
   AuditLogQuery,
@@ -20,6 +22,7 @@ import {
   MemberListQuery,
   OrganizationListQuery,
 } from "./query";
+import { getOrganizationSettings, listSeatRequests, updateOrganizationSettings } from "./settings-routes";
 
 const keyRoute = routesFor("apiKey");
 
@@ -49,21 +52,19 @@ const CHANGE_ERRORS: readonly ErrorCode[] = [
   "bot_cannot_be_admin",
 ];
 
-/**
- * Applies guarded changes in the organization's object, in one transaction. One operation id per
- * HTTP request, shared by its retries, makes the call safe to repeat; the correlation id goes into
- * the audit entries.
- */
+/** Guarded changes in the organization's object, one transaction; one operation id per HTTP request makes retries safe. */
 function applyChanges(
   org: string,
   callerId: string,
   changes: MemberChange[],
   pathPrefix: string | null,
-  { env, correlationId }: RequestContext,
+  key: KeyHolder | null,
+  rc: RequestContext,
 ) {
   const operationId = crypto.randomUUID();
-  return atOrganization<MemberChangesResult>(env, org, (stub) =>
-    stub.updateMembers(org, callerId, changes, operationId, pathPrefix, correlationId),
+  const change = changeRequest(key, rc);
+  return atOrganization<MemberChangesResult>(rc.env, org, (stub) =>
+    stub.updateMembers(org, callerId, changes, operationId, pathPrefix, change),
   );
 }
 
@@ -82,6 +83,7 @@ const exampleMember = {
   role: "member",
   seat: true,
   isBot: false,
+  lastActivityAt: "2026-11-20T16:44:17.054Z",
 };
 
 /**
@@ -90,6 +92,7 @@ const exampleMember = {
  */
 export const getOrganizationMember = keyRoute({
   method: "GET",
+  scope: "members:read",
   path: "/api/v1/organizations/{org}/members/{githubUserId}",
   operationId: "getOrganizationMember",
   summary: "Read one member",
@@ -131,6 +134,7 @@ export const getOrganizationMember = keyRoute({
  */
 export const updateOrganizationMember = keyRoute({
   method: "PATCH",
+  scope: "members:write",
   path: "/api/v1/organizations/{org}/members/{githubUserId}",
   operationId: "updateOrganizationMember",
   summary: "Turn a seat on or off, or change a role, guarded by the values last read",
@@ -157,9 +161,9 @@ export const updateOrganizationMember = keyRoute({
     },
   },
   errors: CHANGE_ERRORS,
-  handler: async ({ params, body, caller }, rc) => {
+  handler: async ({ params, body, caller, key }, rc) => {
     const change = { githubUserId: params.githubUserId, ...body };
-    const result = await applyChanges(params.org, caller.githubUserId, [change], null, rc);
+    const result = await applyChanges(params.org, caller.githubUserId, [change], null, key, rc);
     return unwrap(result).results[0];
   },
 });
@@ -170,6 +174,7 @@ export const updateOrganizationMember = keyRoute({
  */
 export const listCallerOrganizations = keyRoute({
   method: "GET",
+  scope: "members:read",
   path: "/api/v1/organizations",
   operationId: "listOrganizations",
   summary: "List the installed organizations you are a member of",
@@ -211,12 +216,14 @@ export const listCallerOrganizations = keyRoute({
  */
 export const listOrganizationMembers = keyRoute({
   method: "GET",
+  scope: "members:read",
   path: "/api/v1/organizations/{org}/members",
   operationId: "listOrganizationMembers",
   summary: "List members, with filters and the seat summary",
   description:
     "Any member of the organization may list. Ordered by githubLogin case-insensitively, then githubUserId. Filters: role, " +
-    "seat, and search (a case-insensitive substring of githubLogin or workEmail). Walking every page with nextCursor " +
+    "seat, search (a case-insensitive substring of githubLogin or workEmail) and inactiveDays (lastActivityAt null or " +
+    "older than that many days). Walking every page with nextCursor " +
     "returns each matching member exactly once, also while members are added or removed. " +
     `${MEMBER_WALK_LIMIT} seats counts the whole organization, not the filtered page.`,
   request: { params: OrgPath, query: MemberListQuery, invalidMessage: invalidListQueryMessage },
@@ -226,6 +233,7 @@ export const listOrganizationMembers = keyRoute({
         role: query.role,
         seat: query.seat,
         search: query.search,
+        inactiveDays: query.inactiveDays,
         after: query.cursor,
         limit: query.limit ?? DEFAULT_LIMIT,
       }),
@@ -259,8 +267,9 @@ export const listOrganizationMembers = keyRoute({
  * `PATCH /api/v1/organizations/{org}/members` (contract section 8): the single PATCH's rules for a
  * list of changes, judged as a whole and applied all or nothing in one transaction.
  */
-const updateOrganizationMembers = keyRoute({
+export const updateOrganizationMembers = keyRoute({
   method: "PATCH",
+  scope: "members:write",
   path: "/api/v1/organizations/{org}/members",
   operationId: "updateOrganizationMembers",
   summary: "Change seats and roles of up to 100 members at once, all or nothing",
@@ -310,19 +319,20 @@ const updateOrganizationMembers = keyRoute({
     },
   },
   errors: CHANGE_ERRORS,
-  handler: async ({ params, body, caller }, rc) =>
-    unwrap(await applyChanges(params.org, caller.githubUserId, body.changes, "changes", rc)),
+  handler: async ({ params, body, caller, key }, rc) =>
+    unwrap(await applyChanges(params.org, caller.githubUserId, body.changes, "changes", key, rc)),
 });
 
 /** `GET /api/v1/organizations/{org}/audit-log` (contract section 8): admins only, newest first. */
 export const listOrganizationAuditLog = keyRoute({
   method: "GET",
+  scope: "members:read",
   path: "/api/v1/organizations/{org}/audit-log",
   operationId: "listOrganizationAuditLog",
   summary: "Read the audit log of member changes (admins only)",
   description:
-    "Every member added or removed and every seat or role change, whoever made it (source api: a PATCH; sync: the " +
-    "control plane; github: a GitHub webhook), newest first, written in the same transaction as the change. Requests " +
+    "Every member added or removed, every seat or role change and every settings change, whoever made it (source api: a " +
+    "PATCH; sync: the control plane; github: a GitHub webhook; automatic: automatic seat assignment), newest first, written in the same transaction as the change. Requests " +
     "that changed nothing write nothing. Entries are kept 400 days. Cursor-paginated; githubUserId filters to one member.",
   request: { params: OrgPath, query: AuditLogQuery, invalidMessage: invalidListQueryMessage },
   alongside: ({ params, query }, callerId, { env }) =>
@@ -349,6 +359,8 @@ export const listOrganizationAuditLog = keyRoute({
             before: { seat: true, role: "member" },
             after: { seat: false, role: "member" },
             correlationId: "0b8e7c1e-4f6a-4b59-9a55-0d7f1c5e2a10",
+            key: { id: "key_4fQ8nW2kLm9Xp3Rt7Vb1", name: "nightly job" },
+            ip: "192.0.2.10",
           },
         ],
         nextCursor: null,
@@ -366,7 +378,7 @@ export const membersInterface: ApiInterface<"apiKey"> = {
   name: "members",
   description:
     "Your organizations; list, read and change members (seats and roles, guarded by expected values, one or up to 100 " +
-    "at once); the audit log (personal cbk_ keys).",
+    "at once); the organization's settings and waiting list for seats; the audit log (personal cbk_ keys).",
   basePath: "/api/v1",
   document: "public",
   envelope: codedErrorEnvelope,
@@ -379,5 +391,8 @@ export const membersInterface: ApiInterface<"apiKey"> = {
     getOrganizationMember,
     updateOrganizationMember,
     listOrganizationAuditLog,
+    getOrganizationSettings,
+    updateOrganizationSettings,
+    listSeatRequests,
   ],
 };

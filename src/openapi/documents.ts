@@ -62,13 +62,15 @@ const QUOTA_HEADERS: Record<string, HeaderSpec> = {
  * verified is counted, so its quota headers are required. They are absent on 401 and 405 (answered
  * before the key is judged), and optional where a status can come from before or after the count:
  * 429 (the per-address flood limit has no quota to report), 404 on a path whose segment is not
- * valid percent-encoding (answered before the key), and 5xx (a store may fail before or after).
+ * valid percent-encoding (answered before the key), 403 (`ip_not_allowed` is answered with the
+ * key's verdict, never counted: contract section 18) and 5xx (a store may fail before or after).
  */
 function quotaHeadersFor(api: ApiInterface, route: Route, status: number): Record<string, unknown> {
   const counted = api.auth.kind === "apiKey" || (api.auth.kind === "session" && route.quota !== undefined);
   if (!counted || status === 401 || status === 405) return {};
-  // A session's 403 csrf_failed comes before the count (Origin) or after it (the token).
-  const required = status !== 429 && status !== 404 && status < 500 && !(api.auth.kind === "session" && status === 403);
+  // A session's 403 csrf_failed comes before the count (Origin) or after it (the token); a key's
+  // 403 ip_not_allowed is never counted.
+  const required = status !== 429 && status !== 404 && status !== 403 && status < 500;
   return Object.fromEntries(Object.keys(QUOTA_HEADERS).map((name) => [name, required ? ref(name) : ref(`${name}-optional`)]));
 }
 
@@ -126,6 +128,14 @@ export function errorCodesOf(api: ApiInterface, route: Route): ErrorCode[] {
     if (code !== "csrf_failed" || route.method !== "GET") codes.add(code);
   }
   if (route.request?.params || route.request?.query || route.request?.body) codes.add("invalid_request");
+  // A key made without the route's scope (a read-only members key on a write); a session holds every scope.
+  if (
+    api.auth.kind === "apiKey" &&
+    route.scope !== undefined &&
+    route.scope !== "members:read" &&
+    route.scope !== "analytics:read"
+  )
+    codes.add("insufficient_scope");
   // A path segment that is not valid percent-encoding matches no resource.
   if (route.request?.params) codes.add("not_found");
   if (route.request?.body) {

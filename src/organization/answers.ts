@@ -1,8 +1,9 @@
 import type { Identity } from "../directory/identity";
-import type { AuditActor, AuditEntry, AuditSource } from "../schemas/audit";
+import type { AuditActor, AuditEntry, AuditKey, AuditSource } from "../schemas/audit";
 import type { Member, MemberUpdateResult, SeatSummary } from "../schemas/member";
 import type { Organization, OrganizationEntry } from "../schemas/organization";
 import type { SyncRun } from "../schemas/sync";
+import type { OrgKeyView } from "./org-keys";
 import type { MemberCursor } from "./store/members";
 
 /** The shapes the organization object's RPC methods take and answer, for its callers. */
@@ -16,6 +17,27 @@ export interface ChangeOrigin {
   source: Exclude<AuditSource, "api">;
   correlationId: string;
   actor?: AuditActor | null;
+}
+
+/** Who made a guarded change over the API, for its audit entries (contract sections 8 and 18). */
+export interface ChangeRequest {
+  correlationId: string;
+  /** The key that made it; null for the app's session. */
+  key: AuditKey | null;
+  /** The caller's address. */
+  ip: string | null;
+}
+
+/** Who changes an organization key, for its audit entry. */
+export interface KeyRequest {
+  correlationId: string;
+  ip: string | null;
+}
+
+/** An organization key created or regenerated, and the hash of the value it replaced (its lookup goes). */
+export interface OrgKeyCreated {
+  key: OrgKeyView;
+  previousHash: string | null;
 }
 
 /** A page of members in list order, the position after its last one, and the seats. */

@@ -1,5 +1,5 @@
 import type { MemberUpdate } from "../rules/members";
-import type { AuditActor } from "../schemas/audit";
+import type { AuditActor, AuditKey } from "../schemas/audit";
 import type { ChangeOrigin } from "./answers";
 import { auditAction } from "./github-changes";
 import { tickMembershipClock } from "./member-index";
@@ -58,12 +58,13 @@ export function removeMember(db: Db, githubUserId: string, origin: ChangeOrigin)
 export function writeMemberChanges(
   db: Db,
   changed: readonly MemberUpdate[],
-  request: { operationId: string; correlationId: string; actor: AuditActor },
+  request: { operationId: string; correlationId: string; actor: AuditActor | null; key: AuditKey | null; ip: string | null },
   now: number,
 ): void {
   for (const update of changed) setMemberState(db, update.githubUserId, update.after);
   if (changed.length === 0) return;
   rememberOperation(db, request.operationId, now);
   const entries = changed.map((u) => ({ action: "member.updated" as const, ...u }));
-  appendAudit(db, now, { source: "api", correlationId: request.correlationId, actor: request.actor }, entries);
+  const { correlationId, actor, key, ip } = request;
+  appendAudit(db, now, { source: "api", correlationId, actor, key, ip }, entries);
 }

@@ -6,22 +6,43 @@ import type { DeliveryOwner, OrgAddress } from "../directory/identity";
 import { claimOf } from "../directory/identity";
 import { type DurableResult, ok } from "../lib/durable-call";
 import { foldName, repoKey } from "../lib/names";
+import { DAY_MS } from "../lib/time";
 import { UntilWrite } from "../lib/until-write";
 import { type AnalyticsAccess, decideAnalyticsAccess, type PlacedAccess } from "../rules/analytics-access";
 import { decideMemberChanges, isChange, type MemberChange, memberAccess } from "../rules/members";
+import type { QuotaPolicy } from "../rules/quota";
 import type { OrganizationChange } from "../schemas/github-changes";
 import type { Member, MemberInput } from "../schemas/member";
 import type { OrganizationInput } from "../schemas/organization";
 import type { Repository, RepositoryInput } from "../schemas/repository";
+import type { OrganizationSettings, SeatRequestList, SettingsChangeResult, SettingsPatch } from "../schemas/settings";
 import type { SyncStatus, SyncTrigger } from "../schemas/sync";
+import { type ActivityOrigin, type PullRequestActivity, recordActivity } from "./activity-writes";
 import type * as A from "./answers";
 import { applyDelivery } from "./apply-change";
 import { identityChange } from "./github-changes";
 import * as index from "./member-index";
 import { removeMember, writeMember, writeMemberChanges } from "./member-writes";
+import { OrgKeyUsage } from "./org-key-usage";
+import {
+  callerOf,
+  createOrgKey,
+  judgeOrgKey,
+  type KeyActor,
+  keyManager,
+  type OrgKeySpec,
+  type OrgKeyVerdict,
+  type OrgKeyView,
+  revokeOrgKey,
+  toOrgKeyView,
+} from "./org-keys";
 import * as present from "./present";
 import { decideRegistration } from "./registration";
+import type { OrgApiKeyRow } from "./schema";
 import * as schema from "./schema";
+import { readSeatRequests, readSettings, updateSettings } from "./settings-writes";
+import { activityOf } from "./store/activity";
+import * as keys from "./store/api-keys";
 import { auditPage } from "./store/audit-log";
 import type { Db } from "./store/db";
 import { getInstallation, putInstallation } from "./store/installation";
@@ -43,10 +64,13 @@ export class OrganizationObject extends DurableObject<Env> {
   readonly #db: Db;
   /** The export's access answers (asked on every export request), until the next write. */
   readonly #access: UntilWrite<DurableResult<AnalyticsAccess>>;
+  /** Organization keys' quota counts and last use, in memory and written shortly after (`org-key-usage.ts`). */
+  readonly #keyUsage: OrgKeyUsage;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#db = drizzle(ctx.storage, { schema });
+    this.#keyUsage = new OrgKeyUsage(ctx.storage, this.#db);
     // Weighed by the names an answer holds (thousands of repositories: at most about 1 MB in all).
     this.#access = new UntilWrite(ctx.storage.sql, {
       budget: 20_000,
@@ -105,7 +129,7 @@ export class OrganizationObject extends DurableObject<Env> {
     if (!this.#writable(at, adopt)) return present.orgNotFound();
     const { row, version } = this.ctx.storage.transactionSync(() => writeMember(this.#db, githubUserId, input, origin));
     await index.tellIndex(this.env, getInstallation(this.#db), at, githubUserId, true, version);
-    return ok(present.toMember(row));
+    return ok(present.toMember({ ...row, lastActivityAt: activityOf(this.#db, foldName(row.githubLogin)) }));
   }
 
   /** The person left the GitHub organization. Idempotent; the member's index is told after the commit. */
@@ -125,18 +149,24 @@ export class OrganizationObject extends DurableObject<Env> {
   /** For the organizations list: whether the user is a member, and their entry when installed (by home key). */
   membershipOf(githubUserId: string): A.MembershipAnswer {
     const installation = getInstallation(this.#db);
-    const member = members.getMember(this.#db, githubUserId);
+    const member = this.#caller(installation, githubUserId).member;
     const version = index.membershipVersion(this.#db);
     if (!member) return { member: false, version, entry: null };
     return { member: true, version, entry: installation?.installed ? present.toOrganizationEntry(installation, member) : null };
   }
 
   /** A page of members after the cursor's keyset position (`store/members.ts`), and the seats, in one read. */
-  listMembers(login: string, callerUserId: string, filters: members.MemberFilters): DurableResult<A.MemberRows> {
+  listMembers(
+    login: string,
+    callerUserId: string,
+    filters: Omit<members.MemberFilters, "inactiveBefore"> & { inactiveDays?: number },
+  ): DurableResult<A.MemberRows> {
     const installation = this.#installation(login);
-    const refused = memberAccess(installation, members.getMember(this.#db, callerUserId), "read");
+    const refused = memberAccess(installation, this.#caller(installation, callerUserId).member, "read");
     if (refused || !installation) return refused ?? present.unreachable();
-    const rows = members.memberPageQuery(this.#db, filters).all();
+    const { inactiveDays, ...rest } = filters;
+    const inactiveBefore = inactiveDays === undefined ? undefined : Date.now() - inactiveDays * DAY_MS;
+    const rows = members.memberPageQuery(this.#db, { ...rest, inactiveBefore }).all();
     return ok(
       present.toMemberRows(rows, filters.limit, { purchased: installation.purchasedSeats, used: members.seatsUsed(this.#db) }),
     );
@@ -144,7 +174,8 @@ export class OrganizationObject extends DurableObject<Env> {
 
   /** The audit log for admins of the organization, newest first, below the cursor's id. */
   readAuditLog(login: string, callerUserId: string, query: A.AuditQuery): DurableResult<A.AuditRows> {
-    const refused = memberAccess(this.#installation(login), members.getMember(this.#db, callerUserId), "admin");
+    const installation = this.#installation(login);
+    const refused = memberAccess(installation, this.#caller(installation, callerUserId).member, "admin");
     if (refused) return refused;
     return ok(present.toAuditRows(auditPage(this.#db, Date.now(), query), query.limit));
   }
@@ -229,18 +260,21 @@ export class OrganizationObject extends DurableObject<Env> {
   analyticsAccess(login: string, callerUserId: string, repoName: string | null): DurableResult<PlacedAccess> {
     // The decision folds both names and its answer repeats neither: one entry whatever their case.
     const key = JSON.stringify([foldName(login), callerUserId, repoName === null ? null : repoKey(repoName)]);
-    const answer = this.#access.get(key, () =>
-      decideAnalyticsAccess(
+    const answer = this.#access.get(key, () => {
+      const installation = this.#installation(login);
+      // An organization key limited to repositories sees exactly those (contract section 18).
+      const caller = this.#caller(installation, callerUserId);
+      return decideAnalyticsAccess(
         {
-          installation: this.#installation(login),
-          caller: members.getMember(this.#db, callerUserId),
+          installation,
+          caller: caller.member,
           repository: (repoKey) => repos.repositoryByKey(this.#db, repoKey),
-          visibleRepoKeys: () => repos.reposVisibleTo(this.#db, callerUserId),
+          visibleRepoKeys: () => caller.repositories ?? repos.reposVisibleTo(this.#db, callerUserId),
           removedRepoKeys: () => repos.removedRepoKeys(this.#db),
         },
         repoName,
-      ),
-    );
+      );
+    });
     return answer.ok ? ok({ ...answer.value, shard: shards.recordedShard(this.ctx.storage) }) : answer;
   }
 
@@ -251,9 +285,10 @@ export class OrganizationObject extends DurableObject<Env> {
 
   /** Reads one member; any member of the organization may read any member. */
   readMember(login: string, callerUserId: string, githubUserId: string): DurableResult<Member> {
-    const refused = memberAccess(this.#installation(login), members.getMember(this.#db, callerUserId), "read");
+    const installation = this.#installation(login);
+    const refused = memberAccess(installation, this.#caller(installation, callerUserId).member, "read");
     if (refused) return refused;
-    const target = members.getMember(this.#db, githubUserId);
+    const target = members.getMemberWithActivity(this.#db, githubUserId);
     if (!target) return { ok: false, code: "member_not_found", message: "No member with this githubUserId in the organization." };
     return ok(present.toMember(target));
   }
@@ -265,12 +300,12 @@ export class OrganizationObject extends DurableObject<Env> {
     changes: MemberChange[],
     operationId: string,
     pathPrefix: string | null,
-    correlationId: string,
+    request: A.ChangeRequest,
   ): DurableResult<A.MemberChangesResult> {
     const db = this.#db;
     return this.ctx.storage.transactionSync(() => {
       const installation = this.#installation(login);
-      const caller = members.getMember(db, callerUserId);
+      const { member: caller, isKey } = this.#caller(installation, callerUserId);
       const refused = memberAccess(installation, caller, "write");
       if (refused || !installation || !caller) return refused ?? present.unreachable();
       const facts = members.changeFacts(db, installation.purchasedSeats);
@@ -283,11 +318,75 @@ export class OrganizationObject extends DurableObject<Env> {
         pathPrefix === null ? field : `${pathPrefix}.${i}.${field}`,
       );
       if (!decision.ok) return decision;
-      const actor = { githubUserId: caller.githubUserId, githubLogin: caller.githubLogin };
-      writeMemberChanges(db, decision.updates.filter(isChange), { operationId, correlationId, actor }, Date.now());
+      // An organization key is nobody: its changes carry actor null and the key (contract section 18).
+      const actor = isKey ? null : { githubUserId: caller.githubUserId, githubLogin: caller.githubLogin };
+      writeMemberChanges(db, decision.updates.filter(isChange), { operationId, actor, ...request }, Date.now());
       const { updates, availableSeats } = decision;
       return ok({ results: updates.map((u) => present.toResult(u, availableSeats)), availableSeats });
     });
+  }
+
+  /** A member of this organization by GitHub user id, or one of its own keys (`org-keys.ts`). */
+  #caller(installation: schema.InstallationRow | undefined, principal: string) {
+    return callerOf(this.#db, installation ?? getInstallation(this.#db), principal, Date.now());
+  }
+
+  /** Organization keys (contract section 18): create, or regenerate by kind and name; admins, or the control plane (`actor` null). */
+  createKey(login: string, actor: KeyActor, spec: OrgKeySpec, request: A.KeyRequest): DurableResult<A.OrgKeyCreated> {
+    return this.ctx.storage.transactionSync(() => {
+      const manager = keyManager(this.#db, this.#installation(login), actor);
+      if (!manager.ok) return manager;
+      return createOrgKey(this.#db, spec, { actor: manager.actor, ...request }, Date.now());
+    });
+  }
+
+  /** Revokes one organization key (idempotent); answers its hash (null: there was none) so its lookup can go. */
+  revokeKey(login: string, actor: KeyActor, keyId: string, request: A.KeyRequest): DurableResult<string | null> {
+    return this.ctx.storage.transactionSync(() => {
+      const manager = keyManager(this.#db, this.#installation(login), actor);
+      if (!manager.ok) return manager;
+      return ok(revokeOrgKey(this.#db, keyId, { actor: manager.actor, ...request }, Date.now()));
+    });
+  }
+
+  /** The organization's keys, never a secret (admins, or the control plane). */
+  listKeys(login: string, actor: KeyActor): DurableResult<OrgKeyView[]> {
+    const manager = keyManager(this.#db, this.#installation(login), actor);
+    if (!manager.ok) return manager;
+    this.#keyUsage.persist(); // "last used" as memory knows it
+    return ok(keys.allOrgKeys(this.#db).map(toOrgKeyView));
+  }
+
+  /** The verdict on one of this organization's keys, its network and its own quota, in one call (`org-keys.ts`). */
+  verifyKey(kind: OrgApiKeyRow["kind"], keyHash: string, address: string | null, now: number, policy: QuotaPolicy | null) {
+    return this.ctx.storage.transactionSync(
+      (): OrgKeyVerdict => judgeOrgKey(this.#db, this.#keyUsage, getInstallation(this.#db), kind, keyHash, address, now, policy),
+    );
+  }
+
+  /** Pull requests the write paths stored (section 20): activity, learned, automatic seats (`activity-writes.ts`); by home. */
+  recordActivity(items: PullRequestActivity[], origin: ActivityOrigin): { assigned: string[]; waiting: string[] } {
+    return this.ctx.storage.transactionSync(() => recordActivity(this.#db, items, origin, Date.now()));
+  }
+
+  /** `GET .../settings` (any member). */
+  readSettings(login: string, callerUserId: string): DurableResult<OrganizationSettings> {
+    const installation = this.#installation(login);
+    return readSettings(this.#db, installation, this.#caller(installation, callerUserId));
+  }
+
+  /** `PATCH .../settings`: guarded, audited, in one transaction; a retried `operationId` answers unchanged. */
+  updateSettings(login: string, callerId: string, change: SettingsPatch, operationId: string, request: A.ChangeRequest) {
+    return this.ctx.storage.transactionSync((): DurableResult<SettingsChangeResult> => {
+      const at = this.#installation(login);
+      return updateSettings(this.#db, at, this.#caller(at, callerId), change, { operationId, ...request }, Date.now());
+    });
+  }
+
+  /** `GET .../seat-requests` (admins): the waiting list. */
+  listSeatRequests(login: string, callerUserId: string): DurableResult<SeatRequestList> {
+    const installation = this.#installation(login);
+    return readSeatRequests(this.#db, installation, this.#caller(installation, callerUserId));
   }
 
   /** The installation when installed and `login` is its current login (else 404: an old login never reaches this data). */

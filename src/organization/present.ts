@@ -1,12 +1,15 @@
 import type { DurableResult } from "../lib/durable-call";
 import { formatInstant } from "../lib/time";
 import { capabilities, isChange, type MemberState, type MemberUpdate } from "../rules/members";
+import type { SeatAssignment } from "../rules/seats";
 import type { AuditEntry } from "../schemas/audit";
 import type { Role } from "../schemas/common";
 import type { Member, MemberUpdateResult } from "../schemas/member";
 import type { Organization, OrganizationEntry } from "../schemas/organization";
 import type { AuditRows, DirectoryIdentity, MemberRows } from "./answers";
 import type { AuditRow, InstallationRow, MemberRow } from "./schema";
+
+type KeyScopes = NonNullable<NonNullable<AuditEntry["key"]>["scopes"]>;
 
 /** Stored rows as the wire (and the directory in D1) sees them, and the object's own refusals. */
 
@@ -39,26 +42,45 @@ export const toOrganization = (row: InstallationRow): Organization => ({
 const stateOrNull = (seat: boolean | null, role: Role | null): MemberState | null =>
   seat === null || role === null ? null : { seat, role };
 
-export const toAuditEntry = (row: AuditRow): AuditEntry => ({
-  id: String(row.id),
-  at: formatInstant(row.at),
-  action: row.action,
-  actor: row.actorUserId === null ? null : { githubUserId: row.actorUserId, githubLogin: row.actorLogin ?? "" },
-  source: row.source,
-  githubUserId: row.githubUserId,
-  before: stateOrNull(row.beforeSeat, row.beforeRole),
-  after: stateOrNull(row.afterSeat, row.afterRole),
-  correlationId: row.correlationId,
-});
+const settingOrNull = (seatAssignment: SeatAssignment | null) => (seatAssignment === null ? null : { seatAssignment });
 
-/** `workEmail` is omitted while unknown (a member GitHub announced, before a sync provides it). */
-export const toMember = (row: MemberRow): Member => ({
+export const toAuditEntry = (row: AuditRow): AuditEntry => {
+  const setting = row.action === "settings.updated";
+  return {
+    id: String(row.id),
+    at: formatInstant(row.at),
+    action: row.action,
+    actor: row.actorUserId === null ? null : { githubUserId: row.actorUserId, githubLogin: row.actorLogin ?? "" },
+    source: row.source,
+    githubUserId: setting || row.action.startsWith("key.") ? null : row.githubUserId,
+    before: setting ? settingOrNull(row.beforeSeatAssignment) : stateOrNull(row.beforeSeat, row.beforeRole),
+    after: setting ? settingOrNull(row.afterSeatAssignment) : stateOrNull(row.afterSeat, row.afterRole),
+    correlationId: row.correlationId,
+    key:
+      row.keyId === null
+        ? null
+        : {
+            id: row.keyId,
+            name: row.keyName ?? "",
+            ...(row.keyKind === null ? {} : { kind: row.keyKind }),
+            ...(row.keyScopes === null ? {} : { scopes: row.keyScopes as KeyScopes }),
+          },
+    ip: row.ip,
+  };
+};
+
+/**
+ * `workEmail` is omitted while unknown (a member GitHub announced, before a sync provides it);
+ * `lastActivityAt` is the author activity read with the row (contract section 20).
+ */
+export const toMember = (row: MemberRow & { lastActivityAt: number | null }): Member => ({
   githubUserId: row.githubUserId,
   githubLogin: row.githubLogin,
   ...(row.workEmail === null ? {} : { workEmail: row.workEmail }),
   role: row.role,
   seat: row.seat,
   isBot: row.isBot,
+  lastActivityAt: row.lastActivityAt === null ? null : formatInstant(row.lastActivityAt),
 });
 
 /** One member's entry in `GET /api/v1/organizations`, under the installation's current login. */
@@ -87,7 +109,7 @@ export const toDirectoryIdentity = (row: InstallationRow, version: number): Dire
 
 /** A member page from the rows read (one past `limit` when a next page exists) and the seats. */
 export function toMemberRows(
-  rows: readonly (MemberRow & { loginKey: string })[],
+  rows: readonly (MemberRow & { loginKey: string; lastActivityAt: number | null })[],
   limit: number,
   seats: { purchased: number; used: number },
 ): MemberRows {

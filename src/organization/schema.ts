@@ -95,6 +95,7 @@ export const appliedOperations = sqliteTable("applied_operations", {
 });
 
 const ROLES = ["member", "admin", "viewer"] as const;
+const SEAT_ASSIGNMENTS = ["manual", "automatic"] as const;
 
 /**
  * Every change of a member's seat or role and every member added or removed, written in the same
@@ -107,16 +108,38 @@ export const auditLog = sqliteTable(
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
     at: integer("at").notNull(),
-    action: text("action", { enum: ["member.added", "member.updated", "member.removed"] }).notNull(),
+    action: text("action", {
+      enum: [
+        "member.added",
+        "member.updated",
+        "member.removed",
+        "settings.updated",
+        "key.created",
+        "key.regenerated",
+        "key.revoked",
+      ],
+    }).notNull(),
     actorUserId: text("actor_user_id"),
     actorLogin: text("actor_login"),
-    source: text("source", { enum: ["api", "sync", "github"] }).notNull(),
+    source: text("source", { enum: ["api", "sync", "github", "automatic"] }).notNull(),
+    /** The member the entry is about; "" for an entry about the organization itself (`settings.updated`). */
     githubUserId: text("github_user_id").notNull(),
     beforeSeat: integer("before_seat", { mode: "boolean" }),
     beforeRole: text("before_role", { enum: ROLES }),
     afterSeat: integer("after_seat", { mode: "boolean" }),
     afterRole: text("after_role", { enum: ROLES }),
+    /** `settings.updated` only: the organization's seat assignment before and after. */
+    beforeSeatAssignment: text("before_seat_assignment", { enum: SEAT_ASSIGNMENTS }),
+    afterSeatAssignment: text("after_seat_assignment", { enum: SEAT_ASSIGNMENTS }),
     correlationId: text("correlation_id").notNull(),
+    /** The key that made an API change (contract section 18), else null. */
+    keyId: text("key_id"),
+    keyName: text("key_name"),
+    /** The caller's address for a change made over HTTP, else null. */
+    ip: text("ip"),
+    /** key.* entries: the key's kind and scopes (its id and name are in key_id, key_name). */
+    keyKind: text("key_kind", { enum: ["analytics", "members"] }),
+    keyScopes: text("key_scopes", { mode: "json" }).$type<string[]>(),
   },
   (t) => [index("audit_log_by_member").on(t.githubUserId, t.id), index("audit_log_by_time").on(t.at)],
 );
@@ -215,3 +238,77 @@ export const syncRuns = sqliteTable(
 );
 
 export type SyncRunRow = typeof syncRuns.$inferSelect;
+
+/**
+ * The organization's own keys (contract section 18): owned by the organization, not by a person,
+ * so they outlive their creator's membership. Up to 25 of each kind, names unique per kind
+ * (`name_key`, lower-cased). Only the SHA-256 hash is kept. `repositories`: the repository keys an
+ * analytics key is limited to (empty: every repository). Each key has its own quota window
+ * (`window_start`, `used`), counted in the verdict's transaction.
+ */
+export const orgApiKeys = sqliteTable(
+  "org_api_keys",
+  {
+    keyId: text("key_id").primaryKey(),
+    kind: text("kind", { enum: ["analytics", "members"] }).notNull(),
+    name: text("name").notNull(),
+    nameKey: text("name_key").notNull(),
+    keyHash: text("key_hash").notNull(),
+    hint: text("hint").notNull(),
+    scopes: text("scopes", { mode: "json" }).$type<string[]>().notNull(),
+    repositories: text("repositories", { mode: "json" }).$type<string[]>().notNull(),
+    allowedNetworks: text("allowed_networks", { mode: "json" }).$type<string[]>().notNull(),
+    createdAt: integer("created_at").notNull(),
+    /** Who created (or last regenerated) it, for the page; the key does not depend on them. */
+    createdBy: text("created_by"),
+    expiresAt: integer("expires_at"),
+    lastUsedAt: integer("last_used_at"),
+    windowStart: integer("window_start"),
+    used: integer("used").notNull().default(0),
+  },
+  (t) => [uniqueIndex("org_api_keys_by_name").on(t.kind, t.nameKey), uniqueIndex("org_api_keys_by_hash").on(t.keyHash)],
+);
+
+export type OrgApiKeyRow = typeof orgApiKeys.$inferSelect;
+
+/** One row (id = 1) once an admin changed a setting (contract section 20); absent means the defaults. */
+export const settings = sqliteTable("settings", {
+  id: integer("id").primaryKey(),
+  seatAssignment: text("seat_assignment", { enum: SEAT_ASSIGNMENTS }).notNull(),
+});
+
+/**
+ * The newest activity (epoch ms) of every pull request author the service has seen in this
+ * organization, by folded login (`lib/names.ts` `foldName`, which is SQLite's `lower()` on the
+ * ASCII logins GitHub gives): a member's `lastActivityAt` is the row of `lower(github_login)`, so
+ * activity recorded before the person became a member, or under a login's other case, still counts.
+ * Only ever raised: an older event never moves it back (contract section 20).
+ */
+export const authorActivity = sqliteTable("author_activity", {
+  loginKey: text("login_key").primaryKey(),
+  at: integer("at").notNull(),
+});
+
+/**
+ * The pull requests (D1's pull request id, stable across shards, moves and renames) this
+ * organization has learned of with their author: automatic seat assignment acts on the first time
+ * only, whatever replays, reorders or concurrency happen. Written for every pull request the event
+ * write path, a webhook or a sync reports, in whatever seat mode.
+ */
+export const knownPullRequests = sqliteTable("known_pull_requests", {
+  prId: integer("pr_id").primaryKey(),
+});
+
+/**
+ * The waiting list (contract section 20): members without a seat whose new pull request found no
+ * seat available in automatic mode, since when. A row leaves when the member gets a seat (any way:
+ * `store/members.ts` deletes it with the write) or leaves the organization.
+ */
+export const seatRequests = sqliteTable(
+  "seat_requests",
+  {
+    githubUserId: text("github_user_id").primaryKey(),
+    since: integer("since").notNull(),
+  },
+  (t) => [index("seat_requests_by_since").on(t.since, t.githubUserId)],
+);

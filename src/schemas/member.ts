@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { EmailAddress, GithubLogin, GithubUserId, GithubUserLogin, LIST_CURSOR, Role } from "./common";
+import { EmailAddress, GithubLogin, GithubUserId, GithubUserLogin, InstantOutput, LIST_CURSOR, Role } from "./common";
 
 /** Control plane: `PUT /internal/v1/organizations/{org}/members/{githubUserId}` (sync, no guards). */
 export const MemberInput = z
@@ -25,6 +25,11 @@ export const Member = z
     role: Role,
     seat: z.boolean(),
     isBot: z.boolean(),
+    lastActivityAt: InstantOutput.nullable().meta({
+      description:
+        "The newest creation, merge or completed review of a pull request the member authored in this organization " +
+        "(authors matched by login, case-insensitively); null when none is known. An older event never moves it back.",
+    }),
   })
   .meta({ id: "Member" });
 export type Member = z.infer<typeof Member>;

@@ -24,19 +24,50 @@ export async function summarizeMergedPullRequests(
   q: SummaryQuery,
   limits: SummaryLimits = SUMMARY_LIMITS,
 ): Promise<SummaryFigures> {
+  const { groupBy, ...scope } = q;
+  const { groupings, rowsRead } = await summarizeGroupings(db, { ...scope, groupBys: [groupBy] }, limits);
+  const [only] = groupings;
+  if (!only) throw new Error("summary statement answered no grouping");
+  return { ...only, rowsRead };
+}
+
+/** Several groupings of one scope's rows (the dashboard's week, repository and author). */
+export type GroupingsQuery = AnalyticsScope & { groupBys: readonly SummaryGroupBy[] };
+
+/** Per grouping asked, in the order asked: its groups with rows and the totals (the same for every grouping). */
+export interface GroupingsFigures {
+  groupings: { groups: AnalyticsSummaryGroup[]; totals: AnalyticsSummaryTotals }[];
+  /** D1's count of rows the statement read (`meta.rows_read`). */
+  rowsRead: number;
+}
+
+/**
+ * Several groupings of the same rows in one statement (`summaryStatement`): the rows are found,
+ * checked and measured once, and the totals' medians sorted once, whatever the number of groupings;
+ * only the grouping itself is done once per grouping.
+ */
+export async function summarizeGroupings(
+  db: D1Database | D1DatabaseSession,
+  q: GroupingsQuery,
+  limits: SummaryLimits = SUMMARY_LIMITS,
+): Promise<GroupingsFigures> {
   const { sql, params } = summaryStatement(q, limits);
   const result = await db
     .prepare(sql)
     .bind(...params)
-    .all<AnalyticsSummaryGroup & { totalMedianMsToFirstReview: number | null; totalMedianMsToMerge: number | null }>();
-  const totals: AnalyticsSummaryTotals = { ...EMPTY_FIGURES };
-  const groups = result.results.map(({ totalMedianMsToFirstReview, totalMedianMsToMerge, ...group }) => {
-    for (const name of SUMMED) totals[name] += group[name];
-    totals.medianMsToFirstReview = totalMedianMsToFirstReview;
-    totals.medianMsToMerge = totalMedianMsToMerge;
-    return group;
-  });
-  return { groups, totals, rowsRead: result.meta.rows_read };
+    .all<
+      AnalyticsSummaryGroup & { grouping: number; totalMedianMsToFirstReview: number | null; totalMedianMsToMerge: number | null }
+    >();
+  const groupings = q.groupBys.map(() => ({ groups: [] as AnalyticsSummaryGroup[], totals: { ...EMPTY_FIGURES } }));
+  for (const { grouping, totalMedianMsToFirstReview, totalMedianMsToMerge, ...group } of result.results) {
+    const target = groupings[grouping];
+    if (!target) throw new Error(`summary statement answered grouping ${grouping}`);
+    target.groups.push(group);
+    for (const name of SUMMED) target.totals[name] += group[name];
+    target.totals.medianMsToFirstReview = totalMedianMsToFirstReview;
+    target.totals.medianMsToMerge = totalMedianMsToMerge;
+  }
+  return { groupings, rowsRead: result.meta.rows_read };
 }
 
 /**
@@ -113,9 +144,11 @@ function groupKeySql(groupBy: SummaryGroupBy): { row: string; key: (k: string) =
  * in its group, ROW_NUMBER), or for the totals the row at that OFFSET.
  */
 export function summaryStatement(
-  q: SummaryQuery,
+  q: SummaryQuery | GroupingsQuery,
   limits: SummaryLimits = SUMMARY_LIMITS,
 ): { sql: string; params: (string | number)[] } {
+  const groupBys = "groupBys" in q ? q.groupBys : [q.groupBy];
+  if (groupBys.length === 0) throw new RangeError("a summary needs at least one grouping");
   if (!Number.isSafeInteger(limits.maxSortedArray) || limits.maxSortedArray < 0)
     throw new RangeError(`maxSortedArray must be a whole number, got ${limits.maxSortedArray}`);
   const params: (string | number)[] = [q.orgKey, q.start, q.end]; // ?1 ?2 ?3
@@ -165,27 +198,36 @@ export function summaryStatement(
   // automatic index over them. The totals' sums are added up from the groups by the caller, and
   // their medians ride on every group row: a second SELECT for the totals (UNION ALL) made SQLite
   // compile the whole plan again, and local D1 compiles the statement on every request.
+  // Several groupings (`groupBys`): each row carries one key per grouping (k0, k1, ...), and
+  // `keyed` lists it once per grouping (`grp`, `k`); the medians and groups below partition by both.
+  // The totals are the same rows whatever the grouping: their medians are sorted once.
   const arrays = "(SELECT arrays FROM gate)";
   const sorted = (column: string) =>
     `jsonb_group_array(${column} ORDER BY ${column}) FILTER (WHERE ${column} IS NOT NULL AND ${arrays})`;
   const ranked = (column: string, count: string) =>
-    `SELECT k, v FROM (SELECT k, ${column} AS v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ${column}) AS i
-      FROM qualifying WHERE ${column} IS NOT NULL AND NOT ${arrays})
-    WHERE (k, i) IN (SELECT k, (${count} - 1) / 2 + 1 FROM by_group)`;
+    `SELECT grp, k, v FROM (SELECT grp, k, ${column} AS v, ROW_NUMBER() OVER (PARTITION BY grp, k ORDER BY ${column}) AS i
+      FROM keyed WHERE ${column} IS NOT NULL AND NOT ${arrays})
+    WHERE (grp, k, i) IN (SELECT grp, k, (${count} - 1) / 2 + 1 FROM by_group)`;
   const median = (array: string, count: string, rankedTable: string) =>
     `CASE WHEN ${arrays} THEN ${array} ->> ('$[' || ((${count} - 1) / 2) || ']')
-      ELSE (SELECT v FROM ${rankedTable} AS r WHERE r.k = g.k) END`;
+      ELSE (SELECT v FROM ${rankedTable} AS r WHERE r.grp = g.grp AND r.k = g.k) END`;
   const totalMedian = (column: string, count: string) =>
     `SELECT ${column} FROM qualifying WHERE ${column} IS NOT NULL
     ORDER BY ${column} LIMIT 1 OFFSET (SELECT (${count} - 1) / 2 FROM counted)`;
-  const groupKey = groupKeySql(q.groupBy);
+  const groupKeys = groupBys.map(groupKeySql);
+  const figures = "la, ld, tf, tm, fl, fx, ai";
+  const keyed = groupKeys.map((_, i) => `SELECT ${i} AS grp, k${i} AS k, ${figures} FROM qualifying`).join("\n  UNION ALL\n  ");
+  const keyOf = (k: string) =>
+    groupKeys.length === 1
+      ? (groupKeys[0] as (typeof groupKeys)[number]).key(k)
+      : `CASE g.grp ${groupKeys.map((key, i) => `WHEN ${i} THEN ${key.key(k)}`).join(" ")} END`;
   const sums = `COUNT(*) AS pullRequests,
     COALESCE(SUM(la), 0) AS linesAdded, COALESCE(SUM(ld), 0) AS linesDeleted,
     COALESCE(SUM(fl), 0) AS serviceIssuesFlagged, COALESCE(SUM(fx), 0) AS serviceIssuesFixed,
     COALESCE(SUM(ai), 0) AS aiLinesAuthored, COUNT(ai) AS pullRequestsWithAiData`;
 
   const sql = `WITH metrics AS (
-  SELECT ${groupKey.row} AS k, p.lines_added AS la, p.lines_deleted AS ld,
+  SELECT ${groupKeys.map((key, i) => `${key.row} AS k${i}`).join(", ")}, p.lines_added AS la, p.lines_deleted AS ld,
     p.first_reviewed_at - p.created_at AS tf, p.merged_at - p.created_at AS tm,
     CASE WHEN p.first_finding_at >= ?2 AND p.last_finding_at <= ?3 THEN p.posted_findings
       WHEN p.first_finding_at IS NULL OR p.first_finding_at > ?3 OR p.last_finding_at < ?2 THEN 0
@@ -201,15 +243,16 @@ export function summaryStatement(
   WHERE p.first_reviewed_at >= ?2 OR p.last_reviewed_at <= ?3 OR EXISTS (SELECT 1 FROM reviews AS r
     WHERE r.pr_id = p.id AND r.status = 'completed' AND r.completed_at BETWEEN ?2 AND ?3)
 ),
-qualifying AS MATERIALIZED (SELECT k, la, ld, tf, tm, fl, fx, ai FROM metrics),
+qualifying AS MATERIALIZED (SELECT ${groupKeys.map((_, i) => `k${i}`).join(", ")}, ${figures} FROM metrics),
+keyed AS (${keyed}),
 gate AS MATERIALIZED (SELECT CASE WHEN (SELECT COUNT(*) FROM qualifying) <= ${limits.maxSortedArray} THEN 1
-  ELSE (SELECT MAX(n) <= ${limits.maxSortedArray} FROM (SELECT COUNT(*) AS n FROM qualifying GROUP BY k)) END AS arrays),
-by_group AS MATERIALIZED (SELECT k, ${sums}, COUNT(tf) AS nf, COUNT(tm) AS nm,
-    ${sorted("tf")} AS af, ${sorted("tm")} AS am FROM qualifying GROUP BY k),
+  ELSE (SELECT MAX(n) <= ${limits.maxSortedArray} FROM (SELECT COUNT(*) AS n FROM keyed GROUP BY grp, k)) END AS arrays),
+by_group AS MATERIALIZED (SELECT grp, k, ${sums}, COUNT(tf) AS nf, COUNT(tm) AS nm,
+    ${sorted("tf")} AS af, ${sorted("tm")} AS am FROM keyed GROUP BY grp, k),
 ranked_tf AS MATERIALIZED (${ranked("tf", "nf")}),
 ranked_tm AS MATERIALIZED (${ranked("tm", "nm")}),
-counted AS (SELECT SUM(nf) AS nf, SUM(nm) AS nm FROM by_group)
-SELECT ${groupKey.key("g.k")} AS key, g.pullRequests, g.linesAdded, g.linesDeleted, g.serviceIssuesFlagged,
+counted AS (SELECT SUM(nf) AS nf, SUM(nm) AS nm FROM by_group WHERE grp = 0)
+SELECT g.grp AS grouping, ${keyOf("g.k")} AS key, g.pullRequests, g.linesAdded, g.linesDeleted, g.serviceIssuesFlagged,
   g.serviceIssuesFixed, g.aiLinesAuthored, g.pullRequestsWithAiData,
   ${median("g.af", "g.nf", "ranked_tf")} AS medianMsToFirstReview,
   ${median("g.am", "g.nm", "ranked_tm")} AS medianMsToMerge,

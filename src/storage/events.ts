@@ -1,6 +1,7 @@
 import { foldName, repoKey } from "../lib/names";
 import { nextPullRequestState } from "../rules/pull-request-state";
 import type { Event } from "../schemas/events";
+import { ACTIVITY_OF_BATCH, type ActivityRef, type StoredActivity, toStoredActivity } from "./activity";
 import {
   AUTHORSHIP_COLUMNS,
   type ChildColumns,
@@ -18,6 +19,8 @@ import { refreshReviewSpansSql } from "./review-span";
 export interface StoredEvents {
   /** D1's `meta.rows_written` summed over the batch's statements (index entries included). */
   rowsWritten: number;
+  /** The pull requests' activity after the batch, for their organizations' objects (`activity.ts`). */
+  activity: StoredActivity[];
 }
 
 /**
@@ -142,9 +145,16 @@ export async function writeEvents(
   add(REFRESH_REVIEW_SPANS, spanRefs);
   add(REFRESH_FIGURES, figureRefs);
   if (children > 0) statements.push(db.prepare(FORGET_NOTED_PULL_REQUESTS));
-  if (statements.length === 0) return { rowsWritten: 0 };
+  // Read last, in the same transaction: the activity of what the batch named (contract section 20).
+  const activityRefs: ActivityRef[] = [
+    ...pullRequests.rows().map((r) => ({ ...keyOf(r), learned: true })),
+    ...reviews.rows().map((r) => ({ ...keyOf(r), learned: false })),
+  ];
+  add(ACTIVITY_OF_BATCH, activityRefs);
+  if (statements.length === 0) return { rowsWritten: 0, activity: [] };
   const results = await db.batch(statements);
-  return { rowsWritten: results.reduce((sum, r) => sum + (r.meta.rows_written ?? 0), 0) };
+  const activity = activityRefs.length > 0 ? toStoredActivity((results.at(-1)?.results ?? []) as Record<string, unknown>[]) : [];
+  return { rowsWritten: results.reduce((sum, r) => sum + (r.meta.rows_written ?? 0), 0), activity };
 }
 
 /** Where new pull request rows get their ids (see `writeEvents`). */
@@ -185,6 +195,8 @@ const childRow = (ref: Ref, id: string, columns: ChildColumns, e: Event): ChildR
 });
 /** A child's pull request, which may need a placeholder row, with the child's table, id and version. */
 type Placeholder = Ref & { table: "reviews" | "findings" | "ai_authorship"; id: string; updatedAt: number };
+
+const keyOf = ({ orgKey, repoKey, prNumber }: PullRequestKey): PullRequestKey => ({ orgKey, repoKey, prNumber });
 
 /** JSON of the key: unambiguous whatever characters the names hold (a joined string is not). */
 export const refKey = ({ orgKey, repoKey, prNumber }: PullRequestKey): string => JSON.stringify([orgKey, repoKey, prNumber]);

@@ -1,4 +1,5 @@
 import { NonRetryableError } from "cloudflare:workflows";
+import { reportActivity } from "../directory/activity";
 import { storeEventsAtHome } from "../directory/events";
 import { organizationAt } from "../directory/resolve";
 import type { GithubAccount, GithubMergedPull } from "../github/calls";
@@ -287,7 +288,10 @@ export class SyncJob {
       }),
     );
     for (let i = 0; i < events.length; i += EVENTS_PER_WRITE) {
-      await storeEventsAtHome(this.env, events.slice(i, i + EVENTS_PER_WRITE), { login: at.login, home: this.params.home });
+      const home = { login: at.login, home: this.params.home };
+      const stored = await storeEventsAtHome(this.env, events.slice(i, i + EVENTS_PER_WRITE), home);
+      // An import: activity and the pull requests learned, never an automatic seat (contract section 20).
+      await reportActivity(this.env, stored.activity, { assign: false, correlationId: `sync:${this.params.home}` });
     }
   }
 }

@@ -1,3 +1,4 @@
+import { reportActivity } from "../directory/activity";
 import { storeEventsAtHome } from "../directory/events";
 import type { DeliveryOwner, ReportedIdentity } from "../directory/identity";
 import { learnIdentity } from "../directory/learn";
@@ -101,7 +102,8 @@ export async function applyMessage(env: Env, m: QueueMessage): Promise<void> {
     );
     if (!repo.here) throw notYetKnown(m, place.home);
     const event = repo.name === null ? change.event : { ...change.event, repo: repo.name };
-    await storeEventsAtHome(env, [event], { login: m.org, home: place.home });
+    const stored = await storeEventsAtHome(env, [event], { login: m.org, home: place.home });
+    await reportActivity(env, stored.activity, { assign: true, correlationId: messageKey(m) });
     return;
   }
   const lookup: DeliveryLookup = { accountId, login: m.org };

@@ -55,8 +55,8 @@ describe("landing page", () => {
 describe("keys: create, copy, use, regenerate, revoke; sign out", () => {
   it("runs the whole flow as ada-admin", async () => {
     const { context, page } = await signedIn("ada-admin");
-    const card = page.getByRole("region", { name: /Analytics key/ });
-    // The demo load minted ada-admin's keys: regenerate warns first.
+    // The demo load minted ada-admin's keys (named default): regenerate warns first.
+    const card = page.getByRole("region", { name: /^Analytics key default cak_…/ });
     await card.getByText("Created").waitFor();
     await checkPage(page, "keys");
 
@@ -66,40 +66,46 @@ describe("keys: create, copy, use, regenerate, revoke; sign out", () => {
     expect(await confirm.textContent()).toContain("The current key stops working at once");
     await checkPage(page, "keys-regenerate-warning");
     await confirm.getByRole("button", { name: "Regenerate now" }).click();
-    const shown = card.getByTestId("new-key-analytics");
+    const shown = page.getByTestId("new-key-analytics");
     await shown.waitFor();
     const first = (await shown.textContent()) ?? "";
     expect(first).toMatch(/^cak_[A-Za-z0-9]{40}$/);
-    expect(await card.getByText("it will not be shown again").count()).toBe(1);
-    await card.getByRole("button", { name: "Copy key" }).click();
-    await card.getByText("Copied to the clipboard.").waitFor();
+    expect(await page.getByText("it will not be shown again").count()).toBe(1);
+    await page.getByRole("button", { name: "Copy key" }).click();
+    await page.getByText("Copied to the clipboard.").waitFor();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(first);
     await checkPage(page, "keys-new-key");
     expect((await api(EXPORT, first)).status).toBe(200);
     // The command the page shows works as shown: 200 with rows.
-    const command = (await card.getByTestId("curl-analytics").textContent()) ?? "";
+    const command = (await page.getByTestId("curl-analytics").textContent()) ?? "";
     const [, header, target] = /^curl -s -H "([^"]+)" "([^"]+)"$/.exec(command) ?? [];
     expect(header).toBe(`Authorization: Bearer ${first}`);
     const tried = await fetch(target ?? "", { headers: { Authorization: `Bearer ${first}` } });
     expect(tried.status).toBe(200);
     expect(((await tried.json()) as { data: unknown[] }).data.length).toBeGreaterThan(0);
+    // The card shows the new value's last characters.
+    await page.getByRole("region", { name: `Analytics key default cak_…${first.slice(-4)}` }).waitFor();
 
     // Regenerate: the old key is refused at once, the new one works.
-    await card.getByRole("button", { name: "Regenerate key" }).click();
-    await card.getByRole("alertdialog").getByRole("button", { name: "Regenerate now" }).click();
+    const again = page.getByRole("region", { name: /^Analytics key default cak_…/ });
+    await again.getByRole("button", { name: "Regenerate key" }).click();
+    await again.getByRole("alertdialog").getByRole("button", { name: "Regenerate now" }).click();
     await page.waitForFunction((old) => {
       const el = document.querySelector('[data-testid="new-key-analytics"]');
       return el !== null && el.textContent !== old;
     }, first);
-    const second = (await shown.textContent()) ?? "";
+    const second = (await page.getByTestId("new-key-analytics").textContent()) ?? "";
     expect((await api(EXPORT, first)).status).toBe(401);
     expect((await api(EXPORT, second)).status).toBe(200);
     // Used: the list says so, to the hour.
     await page.reload();
-    await card.getByText(/^in the hour from /).waitFor();
+    await page
+      .getByRole("region", { name: /^Analytics key default/ })
+      .getByText(/^in the hour from /)
+      .waitFor();
 
-    await card.getByRole("button", { name: "Revoke" }).click();
-    await card.getByText("No key.").waitFor();
+    await page.getByRole("button", { name: "Revoke Analytics key default" }).click();
+    await page.getByRole("region", { name: /^Analytics key default/ }).waitFor({ state: "detached" });
     expect((await api(EXPORT, second)).status).toBe(401);
 
     await page.getByRole("button", { name: "Sign out", exact: true }).click();
@@ -107,6 +113,74 @@ describe("keys: create, copy, use, regenerate, revoke; sign out", () => {
     await page.goto(`${url}/app/keys`);
     await page.waitForURL(`${url}/`);
     await context.close();
+  });
+
+  it("creates a named read-only members key limited to a network; it reads, its writes are refused, other keys work", async () => {
+    const { context, page } = await signedIn("ada-admin");
+    const form = page.getByRole("region", { name: "Create a key" });
+    await form.getByLabel("Name").fill("agent");
+    await form.getByLabel("Kind").selectOption("members");
+    await form.getByLabel(/Read-only/).check();
+    await form.getByLabel("Expires in").selectOption("7");
+    await form.getByLabel(/Allowed networks/).fill("127.0.0.0/8, ::1/128");
+    await checkPage(page, "keys-create-form");
+    await form.getByRole("button", { name: "Create key" }).click();
+    const shown = form.getByTestId("new-key-members");
+    await shown.waitFor();
+    const key = (await shown.textContent()) ?? "";
+    expect(key).toMatch(/^cbk_[A-Za-z0-9]{40}$/);
+    const card = page.getByRole("region", { name: `Members key agent cbk_…${key.slice(-4)}` });
+    await card.getByText("read members (read-only)").waitFor();
+    await card.getByText("127.0.0.0/8, ::1/128").waitFor();
+    await checkPage(page, "keys-named");
+    // The curl line works as shown (from this machine: inside 127.0.0.0/8).
+    const command = (await form.getByTestId("curl-members").textContent()) ?? "";
+    const [, , target] = /^curl -s -H "([^"]+)" "([^"]+)"$/.exec(command) ?? [];
+    expect((await fetch(target ?? "", { headers: { Authorization: `Bearer ${key}` } })).status).toBe(200);
+    const write = await fetch(`${url}/api/v1/organizations/acme/members/1002`, {
+      method: "PATCH",
+      headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ seat: true, expectedSeat: true }),
+    });
+    expect(write.status).toBe(403);
+    expect(((await write.json()) as { error: { code: string } }).error.code).toBe("insufficient_scope");
+    // The key of the demo load still works beside it.
+    await page.getByRole("region", { name: /^Members key default/ }).waitFor();
+    await page.getByRole("button", { name: "Revoke Members key agent" }).click();
+    await card.waitFor({ state: "detached" });
+    expect((await api("/api/v1/organizations", key)).status).toBe(401);
+    await context.close();
+  });
+});
+
+describe("organization keys: /app/orgs/{org}/keys for admins", () => {
+  it("an admin creates an analytics key limited to a repository; it reads that one only; a member sees the page is for admins", async () => {
+    const admin = await signedIn("ada-admin");
+    await admin.page.goto(`${url}/app/orgs/acme/keys`);
+    const form = admin.page.getByRole("region", { name: "Create a key" });
+    await form.waitFor();
+    await form.getByLabel("Name").fill("warehouse");
+    await form.getByLabel(/^Repositories/).fill("api");
+    await checkPage(admin.page, "org-keys-form");
+    await form.getByRole("button", { name: "Create key" }).click();
+    const shown = form.getByTestId("new-key-analytics");
+    await shown.waitFor();
+    const key = (await shown.textContent()) ?? "";
+    const card = admin.page.getByRole("region", { name: `Analytics key warehouse cak_…${key.slice(-4)}` });
+    await card.getByText("api", { exact: true }).waitFor();
+    await checkPage(admin.page, "org-keys");
+    expect((await api("/api/analytics/v1/prs?org=acme&repo=api&perPage=1", key)).status).toBe(200);
+    expect((await api("/api/analytics/v1/prs?org=acme&repo=web&perPage=1", key)).status).toBe(403);
+    await admin.page.getByRole("button", { name: "Revoke Analytics key warehouse" }).click();
+    await card.waitFor({ state: "detached" });
+    expect((await api("/api/analytics/v1/prs?org=acme&repo=api&perPage=1", key)).status).toBe(401);
+    await admin.context.close();
+
+    const member = await signedIn("max-member");
+    await member.page.goto(`${url}/app/orgs/acme/keys`);
+    await member.page.getByText("This page is for the organization's admins").waitFor();
+    await checkPage(member.page, "org-keys-not-admin");
+    await member.context.close();
   });
 
   it("sign out everywhere ends the person's sessions in every browser at once", async () => {
@@ -196,6 +270,57 @@ describe("organizations and members", () => {
     expect(await page.getByRole("checkbox", { name: /^Seat of / }).count()).toBe(0);
     expect(await page.getByRole("combobox", { name: /^Role of / }).count()).toBe(0);
     await checkPage(page, "members-non-admin");
+    await context.close();
+  });
+
+  it("seats that follow the work: last activity, the inactive filter, the waiting list, freeing idle seats", async () => {
+    const { context, page } = await signedIn("ada-admin");
+    await page.goto(`${url}/app/orgs/acme/members`);
+    // The demo: olga-oldtimer holds a seat, idle for months; nia-newhire waits for one.
+    const olga = page.getByRole("row", { name: /olga-oldtimer/ });
+    await olga.waitFor();
+    expect(await olga.textContent()).toMatch(/\d{4}-\d{2}-\d{2}$/);
+    expect(await page.getByTestId("seat-assignment").textContent()).toBe("automatic");
+    const waitingList = page.getByRole("list", { name: "Waiting list" });
+    await waitingList.getByText("nia-newhire").waitFor();
+    await page.getByLabel("Inactive for (days)").fill("90");
+    await page.getByRole("button", { name: "Filter" }).click();
+    await page.getByRole("row", { name: /max-member/ }).waitFor({ state: "detached" });
+    expect(await page.getByRole("row", { name: /olga-oldtimer/ }).count()).toBe(1);
+    await checkPage(page, "members-seats");
+
+    // A preview, then someone changes a shown seat meanwhile: the batch changes nothing and says why.
+    const tools = page.getByRole("region", { name: "Seats to free" });
+    await page.getByLabel("Idle for (days)").fill("90");
+    await page.getByRole("button", { name: "Preview" }).click();
+    await tools.getByText("olga-oldtimer").waitFor();
+    await checkPage(page, "members-seats-preview");
+    const putOlga = (seat: boolean) =>
+      fetch(`${url}/internal/v1/organizations/acme/members/1007`, {
+        method: "PUT",
+        headers: { Authorization: `Bearer ${adminToken}`, "Content-Type": "application/json" },
+        body: JSON.stringify({
+          githubLogin: "olga-oldtimer",
+          workEmail: "olga-oldtimer@example.com",
+          role: "member",
+          seat,
+          isBot: false,
+        }),
+      });
+    expect((await putOlga(false)).status).toBe(200);
+    await tools.getByRole("button", { name: /^Free \d+ seats?$/ }).click();
+    await page.getByText(/Nothing was changed: someone changed the seat of olga-oldtimer since the preview/).waitFor();
+    await checkPage(page, "members-seats-conflict");
+
+    // Preview again and free: one guarded batch with the values shown.
+    expect((await putOlga(true)).status).toBe(200);
+    await page.getByRole("button", { name: "Preview" }).click();
+    await tools.getByText("olga-oldtimer").waitFor();
+    const shown = await tools.getByRole("listitem").count();
+    await tools.getByRole("button", { name: /^Free \d+ seats?$/ }).click();
+    await page.getByText(new RegExp(`Freed ${shown} seats?;`)).waitFor();
+    await page.getByRole("checkbox", { name: "Seat of olga-oldtimer" }).waitFor();
+    expect(await page.getByRole("checkbox", { name: "Seat of olga-oldtimer" }).isChecked()).toBe(false);
     await context.close();
   });
 

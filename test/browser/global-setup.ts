@@ -1,12 +1,12 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
+import { migrateLocalD1 } from "../../scripts/lib/bench-common.mjs";
 import { waitForHealthy } from "../../scripts/lib/control-plane-client.mjs";
 import { seedDemo } from "../../scripts/lib/seed.mjs";
-import { analyticsShardBindings } from "../../scripts/lib/shards.mjs";
 
 /**
  * The browser tests' service: `wrangler dev` on 127.0.0.1 (port BROWSER_TEST_PORT, default 8991)
@@ -21,9 +21,9 @@ export default async function setup(project: TestProject) {
   const wrangler = join(process.cwd(), "node_modules", ".bin", "wrangler");
   const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };
 
-  // Every analytics shard gets the migrations, as `npm start` applies them.
-  for (const shard of analyticsShardBindings())
-    execFileSync(wrangler, ["d1", "migrations", "apply", shard, "--local", "--persist-to", state], { env, stdio: "ignore" });
+  // Every analytics shard gets the migrations, as `npm start` applies them (a copy of the
+  // benchmarks' migrated template when one is there: scripts/lib/bench-common.mjs).
+  await migrateLocalD1(state);
   const dev: ChildProcess = spawn(
     wrangler,
     [

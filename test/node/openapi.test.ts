@@ -79,7 +79,15 @@ describe("what the documents say", () => {
       return schema?.properties.error.properties.code.enum;
     };
     expect(codes("409")).toEqual(["expected_value_mismatch", "no_seat_available", "last_admin"]);
-    expect(codes("403")).toEqual(["installation_blocked", "org_access_denied", "not_org_admin", "subscription_required"]);
+    // With the key's own 403s (contract section 18): outside its networks, and a read-only key on a write.
+    expect(codes("403")).toEqual([
+      "installation_blocked",
+      "org_access_denied",
+      "not_org_admin",
+      "subscription_required",
+      "ip_not_allowed",
+      "insufficient_scope",
+    ]);
     expect(Object.keys(patch.responses)).toEqual(
       expect.arrayContaining(["200", "400", "401", "403", "404", "405", "409", "413", "415", "422", "429", "500", "503"]),
     );

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { countRequest, type QuotaPolicy, type QuotaState, quotaHeaders, quotaPolicy } from "../../src/auth/quota";
+import { countRequest, type QuotaPolicy, type QuotaState, quotaHeaders, quotaPolicy } from "../../src/rules/quota";
 
-/** Exact per-owner quotas (contract section 7, src/auth/quota.ts) as tables, without a clock or storage. */
+/** Exact per-owner quotas (contract section 7, src/rules/quota.ts) as tables, without a clock or storage. */
 
 const policy: QuotaPolicy = { limit: 3, windowMs: 900_000, persistDelayMs: 1000 };
 const T0 = 1_800_000_000_000;

@@ -41,6 +41,8 @@ export type AuditEntry = {
   before: State | null;
   after: State | null;
   correlationId: string;
+  key: { id: string; name: string } | null;
+  ip: string | null;
 };
 export type AuditPage = { data: AuditEntry[]; nextCursor: string | null };
 

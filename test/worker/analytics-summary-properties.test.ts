@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { summarizeMergedPullRequests } from "../../src/storage/analytics-summary";
+import { summarizeGroupings, summarizeMergedPullRequests } from "../../src/storage/analytics-summary";
 import { moveRows } from "../../src/storage/renames";
 import { GAP_TIER_BOUNDS_MS } from "../../src/storage/review-span";
 import { addMember, adminOk, call, createKey, createOrg, createUser, postEventsOk, shardDb, unique } from "./helpers";
@@ -325,6 +325,7 @@ describe("the summary is the export's rows, grouped", () => {
             cursor = page.nextCursor;
             if (cursor === null) break;
           }
+          const singles: { groupBy: string; figures: Awaited<ReturnType<typeof summarizeMergedPullRequests>> }[] = [];
           for (const groupBy of GROUP_BYS) {
             if (groupBy === "day" && end - start + 1 > 400 * DAY) continue; // a 400, checked elsewhere
             const summary = (await get(`/api/analytics/v1/summary?${window}&groupBy=${groupBy}`)) as Summary;
@@ -348,7 +349,23 @@ describe("the summary is the export's rows, grouped", () => {
             // Read where the organization's rows are (its shard), not an empty database: the
             // admin's view is the API's when the caller is the admin.
             if (role === "admin") expect(arrays.totals).toEqual(summary.totals);
+            singles.push({ groupBy, figures: arrays });
           }
+          // Every grouping at once (the dashboard's summaries, one statement) gives each grouping's
+          // figures as its own statement does, either way to the medians.
+          const scope = { orgKey: org, repoKey: repo, accessibleRepoKeys: null, start, end };
+          const together = await summarizeGroupings(
+            await shardDb(org),
+            { ...scope, groupBys: singles.map((s) => s.groupBy as (typeof GROUP_BYS)[number]) },
+            { maxSortedArray },
+          );
+          expect(together.groupings).toHaveLength(singles.length);
+          singles.forEach(({ figures }, i) => {
+            const byKey = (f: { groups: { key: string }[] }) => [...f.groups].sort((a, b) => (a.key < b.key ? -1 : 1));
+            const grouping = together.groupings[i] ?? { groups: [], totals: null };
+            expect(byKey(grouping)).toEqual(byKey(figures));
+            expect(grouping.totals).toEqual(figures.totals);
+          });
         },
       ),
       { numRuns: 80 },

@@ -80,6 +80,44 @@ describe("the app's analytics routes answer as the public ones, counted against 
   });
 });
 
+describe("the dashboard's summaries: several groupings of one window in one request", () => {
+  it("answers, per grouping asked and in its order, the summary route's body; one quota request", async () => {
+    const { org, session, viaKey } = await setup(14);
+    for (const repo of ["", "&repo=web"]) {
+      const res = await appCall(`/app/api/analytics/summaries?org=${org}${repo}&${WINDOW}&groupBy=week,repo,author,day`, session);
+      expect(res.status).toBe(200);
+      const { summaries } = (await res.json()) as { summaries: { groupBy: string }[] };
+      expect(summaries.map((s) => s.groupBy)).toEqual(["week", "repo", "author", "day"]);
+      for (const summary of summaries) {
+        const single = await viaKey(`/api/analytics/v1/summary?org=${org}${repo}&${WINDOW}&groupBy=${summary.groupBy}`);
+        expect(summary).toEqual(await single.json());
+      }
+      const again = await appCall(`/app/api/analytics/summaries?org=${org}${repo}&${WINDOW}&groupBy=author`, session);
+      expect(Number(again.headers.get("X-RateLimit-Used"))).toBe(Number(res.headers.get("X-RateLimit-Used")) + 5);
+    }
+  });
+
+  it("refuses as the summary does: unknown or repeated groupings, day over 400 days, a repository no one knows", async () => {
+    const { org, session } = await setup(2);
+    const code = async (query: string) => {
+      const res = await appCall(`/app/api/analytics/summaries?org=${org}&${query}`, session);
+      return [res.status, ((await res.json()) as { error?: { code: string } }).error?.code ?? "ok"];
+    };
+    expect(await code("groupBy=week,hour")).toEqual([400, "invalid_request"]);
+    expect(await code("groupBy=week,week")).toEqual([400, "invalid_request"]);
+    expect(await code("groupBy=")).toEqual([400, "invalid_request"]);
+    expect(await code("groupBy=repo,day&startDate=2024-01-01&endDate=2026-01-01")).toEqual([400, "invalid_request"]);
+    expect(await code(`groupBy=week,repo&repo=nowhere&${WINDOW}`)).toEqual([403, "repo_access_denied"]);
+    // A window too wide for several time groupings names the finest of them, whatever the order asked.
+    const wide = await appCall(
+      `/app/api/analytics/summaries?org=${org}&groupBy=month,day&startDate=2024-01-01&endDate=2026-01-01`,
+      session,
+    );
+    const body = (await wide.json()) as { error: { details: { path: string; message: string }[] } };
+    expect(body.error.details).toEqual([{ path: "groupBy", message: expect.stringMatching(/^day /) }]);
+  });
+});
+
 describe("Download CSV: every row of the window, in the export's order", () => {
   it("equals walking the export page by page as CSV, across several of its own statements", async () => {
     const count = DOWNLOAD_PAGE_ROWS + 7;

@@ -12,15 +12,30 @@ const NO_ORG = "no-such-org-for-app-key-tests";
 const useMembersKey = (key: string) =>
   call(`/api/v1/organizations/${NO_ORG}/members/1`, { headers: { Authorization: `Bearer ${key}` } }).then((r) => r.status);
 
-type Created = { key: string; kind: string; createdAt: string; expiresAt: string | null };
-type Listed = Record<"analytics" | "members", { createdAt: string; expiresAt: string | null; lastUsedAt: string | null } | null>;
+type Created = {
+  key: string;
+  keyId: string;
+  name: string;
+  kind: string;
+  scopes: string[];
+  hint: string;
+  createdAt: string;
+  expiresAt: string | null;
+  allowedNetworks: string[];
+};
+type Listed = { data: (Omit<Created, "key"> & { lastUsedAt: string | null })[] };
+
+const createIn = (session: Awaited<ReturnType<typeof signIn>>, json: Record<string, unknown>) =>
+  appCall("/app/api/keys", session, { method: "POST", json: { expiresInDays: null, ...json } });
+const listIn = async (session: Awaited<ReturnType<typeof signIn>>) =>
+  (await (await appCall("/app/api/keys", session)).json()) as Listed;
 
 describe("keys in the app", () => {
-  it("none of either kind at first", async () => {
+  it("none at first", async () => {
     const session = await signIn(await createUser());
     const res = await appCall("/app/api/keys", session);
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ analytics: null, members: null });
+    expect(await res.json()).toEqual({ data: [] });
   });
 
   it.each([
@@ -36,88 +51,106 @@ describe("keys in the app", () => {
     expect(res.status).toBe(201);
     const created = (await res.json()) as Created;
     expect(created.key).toMatch(/^cbk_/);
+    expect(created.name).toBe("default");
     if (span === null) expect(created.expiresAt).toBeNull();
     else expect(Date.parse(created.expiresAt ?? "") - Date.parse(created.createdAt)).toBe(span);
     expect(Date.parse(created.createdAt)).toBeGreaterThanOrEqual(before);
     expect(await useMembersKey(created.key)).toBe(404);
   });
 
-  it("400 for an expiry the app does not offer, or a kind that does not exist", async () => {
+  it("400 for an expiry the app does not offer, a kind that does not exist, a bad name or network", async () => {
     const session = await signIn(await createUser());
     for (const json of [
       { kind: "members", expiresInDays: 10 },
       { kind: "members", expiresInDays: "30" },
       { kind: "members" },
       { kind: "admin", expiresInDays: 7 },
+      { kind: "members", expiresInDays: 7, name: "" },
+      { kind: "members", expiresInDays: 7, name: "x".repeat(65) },
+      { kind: "members", expiresInDays: 7, allowedNetworks: ["10.0.0.0/33"] },
     ]) {
       const res = await appCall("/app/api/keys", session, { method: "POST", json });
       expect(res.status).toBe(400);
     }
   });
 
-  it("lists created, expires and last used (to the hour); last used is written with the quota counters", async () => {
+  it("lists name, hint, scopes, networks, created, expires and last used (to the hour); last used is written with the quota counters", async () => {
     const user = await createUser();
     const session = await signIn(user);
     const created = (await (
-      await appCall("/app/api/keys", session, { method: "POST", json: { kind: "members", expiresInDays: 30 } })
+      await createIn(session, {
+        kind: "members",
+        name: "Agent",
+        readOnly: true,
+        expiresInDays: 30,
+        allowedNetworks: ["10.0.0.0/8"],
+      })
     ).json()) as Created;
-    let listed = (await (await appCall("/app/api/keys", session)).json()) as Listed;
-    expect(listed).toEqual({
-      analytics: null,
-      members: { createdAt: created.createdAt, expiresAt: created.expiresAt, lastUsedAt: null },
-    });
+    expect(created.scopes).toEqual(["members:read"]);
+    expect(created.hint).toBe(`cbk_…${created.key.slice(-4)}`);
+    expect(created.keyId).toMatch(/^key_[0-9A-Za-z]{20}$/);
+    let listed = await listIn(session);
+    const { key: _secret, ...shown } = created;
+    expect(listed).toEqual({ data: [{ ...shown, lastUsedAt: null }] });
 
     const usedAt = Date.now();
-    expect(await useMembersKey(created.key)).toBe(404);
-    listed = (await (await appCall("/app/api/keys", session)).json()) as Listed;
+    const used = await call(`/api/v1/organizations/${NO_ORG}/members/1`, {
+      headers: { Authorization: `Bearer ${created.key}`, "CF-Connecting-IP": "10.1.2.3" },
+    });
+    expect(used.status).toBe(404);
+    listed = await listIn(session);
     const hour = toHour(usedAt);
-    expect([new Date(hour).toISOString(), new Date(hour + 3_600_000).toISOString()]).toContain(listed.members?.lastUsedAt);
+    expect([new Date(hour).toISOString(), new Date(hour + 3_600_000).toISOString()]).toContain(listed.data[0]?.lastUsedAt);
     // The first request of a quota window is written before answering, and "last used" with it.
     const stored = await runInDurableObject(env.USERS.getByName(user), (_i, state) =>
-      state.storage.sql.exec<{ last_used_at: number | null }>("SELECT last_used_at FROM api_keys WHERE kind = 'members'").one(),
+      state.storage.sql
+        .exec<{ last_used_at: number | null }>("SELECT last_used_at FROM api_keys WHERE key_id = ?", created.keyId)
+        .one(),
     );
-    expect(stored.last_used_at).toBe(Date.parse(listed.members?.lastUsedAt ?? ""));
+    expect(stored.last_used_at).toBe(Date.parse(listed.data[0]?.lastUsedAt ?? ""));
   });
 
-  it("regenerating replaces the key: the old one is 401 at once, the new one works, last used starts again", async () => {
+  it("regenerating (the same kind and name) replaces that key's value: the old one is 401 at once, the new one works", async () => {
     const session = await signIn(await createUser());
-    const create = () => appCall("/app/api/keys", session, { method: "POST", json: { kind: "members", expiresInDays: null } });
-    const first = (await (await create()).json()) as Created;
+    const first = (await (await createIn(session, { kind: "members", name: "ci" })).json()) as Created;
+    const other = (await (await createIn(session, { kind: "members", name: "sheet" })).json()) as Created;
     expect(await useMembersKey(first.key)).toBe(404);
-    const second = (await (await create()).json()) as Created;
+    const second = (await (await createIn(session, { kind: "members", name: "CI" })).json()) as Created;
+    expect(second.keyId).toBe(first.keyId);
     expect(await useMembersKey(first.key)).toBe(401);
-    const listed = (await (await appCall("/app/api/keys", session)).json()) as Listed;
-    expect(listed.members?.lastUsedAt).toBeNull();
     expect(await useMembersKey(second.key)).toBe(404);
+    expect(await useMembersKey(other.key)).toBe(404);
+    // Listed by kind, then by when each value was made: the regenerated one last.
+    expect((await listIn(session)).data.map((k) => k.name)).toEqual(["sheet", "CI"]);
   });
 
-  it("revoking ends the key at once and lists none; revoking again is fine", async () => {
+  it("revoking one key ends it at once and leaves the others; revoking again is fine", async () => {
     const session = await signIn(await createUser());
-    const created = (await (
-      await appCall("/app/api/keys", session, { method: "POST", json: { kind: "members", expiresInDays: 7 } })
-    ).json()) as Created;
-    expect((await appCall("/app/api/keys/members", session, { method: "DELETE" })).status).toBe(204);
-    expect(await useMembersKey(created.key)).toBe(401);
-    expect(await (await appCall("/app/api/keys", session)).json()).toEqual({ analytics: null, members: null });
-    expect((await appCall("/app/api/keys/members", session, { method: "DELETE" })).status).toBe(204);
+    const a = (await (await createIn(session, { kind: "members", name: "a" })).json()) as Created;
+    const b = (await (await createIn(session, { kind: "members", name: "b" })).json()) as Created;
+    expect((await appCall(`/app/api/keys/${a.keyId}`, session, { method: "DELETE" })).status).toBe(204);
+    expect(await useMembersKey(a.key)).toBe(401);
+    expect(await useMembersKey(b.key)).toBe(404);
+    expect((await listIn(session)).data.map((k) => k.keyId)).toEqual([b.keyId]);
+    expect((await appCall(`/app/api/keys/${a.keyId}`, session, { method: "DELETE" })).status).toBe(204);
   });
 
-  it("one code path with the control plane: a key it created is listed, replaced and revoked here", async () => {
+  it("one code path with the control plane: its key is the default key, listed and regenerated here", async () => {
     const user = await createUser();
     const { key } = await createKey(user, "analytics");
     const session = await signIn(user);
-    const listed = (await (await appCall("/app/api/keys", session)).json()) as Listed;
-    expect(listed.analytics).not.toBeNull();
-    await appCall("/app/api/keys", session, { method: "POST", json: { kind: "analytics", expiresInDays: 7 } });
+    const listed = await listIn(session);
+    expect(listed.data.map((k) => [k.kind, k.name])).toEqual([["analytics", "default"]]);
+    await createIn(session, { kind: "analytics", expiresInDays: 7 });
     const res = await call(`/api/analytics/v1/prs?org=${NO_ORG}`, { headers: { Authorization: `Bearer ${key}` } });
     expect(res.status).toBe(401);
   });
 
   it("a session's key requests touch only its own user's keys", async () => {
     const [a, b] = [await createUser(), await createUser()];
-    const { key } = await createKey(b, "members");
+    const { key, keyId } = await createKey(b, "members");
     const session = await signIn(a);
-    expect((await appCall("/app/api/keys/members", session, { method: "DELETE" })).status).toBe(204);
+    expect((await appCall(`/app/api/keys/${keyId}`, session, { method: "DELETE" })).status).toBe(204);
     expect(await useMembersKey(key)).toBe(404);
   });
 });

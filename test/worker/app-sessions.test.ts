@@ -171,7 +171,7 @@ describe("CSRF: a state-changing app request needs a same-origin Origin and the 
     const res = await create(session, extra);
     expect(res.status).toBe(403);
     expect(await errorCode(res)).toBe("csrf_failed");
-    expect(await (await appCall("/app/api/keys", session)).json()).toEqual({ analytics: null, members: null });
+    expect(await (await appCall("/app/api/keys", session)).json()).toEqual({ data: [] });
   });
 
   it("another session's CSRF token does not do", async () => {

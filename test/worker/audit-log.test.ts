@@ -2,7 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { OrganizationObject } from "../../src/organization/object";
 import { type AuditEntry, errorOf, setup, walk } from "./admin-helpers";
-import { admin, env, unique } from "./helpers";
+import { admin, adminOk, env, unique } from "./helpers";
 
 /** `GET /api/v1/organizations/{org}/audit-log` (contract section 8). */
 
@@ -46,10 +46,14 @@ describe("who may read (admins only)", () => {
 });
 
 describe("PATCH and batch PATCH: one member.updated per member that changed, by the caller, source api", () => {
-  it("records before, after, actor, source and the request's correlation id", async () => {
+  it("records before, after, actor, source, the request's correlation id, the key and the caller's address", async () => {
     const s = await setup();
     const id = await s.member();
-    expect((await s.patch(id, { seat: true, expectedSeat: false }, { "X-Correlation-Id": "c-patch-1" })).status).toBe(200);
+    const headers = { "X-Correlation-Id": "c-patch-1", "CF-Connecting-IP": "2001:db8::7" };
+    expect((await s.patch(id, { seat: true, expectedSeat: false }, headers)).status).toBe(200);
+    const [defaultKey] = (
+      await adminOk<{ data: { keyId: string; name: string }[] }>("GET", `/internal/v1/users/${s.caller.id}/api-keys`)
+    ).data;
     const [entry] = await entriesOf(s).then((es) => es.filter((e) => e.action === "member.updated"));
     expect(entry).toEqual({
       id: expect.any(String),
@@ -61,6 +65,8 @@ describe("PATCH and batch PATCH: one member.updated per member that changed, by 
       before: { seat: false, role: "member" },
       after: { seat: true, role: "member" },
       correlationId: "c-patch-1",
+      key: { id: defaultKey?.keyId, name: "default" },
+      ip: "2001:db8::7",
     });
   });
 
@@ -119,8 +125,16 @@ describe("a retried PATCH (same operation) records its change once", () => {
     const id = await s.member();
     const stub = env.ORGANIZATIONS.getByName(s.org.toLowerCase());
     const changes = [{ githubUserId: id, seat: true, expectedSeat: false }];
-    await stub.updateMembers(s.org, s.caller.id, changes, "op-retry", "changes", "c-first");
-    await stub.updateMembers(s.org, s.caller.id, changes, "op-retry", "changes", "c-retry");
+    await stub.updateMembers(s.org, s.caller.id, changes, "op-retry", "changes", {
+      correlationId: "c-first",
+      key: null,
+      ip: null,
+    });
+    await stub.updateMembers(s.org, s.caller.id, changes, "op-retry", "changes", {
+      correlationId: "c-retry",
+      key: null,
+      ip: null,
+    });
     const entries = (await s.auditOk(`githubUserId=${id}`)).data.filter((e) => e.action === "member.updated");
     expect(entries.map((e) => e.correlationId)).toEqual(["c-first"]);
   });
@@ -144,6 +158,12 @@ describe("control-plane sync: source sync, no actor", () => {
       ["member.removed", "sync", null, { seat: true, role: "viewer" }, null, "c-del"],
       ["member.updated", "sync", null, { seat: false, role: "member" }, { seat: true, role: "viewer" }, "c-update"],
       ["member.added", "sync", null, null, { seat: false, role: "member" }, "c-add"],
+    ]);
+    // Not an API change: no key, and no caller's address (contract section 18).
+    expect(entries.map((e) => [e.key, e.ip])).toEqual([
+      [null, null],
+      [null, null],
+      [null, null],
     ]);
   });
 

@@ -389,6 +389,7 @@ describe("members (sync)", () => {
       role: "admin",
       seat: true,
       isBot: false,
+      lastActivityAt: null,
     });
     await addMember(org, "42", "viewer", { seat: false, isBot: true });
     expect((await orgTables(org)).members).toEqual([
@@ -428,17 +429,21 @@ describe("users and keys", () => {
     expect(res).toEqual({ githubUserId: "777001", githubLogin: "octo", blocked: false });
   });
 
-  it("POST api-keys answers 201 with the key once, its id, kind and times", async () => {
+  it("POST api-keys answers 201 with the key once, its id, name (default), kind, scopes, hint, times and networks", async () => {
     const user = await createUser();
     const res = await admin("POST", `/internal/v1/users/${user}/api-keys`, { kind: "members" });
     expect(res.status).toBe(201);
     const body = (await res.json()) as Record<string, unknown>;
     expect(body).toEqual({
       key: expect.stringMatching(/^cbk_[0-9A-Za-z]{40}$/),
-      keyId: expect.any(String),
+      keyId: expect.stringMatching(/^key_[0-9A-Za-z]{20}$/),
+      name: "default",
       kind: "members",
+      scopes: ["members:read", "members:write"],
+      hint: `cbk_…${String(body.key).slice(-4)}`,
       createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
       expiresAt: null,
+      allowedNetworks: [],
     });
   });
 

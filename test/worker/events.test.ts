@@ -422,8 +422,8 @@ describe("rows written (D1 meta.rows_written)", () => {
     const first = await storeEvents(env, reviewerBatch(org));
     expect(first.rowsWritten).toBeGreaterThanOrEqual(1000);
     const stored = await snapshot(org);
-    expect(await storeEvents(env, reviewerBatch(org))).toEqual({ rowsWritten: 0 });
-    expect(await storeEvents(env, reviewerBatch(org, "2026-10-02T00:00:00Z"))).toEqual({ rowsWritten: 0 });
+    expect((await storeEvents(env, reviewerBatch(org))).rowsWritten).toBe(0);
+    expect((await storeEvents(env, reviewerBatch(org, "2026-10-02T00:00:00Z"))).rowsWritten).toBe(0);
     expect(await snapshot(org)).toEqual(stored);
     // A newer version is written again, and only then.
     expect((await storeEvents(env, reviewerBatch(org, "2026-10-04T00:00:00Z"))).rowsWritten).toBeGreaterThanOrEqual(1000);
@@ -434,7 +434,7 @@ describe("rows written (D1 meta.rows_written)", () => {
     const children = [review(org, 1, "r1"), finding(org, 1, "f1"), authorship(org, 1, "a1", 3)];
     const batch = EventBatch.parse({ events: children }).events;
     expect((await storeEvents(env, batch)).rowsWritten).toBeGreaterThan(0); // with the placeholder
-    expect(await storeEvents(env, batch)).toEqual({ rowsWritten: 0 });
+    expect((await storeEvents(env, batch)).rowsWritten).toBe(0);
   });
 });
 

@@ -252,6 +252,7 @@ describe("reading a member", () => {
       role: "viewer",
       seat: true,
       isBot: true,
+      lastActivityAt: null,
     });
   });
 
@@ -371,9 +372,9 @@ describe("guards", () => {
     const target = await member("member", { seat: false });
     const stub = env.ORGANIZATIONS.getByName(org.toLowerCase());
     const changes = [{ githubUserId: target, seat: true, expectedSeat: false }];
-    const first = await stub.updateMembers(org, caller, changes, "op-1", null, "c-op-1");
+    const first = await stub.updateMembers(org, caller, changes, "op-1", null, { correlationId: "c-op-1", key: null, ip: null });
     expect(first).toMatchObject({ ok: true, value: { results: [{ changed: true, after: { seat: true } }] } });
-    const retry = await stub.updateMembers(org, caller, changes, "op-1", null, "c-op-1");
+    const retry = await stub.updateMembers(org, caller, changes, "op-1", null, { correlationId: "c-op-1", key: null, ip: null });
     expect(retry).toEqual({
       ok: true,
       value: {
@@ -390,7 +391,7 @@ describe("guards", () => {
         availableSeats: 9,
       },
     });
-    const other = await stub.updateMembers(org, caller, changes, "op-2", null, "c-op-2");
+    const other = await stub.updateMembers(org, caller, changes, "op-2", null, { correlationId: "c-op-2", key: null, ip: null });
     expect(other).toMatchObject({ ok: false, code: "expected_value_mismatch" });
   });
 });

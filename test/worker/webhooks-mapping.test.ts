@@ -122,7 +122,14 @@ describe("installation", () => {
     await deliverQueued("installation", payload);
     const read = await readMember(login, owner, owner.id);
     expect(read.status).toBe(200);
-    expect(await read.json()).toEqual({ githubUserId: owner.id, githubLogin: login, role: "admin", seat: false, isBot: false });
+    expect(await read.json()).toEqual({
+      githubUserId: owner.id,
+      githubLogin: login,
+      role: "admin",
+      seat: false,
+      isBot: false,
+      lastActivityAt: null,
+    });
   });
 
   it("created for an organization: nobody becomes a member from the payload", async () => {
@@ -193,7 +200,14 @@ describe("organization members", () => {
   it("member_added: role from GitHub's membership role, seat false, isBot from the account type, no workEmail", async () => {
     const { org, admin, member } = await world([]);
     const adminRead = (await (await readMember(org, member, admin.id)).json()) as Record<string, unknown>;
-    expect(adminRead).toEqual({ githubUserId: admin.id, githubLogin: `gh${admin.id}`, role: "admin", seat: false, isBot: false });
+    expect(adminRead).toEqual({
+      githubUserId: admin.id,
+      githubLogin: `gh${admin.id}`,
+      role: "admin",
+      seat: false,
+      isBot: false,
+      lastActivityAt: null,
+    });
     expect(adminRead).not.toHaveProperty("workEmail");
     const bot = { id: await createUser() };
     await joins(org, bot, "member", "Bot");

@@ -159,12 +159,19 @@ export function AnalyticsPage({ session, org }: { session: SessionInfo; org: str
     setBusy(true);
     setError("");
     const params = apiParams(org, view);
-    const summary = (groupBy: string, q = params) =>
-      api("GET", "/app/api/analytics/summary", { query: withParam(q, "groupBy", groupBy) });
+    // The three groupings the page draws come from one request (and one pass over the window's rows).
+    const summaries = (groupBy: string, q = params) =>
+      api("GET", "/app/api/analytics/summaries", { query: withParam(q, "groupBy", groupBy) }).then((answer) => {
+        if (answer.summaries.length !== groupBy.split(",").length) throw new Error("incomplete summaries");
+        return answer.summaries;
+      });
     const everyRepo = new URLSearchParams(params);
     everyRepo.delete("repo");
-    Promise.all([summary("week"), summary("repo"), summary("author"), view.repo ? summary("repo", everyRepo) : null]).then(
-      ([weeks, repos, authors, all]) => {
+    Promise.all([
+      summaries("week,repo,author").then((s) => s as [Summary, Summary, Summary]),
+      view.repo ? summaries("repo", everyRepo).then((s) => s[0] as Summary) : null,
+    ]).then(
+      ([[weeks, repos, authors], all]) => {
         if (!current) return;
         const choices = (all ?? repos).groups.map((g) => g.key).sort((a, b) => a.localeCompare(b));
         setLoaded({ params, weeks, repos, authors, repoChoices: choices });

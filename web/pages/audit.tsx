@@ -3,9 +3,17 @@ import { type Answer, api, explain, formatDate, type SessionInfo } from "../api"
 import { Layout, Notice, TableWrap } from "../layout";
 
 type Entry = Answer<"/app/api/orgs/{org}/audit-log", "GET">["data"][number];
+/** A member's seat and role, or (settings.updated) the organization's seat assignment. */
+type State = Entry["before"];
 
-const state = (s: { seat: boolean; role: string } | null) => (s === null ? "—" : `${s.role}, seat ${s.seat ? "on" : "off"}`);
-const SOURCES: Record<string, string> = { api: "API or app", sync: "control plane", github: "GitHub" };
+const state = (s: State | null) =>
+  s === null ? "—" : "seatAssignment" in s ? `seat assignment ${s.seatAssignment}` : `${s.role}, seat ${s.seat ? "on" : "off"}`;
+const SOURCES: Record<string, string> = {
+  api: "API or app",
+  sync: "control plane",
+  github: "GitHub",
+  automatic: "automatic seat assignment",
+};
 
 /** `/app/orgs/{org}/audit-log`: admins only (contract section 8), newest first. */
 export function AuditPage({ session, org }: { session: SessionInfo; org: string }) {
@@ -46,6 +54,8 @@ export function AuditPage({ session, org }: { session: SessionInfo; org: string 
                 <th scope="col">Before</th>
                 <th scope="col">After</th>
                 <th scope="col">By</th>
+                <th scope="col">Key</th>
+                <th scope="col">From</th>
               </tr>
             </thead>
             <tbody>
@@ -53,12 +63,14 @@ export function AuditPage({ session, org }: { session: SessionInfo; org: string 
                 <tr key={e.id}>
                   <td>{formatDate(e.at)}</td>
                   <td>{e.action.replace("member.", "")}</td>
-                  <td>{e.githubUserId}</td>
+                  <td>{e.githubUserId ?? "the organization"}</td>
                   <td>{state(e.before)}</td>
                   <td>{state(e.after)}</td>
                   <td>
                     {e.actor?.githubLogin ?? "—"} ({SOURCES[e.source] ?? e.source})
                   </td>
+                  <td>{e.key === null ? "—" : e.key.name}</td>
+                  <td>{e.ip ?? "—"}</td>
                 </tr>
               ))}
             </tbody>

@@ -2,6 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 import { type Answer, ApiError, api, explain, type RequestBody, type SessionInfo } from "../api";
 import { Layout, Notice, Pager, TableWrap } from "../layout";
 import { findOrg, type OrgEntry } from "./orgs";
+import { lastActivity, SeatTools } from "./seats";
 
 type MemberPage = Answer<"/app/api/orgs/{org}/members", "GET">;
 type Member = MemberPage["data"][number];
@@ -10,6 +11,7 @@ interface Filters {
   role: string;
   seat: string;
   search: string;
+  inactiveDays: string;
 }
 const ROLES = ["member", "admin", "viewer"] as const;
 
@@ -21,7 +23,7 @@ export function MembersPage({ session, org }: { session: SessionInfo; org: strin
   const [entry, setEntry] = useState<OrgEntry | null>(null);
   const [page, setPage] = useState<MemberPage | null>(null);
   const [cursors, setCursors] = useState<(string | null)[]>([null]);
-  const [filters, setFilters] = useState<Filters>({ role: "", seat: "", search: "" });
+  const [filters, setFilters] = useState<Filters>({ role: "", seat: "", search: "", inactiveDays: "" });
   const [draft, setDraft] = useState<Filters>(filters);
   const [message, setMessage] = useState<{ kind: "error" | "ok"; text: string }>({ kind: "ok", text: "" });
 
@@ -30,6 +32,7 @@ export function MembersPage({ session, org }: { session: SessionInfo; org: strin
     if (f.role) q.set("role", f.role);
     if (f.seat) q.set("seat", f.seat);
     if (f.search) q.set("search", f.search);
+    if (f.inactiveDays) q.set("inactiveDays", f.inactiveDays);
     if (cursor) q.set("cursor", cursor);
     try {
       setPage(await api("GET", "/app/api/orgs/{org}/members", { path: { org }, query: q }));
@@ -84,6 +87,8 @@ export function MembersPage({ session, org }: { session: SessionInfo; org: strin
           <>
             {" · "}
             <a href={`/app/orgs/${encodeURIComponent(org)}/audit-log`}>Audit log</a>
+            {" · "}
+            <a href={`/app/orgs/${encodeURIComponent(org)}/keys`}>Keys</a>
           </>
         )}
       </p>
@@ -129,6 +134,18 @@ export function MembersPage({ session, org }: { session: SessionInfo; org: strin
             onInput={(e) => setDraft({ ...draft, search: e.currentTarget.value })}
           />
         </label>
+        <label>
+          Inactive for (days)
+          <input
+            type="text"
+            inputMode="numeric"
+            pattern="[0-9]*"
+            maxLength={4}
+            value={draft.inactiveDays}
+            placeholder="any"
+            onInput={(e) => setDraft({ ...draft, inactiveDays: e.currentTarget.value.trim() })}
+          />
+        </label>
         <button type="submit">Filter</button>
       </form>
       <Notice kind={message.kind} text={message.text} />
@@ -146,6 +163,7 @@ export function MembersPage({ session, org }: { session: SessionInfo; org: strin
                 </th>
                 <th scope="col">Role</th>
                 <th scope="col">Seat</th>
+                <th scope="col">Last activity</th>
               </tr>
             </thead>
             <tbody>
@@ -204,6 +222,7 @@ export function MembersPage({ session, org }: { session: SessionInfo; org: strin
                       "off"
                     )}
                   </td>
+                  <td class="nowrap">{lastActivity(m.lastActivityAt)}</td>
                 </tr>
               ))}
             </tbody>
@@ -218,6 +237,7 @@ export function MembersPage({ session, org }: { session: SessionInfo; org: strin
           load(stack[stack.length - 1] ?? null, filters);
         }}
       />
+      {entry?.role === "admin" && <SeatTools org={org} canManage={canSeats} changed={() => load(cursor, filters)} />}
     </Layout>
   );
 }

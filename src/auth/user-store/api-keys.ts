@@ -1,32 +1,45 @@
-import { eq } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
 import type { KeyKind } from "../../schemas/key-kind";
 import { apiKeys } from "../user-schema";
 import type { Db } from "./db";
 
-/** The user's current key of each kind (only its SHA-256 hash). */
+/** The user's named keys (only their SHA-256 hashes). */
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 
-export const keyOfKind = (db: Db, kind: KeyKind): ApiKeyRow | undefined =>
-  db.select().from(apiKeys).where(eq(apiKeys.kind, kind)).get();
+export const keyByHash = (db: Db, keyHash: string): ApiKeyRow | undefined =>
+  db.select().from(apiKeys).where(eq(apiKeys.keyHash, keyHash)).get();
 
-export const allKeys = (db: Db): ApiKeyRow[] => db.select().from(apiKeys).all();
+export const keyById = (db: Db, keyId: string): ApiKeyRow | undefined =>
+  db.select().from(apiKeys).where(eq(apiKeys.keyId, keyId)).get();
 
-/** Makes `row` the current key of its kind; returns the one it replaced. */
-export function replaceKey(db: Db, row: ApiKeyRow): ApiKeyRow | undefined {
-  const before = keyOfKind(db, row.kind);
-  db.insert(apiKeys).values(row).onConflictDoUpdate({ target: apiKeys.kind, set: row }).run();
-  return before;
+export const keyByName = (db: Db, kind: KeyKind, nameKey: string): ApiKeyRow | undefined =>
+  db
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.kind, kind), eq(apiKeys.nameKey, nameKey)))
+    .get();
+
+/** Every key, by kind then creation. */
+export const allKeys = (db: Db): ApiKeyRow[] =>
+  db.select().from(apiKeys).orderBy(asc(apiKeys.kind), asc(apiKeys.createdAt), asc(apiKeys.keyId)).all();
+
+export const keysOfKind = (db: Db, kind: KeyKind): ApiKeyRow[] => db.select().from(apiKeys).where(eq(apiKeys.kind, kind)).all();
+
+/** Stores a new key, or a regenerated one in place (same id). */
+export function putKey(db: Db, row: ApiKeyRow): void {
+  db.insert(apiKeys).values(row).onConflictDoUpdate({ target: apiKeys.keyId, set: row }).run();
 }
 
-/** Deletes the key of `kind`; returns it (undefined: there was none). */
-export function deleteKeyOfKind(db: Db, kind: KeyKind): ApiKeyRow | undefined {
-  const before = keyOfKind(db, kind);
+export function deleteKey(db: Db, keyId: string): void {
+  db.delete(apiKeys).where(eq(apiKeys.keyId, keyId)).run();
+}
+
+export function deleteKeysOfKind(db: Db, kind: KeyKind): void {
   db.delete(apiKeys).where(eq(apiKeys.kind, kind)).run();
-  return before;
 }
 
-/** Records the hour a key was last used; a key replaced meanwhile is left alone. */
+/** Records the hour a key was last used; a key revoked meanwhile is left alone. */
 export function setLastUsed(db: Db, keyId: string, at: number): void {
   db.update(apiKeys).set({ lastUsedAt: at }).where(eq(apiKeys.keyId, keyId)).run();
 }

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
+import type { QuotaState } from "../../rules/quota";
 import type { KeyKind } from "../../schemas/key-kind";
-import type { QuotaState } from "../quota";
 import { quotas } from "../user-schema";
 import type { Db } from "./db";
 

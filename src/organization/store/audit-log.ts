@@ -1,6 +1,7 @@
 import { and, desc, eq, lt, sql } from "drizzle-orm";
 import type { MemberState } from "../../rules/members";
-import type { AuditAction, AuditActor, AuditSource } from "../../schemas/audit";
+import type { SeatAssignment } from "../../rules/seats";
+import type { AuditAction, AuditActor, AuditKey, AuditSource } from "../../schemas/audit";
 import { type AuditRow, auditLog } from "../schema";
 import type { Db } from "./db";
 
@@ -12,14 +13,18 @@ export interface AuditOrigin {
   source: AuditSource;
   correlationId: string;
   actor: AuditActor | null;
+  /** The key that made an API change, and the caller's address for a change over HTTP (contract section 18). */
+  key?: AuditKey | null;
+  ip?: string | null;
 }
 
-/** One change of one member, as the audit log records it. */
+/** One change of one member (or, `settings.updated`, of the organization: githubUserId ""), as the audit log records it. */
 export interface AuditChange {
   action: AuditAction;
   githubUserId: string;
   before: MemberState | null;
   after: MemberState | null;
+  setting?: { before: SeatAssignment; after: SeatAssignment };
 }
 
 /** Appends audit entries and drops those past the retention; callers are inside the transaction of the change. */
@@ -37,12 +42,51 @@ export function appendAudit(db: Db, now: number, origin: AuditOrigin, entries: r
         beforeRole: e.before?.role ?? null,
         afterSeat: e.after?.seat ?? null,
         afterRole: e.after?.role ?? null,
+        beforeSeatAssignment: e.setting?.before ?? null,
+        afterSeatAssignment: e.setting?.after ?? null,
         correlationId: origin.correlationId,
+        keyId: origin.key?.id ?? null,
+        keyName: origin.key?.name ?? null,
+        ip: origin.ip ?? null,
       })
       .run();
   }
   db.delete(auditLog)
     .where(lt(auditLog.at, now - AUDIT_RETENTION_MS))
+    .run();
+}
+
+/** What a key.* entry records of an organization key. */
+export interface AuditedKey {
+  id: string;
+  name: string;
+  kind: "analytics" | "members";
+  scopes: string[];
+}
+
+/** One key.* entry (contract section 18), inside the transaction of the key's change. */
+export function appendKeyAudit(
+  db: Db,
+  now: number,
+  origin: Omit<AuditOrigin, "key" | "source">,
+  action: "key.created" | "key.regenerated" | "key.revoked",
+  key: AuditedKey,
+): void {
+  db.insert(auditLog)
+    .values({
+      at: now,
+      action,
+      actorUserId: origin.actor?.githubUserId ?? null,
+      actorLogin: origin.actor?.githubLogin ?? null,
+      source: origin.actor ? "api" : "sync",
+      githubUserId: "",
+      correlationId: origin.correlationId,
+      keyId: key.id,
+      keyName: key.name,
+      keyKind: key.kind,
+      keyScopes: key.scopes,
+      ip: origin.ip ?? null,
+    })
     .run();
 }
 
