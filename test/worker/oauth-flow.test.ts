@@ -157,6 +157,44 @@ describe("tokens on /mcp", () => {
     expect((await rpc(next.access_token, "initialize", INITIALIZE)).response.status).toBe(200);
   });
 
+  it("a change made with a token: its audit entry names no key (a token is none), a key's names it; both record the caller's address", async () => {
+    const { org, userId } = await person();
+    const member = await createUser();
+    await addMember(org, member, "member", { seat: false });
+    const { tokens } = await connect(userId);
+    const headers = { "CF-Connecting-IP": "2001:db8::19" };
+    const write = await callTool(
+      tokens.access_token,
+      "update_member",
+      { org, githubUserId: member, seat: true, expectedSeat: false },
+      { headers },
+    );
+    expect(write.result.isError).toBeUndefined();
+    // The same person's key, the other way back: its entry names the key, with its own address.
+    const key = await createKey(userId, "members");
+    const back = await callTool(
+      key.key,
+      "update_member",
+      { org, githubUserId: member, seat: false, expectedSeat: true },
+      { headers: { "CF-Connecting-IP": "2001:db8::20" } },
+    );
+    expect(back.result.isError).toBeUndefined();
+    const read = await callTool(tokens.access_token, "read_audit_log", { org, githubUserId: member });
+    const entries = (read.result.structuredContent as { data: { action: string; after: unknown }[] }).data;
+    const updated = entries.filter((e) => e.action === "member.updated");
+    expect(updated).toHaveLength(2);
+    expect(updated.find((e) => JSON.stringify(e.after) === JSON.stringify({ seat: true, role: "member" }))).toMatchObject({
+      actor: { githubUserId: userId, githubLogin: `user${userId}` },
+      source: "api",
+      key: null,
+      ip: "2001:db8::19",
+    });
+    expect(updated.find((e) => JSON.stringify(e.after) === JSON.stringify({ seat: false, role: "member" }))).toMatchObject({
+      key: { id: key.keyId, name: "default" },
+      ip: "2001:db8::20",
+    });
+  });
+
   it("a scope the person unticked: its tools are neither listed nor run", async () => {
     const { org, userId } = await person();
     const { tokens } = await connect(userId, ["members:read"]);
