@@ -6,6 +6,8 @@ import { controlPlaneInterface } from "./control-plane/routes";
 import type { ApiInterface } from "./http/route";
 import { mcpInterface } from "./mcp/routes";
 import { membersInterface } from "./members/routes";
+import { discoveryInterface } from "./oauth/discovery";
+import { oauthInterface } from "./oauth/routes";
 import { buildDocument } from "./openapi/documents";
 import { operationsInterface } from "./operations/routes";
 import { webhooksInterface } from "./webhooks/routes";
@@ -21,6 +23,8 @@ export const INTERFACES: readonly ApiInterface[] = [
   appInterface,
   signInInterface,
   mcpInterface,
+  discoveryInterface,
+  oauthInterface,
 ];
 
 /** `GET /openapi.json`: analytics, members, health. */

@@ -3,8 +3,9 @@ import { useEffect, useState } from "preact/hooks";
 import { explain, loadSession, type SessionInfo, toLanding } from "./api";
 import { AnalyticsPage } from "./pages/analytics";
 import { AuditPage } from "./pages/audit";
+import { ConsentPage } from "./pages/consent";
 import { KeysPage } from "./pages/keys";
-import { Landing } from "./pages/landing";
+import { Landing, resumeAuthorization } from "./pages/landing";
 import { MembersPage } from "./pages/members";
 import { OrgKeysPage } from "./pages/org-keys";
 import { OrgsPage } from "./pages/orgs";
@@ -37,7 +38,10 @@ function App() {
     toLanding();
     return <p class="loading">Signed out: taking you to the sign-in page…</p>;
   }
+  if (resumeAuthorization()) return <p class="loading">Signed in: back to the app that asked for access…</p>;
   switch (page) {
+    case "consent":
+      return <ConsentPage session={session} />;
     case "keys":
       return <KeysPage session={session} />;
     case "orgs":

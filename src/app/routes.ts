@@ -15,6 +15,7 @@ import { getOrganizationSettings, listSeatRequests, updateOrganizationSettings }
 import { SessionInfo } from "../schemas/app";
 import type { KeyKind } from "../schemas/key-kind";
 import { appKeyRoutes } from "./key-routes";
+import { decideConsent, listConnectedApps, revokeConnectedApp } from "./oauth-apps";
 
 /**
  * The web app's JSON routes (contract section 13), for its pages, with the session's user as the
@@ -125,5 +126,9 @@ export const appInterface: ApiInterface<"session"> = {
     forApp(getPullRequestAnalyticsSummary, "/app/api/analytics/summary", "appGetPullRequestAnalyticsSummary", "analytics"),
     getPullRequestAnalyticsSummaries,
     downloadPullRequestAnalyticsCsv,
+    // OAuth for agents (contract section 19): the consent decision and "Connected apps".
+    decideConsent,
+    listConnectedApps,
+    revokeConnectedApp,
   ],
 };

@@ -7,7 +7,7 @@ import { formatInstant } from "../lib/time";
 import { UntilWrite } from "../lib/until-write";
 import { decideKeyCreation, judgeKey, keyLive, nameKeyOf } from "../rules/keys";
 import type { QuotaPolicy, QuotaVerdict } from "../rules/quota";
-import { judgeSession, sessionOver } from "../rules/sessions";
+import { judgeSession, sessionOver, toHour } from "../rules/sessions";
 import type { KeyKind } from "../schemas/key-kind";
 import type { User, UserInput } from "../schemas/user";
 import { generateApiKey, generateKeyId, hashApiKey, keyHint } from "./api-key";
@@ -19,6 +19,7 @@ import * as schema from "./user-schema";
 import { type AccountRow, getAccount, putAccount, putGithubIdentity } from "./user-store/account";
 import * as keys from "./user-store/api-keys";
 import type { Db } from "./user-store/db";
+import * as grants from "./user-store/grants";
 import * as memberships from "./user-store/memberships";
 import * as sessions from "./user-store/sessions";
 
@@ -63,6 +64,7 @@ const presentKey = (row: keys.ApiKeyRow): Omit<ApiKey, "lastUsedAt"> => ({
   expiresAt: row.expiresAt === null ? null : formatInstant(row.expiresAt),
   allowedNetworks: row.allowedNetworks,
 });
+export type GrantVerdict = { valid: true; user: User; scopes: Scope[]; quota: QuotaVerdict | null } | { valid: false };
 export type SessionVerdict = { valid: true; user: User; csrfToken: string; quota: QuotaVerdict | null } | { valid: false };
 
 const toUser = (account: AccountRow): User => ({
@@ -118,6 +120,8 @@ export class UserObject extends DurableObject<Env> {
     return this.#serialised(async () => {
       const before = getAccount(this.#db);
       putAccount(this.#db, { githubUserId, githubLogin: input.githubLogin, blocked: input.blocked });
+      // Blocking ends every OAuth grant at once (contract section 19); unblocking does not bring them back.
+      if (input.blocked) grants.deleteEveryGrant(this.#db);
       if (before !== undefined && before.blocked !== input.blocked) {
         const now = Date.now();
         for (const key of keys.allKeys(this.#db)) {
@@ -258,6 +262,41 @@ export class UserObject extends DurableObject<Env> {
       const lastUsedAt = this.#usage.lastUsed(row.keyId, row.lastUsedAt);
       return { ...presentKey(row), lastUsedAt: lastUsedAt === null ? null : formatInstant(lastUsedAt) };
     });
+  }
+
+  /** An approved OAuth grant (contract section 19); answers the ids of earlier grants it replaced. */
+  recordGrant(grant: grants.NewGrant, sharedClientId: boolean, now: number): DurableResult<string[]> {
+    return this.ctx.storage.transactionSync(() => {
+      const account = getAccount(this.#db);
+      if (!account || account.blocked)
+        return { ok: false, code: "unauthenticated", message: "This account cannot approve apps." };
+      return ok(grants.insertGrant(this.#db, grant, sharedClientId, now));
+    });
+  }
+
+  /**
+   * Whether an OAuth token's grant still works (the person not blocked, the grant not revoked), its
+   * approved scopes, and the request counted against the quota of `kind` when set, in one call.
+   */
+  verifyGrant(grantId: string, now: number, kind: KeyKind | null, policy: QuotaPolicy | null): GrantVerdict {
+    return this.ctx.storage.transactionSync(() => {
+      const account = getAccount(this.#db);
+      const grant = grants.findGrant(this.#db, grantId);
+      if (!account || account.blocked || !grant) return { valid: false };
+      grants.touchGrant(this.#db, grant, toHour(now));
+      const quota = kind === null ? null : this.#usage.count(kind, policy, now);
+      return { valid: true, user: toUser(account), scopes: grants.grantScopes(grant), quota };
+    });
+  }
+
+  /** The person's connected apps, newest first. */
+  listGrants(): grants.GrantSummary[] {
+    return grants.listGrants(this.#db);
+  }
+
+  /** Revokes a grant: its tokens are refused from the next request on. True when it existed. */
+  revokeGrant(grantId: string): boolean {
+    return grants.deleteGrant(this.#db, grantId);
   }
 
   /**

@@ -92,3 +92,19 @@ export const sessions = sqliteTable("sessions", {
   createdAt: integer("created_at").notNull(),
   lastSeenAt: integer("last_seen_at").notNull(),
 });
+
+/**
+ * The person's OAuth grants to MCP clients (contract section 19): the authority on whether a grant
+ * still works. The library's records in OAUTH_KV say what a token is; a token works only while its
+ * grant is here (revoking deletes the row; KV may serve a deleted record for a minute elsewhere).
+ * `scopes`: the approved scopes, space-separated. `last_used_at` moves at most once an hour.
+ */
+export const oauthGrants = sqliteTable("oauth_grants", {
+  grantId: text("grant_id").primaryKey(),
+  clientId: text("client_id").notNull(),
+  clientName: text("client_name").notNull(),
+  redirectUri: text("redirect_uri").notNull(),
+  scopes: text("scopes").notNull(),
+  approvedAt: integer("approved_at").notNull(),
+  lastUsedAt: integer("last_used_at"),
+});

@@ -1,4 +1,5 @@
 import { checkAdminToken, configuredAdminToken } from "../auth/admin-token";
+import { parseBearer } from "../auth/api-key";
 import { clientAddress, type KnownKey, lookupApiKey, principalOf, type VerifiedKey, verifyApiKey } from "../auth/authenticate";
 import { countFailedAuthentication, refuseThrottledClient } from "../auth/flood";
 import { requireScope } from "../auth/key-scopes";
@@ -10,6 +11,8 @@ import { type QuotaVerdict, quotaHeaders } from "../rules/quota";
 import type { KeyKind } from "../schemas/key-kind";
 import type { User } from "../schemas/user";
 import { parseJsonObject, readJsonBytes } from "./body";
+import { requireMcpOrigin } from "./mcp-origin";
+import { countOAuthCall, isOAuthToken, verifyOAuthToken, withResourceChallenge } from "./oauth-bearer";
 import type { CallerKey, InterfaceAuth, RequestContext, Route } from "./route";
 
 /**
@@ -126,24 +129,11 @@ export async function authenticate(
     case "sameOrigin":
       if (changesState(rc.request)) requireSameOrigin(rc.request, rc.url);
       return { kind: "none" };
-    case "anyApiKey": {
-      const known = await counted(rc, now, () => lookupApiKey(rc.request, rc.env, null));
-      const maxBytes = route?.request?.body?.maxBytes;
-      if (maxBytes === undefined) throw new Error("an anyApiKey route must declare its body");
-      // The body is read alongside the verdict; a body that fails still waits for it, so a refused
-      // key is a 401 first.
-      const body = readJsonBytes(rc.request, maxBytes).then(
-        (bytes) => ({ ok: true as const, value: parseJsonObject(bytes, { arrays: true }) }),
-        (error: unknown) => ({ ok: false as const, error }),
-      );
-      const { user, key } = await judgedKey(rc, known, now, false);
-      const read = await body;
-      if (!read.ok) throw read.error;
-      // Counting judges the key again in the same call (one round trip): a key revoked meanwhile is refused then.
-      const count = () => judgedKey(rc, known, now, true).then((verdict) => verdict.quota);
-      const callerKey = { kind: known.record.kind, userId: principalOf(known.record), holder: key, count };
-      return { kind: "anyApiKey", user, key: callerKey, body: read.value };
-    }
+    case "anyApiKey":
+      // Contract section 19: a 401 of /mcp names the protected resource's metadata.
+      return mcpCaller(route, rc, now).catch((error: unknown) => {
+        throw withResourceChallenge(error, rc);
+      });
     case "adminToken": {
       const expected = configuredAdminToken(rc.env);
       await counted(rc, now, () => checkAdminToken(rc.request, expected));
@@ -159,6 +149,51 @@ export async function authenticate(
       return { kind: "webhookSignature", body };
     }
   }
+}
+
+/**
+ * `/mcp`'s caller: a key of either kind, or an OAuth access token (contract sections 15 and 19),
+ * judged without counting; the route counts through `CallerKey.count` what it runs. The Origin
+ * rule first (403, no credential looked at). The body is read alongside the verdict; a body that
+ * fails still waits for it, so a refused credential is a 401 first.
+ */
+async function mcpCaller(route: Route | null, rc: RequestContext, now: number): Promise<Authenticated> {
+  requireMcpOrigin(rc);
+  const maxBytes = route?.request?.body?.maxBytes;
+  if (maxBytes === undefined) throw new Error("an anyApiKey route must declare its body");
+  const readBody = () =>
+    readJsonBytes(rc.request, maxBytes).then(
+      (bytes) => ({ ok: true as const, value: parseJsonObject(bytes, { arrays: true }) }),
+      (error: unknown) => ({ ok: false as const, error }),
+    );
+  const bearer = parseBearer(rc.request.headers.get("Authorization"));
+  if (bearer.kind === "token" && isOAuthToken(bearer.token)) {
+    refuseThrottledClient(rc.request, now);
+    const body = readBody();
+    const token = await verifyOAuthToken(rc, bearer.token, now).catch((error) =>
+      countFailedAuthentication(rc.request, rc.env, error, now),
+    );
+    const read = await body;
+    if (!read.ok) throw read.error;
+    // Counting judges the grant again in the same call: a grant revoked meanwhile is refused then.
+    const count = (kind: KeyKind) =>
+      countOAuthCall(rc, token, kind).then((quota) => {
+        setQuotaHeaders(rc, quota, now);
+        return quota;
+      });
+    // A token is no key: no holder (its changes' audit entries name no key), the scopes the person approved.
+    const key = { kind: null, userId: token.userId, holder: null, scopes: token.scopes, count };
+    return { kind: "anyApiKey", user: token.user, key, body: read.value };
+  }
+  const known = await counted(rc, now, () => lookupApiKey(rc.request, rc.env, null));
+  const body = readBody();
+  const { user, key: holder } = await judgedKey(rc, known, now, false);
+  const read = await body;
+  if (!read.ok) throw read.error;
+  // Counting judges the key again in the same call (one round trip): a key revoked meanwhile is refused then.
+  const count = () => judgedKey(rc, known, now, true).then((verdict) => verdict.quota);
+  const key = { kind: known.record.kind, userId: principalOf(known.record), holder, scopes: holder.scopes, count };
+  return { kind: "anyApiKey", user, key, body: read.value };
 }
 
 /** Throttled addresses are refused first; a refused credential is counted against its address. */

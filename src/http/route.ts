@@ -70,17 +70,21 @@ export interface RouteInput<P, Q, B> {
 
 /** The key a request of an `anyApiKey` interface came with, as the owner's object judged it. */
 export interface CallerKey {
-  kind: KeyKind;
+  /** The key's kind; null for an OAuth access token (contract section 19), whose scopes may span both. */
+  kind: KeyKind | null;
   /** The owner's id as the key record names it. */
   userId: string;
-  /** Its id, name and scopes. */
-  holder: KeyHolder;
+  /** The key's id, name and scopes; null for an OAuth access token (its changes' audit entries name no key). */
+  holder: KeyHolder | null;
   /**
    * Counts this request against the owner's quota, once the route knows it is one to count (the
    * MCP server: a `tools/call` it runs); resolves to the verdict (exhausted: the route answers
-   * that), null for an unlimited kind. Sets the quota headers on the answer.
+   * that), null for an unlimited kind. Sets the quota headers on the answer. `kind`: the quota a
+   * token's call counts against (the tool's kind); a key counts against its own kind's.
    */
-  count: () => Promise<QuotaVerdict | null>;
+  count: (kind: KeyKind) => Promise<QuotaVerdict | null>;
+  /** What the credential may do: a key's scopes (its holder's), or the scopes a person approved for an OAuth client. */
+  scopes: readonly Scope[];
 }
 
 /**

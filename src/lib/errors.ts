@@ -21,6 +21,11 @@ export const ERROR_CODES = {
     retriable: false,
     when: "A state-changing request of the web app without a same-origin Origin header or without the session's X-CSRF-Token",
   },
+  origin_not_allowed: {
+    status: 403,
+    retriable: false,
+    when: "A request to /mcp from a browser origin that is not this service's, a loopback one, or listed in MCP_ALLOWED_ORIGINS",
+  },
   insufficient_scope: {
     status: 403,
     retriable: false,

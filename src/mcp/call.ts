@@ -1,3 +1,4 @@
+import { clientAddress } from "../auth/authenticate";
 import type { Scope } from "../auth/scopes";
 import { quotaExceeded } from "../http/authentication";
 import { tooLarge } from "../http/body";
@@ -76,12 +77,16 @@ function routeCall(tool: Tool, args: Record<string, unknown>, session: ToolSessi
   };
 }
 
-/** The REST request's context: its URL (the export builds its Link from it) and a JSON Accept; headers it sets are dropped. */
+/** The REST request's context: its URL (the export builds its Link from it), a JSON Accept and the caller's address; headers it sets are dropped. */
 function restContext(tool: Tool, call: RouteCall, rc: RequestContext): RequestContext {
   const path = tool.route.path.replace(/\{(\w+)\}/g, (_, name: string) => call.params[name] ?? "");
   const url = new URL(path, rc.url);
   url.search = call.query.toString();
-  const request = new Request(url, { method: tool.route.method, headers: { Accept: "application/json" } });
+  const headers = new Headers({ Accept: "application/json" });
+  // The caller's address: the key's allowed networks were judged on it, and a change's audit entry records it.
+  const address = clientAddress(rc.request);
+  if (address !== null) headers.set("CF-Connecting-IP", address);
+  const request = new Request(url, { method: tool.route.method, headers });
   return { ...rc, url, request, responseHeaders: new Headers() };
 }
 
@@ -110,7 +115,7 @@ export async function callTool(tool: Tool, args: Record<string, unknown>, sessio
   try {
     // Counted once the transport delivered the call (the headers of section 7 go on the HTTP
     // response); an exhausted quota is answered here, and nothing runs.
-    const quota = await (session.counting ?? session.key.count());
+    const quota = await (session.counting ?? session.key.count(tool.keyKind));
     if (quota !== null && !quota.allowed) {
       return errorResult(quotaExceeded(quota), Math.max(1, Math.ceil((quota.resetAt - Date.now()) / 1000)));
     }

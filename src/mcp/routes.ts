@@ -5,8 +5,9 @@ import { serveMcp } from "./server";
 
 /**
  * `POST /mcp` and `POST /mcp/readonly` (contract section 15): the Model Context Protocol over
- * Streamable HTTP, stateless, for a personal key of either kind (its kind picks the tools). The
- * authentication stage judges the key before the MCP server is reached (401 over HTTP); a
+ * Streamable HTTP, stateless, for a personal key of either kind (its kind picks the tools) or an
+ * OAuth access token (its approved scopes pick them, contract section 19). The authentication
+ * stage judges the credential before the MCP server is reached (401 over HTTP); a
  * `tools/call` the server runs counts against the owner's quota. `GET /mcp` is 405 (no server-initiated stream).
  */
 
@@ -41,13 +42,13 @@ const mcpRoute = (path: "/mcp" | "/mcp/readonly", operationId: string, summary: 
     errors: [],
     handler: async ({ body, caller, key }, rc) => {
       if (Array.isArray(body)) return batchRefused();
-      return serveMcp(path, body, { rc, user: caller, key, scopes: key.holder.scopes, readOnly: readOnlyMode(path, rc.request) });
+      return serveMcp(path, body, { rc, user: caller, key, scopes: key.scopes, readOnly: readOnlyMode(path, rc.request) });
     },
   });
 
 export const mcpInterface: ApiInterface<"anyApiKey"> = {
   name: "mcp",
-  description: "Model Context Protocol endpoint: the analytics and member routes as tools (cak_ or cbk_ keys).",
+  description: "Model Context Protocol endpoint: the analytics and member routes as tools (cak_ or cbk_ keys, or OAuth tokens).",
   basePath: "/mcp",
   document: "none",
   envelope: codedErrorEnvelope,

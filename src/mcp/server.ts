@@ -2,7 +2,7 @@ import { isJSONRPCRequest, type McpRequestContext, McpServer, type StandardSchem
 import { createMcpHandler, type StatelessMcpHandler } from "agents/mcp/server";
 import { callTool, type ToolSession } from "./call";
 import type { JsonSchema } from "./schemas";
-import { toolsFor } from "./tools";
+import { type Tool, toolsFor } from "./tools";
 
 /**
  * The MCP server of one request (stateless: contract section 15): the SDK's `McpServer`, built
@@ -46,7 +46,8 @@ function buildServer({ authInfo }: McpRequestContext): McpServer {
     { name: "pr-review-service", version: "1.0.0" },
     { instructions: INSTRUCTIONS, capabilities: { tools: { listChanged: false } } },
   );
-  for (const tool of toolsFor(session.rc.interfaces, session.scopes, session.readOnly)) {
+  const tools = toolsFor(session.rc.interfaces, session.scopes, session.readOnly);
+  for (const tool of tools) {
     server.registerTool(
       tool.name,
       {
@@ -59,7 +60,7 @@ function buildServer({ authInfo }: McpRequestContext): McpServer {
       (args) => callTool(tool, args, session),
     );
   }
-  countRunCalls(server, session);
+  countRunCalls(server, session, tools);
   return server;
 }
 
@@ -69,13 +70,19 @@ function buildServer({ authInfo }: McpRequestContext): McpServer {
  * notification's reply, so the count starts where the transport delivers a `tools/call` request
  * (a known tool or not); the tool awaits it before running (`call.ts`).
  */
-function countRunCalls(server: McpServer, session: ToolSession): void {
+function countRunCalls(server: McpServer, session: ToolSession, tools: readonly Tool[]): void {
+  // A key counts against its kind; an OAuth token (contract section 19) against the called tool's,
+  // and a call of a tool it cannot run (unknown to it) against nothing.
+  const kindOf = (name: unknown) => session.key.kind ?? tools.find((tool) => tool.name === name)?.keyKind ?? null;
   const connect = server.connect.bind(server);
   server.connect = async (transport) => {
     await connect(transport);
     const deliver = transport.onmessage;
     transport.onmessage = (message, extra) => {
-      if (isJSONRPCRequest(message) && message.method === "tools/call") session.counting ??= session.key.count();
+      if (isJSONRPCRequest(message) && message.method === "tools/call") {
+        const kind = kindOf(message.params?.name);
+        if (kind !== null) session.counting ??= session.key.count(kind);
+      }
       deliver?.call(transport, message, extra);
     };
   };
@@ -89,12 +96,13 @@ export async function serveMcp(path: string, message: Record<string, unknown>, s
   let handler = handlers.get(path);
   if (!handler) {
     // No CORS: a browser cannot send the Authorization header without a preflight this Worker does not answer.
-    handler = createMcpHandler(buildServer, { route: path, corsOptions: false });
+    // Origins: the route's own rule ran before the credential (http/mcp-origin.ts, contract section 19).
+    handler = createMcpHandler(buildServer, { route: path, corsOptions: false, allowedOriginHostnames: "*" });
     handlers.set(path, handler);
   }
   const response = await handler.fetch(session.rc.request, {
     parsedBody: message,
-    authInfo: { token: "api-key", clientId: session.key.userId, scopes: [...session.scopes], extra: { session } },
+    authInfo: { token: "bearer", clientId: session.key.userId, scopes: [...session.scopes], extra: { session } },
   });
   // The whole answer (one message: a stateless server sends no progress), so that the quota
   // headers of a call counted meanwhile are on it; a count that failed was the tool's error.

@@ -62,7 +62,9 @@ describe("401 over HTTP, before the MCP server is reached", () => {
         const params = method === "initialize" ? INITIALIZE : method === "tools/call" ? { name: "list_organizations" } : {};
         const { response, body } = await mcpPost(key, { jsonrpc: "2.0", id: 1, method, params }, { headers });
         expect(response.status).toBe(401);
-        expect(response.headers.get("WWW-Authenticate")).toBe("Bearer");
+        // Contract section 19: the challenge names the resource metadata; invalid_token when a bearer token was sent.
+        const metadata = 'Bearer resource_metadata="https://service.test/.well-known/oauth-protected-resource/mcp"';
+        expect(response.headers.get("WWW-Authenticate")).toBe(key === null ? metadata : `${metadata}, error="invalid_token"`);
         expect(response.headers.get("X-RateLimit-Used")).toBeNull();
         expect(body).toMatchObject({ error: { code: "unauthenticated" } });
       }

@@ -289,9 +289,13 @@ describe("OpenAPI", () => {
     const doc = (await res.json()) as { paths: Record<string, unknown> };
     expect(Object.keys(doc.paths)).toContain("/internal/v1/events");
     // Contract section 11: the internal document describes the control plane and the webhook endpoint;
-    // section 13 adds the web app's pages and routes to it (never to the public one).
+    // section 13 adds the web app's pages and routes to it (never to the public one), section 19
+    // the OAuth server's endpoints (its discovery documents are in the public one).
     const others = Object.keys(doc.paths).filter((p) => !p.startsWith("/internal"));
-    expect(others.filter((p) => !/^\/($|app\/|auth\/)/.test(p))).toEqual(["/webhooks/github"]);
+    expect(others.filter((p) => !/^\/($|app\/|auth\/|oauth\/)/.test(p))).toEqual(["/webhooks/github"]);
     expect(others).toEqual(expect.arrayContaining(["/", "/app/keys", "/app/api/keys", "/auth/sign-out"]));
+    expect(others).toEqual(
+      expect.arrayContaining(["/oauth/authorize", "/oauth/token", "/oauth/register", "/app/api/oauth/apps"]),
+    );
   });
 });

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { type Answer, api, explain, formatDate, type RequestBody, type Schema, type SessionInfo } from "../api";
 import { Layout, Notice } from "../layout";
+import { ConnectedApps } from "./connected-apps";
 
 type ApiKey = Schema<"ApiKey"> & { repositories?: string[] };
 type Kind = ApiKey["kind"];
@@ -82,6 +83,7 @@ export function KeysPage({ session }: { session: SessionInfo }) {
         </div>
       )}
       <CreateKey endpoints={OWN_KEYS} onChange={reload} />
+      <ConnectedApps />
     </Layout>
   );
 }

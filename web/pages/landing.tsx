@@ -4,6 +4,35 @@ import { Notice } from "../layout";
 
 type SignInOptions = Answer<"/auth/options", "GET">;
 
+/**
+ * Where to go after signing in: `?next=` when it is this site's authorization endpoint (an MCP
+ * client's request waiting for the person, contract section 19), else the keys page.
+ */
+function afterSignIn(): string {
+  const next = new URLSearchParams(window.location.search).get("next");
+  return next?.startsWith("/oauth/authorize?") ? next : "/app/keys";
+}
+
+const PENDING = "pending-authorization";
+
+/**
+ * GitHub sign-in ends on /app/keys: an authorization request that was waiting for it is kept in
+ * this tab's sessionStorage and resumed from there (`resumeAuthorization`).
+ */
+function rememberNext(): void {
+  const next = afterSignIn();
+  if (next !== "/app/keys") sessionStorage.setItem(PENDING, next);
+}
+
+/** After a sign-in through GitHub: back to the authorization request that waited for it, if any. */
+export function resumeAuthorization(): boolean {
+  const next = sessionStorage.getItem(PENDING);
+  sessionStorage.removeItem(PENDING);
+  if (!next?.startsWith("/oauth/authorize?")) return false;
+  window.location.assign(next);
+  return true;
+}
+
 /** `/`: what the service is, how to sign in, and the API documents. */
 export function Landing({ session }: { session: SessionInfo | null }) {
   const [options, setOptions] = useState<SignInOptions | null>(null);
@@ -15,7 +44,7 @@ export function Landing({ session }: { session: SessionInfo | null }) {
   const signInAs = async (githubUserId: string) => {
     try {
       await api("POST", "/auth/dev/sign-in", { body: { githubUserId } });
-      window.location.assign("/app/keys");
+      window.location.assign(afterSignIn());
     } catch (e) {
       setError(explain(e));
     }
@@ -33,8 +62,13 @@ export function Landing({ session }: { session: SessionInfo | null }) {
         <Notice kind="error" text={error} />
         {session ? (
           <p>
-            Signed in as <strong>{session.user.githubLogin}</strong>. <a href="/app/keys">Your API keys</a> ·{" "}
-            <a href="/app/orgs">Your organizations</a>
+            Signed in as <strong>{session.user.githubLogin}</strong>.{" "}
+            {afterSignIn() !== "/app/keys" && (
+              <>
+                <a href={afterSignIn()}>Continue connecting the app</a> ·{" "}
+              </>
+            )}
+            <a href="/app/keys">Your API keys</a> · <a href="/app/orgs">Your organizations</a>
           </p>
         ) : options === null ? (
           <p class="loading">Loading…</p>
@@ -42,7 +76,7 @@ export function Landing({ session }: { session: SessionInfo | null }) {
           <>
             {options.github ? (
               <p>
-                <a class="button" href="/auth/github">
+                <a class="button" href="/auth/github" onClick={rememberNext}>
                   Sign in with GitHub
                 </a>
               </p>
