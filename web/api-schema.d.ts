@@ -5135,8 +5135,8 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["MemberPage"];
                     /**
-                     * @example githubUserId,githubLogin,workEmail,role,seat,isBot
-                     *     1002,max-member,max-member@example.com,member,true,false
+                     * @example githubUserId,githubLogin,workEmail,role,seat,isBot,lastActivityAt
+                     *     1002,max-member,max-member@example.com,member,true,false,2026-11-20T16:44:17.054Z
                      */
                     "text/csv": string;
                 };

@@ -247,7 +247,8 @@ export const listOrganizationMembers = keyRoute({
         "text/csv": {
           schema: MemberCsv,
           example:
-            "githubUserId,githubLogin,workEmail,role,seat,isBot\r\n1002,max-member,max-member@example.com,member,true,false\r\n",
+            "githubUserId,githubLogin,workEmail,role,seat,isBot,lastActivityAt\r\n" +
+            "1002,max-member,max-member@example.com,member,true,false,2026-11-20T16:44:17.054Z\r\n",
         },
       },
       headers: PAGE_HEADERS,
