@@ -5,6 +5,7 @@ import { DatabaseSync } from "node:sqlite";
 import { afterAll, describe, expect, it } from "vitest";
 import { migrateLocalD1, QUOTAS_ON, startWrangler } from "../../scripts/lib/bench-common.mjs";
 import { controlPlaneClient } from "../../scripts/lib/control-plane-client.mjs";
+import { freePort } from "./free-port";
 
 /**
  * Contract section 16, "a move never stays stuck", with the real runtime: `wrangler dev` on a
@@ -23,7 +24,6 @@ import { controlPlaneClient } from "../../scripts/lib/control-plane-client.mjs";
  * (test/worker/shard-move-heal.test.ts), its restart resumes through the same path as `copying`.
  */
 
-const PORT = 9202;
 const PRS = 60;
 const ADMIN_TOKEN = `move-restart-${"0".repeat(32)}`;
 
@@ -76,8 +76,10 @@ describe("a move across a restart of the runtime, in each state it can be stoppe
     cleanups.push(() => rmSync(persistTo, { recursive: true, force: true }));
     const mainFile = await migrateLocalD1(persistTo);
     const folder = dirname(mainFile);
+    // One free port for both runs of the runtime (two suites at once must not collide on a fixed one).
+    const port = await freePort();
     const start = () =>
-      startWrangler({ persistTo, port: PORT, adminToken: ADMIN_TOKEN, vars: { ...QUOTAS_ON, MOVE_STALL_SECONDS: "2" } });
+      startWrangler({ persistTo, port, adminToken: ADMIN_TOKEN, vars: { ...QUOTAS_ON, MOVE_STALL_SECONDS: "2" } });
     let server = await start();
     cleanups.push(() => server.stop());
     const client = controlPlaneClient(server.url, ADMIN_TOKEN);
