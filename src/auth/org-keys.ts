@@ -54,17 +54,16 @@ export async function createOrgKey(
     expiresAt: request.expiresAt,
   };
   const created = await atOrganization<OrgKeyCreated>(env, org, async (stub, at) => {
-    const record: KeyRecord = {
-      v: 2,
-      keyId: spec.keyId,
-      orgKey: at.home,
-      kind: spec.kind,
-      createdAt: now,
-      expiresAt: spec.expiresAt,
+    const lookup = (keyId: string) => {
+      const record: KeyRecord = { v: 2, keyId, orgKey: at.home, kind: spec.kind, createdAt: now, expiresAt: spec.expiresAt };
+      return env.API_KEYS.put(keyRecordKey(keyHash), JSON.stringify(record), kvExpiry(spec.expiresAt, now));
     };
-    await env.API_KEYS.put(keyRecordKey(keyHash), JSON.stringify(record), kvExpiry(spec.expiresAt, now));
+    await lookup(spec.keyId);
     const answer = await stub.createKey(at.login, caller.actor, spec, { correlationId: caller.correlationId, ip: caller.ip });
     if (!answer.ok) await forgetLookup(env.API_KEYS, keyHash);
+    // A regeneration keeps the key's id (the object's answer): the lookup must name that id, or the
+    // key would be nobody where its caller is resolved by id (reads, lists, analytics).
+    else if (answer.value.key.keyId !== spec.keyId) await lookup(answer.value.key.keyId);
     return answer;
   });
   const value = unwrap(created);

@@ -97,6 +97,25 @@ describe("organization keys: made by admins, owned by the organization", () => {
     expect(list.data.map((e) => [e.org, e.role])).toEqual([[w.org, "admin"]]);
   });
 
+  it("regenerated (by its name, in another case too), the key keeps its id and its rights: reads, lists and analytics work with the new value", async () => {
+    const w = await world("pro");
+    await adminOk("PUT", `/internal/v1/organizations/${w.org}/repositories/web`, { private: true });
+    const first = await createOrgKeyOk(w.org, { kind: "members", name: "bot" });
+    const again = await createOrgKeyOk(w.org, { kind: "members", name: "BOT" });
+    expect(again.keyId).toBe(first.keyId);
+    expect(again.key).not.toBe(first.key);
+    expect((await call(`/api/v1/organizations/${w.org}/members/${w.member}`, { headers: bearer(first.key) })).status).toBe(401);
+    expect((await call(`/api/v1/organizations/${w.org}/members/${w.member}`, { headers: bearer(again.key) })).status).toBe(200);
+    const list = (await (await call("/api/v1/organizations", { headers: bearer(again.key) })).json()) as {
+      data: { org: string }[];
+    };
+    expect(list.data.map((e) => e.org)).toEqual([w.org]);
+    await createOrgKeyOk(w.org, { kind: "analytics", name: "dash" });
+    const analytics = await createOrgKeyOk(w.org, { kind: "analytics", name: "dash" });
+    const prs = await call(`/api/analytics/v1/prs?org=${w.org}&repo=web`, { headers: bearer(analytics.key) });
+    expect(prs.status).toBe(200);
+  });
+
   it("each organization key has its own quota, apart from its creator's and from the other keys'", async () => {
     const w = await world();
     const a = await createOrgKeyOk(w.org, { kind: "members", name: "a" });
