@@ -1,11 +1,16 @@
 import { introspectWorkflowInstance } from "cloudflare:test";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { foldName } from "../../src/lib/names";
 import type { SyncRun, SyncStatus } from "../../src/schemas/sync";
 import { startSyncAtHome, syncInstanceId } from "../../src/sync/start";
 import { type FakeRequest, fakeInstallation } from "./github-fake";
 import { admin, adminOk, call, createKey, env, fetchWithEnv, postEventsOk, uniqueInstallationId } from "./helpers";
 import { deliverQueued, example } from "./webhook-helpers";
+
+// These tests run whole syncs (a Workflow, dozens of calls to the fake GitHub, hundreds of rows):
+// the longest takes 8 s on a quiet 2-core machine and went past the default 30 s when another suite
+// loaded it. A budget for CPU, not a wait on a race: each awaits the sync's end, never a fixed time.
+vi.setConfig({ testTimeout: 120_000 });
 
 /**
  * Installation sync (contract section 17): an organization that exists only at GitHub (the fake)
