@@ -31,13 +31,18 @@ export function parseNetwork(input: string): ParsedNetwork {
   return { ok: true, cidr: `${network.toString()}/${prefix}` };
 }
 
-/** The client's address as the platform reports it, an IPv4-mapped IPv6 address as its IPv4; null when unreadable. */
-export function parseAddress(input: string | null): ipaddr.IPv4 | ipaddr.IPv6 | null {
-  if (input === null) return null;
+/**
+ * The client's address as the platform reports it, in every form a range may name it: an
+ * IPv4-mapped IPv6 address (`::ffff:192.0.2.1`) is both that IPv6 address and its IPv4 one; none
+ * when unreadable.
+ */
+export function addressForms(input: string | null): (ipaddr.IPv4 | ipaddr.IPv6)[] {
+  if (input === null) return [];
   const text = input.trim();
-  if (!ipaddr.isValid(text) || text.includes("%")) return null;
-  if (!text.includes(":") && !ipaddr.IPv4.isValidFourPartDecimal(text)) return null;
-  return ipaddr.process(text);
+  if (!ipaddr.isValid(text) || text.includes("%")) return [];
+  if (!text.includes(":")) return ipaddr.IPv4.isValidFourPartDecimal(text) ? [ipaddr.IPv4.parse(text)] : [];
+  const v6 = ipaddr.IPv6.parse(text);
+  return v6.isIPv4MappedAddress() ? [v6, v6.toIPv4Address()] : [v6];
 }
 
 /**
@@ -46,10 +51,9 @@ export function parseAddress(input: string | null): ipaddr.IPv4 | ipaddr.IPv6 | 
  */
 export function addressAllowed(address: string | null, networks: readonly string[]): boolean {
   if (networks.length === 0) return true;
-  const parsed = parseAddress(address);
-  if (parsed === null) return false;
+  const forms = addressForms(address);
   return networks.some((cidr) => {
     const [network, prefix] = ipaddr.parseCIDR(cidr);
-    return network.kind() === parsed.kind() && parsed.match(network, prefix);
+    return forms.some((form) => form.kind() === network.kind() && form.match(network, prefix));
   });
 }

@@ -58,6 +58,10 @@ describe("addressAllowed agrees with the reference", () => {
     expect(addressAllowed("2001:db8::1", ["0.0.0.0/0"])).toBe(false);
     expect(addressAllowed("192.0.2.1", ["::/0"])).toBe(false);
     expect(addressAllowed("::ffff:192.0.2.1", ["192.0.2.0/24"])).toBe(true);
+    // The same address is also the IPv6 address it is written as (a property run found ::ffff:0:0 refused by ::/80).
+    expect(addressAllowed("::ffff:0:0", ["::/80"])).toBe(true);
+    expect(addressAllowed("::ffff:192.0.2.1", ["::ffff:0:0/96"])).toBe(true);
+    expect(addressAllowed("::ffff:192.0.2.1", ["2001:db8::/32", "198.51.100.0/24"])).toBe(false);
     expect(addressAllowed(null, ["0.0.0.0/0"])).toBe(false);
     expect(addressAllowed("not an address", ["0.0.0.0/0"])).toBe(false);
   });
