@@ -32,6 +32,8 @@ export async function startWrangler(options) {
   }
 }
 
+const PORT_RACE = /address already in use/i;
+
 async function startWranglerOnce({ persistTo, port, adminToken, vars = QUOTAS_ON }) {
   const child = spawn(
     "wrangler",
@@ -54,17 +56,22 @@ async function startWranglerOnce({ persistTo, port, adminToken, vars = QUOTAS_ON
       env: { ...process.env, X_LOCAL_OBSERVABILITY: "false", WRANGLER_SEND_METRICS: "false" },
     },
   );
-  let stderrTail = "";
+  // Whether wrangler said it lost a port race, at any point: the message can be followed by
+  // kilobytes of a crashing esbuild's goroutine dump, so a tail of the output would miss it. The
+  // window keeps the end of the previous chunk, in case the message straddles two chunks.
+  let portRace = false;
+  let window = "";
   child.stderr.on("data", (chunk) => {
     process.stderr.write(chunk);
-    stderrTail = (stderrTail + chunk.toString()).slice(-4096);
+    window = window.slice(-64) + chunk.toString();
+    if (PORT_RACE.test(window)) portRace = true;
   });
   const url = `http://127.0.0.1:${port}`;
   try {
     await waitForHealthy(url, 120_000, () => child.exitCode === null && child.signalCode === null);
   } catch (error) {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGINT");
-    return { error, portRace: /address already in use/i.test(stderrTail) };
+    return { error, portRace };
   }
   const stop = () =>
     new Promise((resolve) => {
