@@ -15,6 +15,9 @@ export interface ChartSeries {
   kind: "bars" | "line";
 }
 
+/** The band behind partial weeks (the stylesheet's `.swatch-partial` is the same colour, for the note). */
+const PARTIAL = "#e6e9ed";
+
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 /** A week's Monday (epoch seconds) as "Nov 17", in UTC. */
 const weekLabel = (s: number) => {
@@ -28,12 +31,15 @@ export function Chart({
   series,
   unit,
   incrs,
+  shaded = [],
 }: {
   x: number[];
   series: ChartSeries[];
   unit: (v: number) => string;
   /** The steps the y axis may use (uPlot picks one), e.g. round durations; default: uPlot's. */
   incrs?: number[];
+  /** Buckets (x values) drawn on a grey band: the window's partial weeks. */
+  shaded?: number[];
 }) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
@@ -57,6 +63,20 @@ export function Chart({
       // The drawn x range, for the browser tests (whole bars at both ends).
       hooks: {
         ready: [(u) => el.setAttribute("data-x-range", `${u.scales.x?.min ?? ""},${u.scales.x?.max ?? ""}`)],
+        // Partial weeks on a grey band behind the series (a canvas drawing: no inline style).
+        drawClear: [
+          (u) => {
+            const { ctx, bbox } = u;
+            ctx.save();
+            ctx.fillStyle = PARTIAL;
+            for (const at of shaded) {
+              const left = u.valToPos(at - half, "x", true);
+              const right = u.valToPos(at + half, "x", true);
+              ctx.fillRect(left, bbox.top, right - left, bbox.height);
+            }
+            ctx.restore();
+          },
+        ],
       },
       axes: [
         {
@@ -99,7 +119,7 @@ export function Chart({
       resize.disconnect();
       plot.destroy();
     };
-  }, [x, series, unit, incrs]);
+  }, [x, series, unit, incrs, shaded]);
   return <div class="chart" ref={box} aria-hidden="true" />;
 }
 

@@ -1,100 +1,18 @@
 import type { ComponentChildren } from "preact";
-import { useEffect, useMemo, useState } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { customWindowRefusal, MAX_WEEKS } from "../analytics-window";
 import { type Answer, ApiError, api, explain, formatDate, type SessionInfo } from "../api";
 import { Chart, ChartKey, type ChartSeries } from "../chart";
+import { listRefusal, partialWeek, partialWords } from "../dashboard-figures";
 import { Layout, Notice, Pager, TableWrap } from "../layout";
+import { count, Dur, duration, type Group, Num, percent, type Summary, withParam } from "./analytics-format";
+import { Totals, usePrevious } from "./analytics-totals";
+import { apiParams, Picker, PRESETS, readView, type View, viewQuery, windowParams } from "./analytics-view";
 
-type Summary = Answer<"/app/api/analytics/summary", "GET">;
-type Group = Summary["groups"][number];
-/** The summary's figures (contract section 12): one group, or the totals. */
-export type Figures = Summary["totals"];
 type RowPage = Answer<"/app/api/analytics/prs", "GET">;
 
-/** What the URL holds, so a view can be linked and reloaded: `?window=30&repo=api`, or `?window=custom&start=…&end=…`. */
-interface View {
-  window: "" | "7" | "30" | "90" | "365" | "custom";
-  start: string;
-  end: string;
-  repo: string;
-}
-const PRESETS = ["7", "30", "90", "365"] as const;
 const ROWS_PER_PAGE = 25;
 const TOP = 10;
-const DAY = 86_400_000;
-
-function readView(): View {
-  const q = new URLSearchParams(window.location.search);
-  const w = q.get("window") ?? "";
-  const known = w === "custom" || (PRESETS as readonly string[]).includes(w);
-  return {
-    window: known ? (w as View["window"]) : "",
-    start: q.get("start") ?? "",
-    end: q.get("end") ?? "",
-    repo: q.get("repo") ?? "",
-  };
-}
-
-function viewQuery(view: View): string {
-  const q = new URLSearchParams();
-  if (view.window) q.set("window", view.window);
-  if (view.window === "custom") {
-    if (view.start) q.set("start", view.start);
-    if (view.end) q.set("end", view.end);
-  }
-  if (view.repo) q.set("repo", view.repo);
-  const s = q.toString();
-  return s ? `?${s}` : "";
-}
-
-const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-
-/**
- * The API's parameters for a view: the last N UTC days including today (whole days, so a link
- * shows the same window all day), custom dates as given, or none (the export's default window).
- */
-export function apiParams(org: string, view: View, now = Date.now()): URLSearchParams {
-  const q = new URLSearchParams({ org });
-  if (view.repo) q.set("repo", view.repo);
-  if (view.window === "custom") {
-    if (view.start) q.set("startDate", view.start);
-    if (view.end) q.set("endDate", view.end);
-  } else if (view.window) {
-    q.set("startDate", utcDay(now - (Number(view.window) - 1) * DAY));
-    q.set("endDate", utcDay(now));
-  }
-  return q;
-}
-
-const withParam = (q: URLSearchParams, name: string, value: string) => {
-  const copy = new URLSearchParams(q);
-  copy.set(name, value);
-  return copy;
-};
-
-// --- formatting: every figure is a <data> element whose value is the API's number ---------------
-
-const count = (n: number) => n.toLocaleString("en-US");
-
-/** 5400000 → "1 h 30 min"; under an hour in minutes, a day and more in days and hours. */
-export function duration(ms: number | null): string {
-  if (ms === null) return "—";
-  const sign = ms < 0 ? "−" : "";
-  const minutes = Math.round(Math.abs(ms) / 60_000);
-  if (minutes < 60) return `${sign}${minutes} min`;
-  const hours = Math.floor(minutes / 60);
-  if (hours < 24) return `${sign}${hours} h ${minutes % 60} min`;
-  return `${sign}${Math.floor(hours / 24)} d ${hours % 24} h`;
-}
-
-const percent = (part: number, whole: number) => (whole > 0 ? `${((100 * part) / whole).toFixed(1)}%` : "—");
-
-function Num({ value }: { value: number }) {
-  return <data value={String(value)}>{count(value)}</data>;
-}
-function Dur({ ms }: { ms: number | null }) {
-  return <data value={ms === null ? undefined : String(ms)}>{duration(ms)}</data>;
-}
 
 // --- the page -------------------------------------------------------------------------------------
 
@@ -103,8 +21,13 @@ interface Loaded {
   weeks: Summary;
   repos: Summary;
   authors: Summary;
-  /** The repositories with rows in the window, for the picker (without the repository filter). */
-  repoChoices: string[];
+  /** The picker's choices: the repositories and authors with rows in the window (without the list filters). */
+  choices: Choices;
+  view: View;
+}
+interface Choices {
+  repos: string[];
+  authors: string[];
 }
 
 const WHOLE_ORG_REFUSALS = ["org_not_found", "installation_blocked", "plan_required", "org_access_denied"];
@@ -118,7 +41,7 @@ function refusal(error: unknown, org: string): string {
     case "org_access_denied":
       return `You are not a member of ${org}: only its members can see its analytics.`;
     case "repo_access_denied":
-      return "You cannot see this repository (it is private and you are not a collaborator, or the organization has no such repository). Pick another one.";
+      return "You cannot see one of the repositories chosen (it is private and you are not a collaborator, or the organization has no such repository). Pick others.";
     case "invalid_request":
       return `${error.message} ${error.details.map((d) => `${d.path} ${d.message}.`).join(" ")}`;
     default:
@@ -126,7 +49,9 @@ function refusal(error: unknown, org: string): string {
   }
 }
 
-/** `/app/orgs/{org}/analytics` (contract section 14): the summary's charts and tables, and the export's rows. */
+const sortedKeys = (s: Summary) => s.groups.map((g) => g.key).sort((a, b) => a.localeCompare(b));
+
+/** `/app/orgs/{org}/analytics` (contract sections 14 and 21): the summary's charts and tables, and the export's rows. */
 export function AnalyticsPage({ session, org }: { session: SessionInfo; org: string }) {
   const [view, setView] = useState<View>(readView);
   const [draft, setDraft] = useState<View>(view);
@@ -135,6 +60,8 @@ export function AnalyticsPage({ session, org }: { session: SessionInfo; org: str
   /** Refused whatever the window: no organization, blocked, not Pro, not a member. The pickers go away. */
   const [refused, setRefused] = useState(false);
   const [busy, setBusy] = useState(true);
+  /** The pickers' choices per window (the same whatever the lists): asked once per window. */
+  const choicesOf = useRef(new Map<string, Promise<Choices>>());
 
   useEffect(() => {
     const onPop = () => {
@@ -148,8 +75,11 @@ export function AnalyticsPage({ session, org }: { session: SessionInfo; org: str
 
   useEffect(() => {
     let current = true;
-    // A custom window wider than the summary's bound is refused here, before any request.
-    const tooWide = view.window === "custom" ? customWindowRefusal(view.start, view.end) : null;
+    // A custom window wider than the summary's bound, or lists beyond the API's, are refused here, before any request.
+    const tooWide =
+      (view.window === "custom" ? customWindowRefusal(view.start, view.end) : null) ??
+      listRefusal(view.repos, "repositories") ??
+      listRefusal(view.authors, "authors");
     if (tooWide !== null) {
       setLoaded(null);
       setError(tooWide);
@@ -165,16 +95,24 @@ export function AnalyticsPage({ session, org }: { session: SessionInfo; org: str
         if (answer.summaries.length !== groupBy.split(",").length) throw new Error("incomplete summaries");
         return answer.summaries;
       });
-    const everyRepo = new URLSearchParams(params);
-    everyRepo.delete("repo");
-    Promise.all([
-      summaries("week,repo,author").then((s) => s as [Summary, Summary, Summary]),
-      view.repo ? summaries("repo", everyRepo).then((s) => s[0] as Summary) : null,
-    ]).then(
-      ([[weeks, repos, authors], all]) => {
+    const filtered = view.repos.length > 0 || view.authors.length > 0;
+    const whole = windowParams(org, view);
+    const wholeKey = whole.toString();
+    let choices = filtered ? choicesOf.current.get(wholeKey) : undefined;
+    if (filtered && choices === undefined) {
+      choices = summaries("repo,author", whole).then(([r, a]) => ({
+        repos: sortedKeys(r as Summary),
+        authors: sortedKeys(a as Summary),
+      }));
+      choicesOf.current.set(wholeKey, choices);
+      choices.catch(() => choicesOf.current.delete(wholeKey));
+    }
+    Promise.all([summaries("week,repo,author").then((s) => s as [Summary, Summary, Summary]), choices ?? null]).then(
+      ([[weeks, repos, authors], listed]) => {
         if (!current) return;
-        const choices = (all ?? repos).groups.map((g) => g.key).sort((a, b) => a.localeCompare(b));
-        setLoaded({ params, weeks, repos, authors, repoChoices: choices });
+        const all = listed ?? { repos: sortedKeys(repos), authors: sortedKeys(authors) };
+        if (!filtered) choicesOf.current.set(wholeKey, Promise.resolve(all));
+        setLoaded({ params, weeks, repos, authors, choices: all, view });
         setBusy(false);
       },
       (e) => {
@@ -199,8 +137,7 @@ export function AnalyticsPage({ session, org }: { session: SessionInfo; org: str
     e.preventDefault();
     apply(draft);
   };
-  const choices = loaded?.repoChoices ?? [];
-  const repoOptions = draft.repo && !choices.includes(draft.repo) ? [draft.repo, ...choices] : choices;
+  const choices = loaded?.choices ?? { repos: [], authors: [] };
 
   return (
     <Layout session={session} title={`Analytics of ${org}`}>
@@ -210,7 +147,7 @@ export function AnalyticsPage({ session, org }: { session: SessionInfo; org: str
         <a href={`/app/orgs/${encodeURIComponent(org)}/members`}>Members of {org}</a>
       </p>
       {!refused && (
-        <form class="filters" onSubmit={submit} aria-label="Window and repository">
+        <form class="filters" onSubmit={submit} aria-label="Window, repositories and authors">
           <div class="field">
             <label for="window-select">Window</label>
             <select
@@ -254,17 +191,22 @@ export function AnalyticsPage({ session, org }: { session: SessionInfo; org: str
               </div>
             </>
           )}
-          <div class="field">
-            <label for="repo-select">Repository</label>
-            <select id="repo-select" value={draft.repo} onChange={(e) => apply({ ...draft, repo: e.currentTarget.value })}>
-              <option value="">All repositories</option>
-              {repoOptions.map((r) => (
-                <option key={r} value={r}>
-                  {r}
-                </option>
-              ))}
-            </select>
-          </div>
+          <Picker
+            id="repos"
+            label="Repositories"
+            every="All repositories"
+            choices={choices.repos}
+            chosen={draft.repos}
+            onChange={(repos) => apply({ ...draft, repos })}
+          />
+          <Picker
+            id="authors"
+            label="Authors"
+            every="All authors"
+            choices={choices.authors}
+            chosen={draft.authors}
+            onChange={(authors) => apply({ ...draft, authors })}
+          />
           {draft.window === "custom" && <button type="submit">Show</button>}
         </form>
       )}
@@ -282,6 +224,17 @@ export function AnalyticsPage({ session, org }: { session: SessionInfo; org: str
   );
 }
 
+/** "repositories api, web; authors ada-admin" or "all repositories you can see, every author". */
+function scopeWords(view: View): string {
+  const repos =
+    view.repos.length === 0
+      ? "all repositories you can see"
+      : `${view.repos.length === 1 ? "repository" : "repositories"} ${view.repos.join(", ")}`;
+  const authors =
+    view.authors.length === 0 ? "every author" : `${view.authors.length === 1 ? "author" : "authors"} ${view.authors.join(", ")}`;
+  return `${repos}; ${authors}`;
+}
+
 /**
  * `stale`: the view changed and its figures are on their way. The previous figures stay in sight (no
  * jump) but dimmed, out of reach (inert: no click, no focus) and without the download link, so
@@ -290,61 +243,20 @@ export function AnalyticsPage({ session, org }: { session: SessionInfo; org: str
 function Dashboard({ org, loaded, stale }: { org: string; loaded: Loaded; stale: boolean }) {
   const { weeks, repos, authors, params } = loaded;
   const t = weeks.totals;
+  const previous = usePrevious(params, weeks);
   return (
     <div class={stale ? "dashboard stale" : "dashboard"} aria-busy={stale ? "true" : "false"} inert={stale}>
       <p class="window" data-testid="window">
-        {formatDate(weeks.startDate)} to {formatDate(weeks.endDate)}
-        {params.get("repo") ? `, repository ${params.get("repo")}` : ", all repositories you can see"}. Pull requests count once
-        they are merged and reviewed in the window.
+        {formatDate(weeks.startDate)} to {formatDate(weeks.endDate)}, {scopeWords(loaded.view)}. Pull requests count once they are
+        merged and reviewed in the window.
       </p>
-      <section aria-labelledby="totals-h">
-        <h2 id="totals-h">Totals</h2>
-        <dl class="stats" data-testid="totals">
-          <Stat name="pullRequests" label="Pull requests merged">
-            <Num value={t.pullRequests} />
-          </Stat>
-          <Stat name="linesAdded" label="Lines added">
-            <Num value={t.linesAdded} />
-          </Stat>
-          <Stat name="linesDeleted" label="Lines deleted">
-            <Num value={t.linesDeleted} />
-          </Stat>
-          <Stat name="serviceIssuesFlagged" label="Findings flagged">
-            <Num value={t.serviceIssuesFlagged} />
-          </Stat>
-          <Stat name="serviceIssuesFixed" label="Findings fixed">
-            <Num value={t.serviceIssuesFixed} />
-          </Stat>
-          <Stat name="aiLinesAuthored" label="AI-authored lines">
-            <Num value={t.aiLinesAuthored} />
-            <span class="muted"> ({percent(t.aiLinesAuthored, t.linesAdded + t.linesDeleted)} of changed lines)</span>
-          </Stat>
-          <Stat name="pullRequestsWithAiData" label="Pull requests with AI data">
-            <Num value={t.pullRequestsWithAiData} />
-          </Stat>
-          <Stat name="medianMsToFirstReview" label="Median time to first review">
-            <Dur ms={t.medianMsToFirstReview} />
-          </Stat>
-          <Stat name="medianMsToMerge" label="Median time to merge">
-            <Dur ms={t.medianMsToMerge} />
-          </Stat>
-        </dl>
-      </section>
-      <WeeklyCharts weeks={weeks.groups} />
+      <Totals totals={t} previous={previous} />
+      <WeeklyCharts weeks={weeks.groups} startDate={weeks.startDate} endDate={weeks.endDate} />
       <div class="cards">
         <TopTable title="Top repositories" name="repo" summary={repos} />
         <TopTable title="Top authors" name="author" summary={authors} />
       </div>
       <Rows key={params.toString()} org={org} params={params} total={t.pullRequests} stale={stale} />
-    </div>
-  );
-}
-
-function Stat({ name, label, children }: { name: string; label: string; children: ComponentChildren }) {
-  return (
-    <div class="stat" data-figure={name}>
-      <dt>{label}</dt>
-      <dd>{children}</dd>
     </div>
   );
 }
@@ -360,8 +272,25 @@ const DURATION_STEPS = [5, 10, 15, 30, 60, 120, 180, 240, 360, 720, 1440, 2880, 
 const plain = (v: number) => count(Math.round(v * 10) / 10);
 const pct = (v: number) => `${Math.round(v)}%`;
 
-function WeeklyCharts({ weeks }: { weeks: Group[] }) {
+function WeeklyCharts({ weeks, startDate, endDate }: { weeks: Group[]; startDate: string; endDate: string }) {
   const x = useMemo(() => weeks.map((g) => Date.parse(`${g.key}T00:00:00Z`) / 1000), [weeks]);
+  /** The weeks the window covers only in part (its first and last, and any of merges outside it): days covered. */
+  const partial = useMemo(
+    () =>
+      new Map(
+        weeks.flatMap((g) => {
+          const days = partialWeek(g.key, startDate, endDate);
+          return days === null ? [] : [[g.key, days] as const];
+        }),
+      ),
+    [weeks, startDate, endDate],
+  );
+  const shaded = useMemo(() => x.filter((_, i) => partial.has((weeks[i] as Group).key)), [x, weeks, partial]);
+  const row = (g: Group, cells: ComponentChildren) => (
+    <WeekRow key={g.key} week={g.key} partial={partial.get(g.key)}>
+      {cells}
+    </WeekRow>
+  );
   const charts = useMemo(() => {
     const share = (g: Group) => {
       const changed = g.linesAdded + g.linesDeleted;
@@ -391,6 +320,13 @@ function WeeklyCharts({ weeks }: { weeks: Group[] }) {
       <p class="muted">
         Weeks start on Monday (UTC) and are the weeks of the merge. Each chart is followed by its numbers for screen readers.
       </p>
+      {partial.size > 0 && (
+        <p class="partial-note" data-testid="partial-note">
+          <span class="swatch swatch-partial" aria-hidden="true" />
+          Shaded weeks are partial, so their figures cover fewer days:{" "}
+          {[...partial].map(([week, days]) => `the week of ${week} (${partialWords(days)})`).join("; ")}.
+        </p>
+      )}
       <div class="charts">
         <Figure
           id="merged"
@@ -398,15 +334,17 @@ function WeeklyCharts({ weeks }: { weeks: Group[] }) {
           x={x}
           series={charts.merged}
           unit={plain}
+          shaded={shaded}
           head={<th scope="col">Pull requests merged</th>}
         >
-          {weeks.map((g) => (
-            <WeekRow key={g.key} week={g.key}>
+          {weeks.map((g) =>
+            row(
+              g,
               <td>
                 <Num value={g.pullRequests} />
-              </td>
-            </WeekRow>
-          ))}
+              </td>,
+            ),
+          )}
         </Figure>
         <Figure
           id="findings"
@@ -414,6 +352,7 @@ function WeeklyCharts({ weeks }: { weeks: Group[] }) {
           x={x}
           series={charts.findings}
           unit={plain}
+          shaded={shaded}
           head={
             <>
               <th scope="col">Flagged</th>
@@ -421,16 +360,19 @@ function WeeklyCharts({ weeks }: { weeks: Group[] }) {
             </>
           }
         >
-          {weeks.map((g) => (
-            <WeekRow key={g.key} week={g.key}>
-              <td>
-                <Num value={g.serviceIssuesFlagged} />
-              </td>
-              <td>
-                <Num value={g.serviceIssuesFixed} />
-              </td>
-            </WeekRow>
-          ))}
+          {weeks.map((g) =>
+            row(
+              g,
+              <>
+                <td>
+                  <Num value={g.serviceIssuesFlagged} />
+                </td>
+                <td>
+                  <Num value={g.serviceIssuesFixed} />
+                </td>
+              </>,
+            ),
+          )}
         </Figure>
         <Figure
           id="review"
@@ -439,15 +381,17 @@ function WeeklyCharts({ weeks }: { weeks: Group[] }) {
           series={charts.review}
           unit={hours}
           incrs={DURATION_STEPS}
+          shaded={shaded}
           head={<th scope="col">Median time to first review</th>}
         >
-          {weeks.map((g) => (
-            <WeekRow key={g.key} week={g.key}>
+          {weeks.map((g) =>
+            row(
+              g,
               <td>
                 <Dur ms={g.medianMsToFirstReview} />
-              </td>
-            </WeekRow>
-          ))}
+              </td>,
+            ),
+          )}
         </Figure>
         <Figure
           id="ai"
@@ -455,6 +399,7 @@ function WeeklyCharts({ weeks }: { weeks: Group[] }) {
           x={x}
           series={charts.ai}
           unit={pct}
+          shaded={shaded}
           head={
             <>
               <th scope="col">AI-authored lines</th>
@@ -463,27 +408,34 @@ function WeeklyCharts({ weeks }: { weeks: Group[] }) {
             </>
           }
         >
-          {weeks.map((g) => (
-            <WeekRow key={g.key} week={g.key}>
-              <td>
-                <Num value={g.aiLinesAuthored} />
-              </td>
-              <td>
-                <Num value={g.linesAdded + g.linesDeleted} />
-              </td>
-              <td>{percent(g.aiLinesAuthored, g.linesAdded + g.linesDeleted)}</td>
-            </WeekRow>
-          ))}
+          {weeks.map((g) =>
+            row(
+              g,
+              <>
+                <td>
+                  <Num value={g.aiLinesAuthored} />
+                </td>
+                <td>
+                  <Num value={g.linesAdded + g.linesDeleted} />
+                </td>
+                <td>{percent(g.aiLinesAuthored, g.linesAdded + g.linesDeleted)}</td>
+              </>,
+            ),
+          )}
         </Figure>
       </div>
     </section>
   );
 }
 
-function WeekRow({ week, children }: { week: string; children: ComponentChildren }) {
+/** A week's row in a chart's table; a partial week says how much of it the window covers. */
+function WeekRow({ week, partial, children }: { week: string; partial: number | undefined; children: ComponentChildren }) {
   return (
-    <tr data-week={week}>
-      <th scope="row">{week}</th>
+    <tr data-week={week} data-partial={partial === undefined ? undefined : String(partial)}>
+      <th scope="row">
+        {week}
+        {partial !== undefined && ` (${partialWords(partial)})`}
+      </th>
       {children}
     </tr>
   );
@@ -497,6 +449,7 @@ function Figure({
   series,
   unit,
   incrs,
+  shaded,
   head,
   children,
 }: {
@@ -506,6 +459,7 @@ function Figure({
   series: ChartSeries[];
   unit: (v: number) => string;
   incrs?: number[];
+  shaded: number[];
   head: ComponentChildren;
   children: ComponentChildren;
 }) {
@@ -513,7 +467,7 @@ function Figure({
     <figure class="card figure" aria-labelledby={`${id}-h`} data-chart={id}>
       <figcaption id={`${id}-h`}>{title}</figcaption>
       <ChartKey series={series} />
-      <Chart x={x} series={series} unit={unit} incrs={incrs} />
+      <Chart x={x} series={series} unit={unit} incrs={incrs} shaded={shaded} />
       {/* Tables are not clipped by their own overflow: the hidden one sits in a clipped box. */}
       <div class="sr-only">
         <table data-testid={`${id}-table`}>
