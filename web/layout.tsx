@@ -1,5 +1,5 @@
 import type { ComponentChildren } from "preact";
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { api, explain, type SessionInfo, signOut, toLanding } from "./api";
 
 /** The frame of every signed-in page: who is signed in, where one can go, sign-out. */
@@ -69,13 +69,36 @@ export function Notice({ kind, text }: { kind: "error" | "ok"; text: string }) {
   );
 }
 
-/** A table that scrolls sideways on a narrow screen; focusable, so the keyboard can scroll it too. */
+/**
+ * A table that scrolls sideways on a narrow screen: a focusable region (so the keyboard scrolls it
+ * too), named, and with a visible hint while columns are out of sight.
+ */
 export function TableWrap({ label, children }: { label: string; children: ComponentChildren }) {
+  const box = useRef<HTMLElement>(null);
+  const [hidden, setHidden] = useState(false);
+  useEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    const measure = () => setHidden(el.scrollWidth > el.clientWidth + 1);
+    measure();
+    const watch = new ResizeObserver(measure);
+    watch.observe(el);
+    if (el.firstElementChild) watch.observe(el.firstElementChild);
+    return () => watch.disconnect();
+  }, []);
   return (
-    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard (WCAG 2.1.1).
-    <section class="table-wrap" aria-label={label} tabIndex={0}>
-      {children}
-    </section>
+    <>
+      {hidden && (
+        <p class="scroll-hint" data-testid="scroll-hint">
+          <span aria-hidden="true">⇆ </span>
+          {label}: more columns to the right; scroll sideways (or focus the table and use the arrow keys).
+        </p>
+      )}
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard (WCAG 2.1.1). */}
+      <section class="table-wrap" aria-label={label} tabIndex={0} ref={box}>
+        {children}
+      </section>
+    </>
   );
 }
 

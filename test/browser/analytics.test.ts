@@ -89,7 +89,20 @@ async function expectFiguresEqualApi(page: Page, params: Record<string, string>)
   const window = page.getByTestId("window");
   // The window's first day (the default window's time of day moves with the clock).
   await expect.poll(() => window.textContent()).toMatch(new RegExp(`^${weeks.startDate.slice(0, 10)} \\d\\d:\\d\\d UTC to`));
-  await expect.poll(() => window.textContent()).toContain(params.repo ? `repository ${params.repo}` : "all repositories");
+  const repoList = params.repo?.split(",") ?? [];
+  await expect
+    .poll(() => window.textContent())
+    .toContain(
+      repoList.length === 0
+        ? "all repositories"
+        : `${repoList.length === 1 ? "repository" : "repositories"} ${repoList.join(", ")}`,
+    );
+  const authorList = params.author?.split(",") ?? [];
+  await expect
+    .poll(() => window.textContent())
+    .toContain(
+      authorList.length === 0 ? "every author" : `${authorList.length === 1 ? "author" : "authors"} ${authorList.join(", ")}`,
+    );
   await page.getByText("Loading…").waitFor({ state: "detached" });
 
   // Totals.
@@ -144,6 +157,28 @@ async function expectFiguresEqualApi(page: Page, params: Record<string, string>)
   return weeks;
 }
 
+/**
+ * Sets a picker ("Repositories", "Authors") to exactly `names` by keyboard-reachable clicks on its
+ * labelled checkboxes, each change waiting for the URL to say so.
+ */
+async function choose(page: Page, picker: "Repositories" | "Authors", names: string[]) {
+  const details = page.locator("details.picker", { has: page.locator("summary", { hasText: picker }) });
+  if ((await details.getAttribute("open")) === null) await details.locator("summary").click();
+  const param = picker === "Repositories" ? "repo" : "author";
+  const boxes = details.getByRole("checkbox");
+  for (const box of await boxes.all()) {
+    const name = ((await box.evaluate((b) => b.parentElement?.textContent)) ?? "").trim();
+    const want = names.includes(name);
+    if ((await box.isChecked()) === want) continue;
+    const before = page.url();
+    await (want ? box.check() : box.uncheck());
+    await page.waitForURL((u) => u.toString() !== before);
+  }
+  const now = new URL(page.url()).searchParams.get(param)?.split(",") ?? [];
+  expect(now.sort()).toEqual([...names].sort());
+  await details.locator("summary").click();
+}
+
 /** The export's rows for the parameters, every page (the reference for paging and the download). */
 async function exportRows(params: Record<string, string>) {
   const rows: { repo: string; prNumber: number }[] = [];
@@ -183,7 +218,7 @@ describe("the analytics dashboard", () => {
     await expectFiguresEqualApi(page, { org: "acme", ...lastDays(90) });
 
     // One repository, in the same window.
-    await page.getByLabel("Repository", { exact: true }).selectOption("api");
+    await choose(page, "Repositories", ["api"]);
     await page.waitForURL(/\?window=90&repo=api$/);
     const api90 = await expectFiguresEqualApi(page, { org: "acme", ...lastDays(90), repo: "api" });
     expect(api90.totals.pullRequests).toBeGreaterThan(25);
@@ -191,7 +226,7 @@ describe("the analytics dashboard", () => {
     // A reload shows the same view.
     await page.reload();
     expect(await page.getByLabel("Window", { exact: true }).inputValue()).toBe("90");
-    expect(await page.getByLabel("Repository", { exact: true }).inputValue()).toBe("api");
+    expect(await page.getByTestId("repos-value").textContent()).toBe("api");
     await expectFiguresEqualApi(page, { org: "acme", ...lastDays(90), repo: "api" });
 
     // Custom dates, by keyboard only.
@@ -325,7 +360,8 @@ describe("the dashboard after the outside review (issue 27)", () => {
       await held;
       await route.continue();
     });
-    await page.getByLabel("Repository", { exact: true }).selectOption("api");
+    await page.locator("summary", { hasText: "Repositories" }).click();
+    await page.getByRole("checkbox", { name: "api", exact: true }).check();
     await page.waitForURL(/\?window=90&repo=api$/);
     await page.locator(".dashboard[aria-busy='true']").waitFor();
     expect(await page.locator(".dashboard").getAttribute("inert")).not.toBeNull();
@@ -367,6 +403,126 @@ describe("the dashboard after the outside review (issue 27)", () => {
     await page.getByRole("heading", { name: "No such page" }).waitFor();
     await page.getByRole("link", { name: "Your organizations" }).click();
     await page.waitForURL(`${url}/app/orgs`);
+    await context.close();
+  });
+});
+
+describe("the managers' dashboard (contract section 21)", () => {
+  /** The window just before `[start, end]`, of the same length (both ends inclusive, to the millisecond). */
+  const previousOf = (w: { startDate: string; endDate: string }) => {
+    const start = Date.parse(w.startDate);
+    const length = Date.parse(w.endDate) - start + 1;
+    return { startDate: new Date(start - length).toISOString(), endDate: new Date(start - 1).toISOString() };
+  };
+  /** Days of a week (its Monday) the window covers, or null for the whole week. */
+  const partialOf = (week: string, w: { startDate: string; endDate: string }) => {
+    const from = Date.parse(`${week}T00:00:00Z`);
+    const to = from + 7 * DAY - 1;
+    const [start, end] = [Date.parse(w.startDate), Date.parse(w.endDate)];
+    if (start <= from && to <= end) return null;
+    return String(Math.round((10 * Math.max(0, Math.min(to, end) - Math.max(from, start) + 1)) / DAY) / 10);
+  };
+
+  /** Each total's previous value and direction, and the sentence a screen reader reads, against two summary requests. */
+  async function expectComparisonEqualApi(page: Page, params: Record<string, string>, current: Summary) {
+    const before = await summary({ ...params, ...previousOf(current) }, "repo");
+    const stat = (name: string) => page.locator(`[data-figure="${name}"] .change`);
+    await stat("pullRequests").waitFor();
+    for (const [name, now] of Object.entries(current.totals)) {
+      const was = before.totals[name as keyof Figures];
+      expect(await stat(name).getAttribute("data-previous"), `previous ${name}`).toBe(value(was) ?? "");
+      const direction = now === null || was === null ? "none" : now > was ? "up" : now < was ? "down" : "flat";
+      expect(await stat(name).getAttribute("data-direction"), `direction of ${name}`).toBe(direction);
+    }
+    return before;
+  }
+
+  it("a team's three repositories and two authors: every figure and the comparison equal the API's; partial weeks marked; back and forward", async () => {
+    const { context, page } = await signedIn("ada-admin");
+    await page.goto(`${url}/app/orgs/acme/analytics?window=30`);
+    await expectFiguresEqualApi(page, { org: "acme", ...lastDays(30) });
+
+    const team = ["api", "web", "mobile"];
+    await choose(page, "Repositories", team);
+    await page.waitForURL(/\?window=30&repo=api,web,mobile$/);
+    const repoParams = { org: "acme", ...lastDays(30), repo: team.join(",") };
+    const three = await expectFiguresEqualApi(page, repoParams);
+    const one = await summary({ org: "acme", ...lastDays(30), repo: "api" }, "week");
+    expect(three.totals.pullRequests).toBeGreaterThan(one.totals.pullRequests);
+
+    // Two of the team's authors (the picker lists the window's authors).
+    const authors = (await summary(repoParams, "author")).groups.slice(0, 2).map((g) => g.key);
+    expect(authors).toHaveLength(2);
+    await choose(page, "Authors", authors);
+    await page.waitForURL(new RegExp(`&author=${authors.join(",").replace(/[[\]]/g, "\\$&")}$`));
+    const params = { ...repoParams, author: authors.join(",") };
+    const weeks = await expectFiguresEqualApi(page, params);
+    expect(weeks.totals.pullRequests).toBeLessThan(three.totals.pullRequests);
+
+    // The comparison: two summary requests, this window and the one before it.
+    const before = await expectComparisonEqualApi(page, params, weeks);
+    const sentence = await page.locator('[data-figure="pullRequests"] .change .sr-only').textContent();
+    expect(sentence).toContain(`(${before.totals.pullRequests} → ${weeks.totals.pullRequests})`);
+    expect(sentence).toMatch(/the previous 30 days/);
+    expect(await page.getByTestId("previous-window").textContent()).toContain(
+      `${previousOf(weeks).startDate.slice(0, 10)} 00:00 UTC to ${previousOf(weeks).endDate.slice(0, 10)} 23:59 UTC`,
+    );
+
+    // Partial weeks: in each chart's table, as the window's ends cut them.
+    const marked = await page
+      .getByTestId("merged-table")
+      .locator("tbody tr")
+      .evaluateAll((rows) => rows.map((r) => [r.getAttribute("data-week"), r.getAttribute("data-partial")]));
+    expect(marked).toEqual(weeks.groups.map((g) => [g.key, partialOf(g.key, weeks)]));
+    const partial = marked.filter(([, days]) => days !== null);
+    if (partial.length > 0) {
+      expect(await page.getByTestId("partial-note").textContent()).toContain(`the week of ${partial[0]?.[0]} (partial:`);
+    }
+    await checkPage(page, "analytics-team");
+
+    // Back: the authors go, the three repositories stay; forward: they come back.
+    await page.goBack();
+    await page.waitForURL(/\?window=30&repo=api,web,mobile$/);
+    await expectFiguresEqualApi(page, repoParams);
+    await page.goForward();
+    await page.waitForURL(/&author=/);
+    await expectFiguresEqualApi(page, params);
+    // A reload keeps every filter.
+    await page.reload();
+    expect(await page.getByTestId("repos-value").textContent()).toBe("api, web, mobile");
+    expect(await page.getByTestId("authors-value").textContent()).toBe(authors.join(", "));
+    await expectFiguresEqualApi(page, params);
+    await context.close();
+  });
+
+  it("a previous window with no pull requests is said in words, not as a percentage", async () => {
+    const { context, page } = await signedIn("ada-admin");
+    // The demo's history is 180 days: this window holds its first weeks, the one before it nothing.
+    const params = { org: "acme", startDate: utcDay(Date.now() - 200 * DAY), endDate: utcDay(Date.now() - 150 * DAY) };
+    await page.goto(`${url}/app/orgs/acme/analytics?window=custom&start=${params.startDate}&end=${params.endDate}`);
+    const weeks = await expectFiguresEqualApi(page, params);
+    const before = await expectComparisonEqualApi(page, params, weeks);
+    expect(before.totals.pullRequests).toBe(0);
+    expect(await page.locator('[data-figure="pullRequests"] .change .sr-only').textContent()).toBe(
+      `Up from none in the previous 51 days: no percentage against zero (0 → ${weeks.totals.pullRequests}).`,
+    );
+    expect(await page.locator('[data-figure="medianMsToMerge"] .change .sr-only').textContent()).toMatch(
+      /^No value in the previous 51 days \(no pull requests\) to compare with; /,
+    );
+    await checkPage(page, "analytics-no-previous");
+    await context.close();
+  });
+
+  it("more than 20 repositories in the URL are refused in words before any request", async () => {
+    const { context, page } = await signedIn("ada-admin");
+    const seen: string[] = [];
+    page.on("request", (r) => {
+      if (r.url().includes("/app/api/analytics/")) seen.push(r.url());
+    });
+    const many = Array.from({ length: 21 }, (_, i) => `r${i}`).join(",");
+    await page.goto(`${url}/app/orgs/acme/analytics?window=30&repo=${many}`);
+    await page.getByRole("alert").getByText("21 repositories are chosen; at most 20 can be. Remove some.").waitFor();
+    expect(seen).toEqual([]);
     await context.close();
   });
 });

@@ -325,6 +325,65 @@ describe("organizations and members", () => {
     await context.close();
   });
 
+  it("bulk seats: select several members, one guarded batch; one stale member refuses it whole, explained in words", async () => {
+    const put = (id: string, login: string, seat: boolean) =>
+      fetch(`${url}/internal/v1/organizations/acme/members/${id}`, {
+        method: "PUT",
+        headers: { Authorization: `Bearer ${adminToken}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ githubLogin: login, workEmail: `${login}@example.com`, role: "member", seat, isBot: false }),
+      });
+    expect((await put("1002", "max-member", true)).status).toBe(200);
+    expect((await put("1005", "sam-member", true)).status).toBe(200);
+    const { context, page } = await signedIn("ada-admin");
+    await page.goto(`${url}/app/orgs/acme/members`);
+    const select = (login: string) => page.getByRole("checkbox", { name: `Select ${login}` });
+    const seat = (login: string) => page.getByRole("checkbox", { name: `Seat of ${login}` });
+    await select("max-member").waitFor();
+
+    // Select all on the shown page, then clear.
+    const rows = await page.locator("tbody tr").count();
+    await page.getByRole("checkbox", { name: "Select every member shown" }).check();
+    await page.getByText(`${rows} selected.`).waitFor();
+    await page.getByRole("button", { name: "Clear selection" }).click();
+    await page.getByText("Select members to give or take several seats at once.").waitFor();
+
+    // Two members selected; someone turns sam-member's seat off meanwhile: nothing changes, and the page says who and why.
+    await select("max-member").check();
+    await select("sam-member").check();
+    await page.getByText("2 selected.").waitFor();
+    await checkPage(page, "members-bulk-selected");
+    expect((await put("1005", "sam-member", false)).status).toBe(200);
+    await page.getByRole("button", { name: "Take seats" }).click();
+    const alert = page.getByRole("alert");
+    await alert.getByText(/^Nothing was changed: no seat was taken\./).waitFor();
+    expect(await alert.textContent()).toContain("sam-member's seat is off now, but this page showed it on");
+    expect(await alert.textContent()).not.toContain("max-member");
+    const member = async (id: string) =>
+      (await (await page.request.get(`${url}/app/api/orgs/acme/members/${id}`)).json()) as { seat: boolean };
+    expect((await member("1002")).seat).toBe(true);
+    await checkPage(page, "members-bulk-stale");
+    await page.getByRole("button", { name: "Reload the list" }).click();
+    await page.getByText("The list shows the current seats and roles.").waitFor();
+    expect(await seat("sam-member").isChecked()).toBe(false);
+
+    // Again with the values shown: sam-member has no seat to take (left out), max-member's is taken; then both get one.
+    await select("max-member").check();
+    await select("sam-member").check();
+    await page.getByRole("button", { name: "Take seats" }).click();
+    await page
+      .getByText(/^Seats taken: max-member\. \d+ seats? available now\. \(1 selected member already had no seat\.\)$/)
+      .waitFor();
+    expect(await seat("max-member").isChecked()).toBe(false);
+    await select("max-member").check();
+    await select("sam-member").check();
+    await page.getByRole("button", { name: "Give seats" }).click();
+    await page.getByText(/^Seats given: max-member, sam-member\./).waitFor();
+    expect(await seat("max-member").isChecked()).toBe(true);
+    expect(await seat("sam-member").isChecked()).toBe(true);
+    expect((await member("1005")).seat).toBe(true);
+    await context.close();
+  });
+
   it("the admin reads the audit log, with the changes just made, by login", async () => {
     const { context, page } = await signedIn("ada-admin");
     await page.goto(`${url}/app/orgs/acme/members`);

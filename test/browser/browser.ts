@@ -28,7 +28,39 @@ export async function checkPage(page: Page, name: string): Promise<void> {
     // Nothing wider than the screen but what scrolls inside its own region.
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     expect(overflow, `${name} at ${width} px scrolls sideways`).toBe(0);
+    expect(await outOfReach(page), `${name} at ${width} px: controls cut off`).toEqual([]);
     await page.screenshot({ path: `${SCREENSHOTS}${name}-${width}.png`, fullPage: true });
   }
   await page.setViewportSize({ width: 1280, height: 800 });
+}
+
+/**
+ * Every link, button and form control that is drawn but lies (even in part) outside the viewport's
+ * width and is not inside a scrollable region (itself within the viewport, focusable, so the rest
+ * is reachable by scrolling it): such a control is cut off. Described by tag and text.
+ */
+function outOfReach(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    const inside = (r: DOMRect) => r.left >= -0.5 && r.right <= width + 0.5;
+    const scroller = (el: Element): HTMLElement | null => {
+      for (let p = el.parentElement; p; p = p.parentElement) {
+        const { overflowX } = getComputedStyle(p);
+        if ((overflowX === "auto" || overflowX === "scroll") && p.scrollWidth > p.clientWidth) return p;
+      }
+      return null;
+    };
+    const bad: string[] = [];
+    for (const el of document.querySelectorAll("a[href], button, input, select, textarea, summary")) {
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 && r.height === 0) continue;
+      if (inside(r)) continue;
+      const region = scroller(el);
+      if (region && inside(region.getBoundingClientRect()) && region.tabIndex >= 0) continue;
+      bad.push(
+        `${el.tagName.toLowerCase()} "${(el.textContent ?? "").trim().slice(0, 40)}" at ${Math.round(r.left)}..${Math.round(r.right)}`,
+      );
+    }
+    return bad;
+  });
 }

@@ -1,6 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { type Answer, ApiError, api, downloadCsvPages, explain, type RequestBody, type SessionInfo } from "../api";
 import { Layout, Notice, Pager, TableWrap } from "../layout";
+import { changeSeats, type Outcome } from "./members-bulk";
 import { findOrg, type OrgEntry } from "./orgs";
 import { lastActivity, SeatTools } from "./seats";
 
@@ -25,7 +26,9 @@ export function MembersPage({ session, org }: { session: SessionInfo; org: strin
   const [cursors, setCursors] = useState<(string | null)[]>([null]);
   const [filters, setFilters] = useState<Filters>({ role: "", seat: "", search: "", inactiveDays: "" });
   const [draft, setDraft] = useState<Filters>(filters);
-  const [message, setMessage] = useState<{ kind: "error" | "ok"; text: string }>({ kind: "ok", text: "" });
+  const [message, setMessage] = useState<Outcome>({ kind: "ok", text: "" });
+  /** The members selected on the shown page (by id); a new page or filter clears it. */
+  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
 
   const load = async (cursor: string | null, f: Filters) => {
     const q = new URLSearchParams();
@@ -36,6 +39,7 @@ export function MembersPage({ session, org }: { session: SessionInfo; org: strin
     if (cursor) q.set("cursor", cursor);
     try {
       setPage(await api("GET", "/app/api/orgs/{org}/members", { path: { org }, query: q }));
+      setSelected(new Set());
     } catch (e) {
       setMessage({ kind: "error", text: explain(e) });
     }
@@ -86,8 +90,33 @@ export function MembersPage({ session, org }: { session: SessionInfo; org: strin
     setMessage(outcome);
   };
 
+  /** One guarded batch PATCH for the selected members, with the seats the page showed. */
+  const bulk = async (seat: boolean) => {
+    if (!page) return;
+    setMessage({ kind: "ok", text: "" });
+    const outcome = await changeSeats(
+      org,
+      page.data.filter((m) => selected.has(m.githubUserId)),
+      seat,
+    );
+    // A refused batch leaves the page as it was (the person reads why, then reloads); a done one shows the new seats.
+    if (!outcome.reload) await load(cursor, filters);
+    setMessage(outcome);
+  };
+  const reload = async () => {
+    await load(cursor, filters);
+    setMessage({ kind: "ok", text: "The list shows the current seats and roles." });
+  };
+  const pick = (id: string, on: boolean) => {
+    const next = new Set(selected);
+    if (on) next.add(id);
+    else next.delete(id);
+    setSelected(next);
+  };
+
   const canSeats = entry?.canManageSeats ?? false;
   const canRoles = entry?.canManageRoles ?? false;
+  const everyShown = page !== null && page.data.length > 0 && page.data.every((m) => selected.has(m.githubUserId));
   return (
     <Layout session={session} title={`Members of ${org}`}>
       <p>
@@ -165,6 +194,33 @@ export function MembersPage({ session, org }: { session: SessionInfo; org: strin
         </button>
       </p>
       <Notice kind={message.kind} text={message.text} />
+      {message.reload && (
+        <p>
+          <button type="button" onClick={reload}>
+            Reload the list
+          </button>
+        </p>
+      )}
+      {canSeats && page && page.data.length > 0 && (
+        <section class="bulk" aria-label="Selected members">
+          <span aria-live="polite">
+            {selected.size === 0 ? "Select members to give or take several seats at once." : `${selected.size} selected.`}
+          </span>
+          {selected.size > 0 && (
+            <>
+              <button type="button" onClick={() => bulk(true)}>
+                Give seats
+              </button>
+              <button type="button" class="danger" onClick={() => bulk(false)}>
+                Take seats
+              </button>
+              <button type="button" class="secondary" onClick={() => setSelected(new Set())}>
+                Clear selection
+              </button>
+            </>
+          )}
+        </section>
+      )}
       {page === null ? null : page.data.length === 0 ? (
         <p>No member matches.</p>
       ) : (
@@ -173,6 +229,20 @@ export function MembersPage({ session, org }: { session: SessionInfo; org: strin
             <caption>Members{page.nextCursor || cursors.length > 1 ? ` (page ${cursors.length})` : ""}</caption>
             <thead>
               <tr>
+                {canSeats && (
+                  <th scope="col" class="select">
+                    <label>
+                      <input
+                        type="checkbox"
+                        checked={everyShown}
+                        onChange={(e) =>
+                          setSelected(e.currentTarget.checked ? new Set(page.data.map((m) => m.githubUserId)) : new Set())
+                        }
+                      />
+                      <span class="sr-only">Select every member shown</span>
+                    </label>
+                  </th>
+                )}
                 <th scope="col">Login</th>
                 <th scope="col" class="wide-only">
                   Work email
@@ -185,6 +255,18 @@ export function MembersPage({ session, org }: { session: SessionInfo; org: strin
             <tbody>
               {page.data.map((m) => (
                 <tr key={m.githubUserId}>
+                  {canSeats && (
+                    <td class="select">
+                      <label>
+                        <input
+                          type="checkbox"
+                          checked={selected.has(m.githubUserId)}
+                          onChange={(e) => pick(m.githubUserId, e.currentTarget.checked)}
+                        />
+                        <span class="sr-only">Select {m.githubLogin}</span>
+                      </label>
+                    </td>
+                  )}
                   <th scope="row">
                     {m.githubLogin}
                     {m.isBot && <span class="tag">bot</span>}

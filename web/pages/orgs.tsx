@@ -51,13 +51,13 @@ export function OrgsPage({ session }: { session: SessionInfo }) {
             <thead>
               <tr>
                 <th scope="col">Organization</th>
+                <th scope="col">Pages</th>
                 <th scope="col">Plan</th>
                 <th scope="col">Your role</th>
                 <th scope="col">Your seat</th>
                 <th scope="col">Manage seats</th>
                 <th scope="col">Manage roles</th>
                 <th scope="col">Export analytics</th>
-                <th scope="col">Pages</th>
               </tr>
             </thead>
             <tbody>
@@ -66,12 +66,6 @@ export function OrgsPage({ session }: { session: SessionInfo }) {
                   <th scope="row">
                     <a href={`/app/orgs/${encodeURIComponent(o.org)}/members`}>{o.org}</a>
                   </th>
-                  <td>{o.plan}</td>
-                  <td>{o.role}</td>
-                  <td>{yesNo(o.seat)}</td>
-                  <td>{yesNo(o.canManageSeats)}</td>
-                  <td>{yesNo(o.canManageRoles)}</td>
-                  <td>{yesNo(o.canExportAnalytics)}</td>
                   <td class="nowrap">
                     <a href={`/app/orgs/${encodeURIComponent(o.org)}/members`} aria-label={`Members of ${o.org}`}>
                       Members
@@ -81,6 +75,12 @@ export function OrgsPage({ session }: { session: SessionInfo }) {
                       Analytics
                     </a>
                   </td>
+                  <td>{o.plan}</td>
+                  <td>{o.role}</td>
+                  <td>{yesNo(o.seat)}</td>
+                  <td>{yesNo(o.canManageSeats)}</td>
+                  <td>{yesNo(o.canManageRoles)}</td>
+                  <td>{yesNo(o.canExportAnalytics)}</td>
                 </tr>
               ))}
             </tbody>
