@@ -90,8 +90,8 @@ export function TableWrap({ label, children }: { label: string; children: Compon
     <>
       {hidden && (
         <p class="scroll-hint" data-testid="scroll-hint">
-          <span aria-hidden="true">⇆ </span>
-          {label}: more columns to the right; scroll sideways (or focus the table and use the arrow keys).
+          <span aria-hidden="true">⇆ </span>More columns to the right: scroll the table sideways (or focus it and use the arrow
+          keys).
         </p>
       )}
       {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard (WCAG 2.1.1). */}

@@ -138,7 +138,8 @@ export function AuditPage({ session, org }: { session: SessionInfo; org: string 
       {rows !== null && rows.length === 0 && <p>No changes match.</p>}
       {rows !== null && rows.length > 0 && (
         <TableWrap label="Member changes">
-          <table>
+          {/* At a phone's width each entry is a card of labelled lines (web/app.css `table.stack`). */}
+          <table class="stack">
             <caption>Member changes, newest first</caption>
             <thead>
               <tr>
@@ -156,19 +157,19 @@ export function AuditPage({ session, org }: { session: SessionInfo; org: string 
             <tbody>
               {rows.map((e) => (
                 <tr key={e.id}>
-                  <td>{formatDate(e.at)}</td>
-                  <td>
+                  <td data-label="When">{formatDate(e.at)}</td>
+                  <td data-label="Member">
                     {e.githubUserId === null
                       ? "the organization"
                       : (e.githubLogin ?? `left the organization (id ${e.githubUserId})`)}
                   </td>
-                  <td>{ACTIONS[e.action] ?? e.action}</td>
-                  <td>{state(e.before)}</td>
-                  <td>{state(e.after)}</td>
-                  <td>{e.actor?.githubLogin ?? "—"}</td>
-                  <td>{SOURCES[e.source] ?? e.source}</td>
-                  <td>{e.key === null ? "—" : e.key.name}</td>
-                  <td>{e.ip ?? "—"}</td>
+                  <td data-label="What">{ACTIONS[e.action] ?? e.action}</td>
+                  <td data-label="Before">{state(e.before)}</td>
+                  <td data-label="After">{state(e.after)}</td>
+                  <td data-label="By">{e.actor?.githubLogin ?? "—"}</td>
+                  <td data-label="Source">{SOURCES[e.source] ?? e.source}</td>
+                  <td data-label="Key">{e.key === null ? "—" : e.key.name}</td>
+                  <td data-label="From">{e.ip ?? "—"}</td>
                 </tr>
               ))}
             </tbody>
