@@ -19,11 +19,12 @@ export interface ChartSeries {
 const PARTIAL = "#e6e9ed";
 
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
-/** A week's Monday (epoch seconds) as "Nov 17", in UTC. */
-const weekLabel = (s: number) => {
+/** A bucket's first day (epoch seconds), in UTC: "Nov 17" for a day or a week's Monday, "Nov 2026" for a month. */
+const bucketLabel = (per: "day" | "week" | "month") => (s: number) => {
   const d = new Date(s * 1000);
-  return `${MONTHS[d.getUTCMonth()]} ${d.getUTCDate()}`;
+  return `${MONTHS[d.getUTCMonth()]} ${per === "month" ? d.getUTCFullYear() : d.getUTCDate()}`;
 };
+const BUCKET_SECONDS = { day: 86_400, week: 7 * 86_400, month: 30 * 86_400 };
 
 /** x values: the buckets' first days as epoch seconds (uPlot's time unit). */
 export function Chart({
@@ -32,6 +33,7 @@ export function Chart({
   unit,
   incrs,
   shaded = [],
+  per = "week",
 }: {
   x: number[];
   series: ChartSeries[];
@@ -40,6 +42,8 @@ export function Chart({
   incrs?: number[];
   /** Buckets (x values) drawn on a grey band: the window's partial weeks. */
   shaded?: number[];
+  /** The buckets' length, for the axis labels. */
+  per?: "day" | "week" | "month";
 }) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
@@ -48,7 +52,7 @@ export function Chart({
     const bars = uPlot.paths.bars?.({ size: [0.6, 40] });
     // Half a bucket of room at each end, so the first and last bars are whole (a bar is centred on
     // its week) and every chart's weeks line up with the bar chart's.
-    const half = (x.length > 1 ? (x[1] as number) - (x[0] as number) : 7 * 86_400) / 2;
+    const half = (x.length > 1 ? (x[1] as number) - (x[0] as number) : BUCKET_SECONDS[per]) / 2;
     const opts: uPlot.Options = {
       width: Math.max(200, el.clientWidth),
       height: 220,
@@ -88,7 +92,7 @@ export function Chart({
             const step = Math.max(1, Math.ceil((x.length * 64) / Math.max(1, u.bbox.width / devicePixelRatio)));
             return x.filter((_, i) => (x.length - 1 - i) % step === 0);
           },
-          values: (_u, splits) => splits.map(weekLabel),
+          values: (_u, splits) => splits.map(bucketLabel(per)),
         },
         {
           stroke: "#57606a",
@@ -119,7 +123,7 @@ export function Chart({
       resize.disconnect();
       plot.destroy();
     };
-  }, [x, series, unit, incrs, shaded]);
+  }, [x, series, unit, incrs, shaded, per]);
   return <div class="chart" ref={box} aria-hidden="true" />;
 }
 

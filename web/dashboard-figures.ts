@@ -96,23 +96,39 @@ export function describeChange(
   };
 }
 
+/** A bucket's first and last millisecond: a UTC day, an ISO week from its Monday, or a calendar month. */
+function bucketOf(key: string, per: "day" | "week" | "month"): [number, number] {
+  const from = Date.parse(`${key}T00:00:00Z`);
+  if (per === "day") return [from, from + DAY - 1];
+  if (per === "week") return [from, from + WEEK - 1];
+  const d = new Date(from);
+  return [from, Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) - 1];
+}
+
 /**
- * How much of an ISO week (its Monday as `YYYY-MM-DD`) the window `[start, end]` covers: null when
- * the whole week, else the days covered (0 for a week outside the window: rows merged after it).
+ * How much of a bucket (its first day as `YYYY-MM-DD`) the window `[start, end]` covers: null when
+ * all of it, else the days covered and the bucket's days (0 covered for a bucket outside the
+ * window: rows merged after it).
  */
-export function partialWeek(week: string, startDate: string, endDate: string): number | null {
-  const from = Date.parse(`${week}T00:00:00Z`);
-  const to = from + WEEK - 1;
+export function partialBucket(
+  key: string,
+  per: "day" | "week" | "month",
+  startDate: string,
+  endDate: string,
+): { days: number; of: number } | null {
+  const [from, to] = bucketOf(key, per);
   const start = Date.parse(startDate);
   const end = Date.parse(endDate);
   if (start <= from && to <= end) return null;
   const covered = Math.max(0, Math.min(to, end) - Math.max(from, start) + 1);
-  return Math.round((10 * covered) / DAY) / 10;
+  return { days: Math.round((10 * covered) / DAY) / 10, of: Math.round((to - from + 1) / DAY) };
 }
 
-/** A partial week in words, for the tables: "partial: 3 of 7 days in the window". */
-export function partialWords(days: number): string {
-  return days === 0 ? "outside the window (merges after it)" : `partial: ${days} of 7 days in the window`;
+/** A partial bucket in words, for the tables: "partial: 3 of 7 days in the window". */
+export function partialWords({ days, of }: { days: number; of: number }): string {
+  return days === 0
+    ? "outside the window (merges after it)"
+    : `partial: ${days} of ${of} ${of === 1 ? "day" : "days"} in the window`;
 }
 
 /** The API's bounds on a list filter (contract section 21): at most 20 names, at most 255 characters in all. */

@@ -80,12 +80,8 @@ const lastDays = (n: number) => ({ startDate: utcDay(Date.now() - (n - 1) * DAY)
 const value = (n: number | null) => (n === null ? null : String(n));
 
 /** Waits for the figures of the window the page says it shows, then compares every figure with the API's. */
-async function expectFiguresEqualApi(page: Page, params: Record<string, string>) {
-  const [weeks, repos, authors] = await Promise.all([
-    summary(params, "week"),
-    summary(params, "repo"),
-    summary(params, "author"),
-  ]);
+async function expectFiguresEqualApi(page: Page, params: Record<string, string>, per = "week") {
+  const [weeks, repos, authors] = await Promise.all([summary(params, per), summary(params, "repo"), summary(params, "author")]);
   const window = page.getByTestId("window");
   // The window's first day (the default window's time of day moves with the clock).
   await expect.poll(() => window.textContent()).toMatch(new RegExp(`^${weeks.startDate.slice(0, 10)} \\d\\d:\\d\\d UTC to`));
@@ -414,10 +410,12 @@ describe("the managers' dashboard (contract section 21)", () => {
     const length = Date.parse(w.endDate) - start + 1;
     return { startDate: new Date(start - length).toISOString(), endDate: new Date(start - 1).toISOString() };
   };
-  /** Days of a week (its Monday) the window covers, or null for the whole week. */
-  const partialOf = (week: string, w: { startDate: string; endDate: string }) => {
-    const from = Date.parse(`${week}T00:00:00Z`);
-    const to = from + 7 * DAY - 1;
+  /** Days of a bucket (its first day) the window covers, or null for the whole bucket. */
+  const partialOf = (key: string, w: { startDate: string; endDate: string }, per = "week") => {
+    const from = Date.parse(`${key}T00:00:00Z`);
+    const next = new Date(from);
+    next.setUTCMonth(next.getUTCMonth() + 1);
+    const to = (per === "month" ? next.getTime() : from + 7 * DAY) - 1;
     const [start, end] = [Date.parse(w.startDate), Date.parse(w.endDate)];
     if (start <= from && to <= end) return null;
     return String(Math.round((10 * Math.max(0, Math.min(to, end) - Math.max(from, start) + 1)) / DAY) / 10);
@@ -491,6 +489,33 @@ describe("the managers' dashboard (contract section 21)", () => {
     await page.reload();
     expect(await page.getByTestId("repos-value").textContent()).toBe("api, web, mobile");
     expect(await page.getByTestId("authors-value").textContent()).toBe(authors.join(", "));
+    await expectFiguresEqualApi(page, params);
+    await context.close();
+  });
+
+  it("the charts per month: the grouping in the URL, every figure equal to the API's, partial months marked", async () => {
+    const { context, page } = await signedIn("ada-admin");
+    await page.goto(`${url}/app/orgs/acme/analytics?window=365`);
+    await expectFiguresEqualApi(page, { org: "acme", ...lastDays(365) });
+    await page.getByLabel("Charts per").selectOption("month");
+    await page.waitForURL(/\?window=365&per=month$/);
+    const params = { org: "acme", ...lastDays(365) };
+    const months = await expectFiguresEqualApi(page, params, "month");
+    await page.getByRole("heading", { name: "Per month" }).waitFor();
+    const marked = await page
+      .getByTestId("merged-table")
+      .locator("tbody tr")
+      .evaluateAll((rows) => rows.map((r) => [r.getAttribute("data-week"), r.getAttribute("data-partial")]));
+    expect(marked).toEqual(months.groups.map((g) => [g.key, partialOf(g.key, months, "month")]));
+    // 365 days from a day that is not the 1st start and end in the middle of a month.
+    if (!lastDays(365).startDate.endsWith("-01")) expect(marked[0]?.[1]).not.toBeNull();
+    await checkPage(page, "analytics-per-month");
+    await page.reload();
+    expect(await page.getByLabel("Charts per").inputValue()).toBe("month");
+    await expectFiguresEqualApi(page, params, "month");
+    await page.goBack();
+    await page.waitForURL(/\?window=365$/);
+    expect(await page.getByLabel("Charts per").inputValue()).toBe("week");
     await expectFiguresEqualApi(page, params);
     await context.close();
   });

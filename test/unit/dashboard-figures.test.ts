@@ -3,7 +3,7 @@ import {
   describeChange,
   lengthInWords,
   listRefusal,
-  partialWeek,
+  partialBucket,
   partialWords,
   previousWindow,
 } from "../../web/dashboard-figures";
@@ -58,23 +58,29 @@ describe("a total against the previous window's, in words", () => {
   });
 });
 
-describe("partial weeks at the window's ends", () => {
+describe("partial buckets at the window's ends", () => {
   // 2026-11-23 is a Monday.
   it.each([
-    ["2026-11-23", "2026-11-23T00:00:00.000Z", "2026-11-29T23:59:59.999Z", null],
-    ["2026-11-23", "2026-11-25T00:00:00.000Z", "2026-12-31T23:59:59.999Z", 5],
-    ["2026-11-23", "2026-11-01T00:00:00.000Z", "2026-11-27T23:59:59.999Z", 5],
-    ["2026-11-23", "2026-11-25T00:00:00.000Z", "2026-11-25T23:59:59.999Z", 1],
-    ["2026-11-23", "2026-11-27T12:00:00.000Z", "2026-12-31T23:59:59.999Z", 2.5],
+    ["2026-11-23", "week", "2026-11-23T00:00:00.000Z", "2026-11-29T23:59:59.999Z", null],
+    ["2026-11-23", "week", "2026-11-25T00:00:00.000Z", "2026-12-31T23:59:59.999Z", { days: 5, of: 7 }],
+    ["2026-11-23", "week", "2026-11-01T00:00:00.000Z", "2026-11-27T23:59:59.999Z", { days: 5, of: 7 }],
+    ["2026-11-23", "week", "2026-11-25T00:00:00.000Z", "2026-11-25T23:59:59.999Z", { days: 1, of: 7 }],
+    ["2026-11-23", "week", "2026-11-27T12:00:00.000Z", "2026-12-31T23:59:59.999Z", { days: 2.5, of: 7 }],
     // A week of merges after the window (reviewed in it): outside.
-    ["2026-11-30", "2026-11-01T00:00:00.000Z", "2026-11-27T23:59:59.999Z", 0],
-  ])("the week of %s in %s to %s: %s days", (week, start, end, days) => {
-    expect(partialWeek(week, start, end)).toBe(days);
+    ["2026-11-30", "week", "2026-11-01T00:00:00.000Z", "2026-11-27T23:59:59.999Z", { days: 0, of: 7 }],
+    ["2026-11-01", "month", "2026-11-01T00:00:00.000Z", "2026-11-30T23:59:59.999Z", null],
+    ["2026-11-01", "month", "2026-10-29T00:00:00.000Z", "2026-11-27T23:59:59.999Z", { days: 27, of: 30 }],
+    ["2026-02-01", "month", "2026-02-10T00:00:00.000Z", "2026-03-31T23:59:59.999Z", { days: 19, of: 28 }],
+    ["2026-11-27", "day", "2026-11-27T00:00:00.000Z", "2026-11-27T23:59:59.999Z", null],
+    ["2026-11-27", "day", "2026-10-28T12:00:00.000Z", "2026-11-27T12:00:00.000Z", { days: 0.5, of: 1 }],
+  ] as const)("the %s bucket of %s in %s to %s: %o", (key, per, start, end, partial) => {
+    expect(partialBucket(key, per, start, end)).toEqual(partial);
   });
 
   it("says so in words", () => {
-    expect(partialWords(5)).toBe("partial: 5 of 7 days in the window");
-    expect(partialWords(0)).toBe("outside the window (merges after it)");
+    expect(partialWords({ days: 5, of: 7 })).toBe("partial: 5 of 7 days in the window");
+    expect(partialWords({ days: 0.5, of: 1 })).toBe("partial: 0.5 of 1 day in the window");
+    expect(partialWords({ days: 0, of: 30 })).toBe("outside the window (merges after it)");
   });
 });
 

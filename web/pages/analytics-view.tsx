@@ -1,8 +1,9 @@
+import { PERIODS, type Period } from "../analytics-window";
 import { fits, MAX_NAMES } from "../dashboard-figures";
 
 /**
  * What the dashboard's URL holds, so that a view can be linked, reloaded and walked with back and
- * forward: `?window=30&repo=api,web&author=ada,max`, or `?window=custom&start=…&end=…`. Lists are
+ * forward: `?window=30&repo=api,web&author=ada,max&per=month`, or `?window=custom&start=…&end=…`. Lists are
  * comma-separated as the API takes them (contract section 21); repository names and GitHub logins
  * hold no comma.
  */
@@ -12,6 +13,8 @@ export interface View {
   end: string;
   repos: string[];
   authors: string[];
+  /** The charts' time grouping (the summary's `groupBy`); `week` unless the URL says `per=day` or `per=month`. */
+  per: Period;
 }
 export const PRESETS = ["7", "30", "90", "365"] as const;
 const DAY = 86_400_000;
@@ -34,6 +37,7 @@ export function readView(): View {
     end: q.get("end") ?? "",
     repos: list(q.get("repo")),
     authors: list(q.get("author")),
+    per: (PERIODS as readonly string[]).includes(q.get("per") ?? "") ? (q.get("per") as Period) : "week",
   };
 }
 
@@ -47,6 +51,7 @@ export function viewQuery(view: View): string {
   }
   if (view.repos.length > 0) q.set("repo", view.repos.join(","));
   if (view.authors.length > 0) q.set("author", view.authors.join(","));
+  if (view.per !== "week") q.set("per", view.per);
   const s = q.toString().replace(/%2C/g, ",");
   return s ? `?${s}` : "";
 }

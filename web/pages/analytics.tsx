@@ -1,9 +1,9 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
-import { customWindowRefusal, MAX_WEEKS } from "../analytics-window";
+import { boundWords, customWindowRefusal, PERIODS, type Period } from "../analytics-window";
 import { type Answer, ApiError, api, explain, formatDate, type SessionInfo } from "../api";
 import { Chart, ChartKey, type ChartSeries } from "../chart";
-import { listRefusal, partialWeek, partialWords } from "../dashboard-figures";
+import { listRefusal, partialBucket, partialWords } from "../dashboard-figures";
 import { Layout, Notice, Pager, TableWrap } from "../layout";
 import { count, Dur, duration, type Group, Num, percent, type Summary, withParam } from "./analytics-format";
 import { Totals, usePrevious } from "./analytics-totals";
@@ -77,7 +77,7 @@ export function AnalyticsPage({ session, org }: { session: SessionInfo; org: str
     let current = true;
     // A custom window wider than the summary's bound, or lists beyond the API's, are refused here, before any request.
     const tooWide =
-      (view.window === "custom" ? customWindowRefusal(view.start, view.end) : null) ??
+      (view.window === "custom" ? customWindowRefusal(view.start, view.end, view.per) : null) ??
       listRefusal(view.repos, "repositories") ??
       listRefusal(view.authors, "authors");
     if (tooWide !== null) {
@@ -107,7 +107,7 @@ export function AnalyticsPage({ session, org }: { session: SessionInfo; org: str
       choicesOf.current.set(wholeKey, choices);
       choices.catch(() => choicesOf.current.delete(wholeKey));
     }
-    Promise.all([summaries("week,repo,author").then((s) => s as [Summary, Summary, Summary]), choices ?? null]).then(
+    Promise.all([summaries(`${view.per},repo,author`).then((s) => s as [Summary, Summary, Summary]), choices ?? null]).then(
       ([[weeks, repos, authors], listed]) => {
         if (!current) return;
         const all = listed ?? { repos: sortedKeys(repos), authors: sortedKeys(authors) };
@@ -147,7 +147,7 @@ export function AnalyticsPage({ session, org }: { session: SessionInfo; org: str
         <a href={`/app/orgs/${encodeURIComponent(org)}/members`}>Members of {org}</a>
       </p>
       {!refused && (
-        <form class="filters" onSubmit={submit} aria-label="Window, repositories and authors">
+        <form class="filters" onSubmit={submit} aria-label="Window, grouping, repositories and authors">
           <div class="field">
             <label for="window-select">Window</label>
             <select
@@ -191,6 +191,16 @@ export function AnalyticsPage({ session, org }: { session: SessionInfo; org: str
               </div>
             </>
           )}
+          <div class="field">
+            <label for="per-select">Charts per</label>
+            <select id="per-select" value={draft.per} onChange={(e) => apply({ ...draft, per: e.currentTarget.value as Period })}>
+              {PERIODS.map((p) => (
+                <option key={p} value={p}>
+                  {p}
+                </option>
+              ))}
+            </select>
+          </div>
           <Picker
             id="repos"
             label="Repositories"
@@ -213,7 +223,7 @@ export function AnalyticsPage({ session, org }: { session: SessionInfo; org: str
       {!refused && (
         <p class="muted window-help" id="window-help">
           {draft.window === "custom"
-            ? `At most ${MAX_WEEKS} weeks (the charts' bound).`
+            ? `At most ${boundWords(draft.per)} (the charts' bound).`
             : 'The API default ends now and starts 30 × 24 hours earlier, at this time of day (7 days or 24 hours for an installation younger than 30 or 7 days); "Last 30 days" is 30 whole UTC days, today included, from midnight. Their first days differ, so their counts can too.'}
         </p>
       )}
@@ -251,7 +261,7 @@ function Dashboard({ org, loaded, stale }: { org: string; loaded: Loaded; stale:
         merged and reviewed in the window.
       </p>
       <Totals totals={t} previous={previous} />
-      <WeeklyCharts weeks={weeks.groups} startDate={weeks.startDate} endDate={weeks.endDate} />
+      <WeeklyCharts per={loaded.view.per} weeks={weeks.groups} startDate={weeks.startDate} endDate={weeks.endDate} />
       <div class="cards">
         <TopTable title="Top repositories" name="repo" summary={repos} />
         <TopTable title="Top authors" name="author" summary={authors} />
@@ -264,6 +274,11 @@ function Dashboard({ org, loaded, stale }: { org: string; loaded: Loaded; stale:
 // --- charts ---------------------------------------------------------------------------------------
 
 const MINUTE = 60_000;
+const BUCKET_WORDS: Record<Period, string> = {
+  day: "Days are UTC days of the merge.",
+  week: "Weeks start on Monday (UTC) and are the weeks of the merge.",
+  month: "Months are UTC calendar months of the merge.",
+};
 /** Axis labels of durations: minutes under an hour, else hours. */
 const hours = (v: number) =>
   v < 60 * MINUTE ? `${Math.round(v / MINUTE)} min` : `${Math.round((v / (60 * MINUTE)) * 10) / 10} h`;
@@ -272,18 +287,18 @@ const DURATION_STEPS = [5, 10, 15, 30, 60, 120, 180, 240, 360, 720, 1440, 2880, 
 const plain = (v: number) => count(Math.round(v * 10) / 10);
 const pct = (v: number) => `${Math.round(v)}%`;
 
-function WeeklyCharts({ weeks, startDate, endDate }: { weeks: Group[]; startDate: string; endDate: string }) {
+function WeeklyCharts({ per, weeks, startDate, endDate }: { per: Period; weeks: Group[]; startDate: string; endDate: string }) {
   const x = useMemo(() => weeks.map((g) => Date.parse(`${g.key}T00:00:00Z`) / 1000), [weeks]);
   /** The weeks the window covers only in part (its first and last, and any of merges outside it): days covered. */
   const partial = useMemo(
     () =>
       new Map(
         weeks.flatMap((g) => {
-          const days = partialWeek(g.key, startDate, endDate);
+          const days = partialBucket(g.key, per, startDate, endDate);
           return days === null ? [] : [[g.key, days] as const];
         }),
       ),
-    [weeks, startDate, endDate],
+    [weeks, per, startDate, endDate],
   );
   const shaded = useMemo(() => x.filter((_, i) => partial.has((weeks[i] as Group).key)), [x, weeks, partial]);
   const row = (g: Group, cells: ComponentChildren) => (
@@ -316,25 +331,24 @@ function WeeklyCharts({ weeks, startDate, endDate }: { weeks: Group[]; startDate
 
   return (
     <section aria-labelledby="weekly-h">
-      <h2 id="weekly-h">Per week</h2>
-      <p class="muted">
-        Weeks start on Monday (UTC) and are the weeks of the merge. Each chart is followed by its numbers for screen readers.
-      </p>
+      <h2 id="weekly-h">Per {per}</h2>
+      <p class="muted">{BUCKET_WORDS[per]} Each chart is followed by its numbers for screen readers.</p>
       {partial.size > 0 && (
         <p class="partial-note" data-testid="partial-note">
           <span class="swatch swatch-partial" aria-hidden="true" />
-          Shaded weeks are partial, so their figures cover fewer days:{" "}
-          {[...partial].map(([week, days]) => `the week of ${week} (${partialWords(days)})`).join("; ")}.
+          Shaded {per}s are partial, so their figures cover fewer days:{" "}
+          {[...partial].map(([key, days]) => `the ${per} of ${key} (${partialWords(days)})`).join("; ")}.
         </p>
       )}
       <div class="charts">
         <Figure
           id="merged"
-          title="Pull requests merged per week"
+          title={`Pull requests merged per ${per}`}
           x={x}
           series={charts.merged}
           unit={plain}
           shaded={shaded}
+          per={per}
           head={<th scope="col">Pull requests merged</th>}
         >
           {weeks.map((g) =>
@@ -348,11 +362,12 @@ function WeeklyCharts({ weeks, startDate, endDate }: { weeks: Group[]; startDate
         </Figure>
         <Figure
           id="findings"
-          title="Findings flagged and fixed per week"
+          title={`Findings flagged and fixed per ${per}`}
           x={x}
           series={charts.findings}
           unit={plain}
           shaded={shaded}
+          per={per}
           head={
             <>
               <th scope="col">Flagged</th>
@@ -376,12 +391,13 @@ function WeeklyCharts({ weeks, startDate, endDate }: { weeks: Group[]; startDate
         </Figure>
         <Figure
           id="review"
-          title="Median time to first review per week"
+          title={`Median time to first review per ${per}`}
           x={x}
           series={charts.review}
           unit={hours}
           incrs={DURATION_STEPS}
           shaded={shaded}
+          per={per}
           head={<th scope="col">Median time to first review</th>}
         >
           {weeks.map((g) =>
@@ -395,11 +411,12 @@ function WeeklyCharts({ weeks, startDate, endDate }: { weeks: Group[]; startDate
         </Figure>
         <Figure
           id="ai"
-          title="AI-authored share of changed lines per week"
+          title={`AI-authored share of changed lines per ${per}`}
           x={x}
           series={charts.ai}
           unit={pct}
           shaded={shaded}
+          per={per}
           head={
             <>
               <th scope="col">AI-authored lines</th>
@@ -429,9 +446,17 @@ function WeeklyCharts({ weeks, startDate, endDate }: { weeks: Group[]; startDate
 }
 
 /** A week's row in a chart's table; a partial week says how much of it the window covers. */
-function WeekRow({ week, partial, children }: { week: string; partial: number | undefined; children: ComponentChildren }) {
+function WeekRow({
+  week,
+  partial,
+  children,
+}: {
+  week: string;
+  partial: { days: number; of: number } | undefined;
+  children: ComponentChildren;
+}) {
   return (
-    <tr data-week={week} data-partial={partial === undefined ? undefined : String(partial)}>
+    <tr data-week={week} data-partial={partial === undefined ? undefined : String(partial.days)}>
       <th scope="row">
         {week}
         {partial !== undefined && ` (${partialWords(partial)})`}
@@ -450,6 +475,7 @@ function Figure({
   unit,
   incrs,
   shaded,
+  per,
   head,
   children,
 }: {
@@ -460,6 +486,7 @@ function Figure({
   unit: (v: number) => string;
   incrs?: number[];
   shaded: number[];
+  per: Period;
   head: ComponentChildren;
   children: ComponentChildren;
 }) {
@@ -467,14 +494,14 @@ function Figure({
     <figure class="card figure" aria-labelledby={`${id}-h`} data-chart={id}>
       <figcaption id={`${id}-h`}>{title}</figcaption>
       <ChartKey series={series} />
-      <Chart x={x} series={series} unit={unit} incrs={incrs} shaded={shaded} />
+      <Chart x={x} series={series} unit={unit} incrs={incrs} shaded={shaded} per={per} />
       {/* Tables are not clipped by their own overflow: the hidden one sits in a clipped box. */}
       <div class="sr-only">
         <table data-testid={`${id}-table`}>
           <caption>{title}: the numbers</caption>
           <thead>
             <tr>
-              <th scope="col">Week of</th>
+              <th scope="col">{per === "day" ? "Day" : `${per === "week" ? "Week" : "Month"} of`}</th>
               {head}
             </tr>
           </thead>
