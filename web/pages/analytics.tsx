@@ -21,10 +21,9 @@ interface Loaded {
   weeks: Summary;
   repos: Summary;
   authors: Summary;
-  /** The picker's choices: the repositories and authors with rows in the window (without the list filters). */
-  choices: Choices;
   view: View;
 }
+/** The pickers' choices: the repositories and authors with rows in the window (without the list filters). */
 interface Choices {
   repos: string[];
   authors: string[];
@@ -60,6 +59,8 @@ export function AnalyticsPage({ session, org }: { session: SessionInfo; org: str
   /** Refused whatever the window: no organization, blocked, not Pro, not a member. The pickers go away. */
   const [refused, setRefused] = useState(false);
   const [busy, setBusy] = useState(true);
+  /** The pickers' choices as last read: kept through a refusal, so that a list the API refused can be changed. */
+  const [choices, setChoices] = useState<Choices>({ repos: [], authors: [] });
   /** The pickers' choices per window (the same whatever the lists): asked once per window. */
   const choicesOf = useRef(new Map<string, Promise<Choices>>());
 
@@ -112,7 +113,8 @@ export function AnalyticsPage({ session, org }: { session: SessionInfo; org: str
         if (!current) return;
         const all = listed ?? { repos: sortedKeys(repos), authors: sortedKeys(authors) };
         if (!filtered) choicesOf.current.set(wholeKey, Promise.resolve(all));
-        setLoaded({ params, weeks, repos, authors, choices: all, view });
+        setLoaded({ params, weeks, repos, authors, view });
+        setChoices(all);
         setBusy(false);
       },
       (e) => {
@@ -137,7 +139,6 @@ export function AnalyticsPage({ session, org }: { session: SessionInfo; org: str
     e.preventDefault();
     apply(draft);
   };
-  const choices = loaded?.choices ?? { repos: [], authors: [] };
 
   return (
     <Layout session={session} title={`Analytics of ${org}`}>
