@@ -1,9 +1,9 @@
 import { unwrap } from "../lib/durable-call";
 import { AppError, inStore } from "../lib/errors";
-import { repoKey } from "../lib/names";
+import { nameKeyList, repoKeyList } from "../lib/names";
 import { type AnalyticsAccess, type PlacedAccess, REPO_DENIED } from "../rules/analytics-access";
 import { type AnalyticsScope, listMergedPullRequests, type MergedPullRequestQuery } from "../storage/analytics";
-import { repositoryHasEvents } from "../storage/repositories";
+import { repositoriesHaveEvents } from "../storage/repositories";
 import { AccessGuesses } from "./access-guess";
 import { earlyAnswer, earlyUse, type ReadAlongside, readAlongsideAccess } from "./early-page";
 import { type AnalyticsQuery, DEFAULT_PER_PAGE } from "./query";
@@ -28,14 +28,15 @@ import { resolveWindow } from "./window";
  */
 
 /** The request's filters every analytics read takes (the rest of its query is the read's own). */
-export type AnalyticsFilters = Pick<AnalyticsQuery, "org" | "repo" | "startDate" | "endDate">;
+export type AnalyticsFilters = Pick<AnalyticsQuery, "org" | "repo" | "author" | "startDate" | "endDate">;
 
 /** The rows a request is about, once its access is known: one function, so an early and a late input compare equal. */
 export function analyticsScope(filters: AnalyticsFilters, access: AnalyticsAccess, now: number): AnalyticsScope {
   const window = resolveWindow(filters.startDate ?? null, filters.endDate ?? null, access.installedAt, now);
   return {
     orgKey: access.homeKey,
-    repoKey: filters.repo === undefined ? null : repoKey(filters.repo),
+    repoKeys: filters.repo === undefined ? null : repoKeyList(filters.repo),
+    authorKeys: filters.author === undefined ? null : nameKeyList(filters.author),
     accessibleRepoKeys: access.accessibleRepoKeys,
     excludedRepoKeys: access.excludedRepoKeys,
     start: window.start,
@@ -44,8 +45,9 @@ export function analyticsScope(filters: AnalyticsFilters, access: AnalyticsAcces
 }
 
 /**
- * A repository named by an admin that the organization has not registered must be known from
- * reviewer events (contract section 3): an answer with rows proves it; else one probe of D1.
+ * Each repository named by an admin that the organization has not registered must be known from
+ * reviewer events (contract sections 3 and 21): when it is the only repository named, an answer
+ * with rows proves it; else one probe of D1 for all of them.
  */
 async function requireNamedRepositories(
   db: D1DatabaseSession,
@@ -53,9 +55,10 @@ async function requireNamedRepositories(
   scope: AnalyticsScope,
   hasRows: boolean,
 ): Promise<void> {
-  const named = scope.repoKey;
-  if (hasRows || !access.repoMustHaveEvents || named === null) return;
-  if (!(await inStore("D1", () => repositoryHasEvents(db, scope.orgKey, named)))) {
+  const unregistered = access.reposMustHaveEvents;
+  if (unregistered.length === 0) return;
+  if (hasRows && scope.repoKeys?.length === 1) return;
+  if (!(await inStore("D1", () => repositoriesHaveEvents(db, scope.orgKey, unregistered)))) {
     throw new AppError("repo_access_denied", REPO_DENIED);
   }
 }
