@@ -25,8 +25,18 @@ export const percent = (part: number, whole: number) => (whole > 0 ? `${((100 * 
 export function Num({ value }: { value: number }) {
   return <data value={String(value)}>{count(value)}</data>;
 }
+/**
+ * A duration, or none (no `value`). Keyed by whether there is one: Preact leaves a `value` it is
+ * given as undefined untouched, so a median that became null kept the old number in `value`.
+ */
 export function Dur({ ms }: { ms: number | null }) {
-  return <data value={ms === null ? undefined : String(ms)}>{duration(ms)}</data>;
+  return ms === null ? (
+    <data key="none">{duration(ms)}</data>
+  ) : (
+    <data key="ms" value={String(ms)}>
+      {duration(ms)}
+    </data>
+  );
 }
 
 export const withParam = (q: URLSearchParams, name: string, value: string) => {
