@@ -51,6 +51,7 @@ export function Totals({ totals: t, previous }: { totals: Figures; previous: Pre
   const change = (name: keyof Figures, durations = false) =>
     p && (
       <Delta
+        lowerIsBetter={durations}
         previous={p[name]}
         change={describeChange(
           t[name],
@@ -66,7 +67,7 @@ export function Totals({ totals: t, previous }: { totals: Figures; previous: Pre
       <h2 id="totals-h">Totals</h2>
       <p class="muted" data-testid="previous-window" aria-live="polite">
         {previous.state === "ok" &&
-          `Each total is compared with the previous ${previous.period}, ${formatDate(previous.startDate)} to ${formatDate(previous.endDate)}, with the same repositories and authors: ▲ more, ▼ less.`}
+          `Each total is compared with the previous ${previous.period}, ${formatDate(previous.startDate)} to ${formatDate(previous.endDate)}, with the same repositories and authors: ▲ more, ▼ less (green where that is better, red where worse).`}
         {previous.state === "loading" && `Comparing with the previous ${previous.period}…`}
         {(previous.state === "none" || previous.state === "error") && previous.why}
       </p>
@@ -123,10 +124,17 @@ function Stat({ name, label, children }: { name: string; label: string; children
 }
 
 /** The change beside a total: an arrow and a percentage for the eye, the whole sentence for a screen reader. */
-function Delta({ change, previous }: { change: Change; previous: number | null }) {
+function Delta({ change, previous, lowerIsBetter }: { change: Change; previous: number | null; lowerIsBetter: boolean }) {
+  // The colour says better (green) or worse (red): a shorter wait for a review is better.
+  const tone =
+    change.direction === "up" || change.direction === "down"
+      ? (change.direction === "down") === lowerIsBetter
+        ? "better"
+        : "worse"
+      : "even";
   return (
     <span
-      class={`change change-${change.direction}`}
+      class={`change change-${tone}`}
       data-direction={change.direction}
       data-previous={previous === null ? "" : String(previous)}
     >
