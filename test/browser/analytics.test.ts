@@ -456,6 +456,9 @@ describe("the managers' dashboard (contract section 21)", () => {
     // Two of the team's authors (the picker lists the window's authors).
     const authors = (await summary(repoParams, "author")).groups.slice(0, 2).map((g) => g.key);
     expect(authors).toHaveLength(2);
+    // The open picker: labelled checkboxes, axe clean, nothing cut off at 375 px.
+    await page.locator("summary", { hasText: "Authors" }).click();
+    await checkPage(page, "analytics-authors-picker");
     await choose(page, "Authors", authors);
     await page.waitForURL(authorsInUrl(authors.join(",")));
     const params = { ...repoParams, author: authors.join(",") };
