@@ -84,10 +84,15 @@ async function expectFiguresEqualApi(page: Page, params: Record<string, string>,
   const [weeks, repos, authors] = await Promise.all([summary(params, per), summary(params, "repo"), summary(params, "author")]);
   const window = page.getByTestId("window");
   // The window's first day (the default window's time of day moves with the clock).
-  await expect.poll(() => window.textContent()).toMatch(new RegExp(`^${weeks.startDate.slice(0, 10)} \\d\\d:\\d\\d UTC to`));
+  // A budget for a loaded machine (a cold 365-day window took seconds), not a sleep: the default 1 s
+  // poll failed while the page was still asking.
+  const until = { timeout: 30_000 };
+  await expect
+    .poll(() => window.textContent(), until)
+    .toMatch(new RegExp(`^${weeks.startDate.slice(0, 10)} \\d\\d:\\d\\d UTC to`));
   const repoList = params.repo?.split(",") ?? [];
   await expect
-    .poll(() => window.textContent())
+    .poll(() => window.textContent(), until)
     .toContain(
       repoList.length === 0
         ? "all repositories"
@@ -95,7 +100,7 @@ async function expectFiguresEqualApi(page: Page, params: Record<string, string>,
     );
   const authorList = params.author?.split(",") ?? [];
   await expect
-    .poll(() => window.textContent())
+    .poll(() => window.textContent(), until)
     .toContain(
       authorList.length === 0 ? "every author" : `${authorList.length === 1 ? "author" : "authors"} ${authorList.join(", ")}`,
     );
@@ -254,12 +259,12 @@ describe("the analytics dashboard", () => {
     expect(all.length).toBeGreaterThan(50);
     const label = (r: { repo: string; prNumber: number }) => `${r.repo}#${r.prNumber}`;
 
-    await expect.poll(() => shownRows(page)).toEqual(all.slice(0, 25).map(label));
+    await expect.poll(() => shownRows(page), { timeout: 30_000 }).toEqual(all.slice(0, 25).map(label));
     await page.getByRole("button", { name: "Next page" }).click();
-    await expect.poll(() => shownRows(page)).toEqual(all.slice(25, 50).map(label));
+    await expect.poll(() => shownRows(page), { timeout: 30_000 }).toEqual(all.slice(25, 50).map(label));
     await page.getByText(`Rows 26 to 50 of ${all.length.toLocaleString("en-US")}`).waitFor();
     await page.getByRole("button", { name: "Previous page" }).click();
-    await expect.poll(() => shownRows(page)).toEqual(all.slice(0, 25).map(label));
+    await expect.poll(() => shownRows(page), { timeout: 30_000 }).toEqual(all.slice(0, 25).map(label));
 
     const link = page.getByRole("link", { name: /^Download CSV/ });
     expect(await link.textContent()).toContain(`${all.length.toLocaleString("en-US")} rows`);

@@ -29,6 +29,8 @@ export function MembersPage({ session, org }: { session: SessionInfo; org: strin
   const [message, setMessage] = useState<Outcome>({ kind: "ok", text: "" });
   /** The members selected on the shown page (by id); a new page or filter clears it. */
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
+  /** A batch is on its way: its buttons wait (a second click would send the same guards again). */
+  const [sending, setSending] = useState(false);
 
   const load = async (cursor: string | null, f: Filters) => {
     const q = new URLSearchParams();
@@ -92,7 +94,8 @@ export function MembersPage({ session, org }: { session: SessionInfo; org: strin
 
   /** One guarded batch PATCH for the selected members, with the seats the page showed. */
   const bulk = async (seat: boolean) => {
-    if (!page) return;
+    if (!page || sending) return;
+    setSending(true);
     setMessage({ kind: "ok", text: "" });
     const outcome = await changeSeats(
       org,
@@ -102,6 +105,7 @@ export function MembersPage({ session, org }: { session: SessionInfo; org: strin
     // A refused batch leaves the page as it was (the person reads why, then reloads); a done one shows the new seats.
     if (!outcome.reload) await load(cursor, filters);
     setMessage(outcome);
+    setSending(false);
   };
   const reload = async () => {
     await load(cursor, filters);
@@ -208,10 +212,10 @@ export function MembersPage({ session, org }: { session: SessionInfo; org: strin
           </span>
           {selected.size > 0 && (
             <>
-              <button type="button" onClick={() => bulk(true)}>
+              <button type="button" disabled={sending} onClick={() => bulk(true)}>
                 Give seats
               </button>
-              <button type="button" class="danger" onClick={() => bulk(false)}>
+              <button type="button" class="danger" disabled={sending} onClick={() => bulk(false)}>
                 Take seats
               </button>
               <button type="button" class="secondary" onClick={() => setSelected(new Set())}>
