@@ -17,14 +17,16 @@ import { resolveWindow } from "./window";
  * 1. alongside the key verdict, the organization's object decides the access, and the statement
  *    runs for the access this isolate saw last time (`early-page.ts`);
  * 2. once the access is known, the request's filters resolve to one `AnalyticsScope`
- *    (`analyticsScope`: the window, the repository named, the caller's repositories); the early
- *    answer is used when it was read for exactly that input, else the statement runs;
+ *    (`analyticsScope`: the window, the repositories and authors named (section 21's lists), the
+ *    caller's repositories); the early answer is used when it was read for exactly that input,
+ *    else the statement runs;
  * 3. a repository only an admin could name (not registered) exists only if reviewer events know
- *    it: an answer without rows asks D1 (403 otherwise, for every read alike).
+ *    it: one probe of D1 for all such names unless the rows prove the only one (403 otherwise,
+ *    for every read alike).
  *
  * The filters are resolved in `analyticsScope` alone, and the existence check is
- * `requireNamedRepositories` alone: a filter added to every read (section 21's lists of
- * repositories and authors) is added there, and to the storage statements' `AnalyticsScope`.
+ * `requireNamedRepositories` alone: a filter added to every read is added there, and to the
+ * storage statements' `AnalyticsScope`.
  */
 
 /** The request's filters every analytics read takes (the rest of its query is the read's own). */

@@ -155,8 +155,15 @@ export function summaryStatement(
   const bind = (value: string | number): string => `?${params.push(value)}`;
   // Section 21's lists, each bound once as JSON: the repositories' window walk takes the listed
   // ones from the repository index (no order needed here, so one IN over the list), the authors
-  // filter the rows once found (the author is in no index of the walks).
-  const repo = q.repoKeys === null ? null : bind(JSON.stringify([...new Set(q.repoKeys)]));
+  // filter the rows once found (the author is in no index of the walks). One repository is bound
+  // as itself: an IN over json_each in each of the ranges cost it about 1 ms more to compile.
+  const named = q.repoKeys === null ? null : [...new Set(q.repoKeys)];
+  const repo =
+    named === null
+      ? null
+      : named.length === 1
+        ? `p.repo_key = ${bind(named[0] as string)}`
+        : `p.repo_key IN (SELECT value FROM json_each(${bind(JSON.stringify(named))}))`;
   const authors = q.authorKeys === null ? null : bind(JSON.stringify([...new Set(q.authorKeys)]));
   const access = q.accessibleRepoKeys === null ? null : bind(JSON.stringify(q.accessibleRepoKeys));
   const excluded = q.excludedRepoKeys && q.excludedRepoKeys.length > 0 ? bind(JSON.stringify(q.excludedRepoKeys)) : null;
@@ -165,7 +172,7 @@ export function summaryStatement(
     `SELECT p.id AS id FROM pull_requests AS p INDEXED BY ${index} WHERE ${[
       "p.org_key = ?1",
       ...conditions,
-      ...(repo ? [`p.repo_key IN (SELECT value FROM json_each(${repo}))`] : []),
+      ...(repo ? [repo] : []),
       ...(access ? [`p.repo_key IN (SELECT value FROM json_each(${access}))`] : []),
       ...(excluded ? [`p.repo_key NOT IN (SELECT value FROM json_each(${excluded}))`] : []),
       "p.first_reviewed_at <= ?3",
