@@ -260,6 +260,15 @@ describe("the web app's routes take the same lists", () => {
     }
     const refused = await appCall(`/app/api/analytics/summaries?org=${s.org}&${WINDOW}&repo=api,&groupBy=week`, session);
     expect(refused.status).toBe(400);
+    // The app's export and summary are the public routes for the session's user.
+    for (const path of ["/app/api/analytics/prs", "/app/api/analytics/summary"]) {
+      const app = await appCall(`${path}?org=${s.org}&${WINDOW}&${query}&groupBy=author`, session);
+      expect(app.status).toBe(200);
+      const pub = await s.get(
+        `${path.replace("/app/api/analytics/", "/api/analytics/v1/")}?org=${s.org}&${WINDOW}&${query}&groupBy=author`,
+      );
+      expect(await app.json()).toEqual(await pub.json());
+    }
   });
 });
 
