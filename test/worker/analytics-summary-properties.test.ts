@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { summarizeGroupings, summarizeMergedPullRequests } from "../../src/storage/analytics-summary";
+import { SUMMARY_LIMITS, summarizeGroupings, summarizeMergedPullRequests } from "../../src/storage/analytics-summary";
 import { moveRows } from "../../src/storage/renames";
 import { GAP_TIER_BOUNDS_MS } from "../../src/storage/review-span";
 import { addMember, adminOk, call, createKey, createOrg, createUser, postEventsOk, shardDb, unique } from "./helpers";
@@ -308,8 +308,8 @@ describe("the summary is the export's rows, grouped", () => {
         fc.constantFrom("admin", "member"),
         fc.constantFrom(null, null, null, "api", "infra", "web"),
         deliveryArb,
-        fc.constantFrom(0, 1, 2),
-        async (prs, w, role, repo, delivery, maxSortedArray) => {
+        fc.constantFrom(1, 2, 3),
+        async (prs, w, role, repo, delivery, arrayParts) => {
           const { start, end } = resolveWindow(w, prs);
           const { org, get } = await orgWithCaller(role as "admin" | "member");
           for (const batch of toBatches(org, prs, delivery)) await postEventsOk(batch);
@@ -336,28 +336,28 @@ describe("the summary is the export's rows, grouped", () => {
               groupBy,
               ...referenceSummary(rows, groupBy, start, end),
             });
-            // The statement's other way to the groups' medians (ranking, for groups too large for
-            // one sorted array; a bound of 1 or 2 takes it only when some group is larger) gives
-            // the same figures, for the admin's view of the same window.
+            // Groups split into other numbers of parts (each part's durations one array) give the
+            // same figures, for the admin's view of the same window; the walk's bound is not reached.
             const input = { orgKey: org, repoKey: repo, accessibleRepoKeys: null, start, end, groupBy };
             const byKey = (f: { groups: { key: string }[] }) => [...f.groups].sort((a, b) => (a.key < b.key ? -1 : 1));
             const db = await shardDb(org);
             const arrays = await summarizeMergedPullRequests(db, input);
-            const ranked = await summarizeMergedPullRequests(db, input, { maxSortedArray });
-            expect(byKey(ranked)).toEqual(byKey(arrays));
-            expect(ranked.totals).toEqual(arrays.totals);
+            const split = await summarizeMergedPullRequests(db, input, { ...SUMMARY_LIMITS, arrayParts });
+            expect(byKey(split)).toEqual(byKey(arrays));
+            expect(split.totals).toEqual(arrays.totals);
+            expect([arrays.overLimit, split.overLimit]).toEqual([false, false]);
             // Read where the organization's rows are (its shard), not an empty database: the
             // admin's view is the API's when the caller is the admin.
             if (role === "admin") expect(arrays.totals).toEqual(summary.totals);
             singles.push({ groupBy, figures: arrays });
           }
           // Every grouping at once (the dashboard's summaries, one statement) gives each grouping's
-          // figures as its own statement does, either way to the medians.
+          // figures as its own statement does, whatever the parts.
           const scope = { orgKey: org, repoKey: repo, accessibleRepoKeys: null, start, end };
           const together = await summarizeGroupings(
             await shardDb(org),
             { ...scope, groupBys: singles.map((s) => s.groupBy as (typeof GROUP_BYS)[number]) },
-            { maxSortedArray },
+            { ...SUMMARY_LIMITS, arrayParts },
           );
           expect(together.groupings).toHaveLength(singles.length);
           singles.forEach(({ figures }, i) => {
