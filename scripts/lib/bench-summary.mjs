@@ -7,7 +7,7 @@
  */
 import { DatabaseSync } from "node:sqlite";
 import { mergedPullRequestsQuery } from "../../src/storage/analytics.ts";
-import { assemble, SUMMARY_LIMITS, summaryStatement } from "../../src/storage/analytics-summary.ts";
+import { assemble, summaryStatement } from "../../src/storage/analytics-summary.ts";
 import { fmt, interleave, percentiles, table } from "./bench-common.mjs";
 import { smallOrg } from "./bench-data.mjs";
 
@@ -132,7 +132,9 @@ export async function summaryHttp(server, cases, { headers, seconds, log }) {
       ? JSON.stringify(totals) === JSON.stringify(c.exportTotals)
       : Math.abs(totals.pullRequests - c.exportRows) <= 2;
     if (!exact)
-      throw new Error(`summary, ${c.name}: totals ${JSON.stringify(totals)}, the export's rows ${JSON.stringify(c.exportTotals)}`);
+      throw new Error(
+        `summary, ${c.name}: totals ${JSON.stringify(totals)}, the export's rows ${JSON.stringify(c.exportTotals)}`,
+      );
     c.groups = groups.length;
     c.pullRequests = totals.pullRequests;
     c.rowsRead = Number(res.headers.get("X-Debug-Rows-Read"));
@@ -194,7 +196,7 @@ export function dashboardFloor(file, now, { runs }) {
   const groupBys = ["week", "repo", "author"];
   // Each grouping's figures (parts added up, medians sorted), groups in key order.
   const figures = (count, rows) =>
-    assemble(count, rows, SUMMARY_LIMITS).groupings.map(({ groups, totals }) => ({
+    assemble(count, rows).groupings.map(({ groups, totals }) => ({
       totals,
       groups: [...groups].sort((a, b) => (String(a.key) < String(b.key) ? -1 : 1)),
     }));

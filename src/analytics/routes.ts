@@ -222,7 +222,7 @@ export const getPullRequestAnalyticsSummary = keyRoute({
     "invalid_request",
   ],
   handler: async ({ query, read }, { env, request }) => {
-    const { summary, rowsRead, early } = await summarize(query, read);
+    const { summary, rowsRead, early } = await summarize(query, read, env);
     const headers: Record<string, string> = { Vary: "Accept" };
     // Benchmarks and tests only (`--var DEBUG_ROWS_READ:true`): how many rows D1 read, and whether
     // the figures read alongside the access check were used.

@@ -7,7 +7,7 @@ import { arrangeGroups } from "../rules/analytics-summary";
 import { AnalyticsSummary, SUMMARY_GROUP_BYS, type SummaryGroupBy } from "../schemas/analytics-summary";
 import { type GroupingsQuery, summarizeGroupings } from "../storage/analytics-summary";
 import { analyticsReader } from "./read";
-import { statementInput } from "./summary";
+import { refuseOverBound, statementInput } from "./summary";
 import { AnalyticsSummaryQuery, checkSummaryQuery, windowTooWideError } from "./summary-query";
 
 /**
@@ -158,6 +158,7 @@ export const getPullRequestAnalyticsSummaries = defineRoute({
   ],
   handler: async ({ query, read }, { env }) => {
     const { input, answer, early } = await summariesReader.answer(query, read);
+    refuseOverBound(answer.candidates, env);
     const summaries = query.groupBy.map((groupBy, i) => {
       const figures = answer.groupings[i];
       if (!figures) throw new Error(`no figures for grouping ${groupBy}`);

@@ -12,8 +12,8 @@ export interface SummaryFigures {
   totals: AnalyticsSummaryTotals;
   /** D1's count of rows the statement read (`meta.rows_read`). */
   rowsRead: number;
-  /** The window held more candidate rows than one request may read (`SummaryLimits.maxRows`): the figures are incomplete. */
-  overLimit: boolean;
+  /** The candidate pull requests the walk found (at most `SummaryLimits.maxRows + 1`; more than `maxRows`: the figures are incomplete). */
+  candidates: number;
 }
 
 /**
@@ -27,10 +27,10 @@ export async function summarizeMergedPullRequests(
   limits: SummaryLimits = SUMMARY_LIMITS,
 ): Promise<SummaryFigures> {
   const { groupBy, ...scope } = q;
-  const { groupings, rowsRead, overLimit } = await summarizeGroupings(db, { ...scope, groupBys: [groupBy] }, limits);
+  const { groupings, rowsRead, candidates } = await summarizeGroupings(db, { ...scope, groupBys: [groupBy] }, limits);
   const [only] = groupings;
   if (!only) throw new Error("summary statement answered no grouping");
-  return { ...only, rowsRead, overLimit };
+  return { ...only, rowsRead, candidates };
 }
 
 /** Several groupings of one scope's rows (the dashboard's week, repository and author). */
@@ -41,8 +41,8 @@ export interface GroupingsFigures {
   groupings: { groups: AnalyticsSummaryGroup[]; totals: AnalyticsSummaryTotals }[];
   /** D1's count of rows the statement read (`meta.rows_read`). */
   rowsRead: number;
-  /** As `SummaryFigures.overLimit`. */
-  overLimit: boolean;
+  /** As `SummaryFigures.candidates`. */
+  candidates: number;
 }
 
 /**
@@ -50,7 +50,8 @@ export interface GroupingsFigures {
  * splits each group's durations.
  *
  * - `maxRows`: at most this many candidate pull requests (rows the walk finds before the exact
- *   check) per request; the walk stops at one more, and the caller answers 400 instead of figures.
+ *   check) per request; the walk stops at one more, and the caller answers 400 instead of figures
+ *   (`analytics/summary.ts` `refuseOverBound`).
  *   A request reads about two D1 rows per candidate, so this bounds what one request can hold a
  *   shard for. No legitimate request reaches the default: a shard holds about 7 million pull
  *   requests (contract section 16), so no window of one organization holds 8 million.
@@ -83,7 +84,7 @@ export async function summarizeGroupings(
     .prepare(sql)
     .bind(...params)
     .all<PartRow>();
-  return { ...assemble(q.groupBys.length, result.results, limits), rowsRead: result.meta.rows_read };
+  return { ...assemble(q.groupBys.length, result.results), rowsRead: result.meta.rows_read };
 }
 
 /** One row of the statement: a part of a group (or, grouping -1, the candidates that did not qualify). */
@@ -95,11 +96,7 @@ export type PartRow = Omit<AnalyticsSummaryGroup, "medianMsToFirstReview" | "med
 };
 
 /** The statement's rows as the groupings' figures: parts added up, medians from the durations. */
-export function assemble(
-  groupingCount: number,
-  rows: readonly PartRow[],
-  limits: SummaryLimits,
-): Omit<GroupingsFigures, "rowsRead"> {
+export function assemble(groupingCount: number, rows: readonly PartRow[]): Omit<GroupingsFigures, "rowsRead"> {
   const groupings = Array.from({ length: groupingCount }, () => new Map<string | null, Accumulated>());
   let candidates = 0;
   for (const { grouping, tf, tm, key, ...sums } of rows) {
@@ -131,7 +128,7 @@ export function assemble(
       })),
       totals: { ...totals },
     })),
-    overLimit: candidates > limits.maxRows,
+    candidates,
   };
 }
 
