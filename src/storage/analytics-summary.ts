@@ -1,4 +1,4 @@
-import { EMPTY_FIGURES, medianIndex } from "../rules/analytics-summary";
+import { EMPTY_FIGURES, lowerMedian } from "../rules/analytics-summary";
 import type { AnalyticsSummaryGroup, AnalyticsSummaryTotals, SummaryGroupBy } from "../schemas/analytics-summary";
 import { type AnalyticsScope, unionAll } from "./analytics";
 import { GAP_TIER_BOUNDS_MS, LAST_GAP_TIER } from "./review-span";
@@ -71,8 +71,8 @@ export const SUMMARY_LIMITS: SummaryLimits = { maxRows: 8_000_000, arrayParts: 8
 /**
  * Several groupings of the same rows in one statement (`summaryStatement`): the rows are found,
  * checked and measured once; each grouping groups them once. Each group's medians are computed
- * here from its durations (exact: sorted, the value at `medianIndex`), and the totals' from all of
- * the first grouping's.
+ * here from its durations (exact: the value at `medianIndex` in ascending order, found by
+ * selection), and the totals' from all of the first grouping's.
  */
 export async function summarizeGroupings(
   db: D1Database | D1DatabaseSession,
@@ -134,7 +134,7 @@ export function assemble(groupingCount: number, rows: readonly PartRow[]): Omit<
 
 type Accumulated = AnalyticsSummaryGroup & { tf: number[][]; tm: number[][] };
 
-/** The value at `medianIndex` of the values in ascending order; null when there are none. */
+/** The value at `medianIndex` of the parts' values in ascending order (`lowerMedian`); null when there are none. */
 function median(parts: readonly (readonly number[])[]): number | null {
   const values = new Float64Array(parts.reduce((n, part) => n + part.length, 0));
   let at = 0;
@@ -142,9 +142,7 @@ function median(parts: readonly (readonly number[])[]): number | null {
     values.set(part, at);
     at += part.length;
   }
-  if (values.length === 0) return null;
-  values.sort();
-  return values[medianIndex(values.length)] ?? null;
+  return lowerMedian(values);
 }
 
 const SUMMED = [
@@ -211,7 +209,7 @@ const COLUMNS = `p.id AS pid, p.repo AS repo, p.author AS author, p.merged_at AS
  *   counts), or wholly outside (none); only one whose findings straddle an edge reads them.
  * Then one `GROUP BY` per request (one sort of the rows; for several groupings each row once per
  * grouping) gives per group, split into `arrayParts` parts by id, the sums and the durations as
- * JSON arrays in no order: sorting them for the medians is done by the caller (`assemble`), since
+ * JSON arrays in no order: the medians are selected by the caller (`assemble`), since
  * every ordered pass in SQL reads the rows again (D1 counts each step of a sort as a row read).
  * The candidates that fail the exact check come back as grouping -1 (their count, for `maxRows`).
  * The walk stops after `maxRows + 1` candidates.
