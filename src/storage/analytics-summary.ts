@@ -232,6 +232,8 @@ export function summaryStatement(
   const access = q.accessibleRepoKeys === null ? null : bind(JSON.stringify(q.accessibleRepoKeys));
   const excluded = q.excludedRepoKeys && q.excludedRepoKeys.length > 0 ? bind(JSON.stringify(q.excludedRepoKeys)) : null;
 
+  // Every range takes the filters here: section 21's lists (repository and author keys) are one
+  // condition each on columns every range has (the summary walk holds repo_key and author).
   const where = (conditions: string[]): string =>
     [
       "p.org_key = ?1",
