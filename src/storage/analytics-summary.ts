@@ -1,5 +1,10 @@
-import { EMPTY_FIGURES, lowerMedian } from "../rules/analytics-summary";
-import type { AnalyticsSummaryGroup, AnalyticsSummaryTotals, SummaryGroupBy } from "../schemas/analytics-summary";
+import { bucketCount, EMPTY_FIGURES, isTimeGroupBy, lowerMedian } from "../rules/analytics-summary";
+import {
+  type AnalyticsSummaryGroup,
+  type AnalyticsSummaryTotals,
+  MAX_TIME_BUCKETS,
+  type SummaryGroupBy,
+} from "../schemas/analytics-summary";
 import { type AnalyticsScope, unionAll } from "./analytics";
 import { GAP_TIER_BOUNDS_MS, LAST_GAP_TIER } from "./review-span";
 
@@ -50,16 +55,17 @@ export interface GroupingsFigures {
  * splits each group's durations.
  *
  * - `maxRows`: at most this many candidate pull requests (rows the walk finds before the exact
- *   check) per request; the walk stops at one more, and the caller answers 400 instead of figures
+ *   check) per request; each walk (the window's, the merges' outside it) stops at one more, and
+ *   the caller answers 400 instead of figures
  *   (`analytics/summary.ts` `refuseOverBound`).
  *   A request reads about two D1 rows per candidate, so this bounds what one request can hold a
  *   shard for. No legitimate request reaches the default: a shard holds about 7 million pull
  *   requests (contract section 16), so no window of one organization holds 8 million.
- * - `arrayParts`: each group's durations come back as JSON arrays of at most this many parts (split
- *   by pull request id), so no single value nears D1's cap on a string (1 MB; local D1 does not
- *   enforce it): a duration takes at most 15 characters, so a part holds about 65,000 of them and a
- *   group 8 parts of that, more than any group of a shard-sized window sorted by day, week, month,
- *   repository or author is expected to hold.
+ * - `arrayParts`: the groups of a sorted grouping come back in this many parts (split by pull
+ *   request id), each with its durations as JSON arrays, so no single value nears D1's cap on a
+ *   string (1 MB; local D1 does not enforce it): a duration takes at most 15 characters, so a part
+ *   holds about 65,000 of them and a group 8 parts of that. A time grouping walked by day sends
+ *   one array per UTC day (65,000 merges in a day would be needed to near the cap).
  */
 export interface SummaryLimits {
   maxRows: number;
@@ -87,21 +93,25 @@ export async function summarizeGroupings(
   return { ...assemble(q.groupBys.length, result.results), rowsRead: result.meta.rows_read };
 }
 
-/** One row of the statement: a part of a group (or, grouping -1, the candidates that did not qualify). */
+/**
+ * One row of the statement: a group of one grouping (a group may come in several rows, e.g. from the
+ * window's walk and from the merges outside it), its candidates (the rows found before the exact
+ * check), the sums of its rows, and per part `j` (`SummaryLimits.arrayParts`) its durations as JSON
+ * arrays in no order, `tf<j>` and `tm<j>`.
+ */
 export type PartRow = Omit<AnalyticsSummaryGroup, "medianMsToFirstReview" | "medianMsToMerge"> & {
   grouping: number;
-  /** JSON arrays of the part's durations, in no order. */
-  tf: string;
-  tm: string;
+  candidates: number;
+  [durations: `tf${number}` | `tm${number}`]: string;
 };
 
-/** The statement's rows as the groupings' figures: parts added up, medians from the durations. */
+/** The statement's rows as the groupings' figures: rows of a group added up, medians from the durations. */
 export function assemble(groupingCount: number, rows: readonly PartRow[]): Omit<GroupingsFigures, "rowsRead"> {
   const groupings = Array.from({ length: groupingCount }, () => new Map<string | null, Accumulated>());
   let candidates = 0;
-  for (const { grouping, tf, tm, key, ...sums } of rows) {
-    if (grouping === -1 || grouping === 0) candidates += sums.pullRequests;
-    if (grouping === -1) continue;
+  for (const row of rows) {
+    const { grouping, key } = row;
+    if (grouping === 0) candidates += row.candidates;
     const groups = groupings[grouping];
     if (!groups) throw new Error(`summary statement answered grouping ${grouping}`);
     let group = groups.get(key);
@@ -109,19 +119,22 @@ export function assemble(groupingCount: number, rows: readonly PartRow[]): Omit<
       group = { key, ...EMPTY_FIGURES, tf: [], tm: [] };
       groups.set(key, group);
     }
-    for (const name of SUMMED) group[name] += sums[name];
-    group.tf.push(JSON.parse(tf) as number[]);
-    group.tm.push(JSON.parse(tm) as number[]);
+    for (const name of SUMMED) group[name] += row[name];
+    for (const [name, value] of Object.entries(row)) {
+      if (/^t[fm]\d+$/.test(name)) (name.startsWith("tf") ? group.tf : group.tm).push(JSON.parse(value as string) as number[]);
+    }
   }
-  // The totals are the same rows whatever the grouping: added up and sorted once, from the first.
-  const first = [...(groupings[0]?.values() ?? [])];
+  // A group of candidates none of which qualified is no group (every row of it failed the check).
+  const lists = groupings.map((groups) => [...groups.values()].filter((g) => g.pullRequests > 0));
+  // The totals are the same rows whatever the grouping: added up and selected once, from the first.
+  const first = lists[0] ?? [];
   const totals = { ...EMPTY_FIGURES };
   for (const group of first) for (const name of SUMMED) totals[name] += group[name];
   totals.medianMsToFirstReview = median(first.flatMap((g) => g.tf));
   totals.medianMsToMerge = median(first.flatMap((g) => g.tm));
   return {
-    groupings: groupings.map((groups) => ({
-      groups: [...groups.values()].map(({ tf, tm, ...group }) => ({
+    groupings: lists.map((list) => ({
+      groups: list.map(({ tf, tm, ...group }) => ({
         ...group,
         medianMsToFirstReview: median(tf),
         medianMsToMerge: median(tm),
@@ -167,8 +180,8 @@ const DAY_OF = (ms: string) => `((${ms} - ((${ms} % ${DAY}) + ${DAY}) % ${DAY}) 
  * before midnight stays on its day. Days and weeks group by their day number and are spelled once
  * per group: `date()` on every row cost as much as the rest of the sums.
  */
-function groupKeySql(groupBy: SummaryGroupBy): { row: string; key: (k: string) => string } {
-  const day = DAY_OF("m");
+function groupKeySql(groupBy: SummaryGroupBy, ms = "m"): { row: string; key: (k: string) => string } {
+  const day = DAY_OF(ms);
   const asDate = (k: string) => `date(${k} * 86400, 'unixepoch')`;
   const same = (k: string) => k;
   switch (groupBy) {
@@ -183,6 +196,12 @@ function groupKeySql(groupBy: SummaryGroupBy): { row: string; key: (k: string) =
     case "author":
       return { row: "author", key: same };
   }
+}
+
+/** For a time grouping of at most the contract's buckets: the window's first UTC day (ms); else null. */
+function windowDays(groupBy: SummaryGroupBy, window: { start: number; end: number }): { first: number } | null {
+  if (!isTimeGroupBy(groupBy) || bucketCount(window, groupBy) > MAX_TIME_BUCKETS || window.end < window.start) return null;
+  return { first: Math.floor(window.start / DAY) * DAY };
 }
 
 /** The columns of a pull request the summary reads, all of them in `pull_requests_summary_walk`. */
@@ -207,12 +226,13 @@ const COLUMNS = `p.id AS pid, p.repo AS repo, p.author AS author, p.merged_at AS
  *   one reviewed on both sides of the window, not inside, reads its reviews;
  * - findings (`pull-request-figures.ts`): its posted findings lie wholly inside the window (the two
  *   counts), or wholly outside (none); only one whose findings straddle an edge reads them.
- * Then one `GROUP BY` per request (one sort of the rows; for several groupings each row once per
- * grouping) gives per group, split into `arrayParts` parts by id, the sums and the durations as
- * JSON arrays in no order: the medians are selected by the caller (`assemble`), since
- * every ordered pass in SQL reads the rows again (D1 counts each step of a sort as a row read).
- * The candidates that fail the exact check come back as grouping -1 (their count, for `maxRows`).
- * The walk stops after `maxRows + 1` candidates.
+ * Then per group the count of candidates, the sums of those that qualify and their durations as
+ * JSON arrays in no order: the medians are selected by the caller (`assemble`), since every ordered
+ * pass in SQL reads the rows again (D1 counts each step of a cursor, a sorter's included, as a row
+ * read). One time grouping of the organization walks the window day by day in order and groups
+ * without a sort (see there: about one row read per row); any other grouping, or several, is one
+ * `GROUP BY` that sorts the rows (about two), each group split into `arrayParts` parts by id. Each
+ * walk stops after `maxRows + 1` candidates.
  */
 export function summaryStatement(
   q: SummaryQuery | GroupingsQuery,
@@ -269,27 +289,8 @@ export function summaryStatement(
     ? viaIds(idRange("pull_requests_repo_merged_walk", ["p.merged_at BETWEEN ?2 AND ?3"]))
     : `SELECT ${COLUMNS} FROM pull_requests AS p INDEXED BY pull_requests_summary_walk WHERE ${where(["p.merged_at BETWEEN ?2 AND ?3"])}`;
 
-  const groupKeys = groupBys.map(groupKeySql);
-  const figures = "pid, ok, la, ld, tf, tm, fl, fx, ai";
-  // The first grouping also carries the candidates that failed the check (as grouping -1).
-  const keyed = groupKeys
-    .map((key, i) =>
-      i === 0
-        ? `SELECT CASE WHEN ok THEN 0 ELSE -1 END AS grp, ${key.row} AS k, ${figures} FROM metrics`
-        : `SELECT ${i} AS grp, ${key.row} AS k, ${figures} FROM metrics WHERE ok`,
-    )
-    .join("\n  UNION ALL\n  ");
-  const keyOf = (k: string) => `CASE grp ${groupKeys.map((key, i) => `WHEN ${i} THEN ${key.key(k)}`).join(" ")} END`;
-  const durations = (column: string) => `json_group_array(${column}) FILTER (WHERE ${column} IS NOT NULL)`;
-
-  const sql = `WITH candidates AS (
-  SELECT * FROM (${inWindow}
-  UNION ALL
-  ${viaIds(unionAll(outside))})
-  LIMIT ${limits.maxRows + 1}
-),
-metrics AS (
-  SELECT pid, repo, author, m, la, ld, ai, f - c AS tf, m - c AS tm,
+  // Per row: the exact check and the findings in the window (see above), from the candidate's columns.
+  const metrics = `pid, repo, author, m, la, ld, ai, f - c AS tf, m - c AS tm,
     (f >= ?2 OR l <= ?3 OR EXISTS (SELECT 1 FROM reviews AS r
       WHERE r.pr_id = pid AND r.status = 'completed' AND r.completed_at BETWEEN ?2 AND ?3)) AS ok,
     CASE WHEN ff >= ?2 AND lf <= ?3 THEN pf
@@ -299,15 +300,60 @@ metrics AS (
     CASE WHEN ff >= ?2 AND lf <= ?3 THEN xf
       WHEN ff IS NULL OR ff > ?3 OR lf < ?2 OR xf = 0 THEN 0
       ELSE (SELECT COUNT(*) FROM findings AS fi
-        WHERE fi.pr_id = pid AND fi.posted = 1 AND fi.ai_addressed = 1 AND fi.created_at BETWEEN ?2 AND ?3) END AS fx
-  FROM candidates
+        WHERE fi.pr_id = pid AND fi.posted = 1 AND fi.ai_addressed = 1 AND fi.created_at BETWEEN ?2 AND ?3) END AS fx`;
+  // Per group: its candidates, and the sums and durations of those that qualify.
+  const aggregates = [
+    "COUNT(*) AS candidates",
+    "COUNT(*) FILTER (WHERE ok) AS pullRequests",
+    ...[
+      ["la", "linesAdded"],
+      ["ld", "linesDeleted"],
+      ["fl", "serviceIssuesFlagged"],
+      ["fx", "serviceIssuesFixed"],
+      ["ai", "aiLinesAuthored"],
+    ].map(([column, name]) => `COALESCE(SUM(${column}) FILTER (WHERE ok), 0) AS ${name}`),
+    "COUNT(ai) FILTER (WHERE ok) AS pullRequestsWithAiData",
+    ...["tf", "tm"].map((column) => `json_group_array(${column}) FILTER (WHERE ok AND ${column} IS NOT NULL) AS ${column}0`),
+  ].join(",\n  ");
+  const bounded = (rows: string) => `SELECT ${metrics} FROM (${rows} LIMIT ${limits.maxRows + 1})`;
+  const [only] = groupBys;
+  const days = groupBys.length === 1 && only !== undefined && !repo ? windowDays(only, q) : null;
+
+  let sql: string;
+  if (days && only !== undefined) {
+    // One time grouping over the organization's merges: the window's UTC days, in order (a
+    // recursive CTE), each a range of the summary walk, forced as the outer loop (CROSS JOIN). The
+    // rows come out in day order, so the GROUP BY by day needs no sort (SQLite uses the subquery's
+    // ORDER BY): each row costs its index entry alone. A day's durations are one small array each;
+    // the caller adds a bucket's days up (they share its key). The merges outside the window (few)
+    // are grouped by a sort, as below; a bucket at an edge may so come in several rows.
+    const key = groupKeySql(only, "dk");
+    const inside = `SELECT d.lo AS dk, ${COLUMNS}
+    FROM (SELECT lo FROM days ORDER BY lo LIMIT -1) AS d
+    CROSS JOIN pull_requests AS p INDEXED BY pull_requests_summary_walk
+    ON ${where(["p.merged_at >= MAX(d.lo, ?2)", `p.merged_at < MIN(d.lo + ${DAY}, ?3 + 1)`])}
+    ORDER BY d.lo`;
+    const outsideKey = groupKeySql(only);
+    sql = `WITH RECURSIVE days(lo) AS (SELECT ${bind(days.first)} UNION ALL SELECT lo + ${DAY} FROM days WHERE lo + ${DAY} <= ?3)
+SELECT 0 AS grouping, ${key.key(key.row)} AS key, ${aggregates}
+FROM (SELECT dk, ${metrics} FROM (${inside} LIMIT ${limits.maxRows + 1}) ORDER BY dk)
+GROUP BY dk
+UNION ALL
+SELECT 0 AS grouping, ${outsideKey.key("k")} AS key, ${aggregates}
+FROM (SELECT ${outsideKey.row} AS k, * FROM (${bounded(viaIds(unionAll(outside)))}))
+GROUP BY k`;
+  } else {
+    // Any grouping, or several (the dashboard's): the rows found once, each row once per grouping
+    // (k0, k1, ...), and one GROUP BY, which sorts them; each group split in parts by id.
+    const groupKeys = groupBys.map((g) => groupKeySql(g));
+    const keyed = groupKeys.map((key, i) => `SELECT ${i} AS grp, ${key.row} AS k, * FROM metrics`).join("\n  UNION ALL\n  ");
+    const keyOf = (k: string) => `CASE grp ${groupKeys.map((key, i) => `WHEN ${i} THEN ${key.key(k)}`).join(" ")} END`;
+    sql = `WITH metrics AS (
+  ${bounded(`SELECT * FROM (${inWindow}\n  UNION ALL\n  ${viaIds(unionAll(outside))})`)}
 )
-SELECT grp AS grouping, ${keyOf("k")} AS key, COUNT(*) AS pullRequests,
-  COALESCE(SUM(la), 0) AS linesAdded, COALESCE(SUM(ld), 0) AS linesDeleted,
-  COALESCE(SUM(fl), 0) AS serviceIssuesFlagged, COALESCE(SUM(fx), 0) AS serviceIssuesFixed,
-  COALESCE(SUM(ai), 0) AS aiLinesAuthored, COUNT(ai) AS pullRequestsWithAiData,
-  ${durations("tf")} AS tf, ${durations("tm")} AS tm
+SELECT grp AS grouping, ${keyOf("k")} AS key, ${aggregates}
 FROM (${keyed})
 GROUP BY grp, k, pid % ${limits.arrayParts}`;
+  }
   return { sql, params };
 }
