@@ -368,7 +368,8 @@ describe("a bound on what one summary may read (issue 31, item 3)", () => {
     const db = await shardDb(org);
     const input = {
       orgKey: org,
-      repoKey: null,
+      repoKeys: null,
+      authorKeys: null,
       accessibleRepoKeys: null,
       start: Date.parse("2026-10-01T00:00:00Z"),
       end: Date.parse("2026-10-31T23:59:59.999Z"),
