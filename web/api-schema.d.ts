@@ -8931,8 +8931,8 @@ export interface operations {
             query: {
                 /** @description GitHub organization or owner, 1 to 255 characters after trimming; case-insensitive. Rows echo it as sent. */
                 org: string;
-                /** @description Only this repository (case-insensitive). Blank is ignored. */
                 repo?: string;
+                author?: string;
                 startDate?: string;
                 endDate?: string;
                 perPage?: number;
@@ -9359,8 +9359,8 @@ export interface operations {
             query: {
                 /** @description GitHub organization or owner, 1 to 255 characters after trimming; case-insensitive. Rows echo it as sent. */
                 org: string;
-                /** @description Only this repository (case-insensitive). Blank is ignored. */
                 repo?: string;
+                author?: string;
                 startDate?: string;
                 endDate?: string;
                 format?: "json" | "csv";
@@ -9807,8 +9807,8 @@ export interface operations {
             query: {
                 /** @description GitHub organization or owner, 1 to 255 characters after trimming; case-insensitive. Rows echo it as sent. */
                 org: string;
-                /** @description Only this repository (case-insensitive). Blank is ignored. */
                 repo?: string;
+                author?: string;
                 startDate?: string;
                 endDate?: string;
                 groupBy: string;
@@ -10238,8 +10238,8 @@ export interface operations {
             query: {
                 /** @description GitHub organization or owner, 1 to 255 characters after trimming; case-insensitive. Rows echo it as sent. */
                 org: string;
-                /** @description Only this repository (case-insensitive). Blank is ignored. */
                 repo?: string;
+                author?: string;
                 startDate?: string;
                 endDate?: string;
             };
@@ -10260,7 +10260,7 @@ export interface operations {
                     "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    /** @description attachment, with a file name of the organization, the repository when one is picked, and the window's dates. */
+                    /** @description attachment, with a file name of the organization, the repository when one is picked (their number when several are), the author likewise, and the window's dates. */
                     "Content-Disposition": string;
                     [name: string]: unknown;
                 };

@@ -235,8 +235,8 @@ export const getPullRequestAnalyticsSummary = keyRoute({
   },
 });
 
-/** The download's parameters: the export's window and repository (no page size, cursor or format: it is every page, as CSV). */
-const DownloadQuery = AnalyticsQuery.pick({ org: true, repo: true, startDate: true, endDate: true });
+/** The download's parameters: the export's window, repositories and authors (no page size, cursor or format: it is every page, as CSV). */
+const DownloadQuery = AnalyticsQuery.pick({ org: true, repo: true, author: true, startDate: true, endDate: true });
 
 /** The download's body: the export's CSV header once, then every row of the window. */
 const AnalyticsDownloadCsv = z
@@ -287,7 +287,8 @@ export const downloadPullRequestAnalyticsCsv = routesFor("session")({
       headers: {
         "Content-Disposition": {
           description:
-            "attachment, with a file name of the organization, the repository when one is picked, and the window's dates.",
+            "attachment, with a file name of the organization, the repository when one is picked (their number when several are), " +
+            "the author likewise, and the window's dates.",
           schema: {
             type: "string",
             maxLength: 300,
@@ -303,8 +304,11 @@ export const downloadPullRequestAnalyticsCsv = routesFor("session")({
     const { input, answer: first } = await pageReader.answer({ ...query, perPage: DOWNLOAD_PAGE_ROWS }, read);
     const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
     const safe = (part: string) => part.replace(/[^A-Za-z0-9._-]/g, "_");
-    // The file names what it holds: the organization, the repository when one is picked, the window.
-    const of = query.repo ? `${safe(query.org)}-${safe(query.repo)}` : safe(query.org);
+    // The file names what it holds: the organization, the repository when one is picked (how many
+    // when several are), the authors likewise, the window.
+    const list = (names: readonly string[] | undefined, several: string, prefix = "") =>
+      names === undefined ? "" : names.length === 1 ? `-${prefix}${safe(names[0] as string)}` : `-${names.length}-${several}`;
+    const of = `${safe(query.org)}${list(query.repo, "repositories")}${list(query.author, "authors", "by-")}`;
     const name = `${of}-pull-requests-${day(input.start)}-${day(input.end)}.csv`;
     return new Response(csvDownload(read.db, query.org, input, first), {
       status: 200,

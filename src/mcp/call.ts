@@ -59,7 +59,12 @@ function routeCall(tool: Tool, args: Record<string, unknown>, session: ToolSessi
   for (const name of tool.queryNames) {
     const value = args[name];
     if (value === undefined || value === null) continue;
-    // An array is a parameter given several times: 400, as over HTTP.
+    // A list parameter's array is its comma-separated string (`Tool.lists`).
+    if (tool.lists.includes(name) && Array.isArray(value)) {
+      query.append(name, value.map(scalar).join(","));
+      continue;
+    }
+    // Any other array is a parameter given several times: 400, as over HTTP.
     for (const item of Array.isArray(value) ? value : [value]) query.append(name, scalar(item));
   }
   const taken = new Set([...tool.pathNames, ...tool.queryNames, ...tool.omit]);
