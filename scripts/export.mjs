@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 /**
- * npm run export -- --org acme [--start 2026-09-01] [--end 2026-11-30] [--repo api,web] [--author LOGINS] [--format csv|json] > prs.csv
+ * npm run --silent export -- --org acme [--start 2026-09-01] [--end 2026-11-30] [--repo api,web] [--author LOGINS] [--format csv|json] > prs.csv
  * Every page of the analytics export, followed through its Link headers, as one file on stdout.
  * Progress goes to stderr. The logic lives in scripts/lib/export.mjs.
  */
 import { parseArgs } from "node:util";
 import { EXIT, ExportError, exportAnalytics } from "./lib/export.mjs";
 
-const USAGE = `Usage: npm run export -- --org ORG [--start DATE] [--end DATE] [--repo REPOS] [--author LOGINS] [--format csv|json] [options] > FILE
+const USAGE = `Usage: npm run --silent export -- --org ORG [--start DATE] [--end DATE] [--repo REPOS] [--author LOGINS] [--format csv|json] [options] > FILE
   --org        GitHub organization (required)
   --start      startDate: YYYY-MM-DD (UTC) or an ISO 8601 timestamp with a zone
   --end        endDate: YYYY-MM-DD (through 23:59:59.999Z UTC) or a timestamp with a zone
