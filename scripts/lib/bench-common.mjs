@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import autocannon from "autocannon";
 import { waitForHealthy } from "./control-plane-client.mjs";
@@ -20,7 +21,9 @@ export const QUOTAS_OFF = { RATE_LIMIT_ANALYTICS: "0", RATE_LIMIT_MEMBERS: "0" }
  *
  * Servers started side by side (CI starts several at once) can lose a race for a port that
  * wrangler or workerd probed free a moment earlier ("Address already in use"): such a start is
- * tried again, up to three times; any other failure is thrown at once.
+ * tried again, up to three times; any other failure is thrown at once. The race seen most was for
+ * the devtools inspector's port, which wrangler otherwise probes from 9229 upwards in every server
+ * at once: each server gets a port of its own from the kernel instead (`--inspector-port`).
  * @param {{ persistTo: string, port: number, adminToken: string, vars?: Record<string, string> }} options
  */
 export async function startWrangler(options) {
@@ -35,6 +38,7 @@ export async function startWrangler(options) {
 const PORT_RACE = /address already in use/i;
 
 async function startWranglerOnce({ persistTo, port, adminToken, vars = QUOTAS_ON }) {
+  const inspectorPort = await kernelChosenPort();
   const child = spawn(
     "wrangler",
     [
@@ -43,6 +47,8 @@ async function startWranglerOnce({ persistTo, port, adminToken, vars = QUOTAS_ON
       "127.0.0.1",
       "--port",
       String(port),
+      "--inspector-port",
+      String(inspectorPort),
       "--persist-to",
       persistTo,
       "--var",
@@ -80,6 +86,23 @@ async function startWranglerOnce({ persistTo, port, adminToken, vars = QUOTAS_ON
       child.kill("SIGINT");
     });
   return { server: { url, stop } };
+}
+
+/**
+ * A loopback port free now, chosen by the kernel (which hands servers asking at the same moment
+ * different ports, unlike a probe of a fixed port in each of them).
+ * @returns {Promise<number>}
+ */
+export function kernelChosenPort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const chosen = typeof address === "object" && address ? address.port : 0;
+      server.close(() => (chosen > 0 ? resolve(chosen) : reject(new Error("the kernel chose no port"))));
+    });
+  });
 }
 
 /**

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
-import { migrateLocalD1 } from "../../scripts/lib/bench-common.mjs";
+import { kernelChosenPort, migrateLocalD1 } from "../../scripts/lib/bench-common.mjs";
 import { waitForHealthy } from "../../scripts/lib/control-plane-client.mjs";
 import { seedDemo } from "../../scripts/lib/seed.mjs";
 
@@ -25,13 +25,15 @@ export default async function setup(project: TestProject) {
   // benchmarks' migrated template when one is there: scripts/lib/bench-common.mjs).
   await migrateLocalD1(state);
   // Servers started side by side (CI runs this beside the benchmarks' smoke runs) can lose a race
-  // for a port probed free a moment earlier: such a start is tried again, up to three times.
+  // for a port probed free a moment earlier: such a start is tried again, up to three times. The
+  // devtools inspector gets a port of the kernel's choosing (wrangler would probe 9229 in each).
   for (let attempt = 1; ; attempt++) {
+    const inspectorPort = String(await kernelChosenPort());
     const dev: ChildProcess = spawn(
       wrangler,
       [
         "dev",
-        ...["--ip", "127.0.0.1", "--port", port, "--persist-to", state],
+        ...["--ip", "127.0.0.1", "--port", port, "--inspector-port", inspectorPort, "--persist-to", state],
         ...["--var", `ADMIN_TOKEN:${adminToken}`, "--var", "DEV_SIGN_IN:true", "--show-interactive-dev-session=false"],
       ],
       { env, detached: true, stdio: ["ignore", "pipe", "pipe"] },
