@@ -172,7 +172,7 @@ export function run(command, args) {
 }
 
 /** Requests per connection (and rounds of `interleave`) of one smoke-run measurement. */
-export const SMOKE_REQUESTS = 20;
+export const SMOKE_REQUESTS = 5;
 
 /**
  * How much load one measurement sends: `{ seconds }` to measure, or a fixed number of requests per
