@@ -76,7 +76,8 @@ const iso = (ms) => new Date(ms).toISOString();
 const yearStart = now - 365 * DAY;
 const base = {
   orgKey: "bigco",
-  repoKey: null,
+  repoKeys: null,
+  authorKeys: null,
   accessibleRepoKeys: null,
   start: now - 30 * DAY,
   end: now,
@@ -131,6 +132,14 @@ const windowParams = (q) => `startDate=${iso(q.start)}&endDate=${iso(q.end)}`;
 
 const depth = opts.smoke ? 500 : 50_000;
 const oneRepo = repoName(Math.min(42, spec.repos - 1));
+// A team's three repositories (contract section 21's list), the one above among them.
+const threeRepos = [
+  repoName(Math.min(7, spec.repos - 3)),
+  repoName(Math.min(42, spec.repos - 1)),
+  repoName(Math.min(99, spec.repos - 2)),
+]
+  .filter((name, i, all) => all.indexOf(name) === i)
+  .sort();
 const deepRows = prepared({ ...explicit, start: yearStart, limit: depth }).run();
 const deepLast = deepRows[deepRows.length - 1];
 if (!deepLast || deepRows.length < depth) throw new Error(`the one-year window has only ${deepRows.length} rows; need ${depth}`);
@@ -181,8 +190,15 @@ const cases = [
   },
   {
     name: "one repository, one-year window",
-    q: { ...explicit, start: yearStart, repoKey: oneRepo },
+    q: { ...explicit, start: yearStart, repoKeys: [oneRepo] },
     query: `org=bigco&repo=${oneRepo}&startDate=${iso(yearStart)}&endDate=${iso(now)}`,
+  },
+  {
+    name: `${threeRepos.length} repositories (a list), one-year window`,
+    q: { ...explicit, start: yearStart, repoKeys: threeRepos },
+    query: `org=bigco&repo=${threeRepos.join(",")}&startDate=${iso(yearStart)}&endDate=${iso(now)}`,
+    expect: (data) => data.length === 100 && data.every((row) => threeRepos.includes(row.repo)),
+    vsOneRepository: true,
   },
   {
     name: `member (not admin, ${memberRepoKeys.length} of ${spec.repos} repositories), one-year window`,
@@ -216,7 +232,7 @@ for (const c of cases) {
 }
 sqlite.close();
 // The summary's cases (issue 20): the same file, the floor and the export's row count of each window.
-const summary = summaryCases(now);
+const summary = summaryCases(now, { oneRepo, threeRepos });
 summaryFloor(file, summary, { runs: opts.smoke ? 5 : 10 });
 // The dashboard's three groupings: three statements against the one of /app/api/analytics/summaries.
 const dashboard = dashboardReport(dashboardFloor(file, now, { runs: opts.smoke ? 3 : 7 }));
@@ -475,6 +491,14 @@ try {
       [`deep page within 1.5x the first page (c=1 p50: ${fmt(deep)} vs ${fmt(first)} ms)`, deep <= 1.5 * first],
       ["no response other than 200", unexpected === 0],
     ];
+    // Contract section 21 (issue 33): a list of repositories costs about what one repository does.
+    const single = cases.find((c) => c.q.repoKeys?.length === 1);
+    const listed = cases.find((c) => c.vsOneRepository);
+    const listRatio = listed.paired.endpoint / single.paired.endpoint;
+    targets.push([
+      `${listed.name} within 1.2x of one repository (c=1 p50: ${fmt(listed.paired.endpoint)} vs ${fmt(single.paired.endpoint)} ms, ${fmt(listRatio)}x; SQLite ${fmt(listed.floor.p50 / single.floor.p50)}x)`,
+      listRatio <= 1.2,
+    ]);
     const targetLines = targets.map(([t, ok]) => `- ${ok ? "met" : "MISSED"}: ${t}`).join("\n");
     log(`\nTargets:\n${targetLines}`);
 

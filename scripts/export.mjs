@@ -1,17 +1,18 @@
 #!/usr/bin/env node
 /**
- * npm run export -- --org acme [--start 2026-09-01] [--end 2026-11-30] [--repo api] [--format csv|json] > prs.csv
+ * npm run --silent export -- --org acme [--start 2026-09-01] [--end 2026-11-30] [--repo api,web] [--author LOGINS] [--format csv|json] > prs.csv
  * Every page of the analytics export, followed through its Link headers, as one file on stdout.
  * Progress goes to stderr. The logic lives in scripts/lib/export.mjs.
  */
 import { parseArgs } from "node:util";
 import { EXIT, ExportError, exportAnalytics } from "./lib/export.mjs";
 
-const USAGE = `Usage: npm run export -- --org ORG [--start DATE] [--end DATE] [--repo REPO] [--format csv|json] [options] > FILE
+const USAGE = `Usage: npm run --silent export -- --org ORG [--start DATE] [--end DATE] [--repo REPOS] [--author LOGINS] [--format csv|json] [options] > FILE
   --org        GitHub organization (required)
   --start      startDate: YYYY-MM-DD (UTC) or an ISO 8601 timestamp with a zone
   --end        endDate: YYYY-MM-DD (through 23:59:59.999Z UTC) or a timestamp with a zone
-  --repo       only this repository
+  --repo       only these repositories: one name or a comma-separated list of at most 20
+  --author     only pull requests by these authors: one login or a comma-separated list of at most 20
   --format     csv (default): one header row, then every record (RFC 4180, CRLF)
                json: one JSON array of every row
   --per-page   rows per request, 1 to 100 (default 100)
@@ -38,6 +39,7 @@ try {
       start: { type: "string" },
       end: { type: "string" },
       repo: { type: "string" },
+      author: { type: "string" },
       format: { type: "string", default: "csv" },
       "per-page": { type: "string", default: "100" },
       url: { type: "string", default: "http://127.0.0.1:8787" },
@@ -87,6 +89,7 @@ try {
     key,
     org: options.org.trim(),
     repo: options.repo,
+    author: options.author,
     start: options.start,
     end: options.end,
     format: options.format,

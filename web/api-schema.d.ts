@@ -305,7 +305,7 @@ export interface paths {
         };
         /**
          * Several groupings of the analytics summary of one window, in one request
-         * @description What GET /api/analytics/v1/summary answers for each groupBy listed (same org, repo and window, the same checks and refusals), computed in one pass over the window's rows. JSON only. Counted once against the analytics quota.
+         * @description What GET /api/analytics/v1/summary answers for each groupBy listed (same org, repo, author and window, the same checks and refusals), computed in one pass over the window's rows. JSON only. Counted once against the analytics quota.
          */
         get: operations["appGetPullRequestAnalyticsSummaries"];
         put?: never;
@@ -325,7 +325,7 @@ export interface paths {
         };
         /**
          * Every row of the analytics export's window as one CSV file
-         * @description The rows GET /api/analytics/v1/prs lists for the same org, repo and window, every page, as one text/csv attachment (the export's CSV rules). Counted once against the analytics quota.
+         * @description The rows GET /api/analytics/v1/prs lists for the same org, repo, author and window, every page, as one text/csv attachment (the export's CSV rules). Counted once against the analytics quota.
          */
         get: operations["appDownloadPullRequestAnalyticsCsv"];
         put?: never;
@@ -8931,8 +8931,8 @@ export interface operations {
             query: {
                 /** @description GitHub organization or owner, 1 to 255 characters after trimming; case-insensitive. Rows echo it as sent. */
                 org: string;
-                /** @description Only this repository (case-insensitive). Blank is ignored. */
                 repo?: string;
+                author?: string;
                 startDate?: string;
                 endDate?: string;
                 perPage?: number;
@@ -9359,8 +9359,8 @@ export interface operations {
             query: {
                 /** @description GitHub organization or owner, 1 to 255 characters after trimming; case-insensitive. Rows echo it as sent. */
                 org: string;
-                /** @description Only this repository (case-insensitive). Blank is ignored. */
                 repo?: string;
+                author?: string;
                 startDate?: string;
                 endDate?: string;
                 format?: "json" | "csv";
@@ -9807,8 +9807,8 @@ export interface operations {
             query: {
                 /** @description GitHub organization or owner, 1 to 255 characters after trimming; case-insensitive. Rows echo it as sent. */
                 org: string;
-                /** @description Only this repository (case-insensitive). Blank is ignored. */
                 repo?: string;
+                author?: string;
                 startDate?: string;
                 endDate?: string;
                 groupBy: string;
@@ -10238,8 +10238,8 @@ export interface operations {
             query: {
                 /** @description GitHub organization or owner, 1 to 255 characters after trimming; case-insensitive. Rows echo it as sent. */
                 org: string;
-                /** @description Only this repository (case-insensitive). Blank is ignored. */
                 repo?: string;
+                author?: string;
                 startDate?: string;
                 endDate?: string;
             };
@@ -10260,7 +10260,7 @@ export interface operations {
                     "X-RateLimit-Used": components["headers"]["X-RateLimit-Used"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    /** @description attachment, with a file name of the organization, the repository when one is picked, and the window's dates. */
+                    /** @description attachment, with a file name of the organization, the repository when one is picked (their number when several are), the author likewise, and the window's dates. */
                     "Content-Disposition": string;
                     [name: string]: unknown;
                 };

@@ -14,8 +14,8 @@ import { smallOrg } from "./bench-data.mjs";
 const DAY = 86_400_000;
 const iso = (ms) => new Date(ms).toISOString();
 
-/** The cases and their targets (the endpoint's c=1 p50 over /readyz's, interleaved). */
-export function summaryCases(now) {
+/** The cases and their targets (the endpoint's c=1 p50 over /readyz's, interleaved); `oneRepo` and `threeRepos` name bigco's repositories (keys). */
+export function summaryCases(now, { oneRepo, threeRepos }) {
   // Explicit windows reach the Worker after `now`; the default window is the Worker's own.
   const month = { start: now - 30 * DAY, end: now };
   const year = { start: now - 365 * DAY, end: now };
@@ -45,6 +45,26 @@ export function summaryCases(now) {
       query: `org=bigco&${at(year)}`,
       target: 10,
     },
+    // Contract section 21 (issue 33): a team's three repositories against one of them.
+    {
+      name: "one repository, one-year window by week",
+      orgKey: "bigco",
+      window: year,
+      groupBy: "week",
+      repoKeys: [oneRepo],
+      query: `org=bigco&repo=${oneRepo}&${at(year)}`,
+      target: 10,
+    },
+    {
+      name: `${threeRepos.length} repositories (a list), one-year window by week`,
+      orgKey: "bigco",
+      window: year,
+      groupBy: "week",
+      repoKeys: threeRepos,
+      query: `org=bigco&repo=${threeRepos.join(",")}&${at(year)}`,
+      target: 10,
+      vsOneRepository: "one repository, one-year window by week",
+    },
     {
       name: "small organization, default window (30 days) by week",
       orgKey: smallOrg(1),
@@ -57,7 +77,14 @@ export function summaryCases(now) {
 }
 
 /** The statement's input for a case (an admin: every repository). */
-const input = (c) => ({ orgKey: c.orgKey, repoKey: null, accessibleRepoKeys: null, ...c.window, groupBy: c.groupBy });
+const input = (c) => ({
+  orgKey: c.orgKey,
+  repoKeys: c.repoKeys ?? null,
+  authorKeys: null,
+  accessibleRepoKeys: null,
+  ...c.window,
+  groupBy: c.groupBy,
+});
 
 /** SQLite floor and the export's row count of each case's window, on the D1 file. */
 export function summaryFloor(file, cases, { runs }) {
@@ -152,6 +179,16 @@ export function summaryReport(cases) {
   const targets = cases.map(
     (c) => `- ${c.paired.ratio <= c.target ? "met" : "MISSED"}: ${c.name} within ${c.target}x /readyz (${fmt(c.paired.ratio)}x)`,
   );
+  // Contract section 21 (issue 33): a list of repositories against one of them, per request and per pull request counted.
+  for (const c of cases.filter((c) => c.vsOneRepository)) {
+    const one = cases.find((o) => o.name === c.vsOneRepository);
+    const ratio = c.paired.endpoint / one.paired.endpoint;
+    const perRow = ratio / (c.pullRequests / Math.max(1, one.pullRequests));
+    targets.push(
+      `- ${ratio <= 1.2 ? "met" : "MISSED"}: ${c.name} within 1.2x of one repository (${fmt(c.paired.endpoint)} vs ${fmt(one.paired.endpoint)} ms, ` +
+        `${fmt(ratio)}x for ${c.pullRequests.toLocaleString("en")} pull requests against ${one.pullRequests.toLocaleString("en")}: ${fmt(perRow)}x per pull request; SQLite ${fmt(c.floor.p50 / one.floor.p50)}x)`,
+    );
+  }
   return { report, targets: targets.join("\n") };
 }
 
@@ -167,7 +204,14 @@ export function dashboardFloor(file, now, { runs }) {
   const sortRows = (rows) => rows.map((r) => JSON.stringify(r)).sort();
   try {
     return [30, 365].map((days) => {
-      const scope = { orgKey: "bigco", repoKey: null, accessibleRepoKeys: null, start: now - days * DAY, end: now };
+      const scope = {
+        orgKey: "bigco",
+        repoKeys: null,
+        authorKeys: null,
+        accessibleRepoKeys: null,
+        start: now - days * DAY,
+        end: now,
+      };
       const singles = groupBys.map((groupBy) => {
         const { sql, params } = summaryStatement({ ...scope, groupBy });
         return { statement: sqlite.prepare(sql), params };

@@ -27,11 +27,11 @@ const TYPES = { json: "application/json", csv: "text/csv" };
 
 /**
  * The first page's URL: the options as query parameters (blank ones left out).
- * @param {{ url: string, org: string, repo?: string, start?: string, end?: string, format?: string, perPage?: number }} options
+ * @param {{ url: string, org: string, repo?: string, author?: string, start?: string, end?: string, format?: string, perPage?: number }} options
  */
-export function firstPageUrl({ url, org, repo, start, end, format, perPage }) {
+export function firstPageUrl({ url, org, repo, author, start, end, format, perPage }) {
   const first = new URL(PATH, url);
-  const params = { org, repo, startDate: start, endDate: end, perPage, format };
+  const params = { org, repo, author, startDate: start, endDate: end, perPage, format };
   for (const [name, value] of Object.entries(params)) {
     if (value !== undefined && value !== null && String(value) !== "") first.searchParams.set(name, String(value));
   }

@@ -1,9 +1,9 @@
 import type { DurableResult } from "../lib/durable-call";
-import { foldName, repoKey } from "../lib/names";
+import { foldName, repoKeyList } from "../lib/names";
 import type { AnalyticsAccess } from "../rules/analytics-access";
 
 /**
- * The last access decision this isolate saw for a caller, organization and repository: a guess of
+ * The last access decision this isolate saw for a caller, organization and repositories: a guess of
  * what the organization's object will answer, so a read can start alongside the decision instead
  * of after it. Never a decision: the reader uses what it read only when the decision yields exactly
  * the input it read for. Bounded in entries (the oldest goes first) and in size (an access listing
@@ -20,8 +20,14 @@ export class AccessGuesses<A extends AnalyticsAccess = AnalyticsAccess> {
     this.#largest = largest;
   }
 
-  static key(org: string, callerId: string, repo: string | undefined): string {
-    return `${foldName(org)}\u0000${callerId}\u0000${repo === undefined ? "" : repoKey(repo)}`;
+  /**
+   * The guess is the object's decision for these names, so the key holds everything the decision
+   * depends on: the organization, the caller and the repositories named (section 21's list, as
+   * keys: any order or case of the same list is the same entry). The author list changes no access;
+   * the reader still compares the whole statement input (authors included) before it uses an early answer.
+   */
+  static key(org: string, callerId: string, repos: readonly string[] | undefined): string {
+    return JSON.stringify([foldName(org), callerId, repos === undefined ? null : repoKeyList(repos)]);
   }
 
   get(key: string): A | undefined {

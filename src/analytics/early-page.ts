@@ -36,7 +36,7 @@ export interface ReadAlongside<I, R> {
 export async function readAlongsideAccess<I, R>(
   env: Env,
   guesses: AccessGuesses<PlacedAccess>,
-  ask: { org: string; repo?: string | undefined; callerId: string; verdict: Promise<unknown> },
+  ask: { org: string; repo?: readonly string[] | undefined; callerId: string; verdict: Promise<unknown> },
   inputOf: (access: AnalyticsAccess, now: number) => I | null,
   read: (db: D1DatabaseSession, input: I) => Promise<R>,
 ): Promise<ReadAlongside<I, R>> {

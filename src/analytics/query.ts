@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { badRequest, type ErrorDetail } from "../lib/errors";
+import { foldName } from "../lib/names";
 import { parseDateOnly, parseTimestamp } from "../lib/time";
 import { PageSize } from "../schemas/common";
 import { decodeCursor } from "./cursor";
@@ -62,6 +63,45 @@ export const FormatParam = z
     },
   });
 
+/** Names in one list parameter: `repo` and `author` (contract section 21). */
+export const MAX_LIST_NAMES = 20;
+/** The list grammar, for the documents: 1 to 20 names, none empty or blank; or a blank value, ignored as section 3 says. */
+const NAME_LIST_PATTERN = `^(?:\\s*|\\s*[^,\\s][^,]*(?:,\\s*[^,\\s][^,]*){0,${MAX_LIST_NAMES - 1}})$`;
+
+/**
+ * A comma-separated list of names (contract section 21: `repo`, `author`): the whole value at most
+ * 255 characters after trimming, at most 20 names, each trimmed and none empty (`a,,b` and a
+ * trailing comma are 400). A name given twice in any case counts once (the first spelling is kept).
+ * One name means what the single-name parameter always meant.
+ */
+export const NameList = (what: string, description: string, example: string) =>
+  z
+    .string()
+    .max(MAX_LENGTH, tooLong)
+    .transform((value, ctx) => {
+      const names = value.split(",").map((name) => name.trim());
+      if (names.some((name) => name === "")) {
+        ctx.addIssue({ code: "custom", message: "must not have an empty name (two commas in a row, or one at either end)" });
+        return z.NEVER;
+      }
+      if (names.length > MAX_LIST_NAMES) {
+        ctx.addIssue({ code: "custom", message: `must list at most ${MAX_LIST_NAMES} ${what}` });
+        return z.NEVER;
+      }
+      const folded = new Map<string, string>();
+      for (const name of names) if (!folded.has(foldName(name))) folded.set(foldName(name), name);
+      return [...folded.values()];
+    })
+    .meta({
+      override: {
+        type: "string",
+        maxLength: MAX_LENGTH,
+        pattern: NAME_LIST_PATTERN,
+        description: `${description} Names are trimmed; an empty name (a,,b or a trailing comma) is 400; a name listed twice counts once.`,
+        examples: [example],
+      },
+    });
+
 /**
  * Query parameters of `GET /api/analytics/v1/prs` (contract section 3). The registry has already
  * trimmed them, dropped blank ones and refused repeated ones; this schema decides the rest.
@@ -75,11 +115,17 @@ export const AnalyticsQuery = z.object({
       description: "GitHub organization or owner, 1 to 255 characters after trimming; case-insensitive. Rows echo it as sent.",
       example: "acme",
     }),
-  repo: z
-    .string()
-    .max(MAX_LENGTH, tooLong)
-    .optional()
-    .meta({ description: "Only this repository (case-insensitive). Blank is ignored.", example: "api" }),
+  repo: NameList(
+    "repositories",
+    "Only these repositories: one name, or a comma-separated list of at most 20 (case-insensitive). Blank is ignored.",
+    "api,web",
+  ).optional(),
+  author: NameList(
+    "authors",
+    "Only pull requests by these authors: one GitHub login, or a comma-separated list of at most 20 (case-insensitive). " +
+      "An unknown login matches nothing. Blank is ignored.",
+    "ada-admin,grace",
+  ).optional(),
   startDate: DateBound(
     "start",
     "Start of the review window, inclusive: YYYY-MM-DD (00:00:00.000Z UTC) or an ISO 8601 timestamp with Z or ±HH:MM.",
@@ -106,7 +152,8 @@ export const AnalyticsQuery = z.object({
         type: "string",
         maxLength: MAX_LENGTH,
         pattern: CURSOR_PATTERN,
-        description: "The nextCursor of the previous page, unchanged (URL-encoded). Keep org, repo and the window the same.",
+        description:
+          "The nextCursor of the previous page, unchanged (URL-encoded). Keep org, repo, author and the window the same.",
         examples: ["2026-11-20T16:44:17.054Z|137"],
       },
     }),

@@ -1,9 +1,9 @@
 import { unwrap } from "../lib/durable-call";
 import { AppError, inStore } from "../lib/errors";
-import { repoKey } from "../lib/names";
+import { nameKeyList, repoKeyList } from "../lib/names";
 import { type AnalyticsAccess, type PlacedAccess, REPO_DENIED } from "../rules/analytics-access";
 import { type AnalyticsScope, listMergedPullRequests, type MergedPullRequestQuery } from "../storage/analytics";
-import { repositoryHasEvents } from "../storage/repositories";
+import { repositoriesHaveEvents } from "../storage/repositories";
 import { AccessGuesses } from "./access-guess";
 import { earlyAnswer, earlyUse, type ReadAlongside, readAlongsideAccess } from "./early-page";
 import { type AnalyticsQuery, DEFAULT_PER_PAGE } from "./query";
@@ -17,25 +17,28 @@ import { resolveWindow } from "./window";
  * 1. alongside the key verdict, the organization's object decides the access, and the statement
  *    runs for the access this isolate saw last time (`early-page.ts`);
  * 2. once the access is known, the request's filters resolve to one `AnalyticsScope`
- *    (`analyticsScope`: the window, the repository named, the caller's repositories); the early
- *    answer is used when it was read for exactly that input, else the statement runs;
+ *    (`analyticsScope`: the window, the repositories and authors named (section 21's lists), the
+ *    caller's repositories); the early answer is used when it was read for exactly that input,
+ *    else the statement runs;
  * 3. a repository only an admin could name (not registered) exists only if reviewer events know
- *    it: an answer without rows asks D1 (403 otherwise, for every read alike).
+ *    it: one probe of D1 for all such names unless the rows prove the only one (403 otherwise,
+ *    for every read alike).
  *
  * The filters are resolved in `analyticsScope` alone, and the existence check is
- * `requireNamedRepositories` alone: a filter added to every read (section 21's lists of
- * repositories and authors) is added there, and to the storage statements' `AnalyticsScope`.
+ * `requireNamedRepositories` alone: a filter added to every read is added there, and to the
+ * storage statements' `AnalyticsScope`.
  */
 
 /** The request's filters every analytics read takes (the rest of its query is the read's own). */
-export type AnalyticsFilters = Pick<AnalyticsQuery, "org" | "repo" | "startDate" | "endDate">;
+export type AnalyticsFilters = Pick<AnalyticsQuery, "org" | "repo" | "author" | "startDate" | "endDate">;
 
 /** The rows a request is about, once its access is known: one function, so an early and a late input compare equal. */
 export function analyticsScope(filters: AnalyticsFilters, access: AnalyticsAccess, now: number): AnalyticsScope {
   const window = resolveWindow(filters.startDate ?? null, filters.endDate ?? null, access.installedAt, now);
   return {
     orgKey: access.homeKey,
-    repoKey: filters.repo === undefined ? null : repoKey(filters.repo),
+    repoKeys: filters.repo === undefined ? null : repoKeyList(filters.repo),
+    authorKeys: filters.author === undefined ? null : nameKeyList(filters.author),
     accessibleRepoKeys: access.accessibleRepoKeys,
     excludedRepoKeys: access.excludedRepoKeys,
     start: window.start,
@@ -44,8 +47,9 @@ export function analyticsScope(filters: AnalyticsFilters, access: AnalyticsAcces
 }
 
 /**
- * A repository named by an admin that the organization has not registered must be known from
- * reviewer events (contract section 3): an answer with rows proves it; else one probe of D1.
+ * Each repository named by an admin that the organization has not registered must be known from
+ * reviewer events (contract sections 3 and 21): when it is the only repository named, an answer
+ * with rows proves it; else one probe of D1 for all of them.
  */
 async function requireNamedRepositories(
   db: D1DatabaseSession,
@@ -53,9 +57,10 @@ async function requireNamedRepositories(
   scope: AnalyticsScope,
   hasRows: boolean,
 ): Promise<void> {
-  const named = scope.repoKey;
-  if (hasRows || !access.repoMustHaveEvents || named === null) return;
-  if (!(await inStore("D1", () => repositoryHasEvents(db, scope.orgKey, named)))) {
+  const unregistered = access.reposMustHaveEvents;
+  if (unregistered.length === 0) return;
+  if (hasRows && scope.repoKeys?.length === 1) return;
+  if (!(await inStore("D1", () => repositoriesHaveEvents(db, scope.orgKey, unregistered)))) {
     throw new AppError("repo_access_denied", REPO_DENIED);
   }
 }

@@ -31,7 +31,7 @@ export const listPullRequestAnalytics = keyRoute({
   summary: "List merged pull request analytics",
   description:
     "Merged pull requests with at least one completed review in the window, newest merge first (ties: a stable internal id, descending), " +
-    "with review metrics. Cursor-paginated: pass nextCursor back as cursor with the same org, repo and window; null on the last page. " +
+    "with review metrics. Cursor-paginated: pass nextCursor back as cursor with the same org, repo, author and window; null on the last page. " +
     'Every page but the last carries Link: <next page URL>; rel="next" (the same parameters with the new cursor) and X-Next-Cursor. ' +
     "format=csv, or Accept naming text/csv above JSON, answers the same page as CSV; errors stay JSON. " +
     "Rows are read from a read replica and may lag recent events by a short time. " +
@@ -143,7 +143,7 @@ export const getPullRequestAnalyticsSummary = keyRoute({
   operationId: "getPullRequestAnalyticsSummary",
   summary: "Summarise merged pull request analytics",
   description:
-    "The rows GET /api/analytics/v1/prs lists for the same org, repo and window (every page), grouped by groupBy, with totals. " +
+    "The rows GET /api/analytics/v1/prs lists for the same org, repo, author and window (every page), grouped by groupBy, with totals. " +
     "Sums skip nulls; medians are the value at position floor((n-1)/2) in ascending order, null for a group without rows. " +
     "Time groups (day, week, month of mergedAt, UTC, weeks from Monday) list every bucket the window touches, ascending, empty ones " +
     "included, and the bucket of any row merged outside the window (merged before it and reviewed in it); repo and author groups " +
@@ -235,8 +235,8 @@ export const getPullRequestAnalyticsSummary = keyRoute({
   },
 });
 
-/** The download's parameters: the export's window and repository (no page size, cursor or format: it is every page, as CSV). */
-const DownloadQuery = AnalyticsQuery.pick({ org: true, repo: true, startDate: true, endDate: true });
+/** The download's parameters: the export's window, repositories and authors (no page size, cursor or format: it is every page, as CSV). */
+const DownloadQuery = AnalyticsQuery.pick({ org: true, repo: true, author: true, startDate: true, endDate: true });
 
 /** The download's body: the export's CSV header once, then every row of the window. */
 const AnalyticsDownloadCsv = z
@@ -262,7 +262,7 @@ export const downloadPullRequestAnalyticsCsv = routesFor("session")({
   operationId: "appDownloadPullRequestAnalyticsCsv",
   summary: "Every row of the analytics export's window as one CSV file",
   description:
-    "The rows GET /api/analytics/v1/prs lists for the same org, repo and window, every page, as one text/csv attachment " +
+    "The rows GET /api/analytics/v1/prs lists for the same org, repo, author and window, every page, as one text/csv attachment " +
     "(the export's CSV rules). Counted once against the analytics quota.",
   request: {
     query: DownloadQuery,
@@ -287,7 +287,8 @@ export const downloadPullRequestAnalyticsCsv = routesFor("session")({
       headers: {
         "Content-Disposition": {
           description:
-            "attachment, with a file name of the organization, the repository when one is picked, and the window's dates.",
+            "attachment, with a file name of the organization, the repository when one is picked (their number when several are), " +
+            "the author likewise, and the window's dates.",
           schema: {
             type: "string",
             maxLength: 300,
@@ -303,8 +304,11 @@ export const downloadPullRequestAnalyticsCsv = routesFor("session")({
     const { input, answer: first } = await pageReader.answer({ ...query, perPage: DOWNLOAD_PAGE_ROWS }, read);
     const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
     const safe = (part: string) => part.replace(/[^A-Za-z0-9._-]/g, "_");
-    // The file names what it holds: the organization, the repository when one is picked, the window.
-    const of = query.repo ? `${safe(query.org)}-${safe(query.repo)}` : safe(query.org);
+    // The file names what it holds: the organization, the repository when one is picked (how many
+    // when several are), the authors likewise, the window.
+    const list = (names: readonly string[] | undefined, several: string, prefix = "") =>
+      names === undefined ? "" : names.length === 1 ? `-${prefix}${safe(names[0] as string)}` : `-${names.length}-${several}`;
+    const of = `${safe(query.org)}${list(query.repo, "repositories")}${list(query.author, "authors", "by-")}`;
     const name = `${of}-pull-requests-${day(input.start)}-${day(input.end)}.csv`;
     return new Response(csvDownload(read.db, query.org, input, first), {
       status: 200,

@@ -97,7 +97,7 @@ export const getPullRequestAnalyticsSummaries = defineRoute({
   operationId: "appGetPullRequestAnalyticsSummaries",
   summary: "Several groupings of the analytics summary of one window, in one request",
   description:
-    "What GET /api/analytics/v1/summary answers for each groupBy listed (same org, repo and window, the same checks and refusals), " +
+    "What GET /api/analytics/v1/summary answers for each groupBy listed (same org, repo, author and window, the same checks and refusals), " +
     "computed in one pass over the window's rows. JSON only. Counted once against the analytics quota.",
   request: {
     query: SummariesQuery,

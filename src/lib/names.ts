@@ -12,3 +12,9 @@ export const foldName = (name: string): string => name.replace(/[A-Z]+/g, (lette
  * reaching a key has been checked against `GithubRepoName` (ASCII), so the fold is `foldName`'s.
  */
 export const repoKey = (name: string): string => foldName(name);
+
+/** Keys of a list of names (contract section 21's `repo` and `author` lists): folded, each once, sorted, so equal lists compare equal. */
+export const nameKeyList = (names: readonly string[]): string[] => [...new Set(names.map(foldName))].sort();
+
+/** The keys of a list of repository names (`repoKey` of each), each once, sorted. */
+export const repoKeyList = (names: readonly string[]): string[] => [...new Set(names.map(repoKey))].sort();

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { MAX_LIST_NAMES } from "../analytics/query";
 import type { Scope } from "../auth/scopes";
 import type { ApiInterface, Route } from "../http/route";
 import { documentOf } from "../openapi/documents";
@@ -19,7 +20,15 @@ interface ToolLine {
   omit?: readonly string[];
   /** What an agent must know beyond the route's own description. */
   advice?: string;
+  /**
+   * Query parameters that take a comma-separated list of names (contract section 21: `repo`,
+   * `author`): the tool takes the REST string as it is, or an array of names, which becomes that
+   * string (agents tend to pass a list as an array; the route's own checks still decide).
+   */
+  lists?: readonly string[];
 }
+
+const NAME_LISTS = ["repo", "author"] as const;
 
 const READ_FIRST =
   "Guarded: read the member first (get_member, or list_members) and pass the values you read as expectedSeat / expectedRole, " +
@@ -27,8 +36,13 @@ const READ_FIRST =
   "(expected_value_mismatch) names the current value of each failing guard in details: read again and decide again.";
 
 const TOOL_LINES: readonly ToolLine[] = [
-  { name: "list_pull_request_analytics", operationId: "listPullRequestAnalytics", omit: ["format"] },
-  { name: "summarize_pull_request_analytics", operationId: "getPullRequestAnalyticsSummary", omit: ["format"] },
+  { name: "list_pull_request_analytics", operationId: "listPullRequestAnalytics", omit: ["format"], lists: NAME_LISTS },
+  {
+    name: "summarize_pull_request_analytics",
+    operationId: "getPullRequestAnalyticsSummary",
+    omit: ["format"],
+    lists: NAME_LISTS,
+  },
   { name: "list_organizations", operationId: "listOrganizations" },
   { name: "list_members", operationId: "listOrganizationMembers", omit: ["format"] },
   { name: "get_member", operationId: "getOrganizationMember" },
@@ -66,6 +80,8 @@ export interface Tool {
   pathNames: readonly string[];
   queryNames: readonly string[];
   omit: readonly string[];
+  /** Query parameters whose argument may be an array of names, joined with commas (`ToolLine.lists`). */
+  lists: readonly string[];
 }
 
 const shapeKeys = (schema: z.ZodType | undefined): string[] =>
@@ -93,13 +109,32 @@ function resolve(interfaces: readonly ApiInterface[]): Tool[] {
       readOnly: route.method === "GET",
       api,
       route,
-      inputSchema: toolInputSchema(operation, document, omit),
+      inputSchema: withNameLists(toolInputSchema(operation, document, omit), line.lists ?? []),
       outputSchema: toolOutputSchema(operation, document),
       pathNames: shapeKeys(route.request?.params),
       queryNames: shapeKeys(route.request?.query).filter((name) => !omit.includes(name)),
       omit,
+      lists: line.lists ?? [],
     };
   });
+}
+
+/** The REST string of a list parameter, or an array of its names (at most 20, none empty), for `ToolLine.lists`. */
+function withNameLists(schema: JsonSchema, lists: readonly string[]): JsonSchema {
+  const properties = { ...(schema.properties as Record<string, JsonSchema>) };
+  for (const name of lists) {
+    const property = properties[name];
+    if (property === undefined) throw new Error(`list parameter ${name} is not a parameter of the tool`);
+    const { description, ...text } = property;
+    properties[name] = {
+      anyOf: [
+        text,
+        { type: "array", items: { type: "string", minLength: 1, maxLength: 255 }, minItems: 1, maxItems: MAX_LIST_NAMES },
+      ],
+      description: `${String(description ?? "")} Also an array of names, e.g. ["api", "web"] (the same rules as the comma-separated string).`,
+    };
+  }
+  return { ...schema, properties };
 }
 
 const resolved = new WeakMap<readonly ApiInterface[], Tool[]>();

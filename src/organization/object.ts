@@ -5,7 +5,7 @@ import migrations from "../../migrations/organization/migrations.js";
 import type { DeliveryOwner, OrgAddress } from "../directory/identity";
 import { claimOf } from "../directory/identity";
 import { type DurableResult, ok } from "../lib/durable-call";
-import { foldName, repoKey } from "../lib/names";
+import { foldName, repoKey, repoKeyList } from "../lib/names";
 import { DAY_MS } from "../lib/time";
 import { UntilWrite } from "../lib/until-write";
 import { type AnalyticsAccess, decideAnalyticsAccess, type PlacedAccess } from "../rules/analytics-access";
@@ -257,9 +257,9 @@ export class OrganizationObject extends DurableObject<Env> {
   }
 
   /** Whether and what the caller may export (`analytics/access.ts`). */
-  analyticsAccess(login: string, callerUserId: string, repoName: string | null): DurableResult<PlacedAccess> {
-    // The decision folds both names and its answer repeats neither: one entry whatever their case.
-    const key = JSON.stringify([foldName(login), callerUserId, repoName === null ? null : repoKey(repoName)]);
+  analyticsAccess(login: string, callerUserId: string, repoNames: readonly string[] | null): DurableResult<PlacedAccess> {
+    // The decision folds every name and its answer repeats none: one entry whatever their case and order.
+    const key = JSON.stringify([foldName(login), callerUserId, repoNames === null ? null : repoKeyList(repoNames)]);
     const answer = this.#access.get(key, () => {
       const installation = this.#installation(login);
       // An organization key limited to repositories sees exactly those (contract section 18).
@@ -272,7 +272,7 @@ export class OrganizationObject extends DurableObject<Env> {
           visibleRepoKeys: () => caller.repositories ?? repos.reposVisibleTo(this.#db, callerUserId),
           removedRepoKeys: () => repos.removedRepoKeys(this.#db),
         },
-        repoName,
+        repoNames,
       );
     });
     return answer.ok ? ok({ ...answer.value, shard: shards.recordedShard(this.ctx.storage) }) : answer;

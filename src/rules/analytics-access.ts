@@ -9,10 +9,10 @@ export interface AnalyticsAccess {
   /** Lower-cased repository names the caller may read; null for every repository (an admin). */
   accessibleRepoKeys: string[] | null;
   /**
-   * The requested repository is not registered, and the caller is an admin: it exists only if
-   * reviewer events know it, which the export checks in D1 (403 otherwise).
+   * The requested repositories (lower-cased) that are not registered, asked for by an admin: each
+   * exists only if reviewer events know it, which the read checks in D1 (403 otherwise). Usually empty.
    */
-  repoMustHaveEvents: boolean;
+  reposMustHaveEvents: string[];
   /** Lower-cased names of repositories that left the installation: never exported, whoever asks. */
   excludedRepoKeys: string[];
 }
@@ -34,11 +34,12 @@ export interface AnalyticsFacts {
  * (403s). Admins see every repository; other members public ones and private ones that list them
  * as collaborators. A repository the organization does not have is 403 for every caller; one
  * known only from reviewer events counts as private until it is registered. A repository that
- * left the installation (contract section 9) is 403 and its rows are never exported.
+ * left the installation (contract section 9) is 403 and its rows are never exported. A list of
+ * repositories (contract section 21) is judged name by name: one refused name refuses the request.
  */
 export function decideAnalyticsAccess(
   facts: AnalyticsFacts,
-  repoName: string | null,
+  repoNames: readonly string[] | null,
 ): { ok: true; value: AnalyticsAccess } | Refusal {
   const { installation, caller } = facts;
   const refuse = (code: Refusal["code"], message: string): Refusal => ({ ok: false, code, message, details: [] });
@@ -47,11 +48,11 @@ export function decideAnalyticsAccess(
   if (installation.plan !== "pro")
     return refuse("plan_required", "The analytics export requires the organization to be on the Pro plan.");
   if (!caller) return refuse("org_access_denied", "You do not have access to this organization.");
-  const key = repoName === null ? null : repoKey(repoName);
-  const registered = key === null ? undefined : facts.repository(key);
-  if (registered?.removed) return refuse("repo_access_denied", REPO_DENIED);
+  const keys = repoNames === null ? [] : [...new Set(repoNames.map(repoKey))];
+  const registered = keys.map((key) => ({ key, registered: facts.repository(key) }));
+  if (registered.some((r) => r.registered?.removed)) return refuse("repo_access_denied", REPO_DENIED);
   const accessible = caller.role === "admin" ? null : facts.visibleRepoKeys();
-  if (key !== null && accessible !== null && !accessible.includes(key)) {
+  if (accessible !== null && keys.some((key) => !accessible.includes(key))) {
     return refuse("repo_access_denied", REPO_DENIED);
   }
   return {
@@ -60,7 +61,7 @@ export function decideAnalyticsAccess(
       homeKey: installation.homeKey,
       installedAt: installation.installedAt,
       accessibleRepoKeys: accessible,
-      repoMustHaveEvents: key !== null && accessible === null && registered === undefined,
+      reposMustHaveEvents: accessible === null ? registered.filter((r) => r.registered === undefined).map((r) => r.key) : [],
       excludedRepoKeys: accessible === null ? facts.removedRepoKeys() : [],
     },
   };

@@ -8,8 +8,13 @@ import { GAP_TIER_BOUNDS_MS, LAST_GAP_TIER } from "./review-span";
  */
 export interface AnalyticsScope {
   orgKey: string;
-  /** Only this repository (lower-cased), or every repository. */
-  repoKey: string | null;
+  /**
+   * Only these repositories (lower-cased keys, `lib/names` `repoKey`; deduplicated, sorted), or
+   * every repository (null). Contract section 21's `repo` list.
+   */
+  repoKeys: readonly string[] | null;
+  /** Only pull requests by these authors (lower-cased logins; deduplicated, sorted), or by anyone (null). Section 21's `author`. */
+  authorKeys: readonly string[] | null;
   /** Only these repositories (lower-cased), or no access restriction (an organization admin). */
   accessibleRepoKeys: string[] | null;
   /** Never these repositories (lower-cased; they left the installation). Usually empty. */
@@ -85,10 +90,21 @@ export async function listMergedPullRequests(
     .prepare(sql)
     .bind(...params)
     .all<PageRow>();
+  // One literal per row (no rest and spread): the shape every row of every page shares.
   return {
-    rows: result.results.map(({ findingsUnaddressed, ...row }) => ({
-      ...row,
-      findingsFlagged: findingsUnaddressed + row.findingsFixed,
+    rows: result.results.map((row) => ({
+      id: row.id,
+      repo: row.repo,
+      prNumber: row.prNumber,
+      author: row.author,
+      createdAt: row.createdAt,
+      mergedAt: row.mergedAt,
+      linesAdded: row.linesAdded,
+      linesDeleted: row.linesDeleted,
+      firstReviewedAt: row.firstReviewedAt,
+      findingsFlagged: row.findingsUnaddressed + row.findingsFixed,
+      findingsFixed: row.findingsFixed,
+      aiLines: row.aiLines,
     })),
     rowsRead: result.meta.rows_read,
   };
@@ -148,15 +164,31 @@ export function mergedPullRequestsQuery(
   const params: (string | number)[] = [q.orgKey, q.start, q.end]; // ?1 ?2 ?3
   const bind = (value: string | number): string => `?${params.push(value)}`;
   const cursor = q.after ? { mergedAt: bind(q.after.mergedAt), id: bind(q.after.id) } : null;
-  const repo = q.repoKey === null ? null : bind(q.repoKey);
+  // The repositories asked for (section 21's list): each gets its own walk of the merges in the
+  // window (`pull_requests_repo_merged_walk`, one range per name, each name bound once: a name
+  // listed twice would yield its rows twice). `IN (SELECT value FROM json_each(?))` over that
+  // index would read every merge of the listed repositories in the window and sort them
+  // (EXPLAIN: USE TEMP B-TREE FOR ORDER BY) for every page; separate ranges merge in order and
+  // stop after the page. The gap tiers' ranges stay the organization's: one name filters them
+  // inside the range, a list after the merge (bound once, as JSON, like the access list).
+  const named = q.repoKeys === null ? null : [...new Set(q.repoKeys)];
+  const repo = named?.length === 1 ? bind(named[0] as string) : null;
+  const repoList = named !== null && named.length !== 1 ? bind(JSON.stringify(named)) : null;
+  const authors = q.authorKeys === null ? null : bind(JSON.stringify([...new Set(q.authorKeys)]));
   const access = q.accessibleRepoKeys === null ? null : bind(JSON.stringify(q.accessibleRepoKeys));
   // A short access list: the merges in the window walked per repository (each name bound once;
   // a name listed twice would yield its rows twice).
   const accessibleKeys = q.accessibleRepoKeys === null ? null : [...new Set(q.accessibleRepoKeys)];
   const repoWalks =
-    repo === null && accessibleKeys !== null && accessibleKeys.length <= limits.maxRepoWalks ? accessibleKeys.map(bind) : null;
+    repo !== null
+      ? [repo]
+      : named !== null
+        ? named.map(bind)
+        : accessibleKeys !== null && accessibleKeys.length <= limits.maxRepoWalks
+          ? accessibleKeys.map(bind)
+          : null;
   // No repository to read: each plan's LIMIT is 0, so SQLite starts neither.
-  const pageLimit = accessibleKeys?.length === 0 ? 0 : q.limit;
+  const pageLimit = accessibleKeys?.length === 0 || named?.length === 0 ? 0 : q.limit;
   const excluded = q.excludedRepoKeys && q.excludedRepoKeys.length > 0 ? bind(JSON.stringify(q.excludedRepoKeys)) : null;
   const byReviews = q.end - q.start <= limits.maxSpanMs;
   // Merges after a window that ended less than a day ago are at most a day's worth (and the odd
@@ -184,8 +216,10 @@ export function mergedPullRequestsQuery(
   const inWindow = ["p.merged_at >= ?2", `p.merged_at <= ${upTo(endsRecently ? String(NO_LIMIT) : "?3")}`];
   const walk = [
     ...(repoWalks
-      ? repoWalks.map((key) => range("pull_requests_repo_merged_walk", [`p.repo_key = ${key}`, ...inWindow]))
-      : [range(repo ? "pull_requests_repo_merged_walk" : "pull_requests_merged_walk", inWindow)]),
+      ? repoWalks.map((key) =>
+          range("pull_requests_repo_merged_walk", [...(key === repo ? [] : [`p.repo_key = ${key}`]), ...inWindow]),
+        )
+      : [range("pull_requests_merged_walk", inWindow)]),
     ...tiers.map(({ tier, bound }) =>
       range("pull_requests_after_merge_walk", [
         `p.after_merge_tier = ${tier}`,
@@ -201,9 +235,15 @@ export function mergedPullRequestsQuery(
       ]),
     ),
   ];
+  // The author is not in the walks' indexes: it is looked up for the candidates the merge yields,
+  // until the page is full (lower() folds ASCII letters only, as `lib/names` does).
   const accessible = [
+    ...(repoList ? [`c.rk IN (SELECT value FROM json_each(${repoList}))`] : []),
     ...(access ? [`c.rk IN (SELECT value FROM json_each(${access}))`] : []),
     ...(excluded ? [`c.rk NOT IN (SELECT value FROM json_each(${excluded}))`] : []),
+    ...(authors
+      ? [`(SELECT lower(w.author) FROM pull_requests AS w WHERE w.id = c.id) IN (SELECT value FROM json_each(${authors}))`]
+      : []),
   ];
 
   // The walk: the ranges merged in order, newest first (LIMIT -1 keeps SQLite from flattening the

@@ -170,5 +170,9 @@ describe("npm run export: helpers", () => {
     expect(firstPageUrl({ url: BASE, org: "acme", repo: "", format: "json", perPage: 5 })).toBe(
       `${BASE}/api/analytics/v1/prs?org=acme&perPage=5&format=json`,
     );
+    // Contract section 21's lists pass through as the API takes them (the commas URL-encoded).
+    expect(firstPageUrl({ url: BASE, org: "acme", repo: "api,web", author: "ada-admin" })).toBe(
+      `${BASE}/api/analytics/v1/prs?org=acme&repo=api%2Cweb&author=ada-admin`,
+    );
   });
 });

@@ -6,15 +6,21 @@ const access = (repos: number | null): AnalyticsAccess => ({
   homeKey: "acme",
   installedAt: 0,
   accessibleRepoKeys: repos === null ? null : Array.from({ length: repos }, (_, i) => `r${i}`),
-  repoMustHaveEvents: false,
+  reposMustHaveEvents: [],
   excludedRepoKeys: [],
 });
 const ok = (value: AnalyticsAccess) => ({ ok: true as const, value });
 
 describe("access guesses: kept only for callers let through, bounded in entries and size", () => {
-  it("one key per folded organization, caller and folded repository", () => {
-    expect(AccessGuesses.key("Acme", "1", "API")).toBe(AccessGuesses.key("acme", "1", "api"));
+  it("one key per folded organization, caller and list of folded repositories", () => {
+    expect(AccessGuesses.key("Acme", "1", ["API"])).toBe(AccessGuesses.key("acme", "1", ["api"]));
     expect(AccessGuesses.key("acme", "1", undefined)).not.toBe(AccessGuesses.key("acme", "2", undefined));
+    // A list is one entry whatever its order and case; another list (or none) is another entry.
+    expect(AccessGuesses.key("acme", "1", ["Web", "api"])).toBe(AccessGuesses.key("acme", "1", ["API", "web"]));
+    expect(AccessGuesses.key("acme", "1", ["api", "web"])).not.toBe(AccessGuesses.key("acme", "1", ["api"]));
+    expect(AccessGuesses.key("acme", "1", ["api"])).not.toBe(AccessGuesses.key("acme", "1", undefined));
+    // Names cannot run into each other: a list of two is not one name holding the separator.
+    expect(AccessGuesses.key("acme", "1", ["a", "b"])).not.toBe(AccessGuesses.key("acme", "1", ["a\u0000b"]));
   });
 
   it("a refused verdict or a refused access drops the guess", () => {

@@ -74,13 +74,13 @@ describe("decideAnalyticsAccess: 404 installation, 403 blocked, 403 not Pro, 403
     ["an admin, an unregistered repository (events decide)", facts(admin), "nope", null],
     ["names match case-insensitively", facts(member), "InFra", null],
   ] as const)("%s (repo %s) → %s", (_name, f, repo, expected) => {
-    const decision = decideAnalyticsAccess(f, repo);
+    const decision = decideAnalyticsAccess(f, repo === null ? null : [repo]);
     expect(decision.ok ? null : decision.code).toBe(expected);
   });
 
   it("the repository refusal does not tell a hidden repository from a missing one", () => {
     for (const repo of ["billing", "nope", "old"]) {
-      expect(decideAnalyticsAccess(facts(member), repo)).toEqual({
+      expect(decideAnalyticsAccess(facts(member), [repo])).toEqual({
         ok: false,
         code: "repo_access_denied",
         message: REPO_DENIED,
@@ -96,7 +96,7 @@ describe("decideAnalyticsAccess: 404 installation, 403 blocked, 403 not Pro, 403
         homeKey: "acme",
         installedAt: 1_700_000_000_000,
         accessibleRepoKeys: null,
-        repoMustHaveEvents: false,
+        reposMustHaveEvents: [],
         excludedRepoKeys: ["old"],
       },
     });
@@ -106,21 +106,35 @@ describe("decideAnalyticsAccess: 404 installation, 403 blocked, 403 not Pro, 403
         homeKey: "acme",
         installedAt: 1_700_000_000_000,
         accessibleRepoKeys: ["api", "infra"],
-        repoMustHaveEvents: false,
+        reposMustHaveEvents: [],
         excludedRepoKeys: [],
       },
     });
   });
 
-  it("only an admin's repository that is not registered must be known from events", () => {
-    const must = (caller: MemberState, repo: string) => {
-      const d = decideAnalyticsAccess(facts(caller), repo);
-      return d.ok ? d.value.repoMustHaveEvents : d.code;
+  it("only an admin's repositories that are not registered must be known from events", () => {
+    const must = (caller: MemberState, repos: string[]) => {
+      const d = decideAnalyticsAccess(facts(caller), repos);
+      return d.ok ? d.value.reposMustHaveEvents : d.code;
     };
-    expect(must(admin, "Nope")).toBe(true);
-    expect(must(admin, "api")).toBe(false);
-    expect(must(member, "api")).toBe(false);
-    expect(must(member, "nope")).toBe("repo_access_denied");
+    expect(must(admin, ["Nope"])).toEqual(["nope"]);
+    expect(must(admin, ["api"])).toEqual([]);
+    expect(must(member, ["api"])).toEqual([]);
+    expect(must(member, ["nope"])).toBe("repo_access_denied");
+    expect(must(admin, ["api", "Nope", "billing", "other", "NOPE"])).toEqual(["nope", "other"]);
+  });
+
+  // Contract section 21: each name of a list is judged as a single name would be.
+  it.each([
+    ["a member, two visible repositories", facts(member), ["api", "InFra"], null],
+    ["a member, one hidden repository among visible ones", facts(member), ["api", "billing", "infra"], "repo_access_denied"],
+    ["a member, one missing repository among visible ones", facts(member), ["api", "nope"], "repo_access_denied"],
+    ["an admin, one removed repository among others", facts(admin), ["api", "old"], "repo_access_denied"],
+    ["an admin, private and unregistered repositories", facts(admin), ["billing", "nope"], null],
+    ["not a member beats a list's repository check", facts(undefined), ["api", "nope"], "org_access_denied"],
+  ] as const)("%s (repo %s) → %s", (_name, f, repos, expected) => {
+    const decision = decideAnalyticsAccess(f, repos);
+    expect(decision.ok ? null : decision.code).toBe(expected);
   });
 
   it("the messages are the contract's", () => {

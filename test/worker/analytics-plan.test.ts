@@ -7,7 +7,8 @@ const DAY = 86_400_000;
 const now = Date.parse("2026-11-21T00:00:00Z");
 const base: MergedPullRequestQuery = {
   orgKey: "bigco",
-  repoKey: null,
+  repoKeys: null,
+  authorKeys: null,
   accessibleRepoKeys: null,
   start: now - 30 * DAY,
   end: now,
@@ -42,15 +43,15 @@ describe("analytics query plan", () => {
     ["a month in the past", { ...base, ...past }],
     ["a month in the past, deep", { ...base, ...past, after: cursor }],
     ["deep page (cursor)", { ...base, start: now - 365 * DAY, after: cursor }],
-    ["one repository", { ...base, repoKey: "repo-042" }],
-    ["one repository, deep", { ...base, repoKey: "repo-042", after: cursor }],
+    ["one repository", { ...base, repoKeys: ["repo-042"] }],
+    ["one repository, deep", { ...base, repoKeys: ["repo-042"], after: cursor }],
     ["restricted repository access", { ...base, accessibleRepoKeys: ["repo-001", "repo-002"] }],
     ["restricted repository access, in the past", { ...base, ...past, accessibleRepoKeys: ["repo-001", "repo-002"] }],
     ["narrow window", { ...base, ...narrow }],
     ["narrow window ending now", { ...base, start: now - 3_600_000 }],
     ["a month that ended an hour ago", { ...base, start: now - 31 * DAY, end: now - 3_600_000 }],
     ["a month that ended two days ago", { ...base, start: now - 32 * DAY, end: now - 2 * DAY }],
-    ["narrow window, one repository, deep", { ...base, ...narrow, repoKey: "repo-042", after: cursor }],
+    ["narrow window, one repository, deep", { ...base, ...narrow, repoKeys: ["repo-042"], after: cursor }],
     ["narrow window, restricted access, deep", { ...base, ...narrow, accessibleRepoKeys: ["repo-001"], after: cursor }],
     ["few repositories of many", { ...base, start: now - 365 * DAY, accessibleRepoKeys: repos(13) }],
     ["few repositories of many, in the past, deep", { ...base, ...past, accessibleRepoKeys: repos(13), after: cursor }],
@@ -65,24 +66,39 @@ describe("analytics query plan", () => {
     ],
     ["one repository more than that", { ...base, ...past, accessibleRepoKeys: repos(PLAN_LIMITS.maxRepoWalks + 1) }],
     ["few repositories of many, narrow window", { ...base, ...narrow, accessibleRepoKeys: repos(13) }],
-    ["one repository among restricted access", { ...base, repoKey: "repo-007", accessibleRepoKeys: repos(13) }],
+    ["one repository among restricted access", { ...base, repoKeys: ["repo-007"], accessibleRepoKeys: repos(13) }],
     ["no repository", { ...base, accessibleRepoKeys: [] }],
+    // Contract section 21: a list of repositories walks each one's merges in the window through
+    // (org, repo, merged) and merges the walks; the authors filter the candidates after the merge.
+    ["three repositories", { ...base, start: now - 365 * DAY, repoKeys: ["repo-007", "repo-042", "repo-099"] }],
+    [
+      "three repositories, in the past, deep",
+      { ...base, ...past, repoKeys: ["repo-007", "repo-042", "repo-099"], after: cursor },
+    ],
+    ["twenty repositories, narrow window", { ...base, ...narrow, repoKeys: repos(20) }],
+    ["three repositories among restricted access", { ...base, repoKeys: repos(3), accessibleRepoKeys: repos(13) }],
+    ["two authors", { ...base, authorKeys: ["ada", "grace"] }],
+    ["two authors, narrow window, deep", { ...base, ...narrow, authorKeys: ["ada", "grace"], after: cursor }],
+    ["three repositories and an author", { ...base, ...past, repoKeys: repos(3), authorKeys: ["ada"] }],
+    ["one repository and an author", { ...base, repoKeys: ["repo-042"], authorKeys: ["ada"] }],
   ])("%s: index ranges only", async (_name, q) => {
     const details = await plan(q);
     const byReviews = q.end - q.start <= PLAN_LIMITS.maxSpanMs;
     const endsRecently = q.end >= q.now - DAY; // the walk over the window goes on past its end
     const repoWalks =
-      q.repoKey === null && q.accessibleRepoKeys !== null && q.accessibleRepoKeys.length <= PLAN_LIMITS.maxRepoWalks
-        ? q.accessibleRepoKeys.length
-        : 0;
+      q.repoKeys !== null
+        ? q.repoKeys.length
+        : q.accessibleRepoKeys !== null && q.accessibleRepoKeys.length <= PLAN_LIMITS.maxRepoWalks
+          ? q.accessibleRepoKeys.length
+          : 0;
 
     // Merged inside the window: the organization's walk, or the repository's, or one walk per
     // accessible repository when the caller sees only a few.
     const orgWalk = /SEARCH p USING COVERING INDEX pull_requests_merged_walk \(org_key=\? AND merged_at>\? AND merged_at<\?\)/;
     const repoWalk =
       /SEARCH p USING COVERING INDEX pull_requests_repo_merged_walk \(org_key=\? AND repo_key=\? AND merged_at>\? AND merged_at<\?\)/;
-    expect(count(details, orgWalk)).toBe(q.repoKey === null && repoWalks === 0 && q.accessibleRepoKeys?.length !== 0 ? 1 : 0);
-    expect(count(details, repoWalk)).toBe(q.repoKey === null ? repoWalks : 1);
+    expect(count(details, orgWalk)).toBe(q.repoKeys === null && repoWalks === 0 && q.accessibleRepoKeys?.length !== 0 ? 1 : 0);
+    expect(count(details, repoWalk)).toBe(repoWalks);
     // Before the window, and after it unless it ended less than a day ago: one bounded range per
     // gap tier (the last tier is open-ended before the window).
     expect(
@@ -122,8 +138,16 @@ describe("analytics query plan", () => {
         /SEARCH r USING COVERING INDEX reviews_completed_by_pr \(pr_id=\? AND completed_at>\? AND completed_at<\?\)/,
       ),
     ).toBe(1);
-    // The access list is read once per plan, after the merge, not once per range.
-    expect(count(details, /SCAN json_each/)).toBe(q.accessibleRepoKeys === null ? 0 : byReviews ? 2 : 1);
+    // The access list, a list of repositories and the authors are each read once per plan, after
+    // the merge, not once per range (one repository filters inside the ranges instead).
+    const lists = [q.accessibleRepoKeys, (q.repoKeys?.length ?? 1) > 1 ? q.repoKeys : null, q.authorKeys];
+    const listed = lists.filter((list) => list !== null).length;
+    expect(count(details, /SCAN json_each/)).toBe(listed * (byReviews ? 2 : 1));
+    // An author is looked up by the candidate's id (the rowid), once per plan.
+    expect(count(details, /SEARCH w USING INTEGER PRIMARY KEY \(rowid=\?\)/)).toBe(q.authorKeys === null ? 0 : byReviews ? 2 : 1);
+    // The merge of the walks is not collected and sorted: no sort of a walk (above), and no list
+    // of repositories turned into one sorted range.
+    expect(count(details, /USE TEMP B-TREE FOR ORDER BY/)).toBe(byReviews ? 2 : 0);
     // Metrics of the page rows, each from a covering index.
     expect(
       count(

@@ -102,6 +102,7 @@ const prArb = fc
       { weight: 3, arbitrary: fc.constantFrom("api", "web", "Api") },
       { weight: 1, arbitrary: fc.constantFrom(...MORE_REPOS) },
     ),
+    author: fc.constantFrom("alice", "Bob", "carol", "bob"),
     merged: fc.option(time, { nil: null }),
     linesAdded: fc.option(fc.integer({ min: 0, max: 50 }), { nil: null }),
     linesDeleted: fc.option(fc.integer({ min: 0, max: 50 }), { nil: null }),
@@ -170,7 +171,7 @@ function toEvents(org: string, prs: GenPr[]) {
     events.push({
       type: "pull_request",
       ...ref,
-      author: `author${i}`,
+      author: p.author,
       createdAt: new Date(BASE - 7 * 86_400_000).toISOString(),
       mergedAt: p.merged === null ? null : new Date(p.merged).toISOString(),
       linesAdded: p.linesAdded,
@@ -199,14 +200,22 @@ function toEvents(org: string, prs: GenPr[]) {
 
 /**
  * What the contract says the rows are, computed directly from the generated pull requests; only
- * those in `repos` (lower-cased keys) when given.
+ * those in `repos` (lower-cased keys) and by `authors` (lower-cased logins) when given.
  */
-function reference(org: string, prs: GenPr[], start: number, end: number, repos: string[] | null = null): Row[] {
+function reference(
+  org: string,
+  prs: GenPr[],
+  start: number,
+  end: number,
+  repos: readonly string[] | null = null,
+  authors: readonly string[] | null = null,
+): Row[] {
   const inWindow = (t: number) => t >= start && t <= end;
   const rows = prs.flatMap((p, i) => {
     const completed = p.reviews.filter((r) => r.status === "completed");
     if (p.merged === null || !completed.some((r) => inWindow(r.at))) return [];
     if (repos !== null && !repos.includes(p.repo.toLowerCase())) return [];
+    if (authors !== null && !authors.includes(p.author.toLowerCase())) return [];
     const flagged = p.findings.filter((f) => f.posted && inWindow(f.at));
     let ai: number | null = p.ai.length === 0 ? null : p.ai.reduce((a, b) => a + b, 0);
     if (ai !== null && (p.linesAdded !== null || p.linesDeleted !== null))
@@ -215,7 +224,7 @@ function reference(org: string, prs: GenPr[], start: number, end: number, repos:
       org,
       repo: p.repo,
       prNumber: i + 1,
-      author: `author${i}`,
+      author: p.author,
       createdAt: new Date(BASE - 7 * 86_400_000).toISOString(),
       mergedAt: new Date(p.merged).toISOString(),
       linesAdded: p.linesAdded,
@@ -290,6 +299,21 @@ describe("random data sets", () => {
     { nil: null, freq: 4 },
   );
 
+  /**
+   * The request's repositories (contract section 21, as `analytics/read.ts` resolves them: keys,
+   * each once, sorted): none, one, or a list (maybe with a repository without pull requests).
+   */
+  const repoListArb = fc.oneof(
+    { weight: 2, arbitrary: fc.constant(null) },
+    { weight: 1, arbitrary: repoKey.map((key) => [key]) },
+    { weight: 2, arbitrary: fc.uniqueArray(repoKey, { minLength: 2, maxLength: 5 }).map((keys) => keys.sort()) },
+  );
+  /** The request's authors, likewise (lower-cased logins; "dave" wrote nothing). */
+  const authorListArb = fc.option(
+    fc.uniqueArray(fc.constantFrom("alice", "bob", "carol", "dave"), { minLength: 1, maxLength: 3 }).map((keys) => keys.sort()),
+    { nil: null, freq: 3 },
+  );
+
   it("agree with the reference whichever plan the statement takes", { timeout: 180_000 }, async () => {
     await fc.assert(
       fc.asyncProperty(
@@ -300,8 +324,9 @@ describe("random data sets", () => {
         fc.constantFrom(0, HOUR, 2 * DAY),
         accessArb,
         fc.constantFrom(...REPO_WALKS),
-        fc.option(repoKey, { nil: null, freq: 4 }),
-        async (prs, w, perPage, [, plan], sinceEnd, access, maxRepoWalks, repo) => {
+        repoListArb,
+        authorListArb,
+        async (prs, w, perPage, [, plan], sinceEnd, access, maxRepoWalks, repos, authors) => {
           const { start, end } = resolveWindow(w, prs);
           const limits = { ...plan, maxRepoWalks };
           const org = unique("plan");
@@ -312,7 +337,8 @@ describe("random data sets", () => {
               db,
               {
                 orgKey: org.toLowerCase(),
-                repoKey: repo,
+                repoKeys: repos,
+                authorKeys: authors,
                 accessibleRepoKeys: access,
                 start,
                 end,
@@ -324,11 +350,12 @@ describe("random data sets", () => {
             );
             return toPage(org, found, perPage);
           }, perPage);
-          const visible = [access, repo === null ? null : [repo]].reduce<string[] | null>(
+          const visible = [access, repos].reduce<readonly string[] | null>(
             (all, only) => (only === null ? all : all === null ? only : all.filter((key) => only.includes(key))),
             null,
           );
-          expect(rows).toEqual(reference(org, prs, start, end, visible));
+          // Each row once, in order (the reference's rows are distinct pull requests, sorted).
+          expect(rows).toEqual(reference(org, prs, start, end, visible, authors));
         },
       ),
       { numRuns: 300 },
