@@ -30,6 +30,7 @@ import {
   percentiles,
   QUOTAS_ON,
   reportQuotaCost,
+  span,
   startWrangler,
   table,
   writeSection,
@@ -369,10 +370,10 @@ try {
   }
 
   const measure = async (path, h = {}) => {
-    await load({ url: server.url, path, connections: 1, seconds: 1, headers: h }); // warm-up
+    await load({ url: server.url, path, connections: 1, ...span(opts.smoke, 1), headers: h }); // warm-up
     return {
-      c1: await load({ url: server.url, path, connections: 1, seconds, headers: h }),
-      c10: await load({ url: server.url, path, connections: 10, seconds, headers: h }),
+      c1: await load({ url: server.url, path, connections: 1, ...span(opts.smoke, seconds), headers: h }),
+      c10: await load({ url: server.url, path, connections: 10, ...span(opts.smoke, seconds), headers: h }),
     };
   };
   /** The c=1 target's ratio: the case and /readyz, requests interleaved one by one (bench-common `interleave`). */
@@ -382,12 +383,12 @@ try {
         { url: server.url, path: "/readyz" },
         { url: server.url, path, headers: h },
       ],
-      { seconds },
+      span(opts.smoke, seconds),
     );
     return { readyz: readyz.p50, endpoint: endpoint.p50, ratio: endpoint.p50 / readyz.p50 };
   };
   // The summary first: its cases are checked against the export's row count before anything is timed.
-  await summaryHttp(server, summary, { headers: headersOf({}), seconds, log });
+  await summaryHttp(server, summary, { headers: headersOf({}), span: span(opts.smoke, seconds), log });
   const summaryText = summaryReport(summary);
   log(`\n${summaryText.report}\n\nSummary targets:\n${summaryText.targets}\n\n${dashboard}`);
   if (!opts.smoke && !opts["no-write"]) {
@@ -548,6 +549,7 @@ if (quotaProbe && process.exitCode !== 1 && !opts["summary-only"]) {
     label: `analytics: ${cases[0].name}`,
     ...quotaProbe,
     seconds,
+    smoke: opts.smoke,
     log,
     section: `bench:analytics-quota-${sizeLabel}`,
     script: `npm run bench:analytics (${sizeLabel})`,

@@ -146,8 +146,8 @@ function exportTotals(sqlite, c) {
   };
 }
 
-/** Each case once (checked), then interleaved with /readyz. */
-export async function summaryHttp(server, cases, { headers, seconds, log }) {
+/** Each case once (checked), then interleaved with /readyz for `span` (bench-common `span`). */
+export async function summaryHttp(server, cases, { headers, span, log }) {
   for (const c of cases) {
     const res = await fetch(`${server.url}/api/analytics/v1/summary?${c.query}`, { headers });
     const body = await res.text();
@@ -173,7 +173,7 @@ export async function summaryHttp(server, cases, { headers, seconds, log }) {
         { url: server.url, path: "/readyz" },
         { url: server.url, path: `/api/analytics/v1/summary?${c.query}`, headers },
       ],
-      { seconds },
+      span,
     );
     c.paired = { readyz: readyz.p50, endpoint: endpoint.p50, p99: endpoint.p99, ratio: endpoint.p50 / readyz.p50 };
   }
