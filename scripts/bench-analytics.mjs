@@ -30,6 +30,7 @@ import {
   percentiles,
   QUOTAS_ON,
   reportQuotaCost,
+  span,
   startWrangler,
   table,
   writeSection,
@@ -129,7 +130,8 @@ const cursorAfter = (row) => ({ mergedAt: row.mergedAt, id: row.id });
 const cursorParam = (c) => `&cursor=${encodeURIComponent(`${iso(c.mergedAt)}|${c.id}`)}`;
 const windowParams = (q) => `startDate=${iso(q.start)}&endDate=${iso(q.end)}`;
 
-const depth = opts.smoke ? 500 : 50_000;
+// 50,000 rows deep at the default size; a fifth of the pull requests for smaller data sets (the year holds about half of them).
+const depth = opts.smoke ? 500 : Math.min(50_000, Math.floor(spec.pullRequests / 5));
 const oneRepo = repoName(Math.min(42, spec.repos - 1));
 // A team's three repositories (contract section 21's list), the one above among them.
 const threeRepos = [
@@ -368,10 +370,10 @@ try {
   }
 
   const measure = async (path, h = {}) => {
-    await load({ url: server.url, path, connections: 1, seconds: 1, headers: h }); // warm-up
+    await load({ url: server.url, path, connections: 1, ...span(opts.smoke, 1), headers: h }); // warm-up
     return {
-      c1: await load({ url: server.url, path, connections: 1, seconds, headers: h }),
-      c10: await load({ url: server.url, path, connections: 10, seconds, headers: h }),
+      c1: await load({ url: server.url, path, connections: 1, ...span(opts.smoke, seconds), headers: h }),
+      c10: await load({ url: server.url, path, connections: 10, ...span(opts.smoke, seconds), headers: h }),
     };
   };
   /** The c=1 target's ratio: the case and /readyz, requests interleaved one by one (bench-common `interleave`). */
@@ -381,12 +383,12 @@ try {
         { url: server.url, path: "/readyz" },
         { url: server.url, path, headers: h },
       ],
-      { seconds },
+      span(opts.smoke, seconds),
     );
     return { readyz: readyz.p50, endpoint: endpoint.p50, ratio: endpoint.p50 / readyz.p50 };
   };
   // The summary first: its cases are checked against the export's row count before anything is timed.
-  await summaryHttp(server, summary, { headers: headersOf({}), seconds, log });
+  await summaryHttp(server, summary, { headers: headersOf({}), span: span(opts.smoke, seconds), log });
   const summaryText = summaryReport(summary);
   log(`\n${summaryText.report}\n\nSummary targets:\n${summaryText.targets}\n\n${dashboard}`);
   if (!opts.smoke && !opts["no-write"]) {
@@ -547,6 +549,7 @@ if (quotaProbe && process.exitCode !== 1 && !opts["summary-only"]) {
     label: `analytics: ${cases[0].name}`,
     ...quotaProbe,
     seconds,
+    smoke: opts.smoke,
     log,
     section: `bench:analytics-quota-${sizeLabel}`,
     script: `npm run bench:analytics (${sizeLabel})`,

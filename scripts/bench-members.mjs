@@ -26,6 +26,7 @@ import {
   migrateLocalD1,
   QUOTAS_ON,
   reportQuotaCost,
+  span,
   startWrangler,
   table,
   writeSection,
@@ -116,8 +117,8 @@ try {
   const auth = { Authorization: `Bearer ${key}` };
 
   const measure = async (path, connections) => {
-    await load({ url: server.url, path, connections, seconds: 1, headers: auth }); // warm-up
-    return load({ url: server.url, path, connections, seconds, headers: auth });
+    await load({ url: server.url, path, connections, ...span(opts.smoke, 1), headers: auth }); // warm-up
+    return load({ url: server.url, path, connections, ...span(opts.smoke, seconds), headers: auth });
   };
 
   /**
@@ -357,7 +358,7 @@ try {
       { url: server.url, path: memberPath, headers: auth },
       { url: server.url, path: memberPath, headers: orgKeyAuth },
     ],
-    { seconds },
+    span(opts.smoke, seconds),
   );
   const keyRatio = orgKeyGet.p50 / personalKeyGet.p50;
   const keyReport = table(
@@ -433,6 +434,7 @@ if (quotaProbe && process.exitCode !== 1) {
     label: "GET member",
     ...quotaProbe,
     seconds,
+    smoke: opts.smoke,
     log,
     section: "bench:members-quota",
     script: "npm run bench:members",

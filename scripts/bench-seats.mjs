@@ -20,7 +20,7 @@
  */
 import { rmSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { fmt, interleave, migrateLocalD1, percentiles, startWrangler, table, writeSection } from "./lib/bench-common.mjs";
+import { fmt, interleave, migrateLocalD1, percentiles, span, startWrangler, table, writeSection } from "./lib/bench-common.mjs";
 import { controlPlaneClient } from "./lib/control-plane-client.mjs";
 
 const { values: opts } = parseArgs({
@@ -231,7 +231,7 @@ try {
         { url: server.url, path: listPath, headers: auth },
         { url: server.url, path: idlePath, headers: auth },
       ],
-      { seconds },
+      span(opts.smoke, seconds),
     );
     const listReport = table(
       ["case", "requests", "p50 ms", "p99 ms", "÷ without"],

@@ -11,6 +11,8 @@ declare namespace Cloudflare {
     GITHUB_APP_PRIVATE_KEY?: string;
     /** "true" adds `X-Debug-Rows-Read` to analytics pages; set only by `npm run bench:analytics`. */
     DEBUG_ROWS_READ?: string;
+    /** Test-only: a lower bound on the candidate pull requests one summary may read (default and ceiling 8,000,000; `analytics/summary.ts`). */
+    SUMMARY_MAX_ROWS?: string;
     /** "true" offers "sign in as" the demo users (web app); set only by `npm start` and the browser tests, never in wrangler.toml. */
     DEV_SIGN_IN?: string;
     /** The GitHub App's OAuth client id and secret (web app sign-in). Unset: the sign-in button says what to configure. */
@@ -26,6 +28,7 @@ interface Env {
   GITHUB_WEBHOOK_SECRET_PREVIOUS?: string;
   GITHUB_APP_PRIVATE_KEY?: string;
   DEBUG_ROWS_READ?: string;
+  SUMMARY_MAX_ROWS?: string;
   DEV_SIGN_IN?: string;
   GITHUB_CLIENT_ID?: string;
   GITHUB_CLIENT_SECRET?: string;

@@ -305,7 +305,7 @@ export interface paths {
         };
         /**
          * Several groupings of the analytics summary of one window, in one request
-         * @description What GET /api/analytics/v1/summary answers for each groupBy listed (same org, repo and window, the same checks and refusals), computed in one pass over the window's rows. JSON only. Counted once against the analytics quota.
+         * @description What GET /api/analytics/v1/summary answers for each groupBy listed (same org, repo, author and window, the same checks and refusals), computed in one pass over the window's rows. JSON only. Counted once against the analytics quota.
          */
         get: operations["appGetPullRequestAnalyticsSummaries"];
         put?: never;
@@ -325,7 +325,7 @@ export interface paths {
         };
         /**
          * Every row of the analytics export's window as one CSV file
-         * @description The rows GET /api/analytics/v1/prs lists for the same org, repo and window, every page, as one text/csv attachment (the export's CSV rules). Counted once against the analytics quota.
+         * @description The rows GET /api/analytics/v1/prs lists for the same org, repo, author and window, every page, as one text/csv attachment (the export's CSV rules). Counted once against the analytics quota.
          */
         get: operations["appDownloadPullRequestAnalyticsCsv"];
         put?: never;

@@ -171,16 +171,32 @@ export function run(command, args) {
   });
 }
 
+/** Requests per connection (and rounds of `interleave`) of one smoke-run measurement. */
+export const SMOKE_REQUESTS = 5;
+
 /**
- * One load-generator run. Latency percentiles come from autocannon's per-response hrtime durations
- * (its own histogram keeps whole milliseconds only). Any status not in `expect` is counted.
+ * How much load one measurement sends: `{ seconds }` to measure, or a fixed number of requests per
+ * connection (`{ requests }`) for a smoke run. A smoke run (CI) checks answers and final states,
+ * never latency, so it needs no time-boxed load: a fixed count costs the same few requests on a
+ * quiet or a loaded machine, where seconds of load would only keep the shared cores busy.
+ * Pass the result to `load` and `interleave`.
+ * @param {boolean} smoke
+ * @param {number} seconds
+ */
+export const span = (smoke, seconds) => (smoke ? { requests: SMOKE_REQUESTS } : { seconds });
+
+/**
+ * One load-generator run: for `seconds`, or `requests` per connection, or `amount` in all.
+ * Latency percentiles come from autocannon's per-response hrtime durations (its own histogram
+ * keeps whole milliseconds only). Any status not in `expect` is counted.
  */
 export async function load({
   url,
   path,
   connections,
   seconds,
-  amount,
+  requests,
+  amount = requests === undefined ? undefined : requests * connections,
   headers = {},
   method = "GET",
   body,
@@ -247,10 +263,11 @@ export function writeSection(file, name, content) {
  * Requests at c=1 that alternate between targets one by one (A B, then B A, ...) for `seconds`
  * after a warm-up of each, so every target sees the machine as it is at the same moments: the
  * ratio of two targets' p50 is not moved by drift or by other processes, which runs one after
- * the other cannot promise on a shared machine. Any status but 200 throws. Returns, per target,
+ * the other cannot promise on a shared machine. With `requests` instead (a smoke run, `span`):
+ * that many rounds after two warm-up rounds. Any status but 200 throws. Returns, per target,
  * p50, p99 and the number of requests.
  */
-export async function interleave(targets, { seconds, warmupSeconds = 2 }) {
+export async function interleave(targets, { seconds, requests, warmupSeconds = 2 }) {
   const one = async ({ url, path, headers = {} }) => {
     const started = performance.now();
     const res = await fetch(`${url}${path}`, { headers });
@@ -259,8 +276,9 @@ export async function interleave(targets, { seconds, warmupSeconds = 2 }) {
     return performance.now() - started;
   };
   const samples = targets.map(() => []);
-  const loop = async (untilMs, record) => {
-    for (let i = 0; performance.now() < untilMs; i++) {
+  /** Rounds until `more(round)` is false. */
+  const loop = async (more, record) => {
+    for (let i = 0; more(i); i++) {
       const order = targets.map((_, j) => j);
       if (i % 2 === 1) order.reverse();
       for (const j of order) {
@@ -269,8 +287,17 @@ export async function interleave(targets, { seconds, warmupSeconds = 2 }) {
       }
     }
   };
-  await loop(performance.now() + warmupSeconds * 1000, false);
-  await loop(performance.now() + seconds * 1000, true);
+  const until = (ms) => {
+    const end = performance.now() + ms;
+    return () => performance.now() < end;
+  };
+  if (requests === undefined) {
+    await loop(until(warmupSeconds * 1000), false);
+    await loop(until(seconds * 1000), true);
+  } else {
+    await loop((i) => i < 2, false);
+    await loop((i) => i < requests, true);
+  }
   return samples.map((xs) => ({ ...percentiles(xs), requests: xs.length }));
 }
 
@@ -283,7 +310,7 @@ export async function interleave(targets, { seconds, warmupSeconds = 2 }) {
  * the p50s and the ratio (target: under 1.1x, since counting happens in the call that already
  * judges the key, with no extra round trip).
  */
-export async function measureQuotaCost({ persistTo, port, adminToken, label, path, headers, seconds, log = console.log }) {
+export async function measureQuotaCost({ persistTo, port, adminToken, label, path, headers, seconds, smoke, log = console.log }) {
   const copies = { off: `${persistTo}-quota-off`, on: `${persistTo}-quota-on` };
   for (const dir of Object.values(copies)) {
     rmSync(dir, { recursive: true, force: true });
@@ -291,14 +318,21 @@ export async function measureQuotaCost({ persistTo, port, adminToken, label, pat
   }
   const servers = {};
   try {
-    servers.off = await startWrangler({ persistTo: copies.off, port: port + 1, adminToken, vars: QUOTAS_OFF });
-    servers.on = await startWrangler({ persistTo: copies.on, port: port + 2, adminToken, vars: QUOTAS_ON });
-    const [off, on] = await interleave(
+    // Both servers start at once (each start is seconds of wrangler's build and workerd's start-up).
+    const [off, on] = await Promise.allSettled([
+      startWrangler({ persistTo: copies.off, port: port + 1, adminToken, vars: QUOTAS_OFF }),
+      startWrangler({ persistTo: copies.on, port: port + 2, adminToken, vars: QUOTAS_ON }),
+    ]);
+    if (off.status === "fulfilled") servers.off = off.value;
+    if (on.status === "fulfilled") servers.on = on.value;
+    if (off.status === "rejected") throw off.reason;
+    if (on.status === "rejected") throw on.reason;
+    const [offRun, onRun] = await interleave(
       [servers.off, servers.on].map((server) => ({ url: server.url, path, headers })),
-      { seconds: 2 * seconds },
+      span(smoke, 2 * seconds),
     );
-    log(`  quotas off: p50 ${fmt(off.p50)} ms, on: p50 ${fmt(on.p50)} ms (${on.requests} requests each, interleaved)`);
-    return { label, off: off.p50, on: on.p50, ratio: on.p50 / off.p50, requests: on.requests };
+    log(`  quotas off: p50 ${fmt(offRun.p50)} ms, on: p50 ${fmt(onRun.p50)} ms (${onRun.requests} requests each, interleaved)`);
+    return { label, off: offRun.p50, on: onRun.p50, ratio: onRun.p50 / offRun.p50, requests: onRun.requests };
   } finally {
     await Promise.all(Object.values(servers).map((s) => s.stop()));
     for (const dir of Object.values(copies)) rmSync(dir, { recursive: true, force: true });

@@ -7,7 +7,7 @@
  */
 import { DatabaseSync } from "node:sqlite";
 import { mergedPullRequestsQuery } from "../../src/storage/analytics.ts";
-import { summaryStatement } from "../../src/storage/analytics-summary.ts";
+import { assemble, summaryStatement } from "../../src/storage/analytics-summary.ts";
 import { fmt, interleave, percentiles, table } from "./bench-common.mjs";
 import { smallOrg } from "./bench-data.mjs";
 
@@ -101,39 +101,67 @@ export function summaryFloor(file, cases, { runs }) {
         samples.push(performance.now() - t);
       }
       c.floor = percentiles(samples);
-      c.exportRows = countExportRows(sqlite, c);
+      c.exportTotals = exportTotals(sqlite, c);
+      c.exportRows = c.exportTotals.pullRequests;
     }
   } finally {
     sqlite.close();
   }
 }
 
-/** The export's rows for the window, every page (pages of 5,000), counted. */
-function countExportRows(sqlite, c) {
-  let count = 0;
+/**
+ * The export's rows for the window, every page (pages of 5,000), added up as section 12 defines
+ * the totals (sums skipping nulls, the AI lines capped as the export caps them, lower medians).
+ */
+function exportTotals(sqlite, c) {
+  const rows = [];
   for (let after = null; ; ) {
     const q = { ...input(c), after, limit: 5000, now: c.window.end + 1 };
     const { sql, params } = mergedPullRequestsQuery(q);
     const page = sqlite.prepare(sql).all(...params);
-    count += page.length;
-    if (page.length < 5000) return count;
+    rows.push(...page);
+    if (page.length < 5000) break;
     const last = page[page.length - 1];
     after = { mergedAt: last.mergedAt, id: last.id };
   }
+  const sum = (pick) => rows.reduce((n, r) => n + (pick(r) ?? 0), 0);
+  const ai = (r) =>
+    r.aiLines === null || (r.linesAdded === null && r.linesDeleted === null)
+      ? r.aiLines
+      : Math.min(r.aiLines, (r.linesAdded ?? 0) + (r.linesDeleted ?? 0));
+  const median = (values) => {
+    const sorted = values.sort((a, b) => a - b);
+    return sorted.length === 0 ? null : sorted[Math.floor((sorted.length - 1) / 2)];
+  };
+  return {
+    pullRequests: rows.length,
+    linesAdded: sum((r) => r.linesAdded),
+    linesDeleted: sum((r) => r.linesDeleted),
+    serviceIssuesFlagged: sum((r) => r.findingsUnaddressed + r.findingsFixed),
+    serviceIssuesFixed: sum((r) => r.findingsFixed),
+    aiLinesAuthored: sum(ai),
+    pullRequestsWithAiData: rows.filter((r) => r.aiLines !== null).length,
+    medianMsToFirstReview: median(rows.map((r) => r.firstReviewedAt - r.createdAt)),
+    medianMsToMerge: median(rows.map((r) => r.mergedAt - r.createdAt)),
+  };
 }
 
-/** Each case once (checked), then interleaved with /readyz. */
-export async function summaryHttp(server, cases, { headers, seconds, log }) {
+/** Each case once (checked), then interleaved with /readyz for `span` (bench-common `span`). */
+export async function summaryHttp(server, cases, { headers, span, log }) {
   for (const c of cases) {
     const res = await fetch(`${server.url}/api/analytics/v1/summary?${c.query}`, { headers });
     const body = await res.text();
     if (res.status !== 200) throw new Error(`summary, ${c.name} answered ${res.status}: ${body.slice(0, 500)}`);
     const { totals, groups } = JSON.parse(body);
     // The default window ends when the Worker answers, a little after the file's count was taken.
+    // With explicit dates, every figure of the totals must be the export's.
     const exact = c.query.includes("startDate")
-      ? totals.pullRequests === c.exportRows
+      ? JSON.stringify(totals) === JSON.stringify(c.exportTotals)
       : Math.abs(totals.pullRequests - c.exportRows) <= 2;
-    if (!exact) throw new Error(`summary, ${c.name}: ${totals.pullRequests} pull requests, the export lists ${c.exportRows}`);
+    if (!exact)
+      throw new Error(
+        `summary, ${c.name}: totals ${JSON.stringify(totals)}, the export's rows ${JSON.stringify(c.exportTotals)}`,
+      );
     c.groups = groups.length;
     c.pullRequests = totals.pullRequests;
     c.rowsRead = Number(res.headers.get("X-Debug-Rows-Read"));
@@ -145,7 +173,7 @@ export async function summaryHttp(server, cases, { headers, seconds, log }) {
         { url: server.url, path: "/readyz" },
         { url: server.url, path: `/api/analytics/v1/summary?${c.query}`, headers },
       ],
-      { seconds },
+      span,
     );
     c.paired = { readyz: readyz.p50, endpoint: endpoint.p50, p99: endpoint.p99, ratio: endpoint.p50 / readyz.p50 };
   }
@@ -158,6 +186,7 @@ export function summaryReport(cases) {
       "pull requests",
       "groups",
       "rows read",
+      "rows read per pull request",
       "SQLite p50 ms",
       "c=1 p50 ms",
       "c=1 p99 ms",
@@ -169,6 +198,7 @@ export function summaryReport(cases) {
       c.pullRequests.toLocaleString("en"),
       String(c.groups),
       c.rowsRead.toLocaleString("en"),
+      fmt(c.rowsRead / Math.max(c.pullRequests, 1)),
       fmt(c.floor.p50, 3),
       fmt(c.paired.endpoint),
       fmt(c.paired.p99),
@@ -201,7 +231,12 @@ export function summaryReport(cases) {
 export function dashboardFloor(file, now, { runs }) {
   const sqlite = new DatabaseSync(file, { readOnly: true });
   const groupBys = ["week", "repo", "author"];
-  const sortRows = (rows) => rows.map((r) => JSON.stringify(r)).sort();
+  // Each grouping's figures (parts added up, medians sorted), groups in key order.
+  const figures = (count, rows) =>
+    assemble(count, rows).groupings.map(({ groups, totals }) => ({
+      totals,
+      groups: [...groups].sort((a, b) => (String(a.key) < String(b.key) ? -1 : 1)),
+    }));
   try {
     return [30, 365].map((days) => {
       const scope = {
@@ -218,11 +253,9 @@ export function dashboardFloor(file, now, { runs }) {
       });
       const together = summaryStatement({ ...scope, groupBys });
       const combined = { statement: sqlite.prepare(together.sql), params: together.params };
-      const separate = singles.map(({ statement, params }, i) =>
-        statement.all(...params).map(({ grouping: _, ...r }) => ({ grouping: i, ...r })),
-      );
-      const one = combined.statement.all(...combined.params);
-      if (JSON.stringify(sortRows(separate.flat())) !== JSON.stringify(sortRows(one)))
+      const separate = singles.flatMap(({ statement, params }) => figures(1, statement.all(...params)));
+      const one = figures(groupBys.length, combined.statement.all(...combined.params));
+      if (JSON.stringify(separate) !== JSON.stringify(one))
         throw new Error(`dashboard, ${days} days: the combined statement's groups differ from the three statements'`);
       const threeSamples = [];
       const oneSamples = [];

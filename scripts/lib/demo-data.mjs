@@ -241,5 +241,7 @@ export function demoWorld({ now = Date.now(), seed = 42, pullRequests = 600 } = 
     waiting,
     /** Whose keys `npm start` prints: an admin of acme, for both interfaces. */
     keyOwner: "1001",
+    /** The named organization key `npm start` prints (contract section 18): a members key of acme's own. */
+    organizationKey: { org: "acme", name: "seat-sync" },
   };
 }

@@ -35,8 +35,16 @@ export async function seedDemo({ url, adminToken, keysOnly = false, log = consol
   }
   const analytics = await client.createKey(world.keyOwner, "analytics");
   const members = await client.createKey(world.keyOwner, "members");
+  // A key of the organization, not of a person (contract section 18): what a seat-sync job would hold.
+  const { org, name } = world.organizationKey;
+  const organizationKey = await client.createOrganizationKey(org, { kind: "members", name });
   if (!keysOnly) await seatDemo(url, client, members.key, world);
-  return { analyticsKey: analytics.key, membersKey: members.key, owner: world.users.find((u) => u.id === world.keyOwner) };
+  return {
+    analyticsKey: analytics.key,
+    membersKey: members.key,
+    owner: world.users.find((u) => u.id === world.keyOwner),
+    organizationKey: { org, name, key: organizationKey.key },
+  };
 }
 
 /**
@@ -44,7 +52,7 @@ export async function seedDemo({ url, adminToken, keysOnly = false, log = consol
  * (`npm start` turns local sign-in on). `adminToken`: the run's token, so the hint for new keys is a
  * whole command that works as printed (a run's generated token is in no file the seed script reads).
  * @param {string} url
- * @param {{ analyticsKey: string; membersKey: string; owner?: { login: string } }} keys
+ * @param {{ analyticsKey: string; membersKey: string; owner?: { login: string }; organizationKey?: { org: string; name: string; key: string } }} keys
  * @param {{ app?: boolean; adminToken?: string }} [options]
  */
 export function keyReport(url, keys, { app = false, adminToken } = {}) {
@@ -56,12 +64,22 @@ export function keyReport(url, keys, { app = false, adminToken } = {}) {
     `Demo keys for ${keys.owner?.login} (admin of acme). Shown once; for new ones: ${again}`,
     `  ANALYTICS_API_KEY=${keys.analyticsKey}`,
     `  MEMBERS_API_KEY=${keys.membersKey}`,
+    ...(keys.organizationKey
+      ? [
+          `  ORG_MEMBERS_API_KEY=${keys.organizationKey.key}   (organization key ${keys.organizationKey.name} of ${keys.organizationKey.org}: belongs to ${keys.organizationKey.org}, not to a person)`,
+        ]
+      : []),
     "",
     "Try:",
     `  curl -s -H "Authorization: Bearer ${keys.analyticsKey}" "${base}/api/analytics/v1/prs?org=acme&perPage=5"`,
     `  curl -s -H "Authorization: Bearer ${keys.membersKey}" "${base}/api/v1/organizations/acme/members/1002"`,
     `  curl -s -X PATCH -H "Authorization: Bearer ${keys.membersKey}" -H "Content-Type: application/json" \\`,
     `       -d '{"seat": false, "expectedSeat": true}' "${base}/api/v1/organizations/acme/members/1002"`,
+    ...(keys.organizationKey
+      ? [
+          `  curl -s -H "Authorization: Bearer ${keys.organizationKey.key}" "${base}/api/v1/organizations/${keys.organizationKey.org}/members?seat=true&limit=5"`,
+        ]
+      : []),
     `  curl -s "${base}/openapi.json"`,
     "",
   ].join("\n");

@@ -65,8 +65,8 @@ export const FormatParam = z
 
 /** Names in one list parameter: `repo` and `author` (contract section 21). */
 export const MAX_LIST_NAMES = 20;
-/** The list grammar, for the documents: 1 to 20 names, none empty or blank. */
-const NAME_LIST_PATTERN = `^\\s*[^,\\s][^,]*(?:,\\s*[^,\\s][^,]*){0,${MAX_LIST_NAMES - 1}}$`;
+/** The list grammar, for the documents: 1 to 20 names, none empty or blank; or a blank value, ignored as section 3 says. */
+const NAME_LIST_PATTERN = `^(?:\\s*|\\s*[^,\\s][^,]*(?:,\\s*[^,\\s][^,]*){0,${MAX_LIST_NAMES - 1}})$`;
 
 /**
  * A comma-separated list of names (contract section 21: `repo`, `author`): the whole value at most

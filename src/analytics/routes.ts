@@ -31,7 +31,7 @@ export const listPullRequestAnalytics = keyRoute({
   summary: "List merged pull request analytics",
   description:
     "Merged pull requests with at least one completed review in the window, newest merge first (ties: a stable internal id, descending), " +
-    "with review metrics. Cursor-paginated: pass nextCursor back as cursor with the same org, repo and window; null on the last page. " +
+    "with review metrics. Cursor-paginated: pass nextCursor back as cursor with the same org, repo, author and window; null on the last page. " +
     'Every page but the last carries Link: <next page URL>; rel="next" (the same parameters with the new cursor) and X-Next-Cursor. ' +
     "format=csv, or Accept naming text/csv above JSON, answers the same page as CSV; errors stay JSON. " +
     "Rows are read from a read replica and may lag recent events by a short time. " +
@@ -143,7 +143,7 @@ export const getPullRequestAnalyticsSummary = keyRoute({
   operationId: "getPullRequestAnalyticsSummary",
   summary: "Summarise merged pull request analytics",
   description:
-    "The rows GET /api/analytics/v1/prs lists for the same org, repo and window (every page), grouped by groupBy, with totals. " +
+    "The rows GET /api/analytics/v1/prs lists for the same org, repo, author and window (every page), grouped by groupBy, with totals. " +
     "Sums skip nulls; medians are the value at position floor((n-1)/2) in ascending order, null for a group without rows. " +
     "Time groups (day, week, month of mergedAt, UTC, weeks from Monday) list every bucket the window touches, ascending, empty ones " +
     "included, and the bucket of any row merged outside the window (merged before it and reviewed in it); repo and author groups " +
@@ -222,7 +222,7 @@ export const getPullRequestAnalyticsSummary = keyRoute({
     "invalid_request",
   ],
   handler: async ({ query, read }, { env, request }) => {
-    const { summary, rowsRead, early } = await summarize(query, read);
+    const { summary, rowsRead, early } = await summarize(query, read, env);
     const headers: Record<string, string> = { Vary: "Accept" };
     // Benchmarks and tests only (`--var DEBUG_ROWS_READ:true`): how many rows D1 read, and whether
     // the figures read alongside the access check were used.
@@ -262,7 +262,7 @@ export const downloadPullRequestAnalyticsCsv = routesFor("session")({
   operationId: "appDownloadPullRequestAnalyticsCsv",
   summary: "Every row of the analytics export's window as one CSV file",
   description:
-    "The rows GET /api/analytics/v1/prs lists for the same org, repo and window, every page, as one text/csv attachment " +
+    "The rows GET /api/analytics/v1/prs lists for the same org, repo, author and window, every page, as one text/csv attachment " +
     "(the export's CSV rules). Counted once against the analytics quota.",
   request: {
     query: DownloadQuery,

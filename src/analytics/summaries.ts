@@ -7,7 +7,7 @@ import { arrangeGroups } from "../rules/analytics-summary";
 import { AnalyticsSummary, SUMMARY_GROUP_BYS, type SummaryGroupBy } from "../schemas/analytics-summary";
 import { type GroupingsQuery, summarizeGroupings } from "../storage/analytics-summary";
 import { analyticsReader } from "./read";
-import { statementInput } from "./summary";
+import { refuseOverBound, statementInput } from "./summary";
 import { AnalyticsSummaryQuery, checkSummaryQuery, windowTooWideError } from "./summary-query";
 
 /**
@@ -97,7 +97,7 @@ export const getPullRequestAnalyticsSummaries = defineRoute({
   operationId: "appGetPullRequestAnalyticsSummaries",
   summary: "Several groupings of the analytics summary of one window, in one request",
   description:
-    "What GET /api/analytics/v1/summary answers for each groupBy listed (same org, repo and window, the same checks and refusals), " +
+    "What GET /api/analytics/v1/summary answers for each groupBy listed (same org, repo, author and window, the same checks and refusals), " +
     "computed in one pass over the window's rows. JSON only. Counted once against the analytics quota.",
   request: {
     query: SummariesQuery,
@@ -158,6 +158,7 @@ export const getPullRequestAnalyticsSummaries = defineRoute({
   ],
   handler: async ({ query, read }, { env }) => {
     const { input, answer, early } = await summariesReader.answer(query, read);
+    refuseOverBound(answer.candidates, env);
     const summaries = query.groupBy.map((groupBy, i) => {
       const figures = answer.groupings[i];
       if (!figures) throw new Error(`no figures for grouping ${groupBy}`);

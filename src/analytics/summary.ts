@@ -1,8 +1,14 @@
+import { badRequest } from "../lib/errors";
 import { formatInstant } from "../lib/time";
 import type { AnalyticsAccess } from "../rules/analytics-access";
 import { arrangeGroups, windowTooWide } from "../rules/analytics-summary";
 import type { AnalyticsSummary } from "../schemas/analytics-summary";
-import { type SummaryFigures, type SummaryQuery, summarizeMergedPullRequests } from "../storage/analytics-summary";
+import {
+  SUMMARY_LIMITS,
+  type SummaryFigures,
+  type SummaryQuery,
+  summarizeMergedPullRequests,
+} from "../storage/analytics-summary";
 import type { ReadAlongside } from "./early-page";
 import { analyticsReader, analyticsScope } from "./read";
 import { type AnalyticsSummaryQuery, windowTooWideError } from "./summary-query";
@@ -33,12 +39,39 @@ export const summaryReader = analyticsReader({
   hasRows: (figures) => figures.totals.pullRequests > 0,
 });
 
+/**
+ * The most candidate pull requests one summary request may read (issue 31, item 3): the statement
+ * stops its walk after `SUMMARY_LIMITS.maxRows` of them, and a request that found more is refused
+ * (`refuseOverBound`) instead of answered with partial figures. `SUMMARY_MAX_ROWS` lowers it, for
+ * tests only (a whole number; never above the statement's own limit).
+ */
+export function summaryMaxRows(env: { SUMMARY_MAX_ROWS?: string }): number {
+  const text = env.SUMMARY_MAX_ROWS?.trim();
+  if (!text) return SUMMARY_LIMITS.maxRows;
+  if (!/^\d{1,9}$/.test(text)) throw new Error("SUMMARY_MAX_ROWS must be a whole number");
+  return Math.min(Number(text), SUMMARY_LIMITS.maxRows);
+}
+
+/** A 400 naming the window when the statement found more candidates than one request may read. */
+export function refuseOverBound(candidates: number, env: { SUMMARY_MAX_ROWS?: string }): void {
+  const bound = summaryMaxRows(env);
+  if (candidates <= bound) return;
+  throw badRequest("The window holds more pull requests than one summary may read.", [
+    {
+      path: "startDate",
+      message: `the window holds more than ${bound.toLocaleString("en")} pull requests to check; narrow it or name a repository`,
+    },
+  ]);
+}
+
 /** The summary for an allowed caller (contract section 12): the export's window and rows, grouped by one statement, arranged by the pure rules. */
 export async function summarize(
   query: AnalyticsSummaryQuery,
   read: SummaryRead,
+  env: { SUMMARY_MAX_ROWS?: string },
 ): Promise<{ summary: AnalyticsSummary; rowsRead: number; early: "used" | "stale" | "none" }> {
   const { input, answer, early } = await summaryReader.answer(query, read);
+  refuseOverBound(answer.candidates, env);
   return {
     summary: {
       org: query.org,

@@ -60,6 +60,15 @@ export const REDIRECT_RULE =
   "Every redirect URI must be https://..., or http://127.0.0.1:<port>/... or http://localhost:<port>/...";
 
 /**
+ * Clients are public (contract section 19): PKCE and no secret. The library registers confidential
+ * clients too and has no option against them (its `disallowPublicClientRegistration` is the
+ * opposite), so `/oauth/register` refuses any other method before the library sees the request.
+ */
+export const PUBLIC_CLIENT_METHOD = "none";
+export const PUBLIC_CLIENT_RULE =
+  'token_endpoint_auth_method must be "none": this server registers public clients only (PKCE, no secret).';
+
+/**
  * The library, loaded on first use: the Worker's modules are also loaded on Node to build the
  * OpenAPI documents (the node tests, `npm run openapi`), where its `cloudflare:workers` import
  * cannot resolve; only the handlers need it.

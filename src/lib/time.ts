@@ -82,5 +82,48 @@ export const DAY_MS = 86_400_000;
 /** 9999-12-31T23:59:59.999Z: the last instant the response format can express. */
 export const MAX_INSTANT_MS = 253_402_300_799_999;
 
-/** `YYYY-MM-DDTHH:mm:ss.sssZ`, the one date-time format of every response. */
-export const formatInstant = (ms: number): string => new Date(ms).toISOString();
+/** "00" to "99" and "000" to "999", so a timestamp is a few lookups and one concatenation. */
+const TWO_DIGITS = Array.from({ length: 100 }, (_, n) => String(n).padStart(2, "0"));
+const THREE_DIGITS = Array.from({ length: 1000 }, (_, n) => String(n).padStart(3, "0"));
+
+/** `YYYY-MM-DDT` of a day since 1970 (H. Hinnant's days-to-civil conversion, proleptic Gregorian as ECMAScript's). */
+function dayPrefix(days: number): string {
+  const z = days + 719_468; // days since 0000-03-01
+  const era = Math.floor(z / 146_097);
+  const dayOfEra = z - era * 146_097;
+  const yearOfEra = Math.floor(
+    (dayOfEra - Math.floor(dayOfEra / 1460) + Math.floor(dayOfEra / 36_524) - Math.floor(dayOfEra / 146_096)) / 365,
+  );
+  const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100));
+  const shiftedMonth = Math.floor((5 * dayOfYear + 2) / 153); // 0 = March
+  const day = dayOfYear - Math.floor((153 * shiftedMonth + 2) / 5) + 1;
+  const month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9;
+  const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0);
+  return `${year}-${TWO_DIGITS[month]}-${TWO_DIGITS[day]}T`;
+}
+
+/** The last days written (rows of a page share few days); cleared when full. */
+const dayPrefixes = new Map<number, string>();
+
+/**
+ * `YYYY-MM-DDTHH:mm:ss.sssZ`, the one date-time format of every response: exactly what
+ * `Date.prototype.toISOString` writes. Written from integer arithmetic for every instant the
+ * service stores (whole milliseconds from 1970 to `MAX_INSTANT_MS`), because a `Date` and its
+ * `toISOString` cost 1.2-1.9 µs in workerd: three per row, 0.4-0.6 ms of a 100-row export page.
+ * Anything else (before 1970, fractions, not a number) goes to `toISOString`, which decides.
+ */
+export function formatInstant(ms: number): string {
+  if (!Number.isInteger(ms) || ms < 0 || ms > MAX_INSTANT_MS) return new Date(ms).toISOString();
+  const days = Math.floor(ms / DAY_MS);
+  let prefix = dayPrefixes.get(days);
+  if (prefix === undefined) {
+    if (dayPrefixes.size >= 4096) dayPrefixes.clear();
+    prefix = dayPrefix(days);
+    dayPrefixes.set(days, prefix);
+  }
+  const inDay = ms - days * DAY_MS;
+  const hours = Math.floor(inDay / 3_600_000);
+  const minutes = Math.floor(inDay / 60_000) % 60;
+  const seconds = Math.floor(inDay / 1000) % 60;
+  return `${prefix}${TWO_DIGITS[hours]}:${TWO_DIGITS[minutes]}:${TWO_DIGITS[seconds]}.${THREE_DIGITS[inDay % 1000]}Z`;
+}

@@ -5,7 +5,7 @@ import { tooLarge } from "../http/body";
 import { publicError } from "../http/error-response";
 import { executeRoute, type RouteCall } from "../http/registry";
 import type { CallerKey, RequestContext } from "../http/route";
-import type { AppError } from "../lib/errors";
+import { type AppError, badRequest } from "../lib/errors";
 import type { QuotaVerdict } from "../rules/quota";
 import type { User } from "../schemas/user";
 import type { Tool } from "./tools";
@@ -50,6 +50,25 @@ const scalar = (value: unknown): string =>
       ? String(value)
       : JSON.stringify(value);
 
+/**
+ * A list parameter's argument as the REST string (`Tool.lists`): the string as it is, or an array of
+ * names joined with commas. What the input schema refuses is refused here, naming the argument: an
+ * empty array (it would read as no filter at all), an item that is not one non-blank name (a comma
+ * in it would make two), and any other type (a number is not a name).
+ */
+function listArgument(name: string, value: unknown): string {
+  if (typeof value === "string") return value;
+  const refuse = (message: string) => badRequest("Invalid arguments.", [{ path: name, message }]);
+  if (!Array.isArray(value)) throw refuse("must be a comma-separated string of names or an array of names");
+  if (value.length === 0) throw refuse("must list at least one name (leave the argument out for no filter)");
+  for (const item of value) {
+    if (typeof item !== "string" || item.trim() === "" || item.includes(",")) {
+      throw refuse("each item of the array must be one name: a non-blank string without commas");
+    }
+  }
+  return value.join(",");
+}
+
 function routeCall(tool: Tool, args: Record<string, unknown>, session: ToolSession): RouteCall {
   const params: Record<string, string> = {};
   for (const name of tool.pathNames) {
@@ -59,9 +78,8 @@ function routeCall(tool: Tool, args: Record<string, unknown>, session: ToolSessi
   for (const name of tool.queryNames) {
     const value = args[name];
     if (value === undefined || value === null) continue;
-    // A list parameter's array is its comma-separated string (`Tool.lists`).
-    if (tool.lists.includes(name) && Array.isArray(value)) {
-      query.append(name, value.map(scalar).join(","));
+    if (tool.lists.includes(name)) {
+      query.append(name, listArgument(name, value));
       continue;
     }
     // Any other array is a parameter given several times: 400, as over HTTP.

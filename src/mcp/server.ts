@@ -38,8 +38,57 @@ const described = (schema: JsonSchema): StandardSchemaWithJSON<Record<string, un
 const READ_ANNOTATIONS = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 const WRITE_ANNOTATIONS = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false };
 
+/** What the SDK's `registerTool` takes for a tool, built once per isolate (`registrationOf`). */
+interface ToolConfig {
+  title: string;
+  description: string;
+  inputSchema: StandardSchemaWithJSON<Record<string, unknown>>;
+  outputSchema: StandardSchemaWithJSON<Record<string, unknown>>;
+  annotations: typeof READ_ANNOTATIONS;
+}
+
+const configs = new WeakMap<Tool, ToolConfig>();
+
+/**
+ * A tool's registration (title, description, schemas, annotations): the same for every request,
+ * so built once per tool and isolate. Only the handler, which closes over the request's session,
+ * is made per request.
+ */
+function registrationOf(tool: Tool): ToolConfig {
+  let config = configs.get(tool);
+  if (!config) {
+    config = {
+      title: tool.title,
+      description: tool.description,
+      inputSchema: described(tool.inputSchema),
+      outputSchema: described(tool.outputSchema),
+      annotations: tool.readOnly ? READ_ANNOTATIONS : WRITE_ANNOTATIONS,
+    };
+    configs.set(tool, config);
+  }
+  return config;
+}
+
+/** What the request's authentication stage hands the factory (the SDK's pass-through `authInfo.extra`). */
+interface FactoryExtra {
+  session: ToolSession;
+  /** The tool a `tools/call` names (a string), else undefined: the request needs no other tool. */
+  calledTool: string | undefined;
+}
+
+/**
+ * The server of one request. A new instance every time, as the SDK requires: the handler writes
+ * per-request state into it (the negotiated protocol version, the client's identity, the modern
+ * revision's handlers), so an instance reused by a later request could answer it differently, and
+ * one shared by two requests at once would mix them. What is the same for every request (the
+ * tools' definitions) is built once per isolate (`toolsFor`, `registrationOf`), and a `tools/call`
+ * gets only the tool it names registered: its answer depends on that tool alone (an unknown or
+ * withheld name finds no tool either way, and the SDK answers its unknown-tool error), while
+ * `tools/list`, `initialize` and the rest get every tool the caller may use.
+ */
 function buildServer({ authInfo }: McpRequestContext): McpServer {
-  const session = authInfo?.extra?.session as ToolSession | undefined;
+  const extra = authInfo?.extra as FactoryExtra | undefined;
+  const session = extra?.session;
   if (!session) throw new Error("the MCP endpoint was reached without its authentication stage");
   // The tool list never changes while a client holds it, so `tools.listChanged` is not advertised.
   const server = new McpServer(
@@ -47,18 +96,10 @@ function buildServer({ authInfo }: McpRequestContext): McpServer {
     { instructions: INSTRUCTIONS, capabilities: { tools: { listChanged: false } } },
   );
   const tools = toolsFor(session.rc.interfaces, session.scopes, session.readOnly);
+  const called = extra.calledTool;
   for (const tool of tools) {
-    server.registerTool(
-      tool.name,
-      {
-        title: tool.title,
-        description: tool.description,
-        inputSchema: described(tool.inputSchema),
-        outputSchema: described(tool.outputSchema),
-        annotations: tool.readOnly ? READ_ANNOTATIONS : WRITE_ANNOTATIONS,
-      },
-      (args) => callTool(tool, args, session),
-    );
+    if (called !== undefined && tool.name !== called) continue;
+    server.registerTool(tool.name, registrationOf(tool), (args) => callTool(tool, args, session));
   }
   countRunCalls(server, session, tools);
   return server;
@@ -91,6 +132,16 @@ function countRunCalls(server: McpServer, session: ToolSession, tools: readonly 
 // One handler per path: `createMcpHandler` serves exactly one pathname.
 const handlers = new Map<string, StatelessMcpHandler>();
 
+/** The factory's extra: the session, and the tool a `tools/call` names (the SDK reads the same message, `parsedBody`). */
+function factoryExtra(message: Record<string, unknown>, session: ToolSession): Record<string, unknown> & FactoryExtra {
+  const params = message.params;
+  const name =
+    message.method === "tools/call" && typeof params === "object" && params !== null
+      ? (params as Record<string, unknown>).name
+      : undefined;
+  return { session, calledTool: typeof name === "string" ? name : undefined };
+}
+
 /** Answers one MCP request (its JSON-RPC message already read and the key judged, not counted). */
 export async function serveMcp(path: string, message: Record<string, unknown>, session: ToolSession): Promise<Response> {
   let handler = handlers.get(path);
@@ -102,7 +153,12 @@ export async function serveMcp(path: string, message: Record<string, unknown>, s
   }
   const response = await handler.fetch(session.rc.request, {
     parsedBody: message,
-    authInfo: { token: "bearer", clientId: session.key.userId, scopes: [...session.scopes], extra: { session } },
+    authInfo: {
+      token: "bearer",
+      clientId: session.key.userId,
+      scopes: [...session.scopes],
+      extra: factoryExtra(message, session),
+    },
   });
   // The whole answer (one message: a stateless server sends no progress), so that the quota
   // headers of a call counted meanwhile are on it; a count that failed was the tool's error.

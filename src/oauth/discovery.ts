@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { authorizationServer, mcpResource, serviceOrigin } from "../auth/oauth-server";
+import { authorizationServer, mcpResource, PUBLIC_CLIENT_METHOD, serviceOrigin } from "../auth/oauth-server";
 import { SCOPES } from "../auth/scopes";
 import { codedErrorEnvelope, json } from "../http/envelopes";
 import { type ApiInterface, defineRoute, type RequestContext } from "../http/route";
@@ -85,7 +85,7 @@ const authorizationServerMetadata = defineRoute({
         response_types_supported: ["code"],
         code_challenge_methods_supported: ["S256"],
         grant_types_supported: ["authorization_code", "refresh_token"],
-        token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "none", "private_key_jwt"],
+        token_endpoint_auth_methods_supported: ["none"],
         scopes_supported: ["analytics:read", "members:read", "members:write"],
         authorization_response_iss_parameter_supported: true,
         client_id_metadata_document_supported: true,
@@ -100,7 +100,13 @@ const authorizationServerMetadata = defineRoute({
       rc.env,
       rc.ctx,
     );
-    return json(await answer.json(), answer.status);
+    // The library advertises the methods of confidential clients too (it has no option against
+    // them); this server registers public clients only (auth/oauth-server.ts PUBLIC_CLIENT_RULE).
+    const { token_endpoint_auth_signing_alg_values_supported: _signedAssertions, ...metadata } = (await answer.json()) as Record<
+      string,
+      unknown
+    >;
+    return json({ ...metadata, token_endpoint_auth_methods_supported: [PUBLIC_CLIENT_METHOD] }, answer.status);
   },
 });
 

@@ -4,6 +4,8 @@ import {
   allowedRedirectUri,
   authorizationServer,
   oauthLibrary,
+  PUBLIC_CLIENT_METHOD,
+  PUBLIC_CLIENT_RULE,
   REDIRECT_RULE,
   REGISTER_PATH,
   serviceOrigin,
@@ -81,8 +83,10 @@ const register = defineRoute({
   summary: "Dynamic client registration (RFC 7591) for public clients",
   description:
     "JSON client metadata. Every redirect URI must be https://..., or http://127.0.0.1:<port>/... or " +
-    "http://localhost:<port>/...; anything else is 400 invalid_redirect_uri. Clients that can should use a client ID " +
-    "metadata document instead (an https URL as client_id), which needs no registration.",
+    "http://localhost:<port>/...; anything else is 400 invalid_redirect_uri. token_endpoint_auth_method must be none " +
+    "(public clients: PKCE, no secret); any other is 400 invalid_client_metadata, and a client that names none is " +
+    "registered as public. Clients that can should use a client ID metadata document instead (an https URL as " +
+    "client_id), which needs no registration.",
   responses: {
     201: {
       description: "The client, registered.",
@@ -97,7 +101,7 @@ const register = defineRoute({
       },
     },
     400: {
-      description: "invalid_redirect_uri, invalid_client_metadata.",
+      description: "invalid_redirect_uri, invalid_client_metadata (a method other than none, among others).",
       body: OAuthErrorBody,
       example: { error: "invalid_redirect_uri", error_description: REDIRECT_RULE },
     },
@@ -107,11 +111,23 @@ const register = defineRoute({
     const metadata = (await rc.request
       .clone()
       .json()
-      .catch(() => null)) as { redirect_uris?: unknown } | null;
+      .catch(() => null)) as { redirect_uris?: unknown; token_endpoint_auth_method?: unknown } | null;
     const uris = metadata?.redirect_uris;
     // The library refuses some of these itself, as invalid_client_metadata; the contract names one code for all.
     if (Array.isArray(uris) && !uris.every(allowedRedirectUri)) {
       return json({ error: "invalid_redirect_uri", error_description: REDIRECT_RULE }, 400);
+    }
+    if (metadata === null || typeof metadata !== "object" || Array.isArray(metadata)) return delegated(rc);
+    if (!("token_endpoint_auth_method" in metadata)) {
+      // RFC 7591's default would be client_secret_basic; the server may substitute a value (section
+      // 3.2.1), and the answer tells the client: registered as public.
+      const headers = new Headers(rc.request.headers);
+      headers.delete("Content-Length");
+      const body = JSON.stringify({ ...metadata, token_endpoint_auth_method: PUBLIC_CLIENT_METHOD });
+      return delegated({ ...rc, request: new Request(rc.request.url, { method: "POST", headers, body }) });
+    }
+    if (metadata.token_endpoint_auth_method !== PUBLIC_CLIENT_METHOD) {
+      return json({ error: "invalid_client_metadata", error_description: PUBLIC_CLIENT_RULE }, 400);
     }
     return delegated(rc);
   },

@@ -81,6 +81,45 @@ export function bucketsOfWindow(window: { start: number; end: number }, groupBy:
 export const medianIndex = (n: number): number => Math.floor((n - 1) / 2);
 
 /**
+ * The value at `medianIndex` of the values in ascending order, without sorting them all: a
+ * selection (quickselect, the middle of three as pivot) that reorders `values` in place and costs
+ * time linear in their number on average. Null when there are none.
+ */
+export function lowerMedian(values: Float64Array): number | null {
+  if (values.length === 0) return null;
+  const k = medianIndex(values.length);
+  let lo = 0;
+  let hi = values.length - 1;
+  const swap = (i: number, j: number) => {
+    const t = values[i] as number;
+    values[i] = values[j] as number;
+    values[j] = t;
+  };
+  while (hi > lo) {
+    // The middle of three as pivot, moved to `hi`.
+    const mid = (lo + hi) >>> 1;
+    if ((values[mid] as number) < (values[lo] as number)) swap(mid, lo);
+    if ((values[hi] as number) < (values[lo] as number)) swap(hi, lo);
+    if ((values[mid] as number) < (values[hi] as number)) swap(mid, hi);
+    const pivot = values[hi] as number;
+    // Three-way partition: [lo, lt) below the pivot, [lt, gt] equal, (gt, hi] above.
+    let lt = lo;
+    let gt = hi;
+    let i = lo;
+    while (i <= gt) {
+      const v = values[i] as number;
+      if (v < pivot) swap(i++, lt++);
+      else if (v > pivot) swap(i, gt--);
+      else i++;
+    }
+    if (k < lt) hi = lt - 1;
+    else if (k > gt) lo = gt + 1;
+    else return pivot;
+  }
+  return values[k] as number;
+}
+
+/**
  * Ascending by Unicode code point, which is SQLite's BINARY order of UTF-8 text and does not depend
  * on the runtime's locale. (JavaScript's `<` compares UTF-16 code units, which differs for
  * characters beyond U+FFFF against U+E000 to U+FFFF.)

@@ -1,5 +1,10 @@
-import { EMPTY_FIGURES } from "../rules/analytics-summary";
-import type { AnalyticsSummaryGroup, AnalyticsSummaryTotals, SummaryGroupBy } from "../schemas/analytics-summary";
+import { bucketCount, EMPTY_FIGURES, isTimeGroupBy, lowerMedian } from "../rules/analytics-summary";
+import {
+  type AnalyticsSummaryGroup,
+  type AnalyticsSummaryTotals,
+  MAX_TIME_BUCKETS,
+  type SummaryGroupBy,
+} from "../schemas/analytics-summary";
 import { type AnalyticsScope, unionAll } from "./analytics";
 import { GAP_TIER_BOUNDS_MS, LAST_GAP_TIER } from "./review-span";
 
@@ -12,6 +17,8 @@ export interface SummaryFigures {
   totals: AnalyticsSummaryTotals;
   /** D1's count of rows the statement read (`meta.rows_read`). */
   rowsRead: number;
+  /** The candidate pull requests the walk found (at most `SummaryLimits.maxRows + 1`; more than `maxRows`: the figures are incomplete). */
+  candidates: number;
 }
 
 /**
@@ -25,10 +32,10 @@ export async function summarizeMergedPullRequests(
   limits: SummaryLimits = SUMMARY_LIMITS,
 ): Promise<SummaryFigures> {
   const { groupBy, ...scope } = q;
-  const { groupings, rowsRead } = await summarizeGroupings(db, { ...scope, groupBys: [groupBy] }, limits);
+  const { groupings, rowsRead, candidates } = await summarizeGroupings(db, { ...scope, groupBys: [groupBy] }, limits);
   const [only] = groupings;
   if (!only) throw new Error("summary statement answered no grouping");
-  return { ...only, rowsRead };
+  return { ...only, rowsRead, candidates };
 }
 
 /** Several groupings of one scope's rows (the dashboard's week, repository and author). */
@@ -39,12 +46,39 @@ export interface GroupingsFigures {
   groupings: { groups: AnalyticsSummaryGroup[]; totals: AnalyticsSummaryTotals }[];
   /** D1's count of rows the statement read (`meta.rows_read`). */
   rowsRead: number;
+  /** As `SummaryFigures.candidates`. */
+  candidates: number;
 }
 
 /**
+ * How much one summary statement may do (contract section 12 and issue 31, item 3), and how it
+ * splits each group's durations.
+ *
+ * - `maxRows`: at most this many candidate pull requests (rows the walk finds before the exact
+ *   check) per request; each walk (the window's, the merges' outside it) stops at one more, and
+ *   the caller answers 400 instead of figures
+ *   (`analytics/summary.ts` `refuseOverBound`).
+ *   A request reads about two D1 rows per candidate, so this bounds what one request can hold a
+ *   shard for. No legitimate request reaches the default: a shard holds about 7 million pull
+ *   requests (contract section 16), so no window of one organization holds 8 million.
+ * - `arrayParts`: the groups of a sorted grouping come back in this many parts (split by pull
+ *   request id), each with its durations as JSON arrays, so no single value nears D1's cap on a
+ *   string (1 MB; local D1 does not enforce it): a duration takes at most 15 characters, so a part
+ *   holds about 65,000 of them and a group 8 parts of that. A time grouping walked by day sends
+ *   one array per UTC day (65,000 merges in a day would be needed to near the cap).
+ */
+export interface SummaryLimits {
+  maxRows: number;
+  arrayParts: number;
+}
+
+export const SUMMARY_LIMITS: SummaryLimits = { maxRows: 8_000_000, arrayParts: 8 };
+
+/**
  * Several groupings of the same rows in one statement (`summaryStatement`): the rows are found,
- * checked and measured once, and the totals' medians sorted once, whatever the number of groupings;
- * only the grouping itself is done once per grouping.
+ * checked and measured once; each grouping groups them once. Each group's medians are computed
+ * here from its durations (exact: the value at `medianIndex` in ascending order, found by
+ * selection), and the totals' from all of the first grouping's.
  */
 export async function summarizeGroupings(
   db: D1Database | D1DatabaseSession,
@@ -55,33 +89,74 @@ export async function summarizeGroupings(
   const result = await db
     .prepare(sql)
     .bind(...params)
-    .all<
-      AnalyticsSummaryGroup & { grouping: number; totalMedianMsToFirstReview: number | null; totalMedianMsToMerge: number | null }
-    >();
-  const groupings = q.groupBys.map(() => ({ groups: [] as AnalyticsSummaryGroup[], totals: { ...EMPTY_FIGURES } }));
-  for (const { grouping, totalMedianMsToFirstReview, totalMedianMsToMerge, ...group } of result.results) {
-    const target = groupings[grouping];
-    if (!target) throw new Error(`summary statement answered grouping ${grouping}`);
-    target.groups.push(group);
-    for (const name of SUMMED) target.totals[name] += group[name];
-    target.totals.medianMsToFirstReview = totalMedianMsToFirstReview;
-    target.totals.medianMsToMerge = totalMedianMsToMerge;
-  }
-  return { groupings, rowsRead: result.meta.rows_read };
+    .all<PartRow>();
+  return { ...assemble(q.groupBys.length, result.results), rowsRead: result.meta.rows_read };
 }
 
 /**
- * How the statement computes the groups' medians (see `summaryStatement`): from each group's values
- * aggregated in order into one JSONB array when no group has more than `maxSortedArray` rows, else
- * by ranking them (ROW_NUMBER), slower. The bound keeps every array far below D1's cap on a string
- * or BLOB (1 MB in its documented limits; local D1 does not enforce it, so no test would notice): a
- * duration takes at most 13 bytes in JSONB, so 40,000 of them about 520 KB.
+ * One row of the statement: a group of one grouping (a group may come in several rows, e.g. from the
+ * window's walk and from the merges outside it), its candidates (the rows found before the exact
+ * check), the sums of its rows, and per part `j` (`SummaryLimits.arrayParts`) its durations as JSON
+ * arrays in no order, `tf<j>` and `tm<j>`.
  */
-export interface SummaryLimits {
-  maxSortedArray: number;
+export type PartRow = Omit<AnalyticsSummaryGroup, "medianMsToFirstReview" | "medianMsToMerge"> & {
+  grouping: number;
+  candidates: number;
+  [durations: `tf${number}` | `tm${number}`]: string;
+};
+
+/** The statement's rows as the groupings' figures: rows of a group added up, medians from the durations. */
+export function assemble(groupingCount: number, rows: readonly PartRow[]): Omit<GroupingsFigures, "rowsRead"> {
+  const groupings = Array.from({ length: groupingCount }, () => new Map<string | null, Accumulated>());
+  let candidates = 0;
+  for (const row of rows) {
+    const { grouping, key } = row;
+    if (grouping === 0) candidates += row.candidates;
+    const groups = groupings[grouping];
+    if (!groups) throw new Error(`summary statement answered grouping ${grouping}`);
+    let group = groups.get(key);
+    if (!group) {
+      group = { key, ...EMPTY_FIGURES, tf: [], tm: [] };
+      groups.set(key, group);
+    }
+    for (const name of SUMMED) group[name] += row[name];
+    for (const [name, value] of Object.entries(row)) {
+      if (/^t[fm]\d+$/.test(name)) (name.startsWith("tf") ? group.tf : group.tm).push(JSON.parse(value as string) as number[]);
+    }
+  }
+  // A group of candidates none of which qualified is no group (every row of it failed the check).
+  const lists = groupings.map((groups) => [...groups.values()].filter((g) => g.pullRequests > 0));
+  // The totals are the same rows whatever the grouping: added up and selected once, from the first.
+  const first = lists[0] ?? [];
+  const totals = { ...EMPTY_FIGURES };
+  for (const group of first) for (const name of SUMMED) totals[name] += group[name];
+  totals.medianMsToFirstReview = median(first.flatMap((g) => g.tf));
+  totals.medianMsToMerge = median(first.flatMap((g) => g.tm));
+  return {
+    groupings: lists.map((list) => ({
+      groups: list.map(({ tf, tm, ...group }) => ({
+        ...group,
+        medianMsToFirstReview: median(tf),
+        medianMsToMerge: median(tm),
+      })),
+      totals: { ...totals },
+    })),
+    candidates,
+  };
 }
 
-export const SUMMARY_LIMITS: SummaryLimits = { maxSortedArray: 40_000 };
+type Accumulated = AnalyticsSummaryGroup & { tf: number[][]; tm: number[][] };
+
+/** The value at `medianIndex` of the parts' values in ascending order (`lowerMedian`); null when there are none. */
+function median(parts: readonly (readonly number[])[]): number | null {
+  const values = new Float64Array(parts.reduce((n, part) => n + part.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    values.set(part, at);
+    at += part.length;
+  }
+  return lowerMedian(values);
+}
 
 const SUMMED = [
   "pullRequests",
@@ -105,8 +180,8 @@ const DAY_OF = (ms: string) => `((${ms} - ((${ms} % ${DAY}) + ${DAY}) % ${DAY}) 
  * before midnight stays on its day. Days and weeks group by their day number and are spelled once
  * per group: `date()` on every row cost as much as the rest of the sums.
  */
-function groupKeySql(groupBy: SummaryGroupBy): { row: string; key: (k: string) => string } {
-  const day = DAY_OF("p.merged_at");
+function groupKeySql(groupBy: SummaryGroupBy, ms = "m"): { row: string; key: (k: string) => string } {
+  const day = DAY_OF(ms);
   const asDate = (k: string) => `date(${k} * 86400, 'unixepoch')`;
   const same = (k: string) => k;
   switch (groupBy) {
@@ -117,11 +192,22 @@ function groupKeySql(groupBy: SummaryGroupBy): { row: string; key: (k: string) =
     case "month":
       return { row: `strftime('%Y-%m-01', ${day} * 86400, 'unixepoch')`, key: same };
     case "repo":
-      return { row: "p.repo", key: same };
+      return { row: "repo", key: same };
     case "author":
-      return { row: "p.author", key: same };
+      return { row: "author", key: same };
   }
 }
+
+/** For a time grouping of at most the contract's buckets: the window's first UTC day (ms); else null. */
+function windowDays(groupBy: SummaryGroupBy, window: { start: number; end: number }): { first: number } | null {
+  if (!isTimeGroupBy(groupBy) || bucketCount(window, groupBy) > MAX_TIME_BUCKETS || window.end < window.start) return null;
+  return { first: Math.floor(window.start / DAY) * DAY };
+}
+
+/** The columns of a pull request the summary reads, all of them in `pull_requests_summary_walk`. */
+const COLUMNS = `p.id AS pid, p.repo AS repo, p.author AS author, p.merged_at AS m, p.created_at AS c,
+    p.first_reviewed_at AS f, p.last_reviewed_at AS l, p.lines_added AS la, p.lines_deleted AS ld, p.ai_lines AS ai,
+    p.posted_findings AS pf, p.fixed_findings AS xf, p.first_finding_at AS ff, p.last_finding_at AS lf`;
 
 /**
  * The statement and its parameters (shared with the benchmark and the tests). The rows are the
@@ -129,19 +215,24 @@ function groupKeySql(groupBy: SummaryGroupBy): { row: string; key: (k: string) =
  * with a completed review in [start, end]. They are found the way the export's walk finds them, as
  * disjoint index ranges of the review span (`review-span.ts`): merged inside the window; merged
  * before it, one range per gap tier of the last review after the merge; merged after it, one per
- * tier of the first review before it. A candidate whose span does not settle it (reviews on both
- * sides of the window) is checked against its reviews.
+ * tier of the first review before it.
  *
- * Per row it computes what the export's row shows: findings posted and created in the window (and
- * of them the AI-addressed ones), the AI lines capped at the changed lines, and the two durations.
- * The window-independent figures the write path keeps (`pull-request-figures.ts`) settle the
- * findings of a row whose posted findings all lie inside the window, or all outside it, without
- * reading them; only a row whose findings straddle an edge of the window reads its findings. The
- * capped AI lines are a column.
- * Then per group, and once for all rows (the totals): the sums, and each median as the value at
- * position floor((n-1)/2) in ascending order: that index of the group's values aggregated in
- * order (`jsonb_group_array(... ORDER BY ...)`; when a group has many rows, the row of that rank
- * in its group, ROW_NUMBER), or for the totals the row at that OFFSET.
+ * What a row costs: the merges inside the window (nearly every row of a long window) are walked on
+ * `pull_requests_summary_walk`, which holds every column the summary reads, so such a row costs
+ * its index entry and no table row (with a repository filter, the repository's walk and the table
+ * row). The rows merged outside the window, found on the tier walks, read their table row. A
+ * candidate settles from its own columns unless its span crosses an edge of the window:
+ * - reviews: its first or last completed review lies in the window, or both lie on one side; only
+ *   one reviewed on both sides of the window, not inside, reads its reviews;
+ * - findings (`pull-request-figures.ts`): its posted findings lie wholly inside the window (the two
+ *   counts), or wholly outside (none); only one whose findings straddle an edge reads them.
+ * Then per group the count of candidates, the sums of those that qualify and their durations as
+ * JSON arrays in no order: the medians are selected by the caller (`assemble`), since every ordered
+ * pass in SQL reads the rows again (D1 counts each step of a cursor, a sorter's included, as a row
+ * read). One time grouping of the organization walks the window day by day in order and groups
+ * without a sort (see there: about one row read per row); any other grouping, or several, is one
+ * `GROUP BY` that sorts the rows (about two), each group split into `arrayParts` parts by id. Each
+ * walk stops after `maxRows + 1` candidates.
  */
 export function summaryStatement(
   q: SummaryQuery | GroupingsQuery,
@@ -149,14 +240,18 @@ export function summaryStatement(
 ): { sql: string; params: (string | number)[] } {
   const groupBys = "groupBys" in q ? q.groupBys : [q.groupBy];
   if (groupBys.length === 0) throw new RangeError("a summary needs at least one grouping");
-  if (!Number.isSafeInteger(limits.maxSortedArray) || limits.maxSortedArray < 0)
-    throw new RangeError(`maxSortedArray must be a whole number, got ${limits.maxSortedArray}`);
+  for (const [name, value, min] of [
+    ["maxRows", limits.maxRows, 0],
+    ["arrayParts", limits.arrayParts, 1],
+  ] as const)
+    if (!Number.isSafeInteger(value) || value < min)
+      throw new RangeError(`${name} must be a whole number of at least ${min}, got ${value}`);
   const params: (string | number)[] = [q.orgKey, q.start, q.end]; // ?1 ?2 ?3
   const bind = (value: string | number): string => `?${params.push(value)}`;
   // Section 21's lists, each bound once as JSON: the repositories' window walk takes the listed
-  // ones from the repository index (no order needed here, so one IN over the list), the authors
-  // filter the rows once found (the author is in no index of the walks). One repository is bound
-  // as itself: an IN over json_each in each of the ranges cost it about 1 ms more to compile.
+  // ones from the repository index, the authors filter the rows once found (the summary walk holds
+  // the author; the tier walks' rows are filtered after their table row is read). One repository
+  // is bound as itself: an IN over json_each in each of the ranges cost it about 1 ms more to compile.
   const named = q.repoKeys === null ? null : [...new Set(q.repoKeys)];
   const repo =
     named === null
@@ -165,11 +260,13 @@ export function summaryStatement(
         ? `p.repo_key = ${bind(named[0] as string)}`
         : `p.repo_key IN (SELECT value FROM json_each(${bind(JSON.stringify(named))}))`;
   const authors = q.authorKeys === null ? null : bind(JSON.stringify([...new Set(q.authorKeys)]));
+  const byAuthor = authors ? [`lower(p.author) IN (SELECT value FROM json_each(${authors}))`] : [];
   const access = q.accessibleRepoKeys === null ? null : bind(JSON.stringify(q.accessibleRepoKeys));
   const excluded = q.excludedRepoKeys && q.excludedRepoKeys.length > 0 ? bind(JSON.stringify(q.excludedRepoKeys)) : null;
 
-  const range = (index: string, conditions: string[]): string =>
-    `SELECT p.id AS id FROM pull_requests AS p INDEXED BY ${index} WHERE ${[
+  // Every range takes the filters here (the author's only where the range reads the author).
+  const where = (conditions: string[]): string =>
+    [
       "p.org_key = ?1",
       ...conditions,
       ...(repo ? [repo] : []),
@@ -177,98 +274,99 @@ export function summaryStatement(
       ...(excluded ? [`p.repo_key NOT IN (SELECT value FROM json_each(${excluded}))`] : []),
       "p.first_reviewed_at <= ?3",
       "p.last_reviewed_at >= ?2",
-    ].join(" AND ")}`;
+    ].join(" AND ");
+  const idRange = (index: string, conditions: string[]): string =>
+    `SELECT p.id AS id FROM pull_requests AS p INDEXED BY ${index} WHERE ${where(conditions)}`;
   const tiers = Array.from({ length: LAST_GAP_TIER + 1 }, (_, tier) => ({ tier, bound: GAP_TIER_BOUNDS_MS[tier] }));
-  const candidates = [
-    range(repo ? "pull_requests_repo_merged_walk" : "pull_requests_merged_walk", ["p.merged_at BETWEEN ?2 AND ?3"]),
+  const outside = [
     ...tiers.map(({ tier, bound }) =>
-      range("pull_requests_after_merge_walk", [
+      idRange("pull_requests_after_merge_walk", [
         `p.after_merge_tier = ${tier}`,
         ...(bound === undefined ? [] : [`p.merged_at >= ?2 - ${bound}`]),
         "p.merged_at < ?2",
       ]),
     ),
     ...tiers.map(({ tier, bound }) =>
-      range("pull_requests_before_merge_walk", [
+      idRange("pull_requests_before_merge_walk", [
         `p.before_merge_tier = ${tier}`,
         "p.merged_at > ?3",
         ...(bound === undefined ? [] : [`p.merged_at <= ?3 + ${bound}`]),
       ]),
     ),
   ];
+  const viaIds = (ids: string) =>
+    `SELECT ${COLUMNS} FROM (SELECT id FROM (${ids}) LIMIT -1) AS t JOIN pull_requests AS p ON p.id = t.id${
+      byAuthor.length > 0 ? ` WHERE ${byAuthor.join(" AND ")}` : ""
+    }`;
+  const inWindow = repo
+    ? viaIds(idRange("pull_requests_repo_merged_walk", ["p.merged_at BETWEEN ?2 AND ?3"]))
+    : `SELECT ${COLUMNS} FROM pull_requests AS p INDEXED BY pull_requests_summary_walk WHERE ${where(["p.merged_at BETWEEN ?2 AND ?3", ...byAuthor])}`;
 
-  // Medians: each group's values in ascending order as one JSONB array (an aggregate with ORDER BY,
-  // computed in the same pass as the sums), and the value at the median's index; among all rows,
-  // the value at the median's OFFSET of one sort. A ROW_NUMBER per group cost a window pass and
-  // one more pass over the rows per median; a ROW_NUMBER over all rows for the totals cost as much
-  // as the sums. A group of more than `limits.maxSortedArray` rows makes the statement rank instead
-  // (`gate`: counting the groups' rows costs a pass only when the window has more rows than that):
-  // the arrays' FILTER then lets no value in, and the ranking's constant condition lets all of them in
-  // (SQLite evaluates a condition that reads no row once, before the loop). Only the group's median
-  // row of the ranking is kept: joining every ranked row to the groups made SQLite build an
-  // automatic index over them. The totals' sums are added up from the groups by the caller, and
-  // their medians ride on every group row: a second SELECT for the totals (UNION ALL) made SQLite
-  // compile the whole plan again, and local D1 compiles the statement on every request.
-  // Several groupings (`groupBys`): each row carries one key per grouping (k0, k1, ...), and
-  // `keyed` lists it once per grouping (`grp`, `k`); the medians and groups below partition by both.
-  // The totals are the same rows whatever the grouping: their medians are sorted once.
-  const arrays = "(SELECT arrays FROM gate)";
-  const sorted = (column: string) =>
-    `jsonb_group_array(${column} ORDER BY ${column}) FILTER (WHERE ${column} IS NOT NULL AND ${arrays})`;
-  const ranked = (column: string, count: string) =>
-    `SELECT grp, k, v FROM (SELECT grp, k, ${column} AS v, ROW_NUMBER() OVER (PARTITION BY grp, k ORDER BY ${column}) AS i
-      FROM keyed WHERE ${column} IS NOT NULL AND NOT ${arrays})
-    WHERE (grp, k, i) IN (SELECT grp, k, (${count} - 1) / 2 + 1 FROM by_group)`;
-  const median = (array: string, count: string, rankedTable: string) =>
-    `CASE WHEN ${arrays} THEN ${array} ->> ('$[' || ((${count} - 1) / 2) || ']')
-      ELSE (SELECT v FROM ${rankedTable} AS r WHERE r.grp = g.grp AND r.k = g.k) END`;
-  const totalMedian = (column: string, count: string) =>
-    `SELECT ${column} FROM qualifying WHERE ${column} IS NOT NULL
-    ORDER BY ${column} LIMIT 1 OFFSET (SELECT (${count} - 1) / 2 FROM counted)`;
-  const groupKeys = groupBys.map(groupKeySql);
-  const figures = "la, ld, tf, tm, fl, fx, ai";
-  const keyed = groupKeys.map((_, i) => `SELECT ${i} AS grp, k${i} AS k, ${figures} FROM qualifying`).join("\n  UNION ALL\n  ");
-  const keyOf = (k: string) =>
-    groupKeys.length === 1
-      ? (groupKeys[0] as (typeof groupKeys)[number]).key(k)
-      : `CASE g.grp ${groupKeys.map((key, i) => `WHEN ${i} THEN ${key.key(k)}`).join(" ")} END`;
-  const sums = `COUNT(*) AS pullRequests,
-    COALESCE(SUM(la), 0) AS linesAdded, COALESCE(SUM(ld), 0) AS linesDeleted,
-    COALESCE(SUM(fl), 0) AS serviceIssuesFlagged, COALESCE(SUM(fx), 0) AS serviceIssuesFixed,
-    COALESCE(SUM(ai), 0) AS aiLinesAuthored, COUNT(ai) AS pullRequestsWithAiData`;
+  // Per row: the exact check and the findings in the window (see above), from the candidate's columns.
+  const metrics = `pid, repo, author, m, la, ld, ai, f - c AS tf, m - c AS tm,
+    (f >= ?2 OR l <= ?3 OR EXISTS (SELECT 1 FROM reviews AS r
+      WHERE r.pr_id = pid AND r.status = 'completed' AND r.completed_at BETWEEN ?2 AND ?3)) AS ok,
+    CASE WHEN ff >= ?2 AND lf <= ?3 THEN pf
+      WHEN ff IS NULL OR ff > ?3 OR lf < ?2 THEN 0
+      ELSE (SELECT COUNT(*) FROM findings AS fi
+        WHERE fi.pr_id = pid AND fi.posted = 1 AND fi.created_at BETWEEN ?2 AND ?3) END AS fl,
+    CASE WHEN ff >= ?2 AND lf <= ?3 THEN xf
+      WHEN ff IS NULL OR ff > ?3 OR lf < ?2 OR xf = 0 THEN 0
+      ELSE (SELECT COUNT(*) FROM findings AS fi
+        WHERE fi.pr_id = pid AND fi.posted = 1 AND fi.ai_addressed = 1 AND fi.created_at BETWEEN ?2 AND ?3) END AS fx`;
+  // Per group: its candidates, and the sums and durations of those that qualify.
+  const aggregates = [
+    "COUNT(*) AS candidates",
+    "COUNT(*) FILTER (WHERE ok) AS pullRequests",
+    ...[
+      ["la", "linesAdded"],
+      ["ld", "linesDeleted"],
+      ["fl", "serviceIssuesFlagged"],
+      ["fx", "serviceIssuesFixed"],
+      ["ai", "aiLinesAuthored"],
+    ].map(([column, name]) => `COALESCE(SUM(${column}) FILTER (WHERE ok), 0) AS ${name}`),
+    "COUNT(ai) FILTER (WHERE ok) AS pullRequestsWithAiData",
+    ...["tf", "tm"].map((column) => `json_group_array(${column}) FILTER (WHERE ok AND ${column} IS NOT NULL) AS ${column}0`),
+  ].join(",\n  ");
+  const bounded = (rows: string) => `SELECT ${metrics} FROM (${rows} LIMIT ${limits.maxRows + 1})`;
+  const [only] = groupBys;
+  const days = groupBys.length === 1 && only !== undefined && !repo ? windowDays(only, q) : null;
 
-  const sql = `WITH metrics AS (
-  SELECT ${groupKeys.map((key, i) => `${key.row} AS k${i}`).join(", ")}, p.lines_added AS la, p.lines_deleted AS ld,
-    p.first_reviewed_at - p.created_at AS tf, p.merged_at - p.created_at AS tm,
-    CASE WHEN p.first_finding_at >= ?2 AND p.last_finding_at <= ?3 THEN p.posted_findings
-      WHEN p.first_finding_at IS NULL OR p.first_finding_at > ?3 OR p.last_finding_at < ?2 THEN 0
-      ELSE (SELECT COUNT(*) FROM findings AS f
-        WHERE f.pr_id = p.id AND f.posted = 1 AND f.created_at BETWEEN ?2 AND ?3) END AS fl,
-    CASE WHEN p.first_finding_at >= ?2 AND p.last_finding_at <= ?3 THEN p.fixed_findings
-      WHEN p.first_finding_at IS NULL OR p.first_finding_at > ?3 OR p.last_finding_at < ?2 OR p.fixed_findings = 0 THEN 0
-      ELSE (SELECT COUNT(*) FROM findings AS f
-        WHERE f.pr_id = p.id AND f.posted = 1 AND f.ai_addressed = 1 AND f.created_at BETWEEN ?2 AND ?3) END AS fx,
-    p.ai_lines AS ai
-  FROM (SELECT id FROM (${unionAll(candidates)}) LIMIT -1) AS c
-  JOIN pull_requests AS p ON p.id = c.id
-  WHERE ${authors ? `lower(p.author) IN (SELECT value FROM json_each(${authors})) AND ` : ""}(p.first_reviewed_at >= ?2 OR p.last_reviewed_at <= ?3 OR EXISTS (SELECT 1 FROM reviews AS r
-    WHERE r.pr_id = p.id AND r.status = 'completed' AND r.completed_at BETWEEN ?2 AND ?3))
-),
-qualifying AS MATERIALIZED (SELECT ${groupKeys.map((_, i) => `k${i}`).join(", ")}, ${figures} FROM metrics),
-keyed AS (${keyed}),
-gate AS MATERIALIZED (SELECT CASE WHEN (SELECT COUNT(*) FROM qualifying) <= ${limits.maxSortedArray} THEN 1
-  ELSE (SELECT MAX(n) <= ${limits.maxSortedArray} FROM (SELECT COUNT(*) AS n FROM keyed GROUP BY grp, k)) END AS arrays),
-by_group AS MATERIALIZED (SELECT grp, k, ${sums}, COUNT(tf) AS nf, COUNT(tm) AS nm,
-    ${sorted("tf")} AS af, ${sorted("tm")} AS am FROM keyed GROUP BY grp, k),
-ranked_tf AS MATERIALIZED (${ranked("tf", "nf")}),
-ranked_tm AS MATERIALIZED (${ranked("tm", "nm")}),
-counted AS (SELECT SUM(nf) AS nf, SUM(nm) AS nm FROM by_group WHERE grp = 0)
-SELECT g.grp AS grouping, ${keyOf("g.k")} AS key, g.pullRequests, g.linesAdded, g.linesDeleted, g.serviceIssuesFlagged,
-  g.serviceIssuesFixed, g.aiLinesAuthored, g.pullRequestsWithAiData,
-  ${median("g.af", "g.nf", "ranked_tf")} AS medianMsToFirstReview,
-  ${median("g.am", "g.nm", "ranked_tm")} AS medianMsToMerge,
-  (${totalMedian("tf", "nf")}) AS totalMedianMsToFirstReview,
-  (${totalMedian("tm", "nm")}) AS totalMedianMsToMerge
-FROM by_group AS g`;
+  let sql: string;
+  if (days && only !== undefined) {
+    // One time grouping over the organization's merges: the window's UTC days, in order (a
+    // recursive CTE), each a range of the summary walk, forced as the outer loop (CROSS JOIN). The
+    // rows come out in day order, so the GROUP BY by day needs no sort (SQLite uses the subquery's
+    // ORDER BY): each row costs its index entry alone. A day's durations are one small array each;
+    // the caller adds a bucket's days up (they share its key). The merges outside the window (few)
+    // are grouped by a sort, as below; a bucket at an edge may so come in several rows.
+    const key = groupKeySql(only, "dk");
+    const inside = `SELECT d.lo AS dk, ${COLUMNS}
+    FROM (SELECT lo FROM days ORDER BY lo LIMIT -1) AS d
+    CROSS JOIN pull_requests AS p INDEXED BY pull_requests_summary_walk
+    ON ${where(["p.merged_at >= MAX(d.lo, ?2)", `p.merged_at < MIN(d.lo + ${DAY}, ?3 + 1)`, ...byAuthor])}
+    ORDER BY d.lo`;
+    const outsideKey = groupKeySql(only);
+    sql = `WITH RECURSIVE days(lo) AS (SELECT ${bind(days.first)} UNION ALL SELECT lo + ${DAY} FROM days WHERE lo + ${DAY} <= ?3)
+SELECT 0 AS grouping, ${key.key(key.row)} AS key, ${aggregates}
+FROM (SELECT dk, ${metrics} FROM (${inside} LIMIT ${limits.maxRows + 1}) ORDER BY dk)
+GROUP BY dk
+UNION ALL
+SELECT 0 AS grouping, ${outsideKey.key("k")} AS key, ${aggregates}
+FROM (SELECT ${outsideKey.row} AS k, * FROM (${bounded(viaIds(unionAll(outside)))}))
+GROUP BY k`;
+  } else {
+    // Any grouping, or several (the dashboard's): the rows found once, each row once per grouping
+    // (k0, k1, ...), and one GROUP BY, which sorts them; each group split in parts by id.
+    const groupKeys = groupBys.map((g) => groupKeySql(g));
+    const keyed = groupKeys.map((key, i) => `SELECT ${i} AS grp, ${key.row} AS k, * FROM metrics`).join("\n  UNION ALL\n  ");
+    const keyOf = (k: string) => `CASE grp ${groupKeys.map((key, i) => `WHEN ${i} THEN ${key.key(k)}`).join(" ")} END`;
+    sql = `WITH metrics AS (
+  ${bounded(`SELECT * FROM (${inWindow}\n  UNION ALL\n  ${viaIds(unionAll(outside))})`)}
+)
+SELECT grp AS grouping, ${keyOf("k")} AS key, ${aggregates}
+FROM (${keyed})
+GROUP BY grp, k, pid % ${limits.arrayParts}`;
+  }
   return { sql, params };
 }

@@ -90,10 +90,21 @@ export async function listMergedPullRequests(
     .prepare(sql)
     .bind(...params)
     .all<PageRow>();
+  // One literal per row (no rest and spread): the shape every row of every page shares.
   return {
-    rows: result.results.map(({ findingsUnaddressed, ...row }) => ({
-      ...row,
-      findingsFlagged: findingsUnaddressed + row.findingsFixed,
+    rows: result.results.map((row) => ({
+      id: row.id,
+      repo: row.repo,
+      prNumber: row.prNumber,
+      author: row.author,
+      createdAt: row.createdAt,
+      mergedAt: row.mergedAt,
+      linesAdded: row.linesAdded,
+      linesDeleted: row.linesDeleted,
+      firstReviewedAt: row.firstReviewedAt,
+      findingsFlagged: row.findingsUnaddressed + row.findingsFixed,
+      findingsFixed: row.findingsFixed,
+      aiLines: row.aiLines,
     })),
     rowsRead: result.meta.rows_read,
   };

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { SUMMARY_CSV_HEADER, toSummaryCsv } from "../../src/analytics/summary-csv";
 import {
@@ -7,6 +8,7 @@ import {
   bucketsOfWindow,
   compareCodePoints,
   EMPTY_FIGURES,
+  lowerMedian,
   medianIndex,
   type TimeGroupBy,
   windowTooWide,
@@ -110,6 +112,28 @@ describe("the median's position: floor((n - 1) / 2) in ascending order", () => {
     [4, 1],
     [5, 2],
   ])("n = %i → %i", (n, index) => expect(medianIndex(n)).toBe(index));
+});
+
+describe("the lower median by selection: the value at floor((n - 1) / 2) of the values sorted", () => {
+  it("equals sorting and indexing, for any values (ties, negatives, many equal ones)", () => {
+    const value = fc.oneof(fc.integer({ min: -5, max: 5 }), fc.integer({ min: -(2 ** 40), max: 2 ** 40 }));
+    fc.assert(
+      fc.property(fc.array(value, { maxLength: 300 }), (values) => {
+        const sorted = [...values].sort((a, b) => a - b);
+        const expected = sorted.length === 0 ? null : sorted[medianIndex(sorted.length)];
+        expect(lowerMedian(Float64Array.from(values))).toBe(expected);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it.each([
+    [[], null],
+    [[7], 7],
+    [[2, 1], 1],
+    [[3, -1, 2], 2],
+    [[5, 5, 5, 5], 5],
+  ])("%j → %j", (values, expected) => expect(lowerMedian(Float64Array.from(values))).toBe(expected));
 });
 
 describe("group order", () => {

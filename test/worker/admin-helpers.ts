@@ -1,3 +1,4 @@
+import { parse } from "csv-parse/sync";
 import { expect } from "vitest";
 import {
   addMember,
@@ -143,6 +144,48 @@ export async function walk<T>(
     if (page.nextCursor === null) return { items, pages };
     cursor = page.nextCursor;
     await between(pages);
+    if (pages > 1000) throw new Error("walk does not end");
+  }
+}
+
+/** `&cursor=...` for a page after the first, else nothing. */
+export const cursorParam = (cursor: string | null) => (cursor ? `&cursor=${encodeURIComponent(cursor)}` : "");
+
+/**
+ * Every CSV page of a list (contract section 21), following X-Next-Cursor; each page checked: 200,
+ * text/csv with Vary: Accept, the header line `header` first, CRLF line ends, and while there is a
+ * next page a `Link: <...>; rel="next"` whose URL carries the same cursor, format=csv and the
+ * parameters of `linkKeeps`; none on the last page. Returns the rows without headers and the pages.
+ */
+export async function csvWalk(
+  fetchPage: (cursor: string | null) => Promise<Response>,
+  header: string,
+  linkKeeps: Record<string, string> = {},
+): Promise<{ rows: string[][]; pages: number }> {
+  const rows: string[][] = [];
+  let cursor: string | null = null;
+  let pages = 0;
+  for (;;) {
+    const res = await fetchPage(cursor);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Content-Type")).toBe("text/csv; charset=utf-8");
+    expect(res.headers.get("Vary")).toBe("Accept");
+    const text = await res.text();
+    expect(text.startsWith(`${header}\r\n`)).toBe(true);
+    expect(text.endsWith("\r\n")).toBe(true);
+    const [first, ...body] = parse(text) as string[][];
+    expect(first?.join(",")).toBe(header);
+    rows.push(...body);
+    pages++;
+    cursor = res.headers.get("X-Next-Cursor");
+    if (cursor === null) {
+      expect(res.headers.get("Link")).toBeNull();
+      return { rows, pages };
+    }
+    const next = new URL(/^<([^>]+)>; rel="next"$/.exec(res.headers.get("Link") ?? "")?.[1] ?? "");
+    expect(next.searchParams.get("cursor")).toBe(cursor);
+    expect(next.searchParams.get("format")).toBe("csv");
+    for (const [name, value] of Object.entries(linkKeeps)) expect(next.searchParams.get(name)).toBe(value);
     if (pages > 1000) throw new Error("walk does not end");
   }
 }

@@ -316,5 +316,27 @@ describe("the MCP tools take the lists, as the REST string or an array", () => {
       const { result: refused } = await callTool(k, "list_pull_request_analytics", { org: s.org, ...args });
       expect(refusalOf(refused).code).toBe(code);
     }
+    // What the input schema refuses is refused, naming the argument, never read as another filter:
+    // an empty array is not "no filter", a number or an object is not a name, and an array's item
+    // is one name (a comma inside it would split it in two).
+    const malformed: [string, unknown][] = [
+      ["author", []],
+      ["repo", []],
+      ["repo", 5],
+      ["author", true],
+      ["repo", { a: 1 }],
+      ["repo", [null]],
+      ["repo", ["api", ["web"]]],
+      ["repo", ["api,web"]],
+      ["author", ["  "]],
+    ];
+    for (const [name, value] of malformed) {
+      for (const tool of ["list_pull_request_analytics", "summarize_pull_request_analytics"]) {
+        const { result: refused } = await callTool(s.keys.admin, tool, { org: s.org, groupBy: "repo", [name]: value });
+        const error = refusalOf(refused);
+        expect([tool, name, value, error.code]).toEqual([tool, name, value, "invalid_request"]);
+        expect(error.details).toEqual([{ path: name, message: expect.stringMatching(/name/) }]);
+      }
+    }
   });
 });

@@ -1,9 +1,10 @@
+import { introspectWorkflow } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { summarizeGroupings, summarizeMergedPullRequests } from "../../src/storage/analytics-summary";
+import { SUMMARY_LIMITS, summarizeGroupings, summarizeMergedPullRequests } from "../../src/storage/analytics-summary";
 import { moveRows } from "../../src/storage/renames";
 import { GAP_TIER_BOUNDS_MS } from "../../src/storage/review-span";
-import { addMember, adminOk, call, createKey, createOrg, createUser, postEventsOk, shardDb, unique } from "./helpers";
+import { addMember, admin, adminOk, call, createKey, createOrg, createUser, env, postEventsOk, shardDb, unique } from "./helpers";
 
 /**
  * Contract section 12: the summary is exactly the export's rows for the same parameters (every
@@ -110,10 +111,24 @@ const windowArb = fc.oneof(
       })
       .map((around) => ({ around, start: 0, span: around.span })),
   },
+  {
+    // Both edges on a review or a finding (or a millisecond either side): pull requests whose
+    // reviews and findings lie on both sides of the start and of the end.
+    weight: 2,
+    arbitrary: fc
+      .record({ picks: fc.tuple(fc.nat(), fc.nat()), shifts: fc.tuple(fc.constantFrom(0, 1, -1), fc.constantFrom(0, 1, -1)) })
+      .map((between) => ({ around: null, between, start: 0, span: 0 })),
+  },
 );
 type GenWindow = typeof windowArb extends fc.Arbitrary<infer T> ? T : never;
 
 function resolveWindow(w: GenWindow, prs: GenPr[]): { start: number; end: number } {
+  if ("between" in w) {
+    const times = prs.flatMap((p) => [...p.reviews.map((r) => r.at), ...p.findings.map((f) => f.at)]);
+    if (times.length === 0) return { start: BASE, end: BASE + DAY };
+    const [a, b] = w.between.picks.map((pick, i) => (times[pick % times.length] as number) + (w.between.shifts[i] as number));
+    return { start: Math.min(a as number, b as number), end: Math.max(a as number, b as number) };
+  }
   const times =
     w.around?.of === "finding" ? prs.flatMap((p) => p.findings.map((f) => f.at)) : prs.flatMap((p) => p.reviews.map((r) => r.at));
   if (w.around === null || times.length === 0) return { start: w.start || BASE, end: (w.start || BASE) + w.span };
@@ -127,7 +142,9 @@ function resolveWindow(w: GenWindow, prs: GenPr[]): { start: number; end: number
  * gives pull requests of one repository the same number (one record, its children from several);
  * `later` re-sends findings and AI records in a last batch with a newer version, moved to another
  * pull request and changed; `renamed` moves repository "web" into "api" (storage/renames.ts) at the
- * end, merging pull requests of the same number.
+ * end, merging pull requests of the same number; `moved` moves the organization to the other shard
+ * (contract section 16) before its last batch (which the target shard then applies), or after its
+ * only one.
  */
 const deliveryArb = fc.record({
   shuffle: fc.option(fc.integer({ min: 1, max: 2 ** 30 }), { nil: null }),
@@ -145,6 +162,7 @@ const deliveryArb = fc.record({
     { maxLength: 3 },
   ),
   renamed: fc.boolean(),
+  moved: fc.boolean(),
 });
 type GenDelivery = typeof deliveryArb extends fc.Arbitrary<infer T> ? T : never;
 
@@ -282,6 +300,22 @@ function referenceSummary(rows: Row[], groupBy: GroupBy, start: number, end: num
   return { groups, totals: figures(rows) };
 }
 
+/** Moves the organization to the other shard and waits until the move is done (contract section 16). */
+async function moveToOtherShard(org: string) {
+  const from = (await (await admin("GET", `/internal/v1/organizations/${org}/move`)).json()) as { shard: string };
+  const to = from.shard === "DB" ? "ANALYTICS_2" : "DB";
+  await using moves = await introspectWorkflow(env.MOVES);
+  const res = await admin("POST", `/internal/v1/organizations/${org}/move`, { shard: to });
+  expect(res.status).toBe(202);
+  const [instance] = await moves.get();
+  await instance?.waitForStatus("complete");
+  const after = (await (await admin("GET", `/internal/v1/organizations/${org}/move`)).json()) as {
+    shard: string;
+    move: { state: string };
+  };
+  expect(after).toMatchObject({ shard: to, move: { state: "done" } });
+}
+
 async function orgWithCaller(role: "admin" | "member") {
   const org = await createOrg(unique("sumprop"), { plan: "pro", installedAt: "2024-01-01T00:00:00Z" });
   const user = await createUser();
@@ -332,11 +366,16 @@ describe("the summary is the export's rows, grouped", () => {
         repoListArb,
         authorListArb,
         deliveryArb,
-        fc.constantFrom(0, 1, 2),
-        async (prs, w, role, repos, authors, delivery, maxSortedArray) => {
+        fc.constantFrom(1, 2, 3),
+        async (prs, w, role, repos, authors, delivery, arrayParts) => {
           const { start, end } = resolveWindow(w, prs);
           const { org, get } = await orgWithCaller(role as "admin" | "member");
-          for (const batch of toBatches(org, prs, delivery)) await postEventsOk(batch);
+          const batches = toBatches(org, prs, delivery);
+          for (const [i, batch] of batches.entries()) {
+            if (delivery.moved && batches.length > 1 && i === batches.length - 1) await moveToOtherShard(org);
+            await postEventsOk(batch);
+          }
+          if (delivery.moved && batches.length === 1) await moveToOtherShard(org);
           if (delivery.renamed) await moveRows(await shardDb(org), { orgKey: org, repo: "web" }, { orgKey: org, repo: "api" });
           const lists = `${repos ? `&repo=${encodeURIComponent(repos)}` : ""}${authors ? `&author=${encodeURIComponent(authors)}` : ""}`;
           const window = `org=${org}${lists}&startDate=${encodeURIComponent(new Date(start).toISOString())}&endDate=${encodeURIComponent(new Date(end).toISOString())}`;
@@ -370,27 +409,28 @@ describe("the summary is the export's rows, grouped", () => {
               groupBy,
               ...referenceSummary(rows, groupBy, start, end),
             });
-            // The statement's other way to the groups' medians (ranking, for groups too large for
-            // one sorted array; a bound of 1 or 2 takes it only when some group is larger) gives
-            // the same figures, for the admin's view of the same window.
+            // Groups split into other numbers of parts (each part's durations one array) give the
+            // same figures, for the admin's view of the same window; the walk's bound is not reached.
             const input = { ...scope, groupBy };
             const byKey = (f: { groups: { key: string }[] }) => [...f.groups].sort((a, b) => (a.key < b.key ? -1 : 1));
             const db = await shardDb(org);
             const arrays = await summarizeMergedPullRequests(db, input);
-            const ranked = await summarizeMergedPullRequests(db, input, { maxSortedArray });
-            expect(byKey(ranked)).toEqual(byKey(arrays));
-            expect(ranked.totals).toEqual(arrays.totals);
+            const split = await summarizeMergedPullRequests(db, input, { ...SUMMARY_LIMITS, arrayParts });
+            expect(byKey(split)).toEqual(byKey(arrays));
+            expect(split.totals).toEqual(arrays.totals);
+            expect([arrays.candidates, split.candidates]).toEqual([arrays.candidates, arrays.candidates]);
+            expect(arrays.candidates).toBeGreaterThanOrEqual(arrays.totals.pullRequests);
             // Read where the organization's rows are (its shard), not an empty database: the
             // admin's view is the API's when the caller is the admin.
             if (role === "admin") expect(arrays.totals).toEqual(summary.totals);
             singles.push({ groupBy, figures: arrays });
           }
           // Every grouping at once (the dashboard's summaries, one statement) gives each grouping's
-          // figures as its own statement does, either way to the medians.
+          // figures as its own statement does, whatever the parts.
           const together = await summarizeGroupings(
             await shardDb(org),
             { ...scope, groupBys: singles.map((s) => s.groupBy as (typeof GROUP_BYS)[number]) },
-            { maxSortedArray },
+            { ...SUMMARY_LIMITS, arrayParts },
           );
           expect(together.groupings).toHaveLength(singles.length);
           singles.forEach(({ figures }, i) => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { SUMMARY_LIMITS, summarizeGroupings, summarizeMergedPullRequests } from "../../src/storage/analytics-summary";
 import { appCall, signIn } from "./app-helpers";
 import {
   addMember,
@@ -11,6 +12,7 @@ import {
   fetchWithEnv,
   type OrgOptions,
   postEventsOk,
+  shardDb,
   unique,
 } from "./helpers";
 
@@ -341,5 +343,69 @@ describe("the figures read alongside the access check (the export's early page, 
     // And back: the early figures (with secret) are never shown.
     await adminOk("PUT", `/internal/v1/organizations/${m.org}/repositories/secret`, { private: true, collaborators: [] });
     expect(await m.repos()).toEqual({ early: "stale", repos: ["api"] });
+  });
+});
+
+describe("a bound on what one summary may read (issue 31, item 3)", () => {
+  /** Five merged pull requests reviewed in October 2026, and one reviewed only outside the window (a candidate that fails the check). */
+  async function fiveInOctober() {
+    const ctx = await setup({ installedAt: "2026-01-01T00:00:00Z" });
+    await postEventsOk([
+      ...[1, 2, 3, 4, 5].flatMap((n) => [
+        ev.pr(ctx.org, n, { mergedAt: `2026-10-0${n + 1}T10:00:00Z` }),
+        ev.review(ctx.org, n, `r${n}`, { completedAt: "2026-10-01T12:00:00Z" }),
+      ]),
+      ev.pr(ctx.org, 6, { mergedAt: "2026-10-15T10:00:00Z" }),
+      ev.review(ctx.org, 6, "r6a", { completedAt: "2026-09-01T12:00:00Z" }),
+      ev.review(ctx.org, 6, "r6b", { completedAt: "2026-11-20T12:00:00Z" }),
+    ]);
+    return ctx;
+  }
+  const window = "startDate=2026-10-01&endDate=2026-10-31";
+
+  it("the walk stops after maxRows + 1 candidates, and says how many it found", async () => {
+    const { org } = await fiveInOctober();
+    const db = await shardDb(org);
+    const input = {
+      orgKey: org,
+      repoKeys: null,
+      authorKeys: null,
+      accessibleRepoKeys: null,
+      start: Date.parse("2026-10-01T00:00:00Z"),
+      end: Date.parse("2026-10-31T23:59:59.999Z"),
+    };
+    const all = await summarizeMergedPullRequests(db, { ...input, groupBy: "week" });
+    // Six candidates (the sixth reviewed on both sides of the window, not in it), five counted.
+    expect([all.candidates, all.totals.pullRequests]).toEqual([6, 5]);
+    for (const maxRows of [0, 2, 5]) {
+      const cut = await summarizeMergedPullRequests(db, { ...input, groupBy: "week" }, { ...SUMMARY_LIMITS, maxRows });
+      expect(cut.candidates).toBe(maxRows + 1);
+      const together = await summarizeGroupings(db, { ...input, groupBys: ["week", "repo"] }, { ...SUMMARY_LIMITS, maxRows });
+      expect(together.candidates).toBe(maxRows + 1);
+    }
+    const exact = await summarizeMergedPullRequests(db, { ...input, groupBy: "week" }, { ...SUMMARY_LIMITS, maxRows: 6 });
+    expect(exact.candidates).toBe(6);
+  });
+
+  it("a request over the bound is a 400 naming the window, in the analytics envelope; at the bound it is answered", async () => {
+    const { org, key } = await fiveInOctober();
+    const request = (query: string) =>
+      new Request(`https://service.test/api/analytics/v1/summary?org=${org}&${window}&${query}`, {
+        headers: { Authorization: `Bearer ${key}` },
+      });
+    for (const query of ["groupBy=week", "groupBy=repo&format=csv"]) {
+      const refused = await fetchWithEnv(request(query), { SUMMARY_MAX_ROWS: "5" });
+      expect(refused.status).toBe(400);
+      expect(refused.headers.get("Content-Type")).toMatch(/^application\/json/);
+      expect(await refused.json()).toEqual({
+        error: "The window holds more pull requests than one summary may read.",
+        details: [
+          { path: "startDate", message: "the window holds more than 5 pull requests to check; narrow it or name a repository" },
+        ],
+      });
+    }
+    const answered = await fetchWithEnv(request("groupBy=week"), { SUMMARY_MAX_ROWS: "6" });
+    expect(answered.status).toBe(200);
+    expect(((await answered.json()) as Summary).totals.pullRequests).toBe(5);
   });
 });

@@ -104,7 +104,17 @@ describe("starting a sign-in is throttled per client address, like failed authen
     expect(res.headers.get("Content-Type")).toBe("text/html; charset=utf-8");
     expect(res.headers.get("Set-Cookie")).toBeNull();
     expect(await res.text()).toMatch(/Too many sign-in attempts/);
-    expect((await begin("203.0.113.77")).status).toBe(429);
+    // The address stays refused until its window ends. On a loaded machine the window can end
+    // between the two requests: then the next one opens a fresh window, which must again let at
+    // least 100 through before it refuses (a fixed window; nothing carried over).
+    const next = await begin("203.0.113.77");
+    if (next.status === 302) {
+      let fresh = 1;
+      while ((await begin("203.0.113.77")).status === 302 && fresh < 250) fresh++;
+      expect(fresh).toBeGreaterThanOrEqual(100);
+    } else {
+      expect(next.status).toBe(429);
+    }
     expect((await begin("198.51.100.77")).status).toBe(302);
   });
 });

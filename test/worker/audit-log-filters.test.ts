@@ -1,6 +1,6 @@
 import { parse } from "csv-parse/sync";
 import { describe, expect, it } from "vitest";
-import { type AuditEntry, errorOf, keyedUser, setup, walk } from "./admin-helpers";
+import { type AuditEntry, csvWalk, cursorParam, errorOf, keyedUser, setup, walk } from "./admin-helpers";
 import { addMember, admin, env } from "./helpers";
 
 /** `GET /api/v1/organizations/{org}/audit-log`: section 21's filters, the cursor bound to them, and `format=csv`. */
@@ -51,7 +51,7 @@ const get = async (s: Awaited<ReturnType<typeof setup>>, query: string): Promise
 
 /** Every page of a filtered walk at this page size. */
 const walkAll = (s: Awaited<ReturnType<typeof setup>>, filters: string, limit: number) =>
-  walk<Entry>((cursor) => get(s, `${filters}&limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`));
+  walk<Entry>((cursor) => get(s, `${filters}&limit=${limit}${cursorParam(cursor)}`));
 
 describe("filters", () => {
   it("each filter alone lists exactly the entries that match it, newest first", async () => {
@@ -235,32 +235,9 @@ describe("format=csv", () => {
     const filters = "source=api";
     const json = await walkAll(s, filters, 4);
     expect(json.items).toEqual(all.filter((e) => e.source === "api"));
-    const rows: string[][] = [];
-    let cursor: string | null = null;
-    let pages = 0;
-    for (;;) {
-      const res = await s.audit(`${filters}&limit=4&format=csv${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
-      expect(res.status).toBe(200);
-      expect(res.headers.get("Content-Type")).toBe("text/csv; charset=utf-8");
-      expect(res.headers.get("Vary")).toBe("Accept");
-      const text = await res.text();
-      expect(text.startsWith(`${HEADER}\r\n`)).toBe(true);
-      expect(text.endsWith("\r\n")).toBe(true);
-      const [header, ...body] = parse(text) as string[][];
-      expect(header?.join(",")).toBe(HEADER);
-      rows.push(...body);
-      pages++;
-      cursor = res.headers.get("X-Next-Cursor");
-      if (cursor === null) {
-        expect(res.headers.get("Link")).toBeNull();
-        break;
-      }
-      const link = res.headers.get("Link") as string;
-      const next = new URL(/^<([^>]+)>; rel="next"$/.exec(link)?.[1] as string);
-      expect(next.searchParams.get("cursor")).toBe(cursor);
-      expect(next.searchParams.get("format")).toBe("csv");
-      expect(next.searchParams.get("source")).toBe("api");
-    }
+    const { rows, pages } = await csvWalk((cursor) => s.audit(`${filters}&limit=4&format=csv${cursorParam(cursor)}`), HEADER, {
+      source: "api",
+    });
     expect(pages).toBe(json.pages);
     expect(rows).toEqual(json.items.map(columns));
   });

@@ -318,3 +318,66 @@ describe("section 15: only a tools/call the server runs counts", () => {
     expect(await usedAfterOneMore(w.members)).toBe(1);
   });
 });
+
+describe("one server per request: concurrent requests never share one", () => {
+  it("requests of different keys, organizations, modes and methods at once each get their own answer, the same as alone", async () => {
+    const [a, b] = [await world(), await world()];
+    const get = (key: string, org: string, githubUserId: string, options = {}) =>
+      callTool(key, "get_member", { org, githubUserId }, options).then(({ result }) => result);
+    // Each exchange, and what it answers when it runs alone.
+    const exchanges: { name: string; run: () => Promise<unknown> }[] = [
+      { name: "a's member", run: () => get(a.members, a.org, a.member) },
+      { name: "b's owner", run: () => get(b.members, b.org, b.owner) },
+      { name: "a's key in b", run: () => get(a.members, b.org, b.member) },
+      { name: "b's member, read-only", run: () => get(b.members, b.org, b.member, { path: "/mcp/readonly" }) },
+      {
+        name: "a write refused as unknown in read-only mode",
+        run: () =>
+          rpc(
+            a.members,
+            "tools/call",
+            { name: "update_member", arguments: { org: a.org, githubUserId: a.member } },
+            {
+              path: "/mcp/readonly",
+            },
+          ).then(({ message }) => message?.error?.message),
+      },
+      {
+        name: "a member tool on an analytics key",
+        run: () => rpc(b.analytics, "tools/call", { name: "get_member" }).then(({ message }) => message?.error?.message),
+      },
+      { name: "a's analytics tools", run: () => names(a.analytics) },
+      { name: "b's read-only member tools", run: () => names(b.members, { path: "/mcp/readonly" }) },
+      { name: "b's member tools", run: () => names(b.members) },
+      {
+        name: "a's analytics page",
+        run: () => callTool(a.analytics, "list_pull_request_analytics", { org: a.org }).then(({ result }) => result),
+      },
+    ];
+    const alone: unknown[] = [];
+    for (const exchange of exchanges) alone.push(await exchange.run());
+
+    // What each answers alone is its own: the members asked for, the refusals, the tool lists.
+    const structured = (i: number) => (alone[i] as { structuredContent?: Record<string, unknown> }).structuredContent;
+    expect(structured(0)).toMatchObject({ githubUserId: a.member, role: "member" });
+    expect(structured(1)).toMatchObject({ githubUserId: b.owner, role: "admin" });
+    expect((alone[2] as { isError?: boolean }).isError).toBe(true);
+    expect(structured(3)).toMatchObject({ githubUserId: b.member, role: "member" });
+    expect(alone[4]).toMatch(/update_member not found/);
+    expect(alone[5]).toMatch(/get_member not found/);
+    expect(alone[6]).toEqual(["list_pull_request_analytics", "summarize_pull_request_analytics"]);
+    expect(alone[7]).not.toContain("update_member");
+    expect(alone[8]).toContain("update_member");
+    expect(structured(9)).toEqual({ data: [], nextCursor: null });
+
+    // All at once, three times over (in changing orders): every answer is the one it gave alone.
+    for (let round = 0; round < 3; round++) {
+      const order = exchanges.map((_, i) => (i * ([1, 3, 7][round] as number)) % exchanges.length);
+      expect(new Set(order).size).toBe(exchanges.length);
+      const answers = await Promise.all(order.map((i) => (exchanges[i] as (typeof exchanges)[number]).run()));
+      expect(answers.map((answer, at) => [exchanges[order[at] as number]?.name, answer])).toEqual(
+        order.map((i) => [exchanges[i]?.name, alone[i]]),
+      );
+    }
+  });
+});

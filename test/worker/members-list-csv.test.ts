@@ -2,7 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { parse } from "csv-parse/sync";
 import { describe, expect, it } from "vitest";
 import type { OrganizationObject } from "../../src/organization/object";
-import { errorOf, type Member, setup, walk } from "./admin-helpers";
+import { csvWalk, cursorParam, errorOf, type Member, setup, walk } from "./admin-helpers";
 import { env } from "./helpers";
 
 /** `GET /api/v1/organizations/{org}/members?format=csv` (contract section 21): the filtered list as CSV, page by page. */
@@ -37,33 +37,9 @@ async function organization() {
   return s;
 }
 
-/** Every CSV page of a filtered list at this page size, following X-Next-Cursor; each page checked. */
-async function csvWalk(s: Awaited<ReturnType<typeof setup>>, filters: string, limit: number) {
-  const rows: string[][] = [];
-  let cursor: string | null = null;
-  let pages = 0;
-  for (;;) {
-    const res = await s.list(`${filters}&limit=${limit}&format=csv${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
-    expect(res.status).toBe(200);
-    expect(res.headers.get("Content-Type")).toBe("text/csv; charset=utf-8");
-    expect(res.headers.get("Vary")).toBe("Accept");
-    const text = await res.text();
-    expect(text.startsWith(`${HEADER}\r\n`)).toBe(true);
-    expect(text.endsWith("\r\n")).toBe(true);
-    const [header, ...body] = parse(text) as string[][];
-    expect(header?.join(",")).toBe(HEADER);
-    rows.push(...body);
-    pages++;
-    cursor = res.headers.get("X-Next-Cursor");
-    if (cursor === null) {
-      expect(res.headers.get("Link")).toBeNull();
-      return { rows, pages };
-    }
-    const next = new URL(/^<([^>]+)>; rel="next"$/.exec(res.headers.get("Link") as string)?.[1] as string);
-    expect(next.searchParams.get("cursor")).toBe(cursor);
-    expect(next.searchParams.get("format")).toBe("csv");
-  }
-}
+/** Every CSV page of a filtered list at this page size (admin-helpers `csvWalk`). */
+const membersCsvWalk = (s: Awaited<ReturnType<typeof setup>>, filters: string, limit: number) =>
+  csvWalk((cursor) => s.list(`${filters}&limit=${limit}&format=csv${cursorParam(cursor)}`), HEADER);
 
 describe("format=csv on the member list", () => {
   it("every filtered walk as CSV equals the JSON walk, page for page, at every page size", async () => {
@@ -74,12 +50,12 @@ describe("format=csv on the member list", () => {
           s.listOk(`${filters}&limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`),
         );
         expect(json.items.length, filters).toBeGreaterThan(0);
-        const csv = await csvWalk(s, filters, limit);
+        const csv = await membersCsvWalk(s, filters, limit);
         expect(csv.pages, `${filters} ${limit}`).toBe(json.pages);
         expect(csv.rows, `${filters} ${limit}`).toEqual(json.items.map(columns));
       }
     }
-    const all = await csvWalk(s, "", 100);
+    const all = await membersCsvWalk(s, "", 100);
     expect(all.rows.map((r) => r[1]).sort()).toEqual(
       [
         "dev-formula",

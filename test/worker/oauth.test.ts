@@ -36,6 +36,9 @@ describe("discovery (RFC 9728, RFC 8414)", () => {
       client_id_metadata_document_supported: true,
     });
     expect(body.grant_types_supported).toEqual(expect.arrayContaining(["authorization_code", "refresh_token"]));
+    // Public clients only (contract section 19): no client secret, no signed client assertion.
+    expect(body.token_endpoint_auth_methods_supported).toEqual(["none"]);
+    expect(body).not.toHaveProperty("token_endpoint_auth_signing_alg_values_supported");
   });
 });
 
@@ -54,6 +57,33 @@ describe("dynamic client registration (RFC 7591)", () => {
       expect(body.redirect_uris).toEqual([uri]);
       expect(body.token_endpoint_auth_method).toBe("none");
     }
+  });
+
+  it("refuses a confidential client (any method but none) with 400 invalid_client_metadata, and stores no client", async () => {
+    for (const method of ["client_secret_basic", "client_secret_post", "private_key_jwt", "", null]) {
+      const res = await call("/oauth/register", {
+        method: "POST",
+        json: { client_name: "Server app", redirect_uris: ["https://agent.example/cb"], token_endpoint_auth_method: method },
+      });
+      expect(res.status, String(method)).toBe(400);
+      const body = (await res.json()) as Record<string, unknown>;
+      expect(body, String(method)).toEqual({
+        error: "invalid_client_metadata",
+        error_description:
+          'token_endpoint_auth_method must be "none": this server registers public clients only (PKCE, no secret).',
+      });
+    }
+  });
+
+  it("registers a client that names no method as a public one (RFC 7591 lets the server substitute the default)", async () => {
+    const res = await call("/oauth/register", {
+      method: "POST",
+      json: { client_name: "Terse agent", redirect_uris: ["http://127.0.0.1:33418/callback"] },
+    });
+    expect(res.status).toBe(201);
+    const body = (await res.json()) as Record<string, unknown>;
+    expect(body.token_endpoint_auth_method).toBe("none");
+    expect(body).not.toHaveProperty("client_secret");
   });
 
   it("refuses any other redirect URI with 400 invalid_redirect_uri", async () => {

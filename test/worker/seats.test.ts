@@ -158,6 +158,29 @@ describe("the member list: lastActivityAt and inactiveDays", () => {
     expect((await errorOf(res)).details).toEqual([{ path: "inactiveDays", message: "must be an integer from 1 to 3650" }]);
   });
 
+  // Contract section 3 for every query parameter: values are trimmed before any check, blank ones
+  // ignored. " 5" is the parameter 5 (a query string has no number type to be strict about); a
+  // space inside the digits is still 400.
+  it("inactiveDays is trimmed before its digits check, as every query value: ' 5 ' is 5, blank is no filter, '5 5' is 400", async () => {
+    const w = await world();
+    const recent = await w.member("member", { login: "t-recent" });
+    const idle = await w.member("member", { login: "t-idle" });
+    await postEventsOk([
+      ev.pr(w.org, 1, { author: "t-recent", createdAt: daysAgo(2), mergedAt: null }),
+      ev.pr(w.org, 2, { author: "t-idle", createdAt: daysAgo(8), mergedAt: null }),
+    ]);
+    const ids = async (query: string) => (await w.listOk(`${query}&limit=100`)).data.map((m) => m.githubUserId);
+    const five = await ids("inactiveDays=5");
+    expect(five).toContain(idle);
+    expect(five).not.toContain(recent);
+    expect(await ids("inactiveDays=%205")).toEqual(five);
+    expect(await ids("inactiveDays=5%20%09")).toEqual(five);
+    expect(await ids("inactiveDays=%20%20")).toEqual(await ids(""));
+    const res = await w.list("inactiveDays=5%205");
+    expect(res.status).toBe(400);
+    expect((await errorOf(res)).details).toEqual([{ path: "inactiveDays", message: "must be an integer from 1 to 3650" }]);
+  });
+
   it("the MCP tool list_members takes inactiveDays and answers lastActivityAt", async () => {
     const w = await world();
     const old = await w.member("member", { login: "mcp-old" });

@@ -1,0 +1,1 @@
+CREATE INDEX `pull_requests_summary_walk` ON `pull_requests` (`org_key`,`merged_at`,`repo_key`,`first_reviewed_at`,`last_reviewed_at`,`created_at`,`lines_added`,`lines_deleted`,`ai_lines`,`posted_findings`,`fixed_findings`,`first_finding_at`,`last_finding_at`,`repo`,`author`) WHERE merged_at IS NOT NULL AND first_reviewed_at IS NOT NULL;
