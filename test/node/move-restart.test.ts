@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { migrateLocalD1, QUOTAS_ON, startWrangler } from "../../scripts/lib/bench-common.mjs";
 import { controlPlaneClient } from "../../scripts/lib/control-plane-client.mjs";
 import { freePort } from "./free-port";
+import { until } from "./until";
 
 /**
  * Contract section 16, "a move never stays stuck", with the real runtime: `wrangler dev` on a
@@ -33,17 +34,6 @@ const cleanups: (() => Promise<void> | void)[] = [];
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
 });
-
-/** Polls `read` until `done` holds of its answer (a condition, not a delay), or fails after `ms`. */
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, ms: number, what: string): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not reached in ${ms / 1000} s; last ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 const event = (org: string, type: string, n: number) => {
   const common = { org, repo: "api", prNumber: n, updatedAt: "2026-10-03T00:00:00.000Z" };

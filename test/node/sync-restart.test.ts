@@ -8,6 +8,7 @@ import { migrateLocalD1, QUOTAS_ON, startWrangler } from "../../scripts/lib/benc
 import { controlPlaneClient } from "../../scripts/lib/control-plane-client.mjs";
 import { startFakeGithub } from "../fake-github/server";
 import { freePort } from "./free-port";
+import { until } from "./until";
 
 /**
  * Contract section 17: "the sync is durable: it survives restarts ... resumes where it stopped".
@@ -33,17 +34,6 @@ const cleanups: (() => Promise<void> | void)[] = [];
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
 });
-
-/** Polls `read` until `done` holds of its answer (a condition, not a delay), or fails after `ms`. */
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, ms: number, what: string): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not reached in ${ms / 1000} s; last ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 describe("an installation sync across a restart of the runtime", () => {
   it("goes on from its last finished step when the next trigger finds it stalled, and ends exact", async () => {

@@ -46,6 +46,26 @@ export function usePrevious(params: URLSearchParams, weeks: Summary): Previous {
 
 const DURATION_WORDS = { more: "longer", less: "shorter" };
 
+/** Totals that are counts (never null) and the two medians (durations: null without rows; shorter is better). */
+type CountName = { [K in keyof Figures]: Figures[K] extends number ? K : never }[keyof Figures];
+type DurationName = Exclude<keyof Figures, CountName>;
+
+/** The totals in the order shown. */
+const TOTALS: readonly (
+  | { name: CountName; label: string; isDuration: false }
+  | { name: DurationName; label: string; isDuration: true }
+)[] = [
+  { name: "pullRequests", label: "Pull requests merged", isDuration: false },
+  { name: "linesAdded", label: "Lines added", isDuration: false },
+  { name: "linesDeleted", label: "Lines deleted", isDuration: false },
+  { name: "serviceIssuesFlagged", label: "Findings flagged", isDuration: false },
+  { name: "serviceIssuesFixed", label: "Findings fixed", isDuration: false },
+  { name: "aiLinesAuthored", label: "AI-authored lines", isDuration: false },
+  { name: "pullRequestsWithAiData", label: "Pull requests with AI data", isDuration: false },
+  { name: "medianMsToFirstReview", label: "Median time to first review", isDuration: true },
+  { name: "medianMsToMerge", label: "Median time to merge", isDuration: true },
+];
+
 export function Totals({ totals: t, previous }: { totals: Figures; previous: Previous }) {
   const p = previous.state === "ok" ? previous.totals : null;
   const change = (name: keyof Figures, durations = false) =>
@@ -72,43 +92,15 @@ export function Totals({ totals: t, previous }: { totals: Figures; previous: Pre
         {(previous.state === "none" || previous.state === "error") && previous.why}
       </p>
       <dl class="stats" data-testid="totals">
-        <Stat name="pullRequests" label="Pull requests merged">
-          <Num value={t.pullRequests} />
-          {change("pullRequests")}
-        </Stat>
-        <Stat name="linesAdded" label="Lines added">
-          <Num value={t.linesAdded} />
-          {change("linesAdded")}
-        </Stat>
-        <Stat name="linesDeleted" label="Lines deleted">
-          <Num value={t.linesDeleted} />
-          {change("linesDeleted")}
-        </Stat>
-        <Stat name="serviceIssuesFlagged" label="Findings flagged">
-          <Num value={t.serviceIssuesFlagged} />
-          {change("serviceIssuesFlagged")}
-        </Stat>
-        <Stat name="serviceIssuesFixed" label="Findings fixed">
-          <Num value={t.serviceIssuesFixed} />
-          {change("serviceIssuesFixed")}
-        </Stat>
-        <Stat name="aiLinesAuthored" label="AI-authored lines">
-          <Num value={t.aiLinesAuthored} />
-          <span class="muted"> ({percent(t.aiLinesAuthored, t.linesAdded + t.linesDeleted)} of changed lines)</span>
-          {change("aiLinesAuthored")}
-        </Stat>
-        <Stat name="pullRequestsWithAiData" label="Pull requests with AI data">
-          <Num value={t.pullRequestsWithAiData} />
-          {change("pullRequestsWithAiData")}
-        </Stat>
-        <Stat name="medianMsToFirstReview" label="Median time to first review">
-          <Dur ms={t.medianMsToFirstReview} />
-          {change("medianMsToFirstReview", true)}
-        </Stat>
-        <Stat name="medianMsToMerge" label="Median time to merge">
-          <Dur ms={t.medianMsToMerge} />
-          {change("medianMsToMerge", true)}
-        </Stat>
+        {TOTALS.map((total) => (
+          <Stat key={total.name} name={total.name} label={total.label}>
+            {total.isDuration ? <Dur ms={t[total.name]} /> : <Num value={t[total.name]} />}
+            {total.name === "aiLinesAuthored" && (
+              <span class="muted"> ({percent(t.aiLinesAuthored, t.linesAdded + t.linesDeleted)} of changed lines)</span>
+            )}
+            {change(total.name, total.isDuration)}
+          </Stat>
+        ))}
       </dl>
     </section>
   );

@@ -14,6 +14,18 @@ const SOURCES: Record<string, string> = {
   github: "GitHub",
   automatic: "automatic seat assignment",
 };
+/** A filter's choices: "any" (no filter) and each value with its words. */
+const options = (labels: Record<string, string>) => [
+  <option key="" value="">
+    any
+  </option>,
+  ...Object.entries(labels).map(([value, label]) => (
+    <option key={value} value={value}>
+      {label}
+    </option>
+  )),
+];
+
 const ACTIONS: Record<string, string> = {
   "member.added": "added",
   "member.updated": "changed",
@@ -79,7 +91,7 @@ export function AuditPage({ session, org }: { session: SessionInfo; org: string 
   };
   const field = (name: keyof Filters) => ({
     value: draft[name],
-    onInput: (e: Event) => setDraft({ ...draft, [name]: (e.currentTarget as HTMLInputElement).value }),
+    onInput: (e: Event) => setDraft({ ...draft, [name]: (e.currentTarget as HTMLInputElement | HTMLSelectElement).value }),
   });
   return (
     <Layout session={session} title={`Audit log of ${org}`}>
@@ -91,25 +103,11 @@ export function AuditPage({ session, org }: { session: SessionInfo; org: string 
       <form class="filters" onSubmit={apply} aria-label="Filter the audit log">
         <label>
           What
-          <select value={draft.action} onChange={(e) => setDraft({ ...draft, action: e.currentTarget.value })}>
-            <option value="">any</option>
-            {Object.entries(ACTIONS).map(([value, label]) => (
-              <option key={value} value={value}>
-                {label}
-              </option>
-            ))}
-          </select>
+          <select {...field("action")}>{options(ACTIONS)}</select>
         </label>
         <label>
           Source
-          <select value={draft.source} onChange={(e) => setDraft({ ...draft, source: e.currentTarget.value })}>
-            <option value="">any</option>
-            {Object.entries(SOURCES).map(([value, label]) => (
-              <option key={value} value={value}>
-                {label}
-              </option>
-            ))}
-          </select>
+          <select {...field("source")}>{options(SOURCES)}</select>
         </label>
         <label>
           Member (GitHub user id)
