@@ -3,6 +3,7 @@ import { analyticsEnvelope, json } from "../http/envelopes";
 import { type ApiInterface, routesFor } from "../http/route";
 import { ANALYTICS_CURSOR_OUT, AnalyticsPrPage } from "../schemas/analytics";
 import { AnalyticsSummary } from "../schemas/analytics-summary";
+import { SUMMARY_LIMITS } from "../storage/analytics-summary";
 import { AnalyticsPrCsv, CSV_CONTENT_TYPE, CSV_HEADER, toCsv } from "./csv";
 import { csvDownload, DOWNLOAD_PAGE_ROWS } from "./download";
 import { chooseFormat } from "./format";
@@ -148,6 +149,7 @@ export const getPullRequestAnalyticsSummary = keyRoute({
     "Time groups (day, week, month of mergedAt, UTC, weeks from Monday) list every bucket the window touches, ascending, empty ones " +
     "included, and the bucket of any row merged outside the window (merged before it and reviewed in it); repo and author groups " +
     "are ordered by pullRequests descending, then key. A time grouping's window may touch at most 400 of its buckets (400 days, ISO weeks or months), else 400 naming groupBy. " +
+    `A window holding more than ${SUMMARY_LIMITS.maxRows.toLocaleString("en-US")} candidate pull requests (more than one analytics database holds) is 400 naming startDate. ` +
     "format=csv, or Accept naming text/csv above JSON, answers one CSV record per group; errors stay JSON. " +
     "Read from a read replica: it may lag recent events by a short time (at most 60 seconds). " +
     "Parameters are trimmed before they are checked; blank optional values are ignored; a parameter given twice is 400; unknown parameters are ignored.",
