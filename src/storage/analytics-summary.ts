@@ -1,12 +1,8 @@
-import { bucketCount, EMPTY_FIGURES, isTimeGroupBy, lowerMedian } from "../rules/analytics-summary";
-import {
-  type AnalyticsSummaryGroup,
-  type AnalyticsSummaryTotals,
-  MAX_TIME_BUCKETS,
-  type SummaryGroupBy,
-} from "../schemas/analytics-summary";
+import { bucketKey, bucketStart, EMPTY_FIGURES, isTimeGroupBy, lowerMedian } from "../rules/analytics-summary";
+import type { AnalyticsSummaryGroup, AnalyticsSummaryTotals, SummaryGroupBy } from "../schemas/analytics-summary";
 import { type AnalyticsScope, unionAll } from "./analytics";
 import { GAP_TIER_BOUNDS_MS, LAST_GAP_TIER } from "./review-span";
+import { BLOCKS_MAX_PULL_REQUESTS, type BlockData, type BlockFilter, buildSummaryDays } from "./summary-days";
 
 /** What the summary needs, in storage terms: the export's scope (its statement input without the page), and the grouping. */
 export type SummaryQuery = AnalyticsScope & { groupBy: SummaryGroupBy };
@@ -17,8 +13,13 @@ export interface SummaryFigures {
   totals: AnalyticsSummaryTotals;
   /** D1's count of rows the statement read (`meta.rows_read`). */
   rowsRead: number;
-  /** The candidate pull requests the walk found (at most `SummaryLimits.maxRows + 1`; more than `maxRows`: the figures are incomplete). */
+  /**
+   * The candidate pull requests: those counted from day blocks, and those the walks found (each
+   * walk at most `SummaryLimits.maxRows + 1`). More than `maxRows`: the figures may be incomplete.
+   */
   candidates: number;
+  /** Of the candidates, those counted from day blocks (`summary-days.ts`) instead of walked. */
+  fromBlocks: number;
 }
 
 /**
@@ -32,10 +33,10 @@ export async function summarizeMergedPullRequests(
   limits: SummaryLimits = SUMMARY_LIMITS,
 ): Promise<SummaryFigures> {
   const { groupBy, ...scope } = q;
-  const { groupings, rowsRead, candidates } = await summarizeGroupings(db, { ...scope, groupBys: [groupBy] }, limits);
+  const { groupings, rowsRead, candidates, fromBlocks } = await summarizeGroupings(db, { ...scope, groupBys: [groupBy] }, limits);
   const [only] = groupings;
   if (!only) throw new Error("summary statement answered no grouping");
-  return { ...only, rowsRead, candidates };
+  return { ...only, rowsRead, candidates, fromBlocks };
 }
 
 /** Several groupings of one scope's rows (the dashboard's week, repository and author). */
@@ -48,6 +49,8 @@ export interface GroupingsFigures {
   rowsRead: number;
   /** As `SummaryFigures.candidates`. */
   candidates: number;
+  /** Of the candidates, those counted from day blocks (`summary-days.ts`) instead of walked. */
+  fromBlocks: number;
 }
 
 /**
@@ -90,40 +93,88 @@ export async function summarizeGroupings(
     .prepare(sql)
     .bind(...params)
     .all<PartRow>();
-  return { ...assemble(q.groupBys.length, result.results), rowsRead: result.meta.rows_read };
+  const assembled = assemble(q.groupBys, result.results, blockFilter(q));
+  // The window's full days that have no block yet get one for the next summary (one statement;
+  // not for a request refused over the bound, whose reading is what the bound prevents).
+  if (assembled.missingDays.length > 0 && assembled.candidates <= limits.maxRows) {
+    await buildSummaryDays(db, q.orgKey, assembled.missingDays);
+  }
+  const { groupings, candidates, fromBlocks } = assembled;
+  return { groupings, candidates, fromBlocks, rowsRead: result.meta.rows_read };
+}
+
+/** Which repositories and authors of a block the scope counts, as the statement's filters choose them. */
+export function blockFilter(q: AnalyticsScope): BlockFilter {
+  const sets = [q.repoKeys, q.accessibleRepoKeys].filter((list) => list !== null).map((list) => new Set(list));
+  const excluded = new Set(q.excludedRepoKeys ?? []);
+  const authors = q.authorKeys === null ? null : new Set(q.authorKeys);
+  return {
+    repo: sets.length === 0 && excluded.size === 0 ? null : (key) => !excluded.has(key) && sets.every((set) => set.has(key)),
+    author: authors === null ? null : (key) => key !== null && authors.has(key),
+  };
 }
 
 /**
  * One row of the statement: a group of one grouping (a group may come in several rows, e.g. from the
  * window's walk and from the merges outside it), its candidates (the rows found before the exact
- * check), the sums of its rows, and per part `j` (`SummaryLimits.arrayParts`) its durations as JSON
- * arrays in no order, `tf<j>` and `tm<j>`.
+ * check), the sums of its rows, and its durations as JSON arrays in no order, `tf0` and `tm0`.
+ * Two other kinds of row (`grouping` below 0, `key` a UTC day number): a day's block to add up
+ * (`BLOCK`, in `block`) and a full day of the window without a block (`MISSING`).
  */
 export type PartRow = Omit<AnalyticsSummaryGroup, "medianMsToFirstReview" | "medianMsToMerge"> & {
   grouping: number;
   candidates: number;
-  [durations: `tf${number}` | `tm${number}`]: string;
+  tf0: string | null;
+  tm0: string | null;
+  block: string | null;
 };
 
-/** The statement's rows as the groupings' figures: rows of a group added up, medians from the durations. */
-export function assemble(groupingCount: number, rows: readonly PartRow[]): Omit<GroupingsFigures, "rowsRead"> {
-  const groupings = Array.from({ length: groupingCount }, () => new Map<string | null, Accumulated>());
-  let candidates = 0;
-  for (const row of rows) {
-    const { grouping, key } = row;
-    if (grouping === 0) candidates += row.candidates;
+const BLOCK = -1;
+const MISSING = -2;
+
+/**
+ * The statement's rows as the groupings' figures: rows of a group added up, the blocks' pull
+ * requests that pass the filter added to their groups, medians from the durations. Also the full
+ * days of the window that have no block.
+ */
+export function assemble(
+  groupBys: readonly SummaryGroupBy[],
+  rows: readonly PartRow[],
+  filter: BlockFilter,
+): Omit<GroupingsFigures, "rowsRead"> & { missingDays: number[] } {
+  const groupings = groupBys.map(() => new Map<string, Accumulated>());
+  const groupOf = (grouping: number, key: string): Accumulated => {
     const groups = groupings[grouping];
     if (!groups) throw new Error(`summary statement answered grouping ${grouping}`);
     let group = groups.get(key);
     if (!group) {
-      group = { key, ...EMPTY_FIGURES, tf: [], tm: [] };
+      const tf: number[] = [];
+      const tm: number[] = [];
+      group = { key, ...EMPTY_FIGURES, tf: [tf], tm: [tm], ownTf: tf, ownTm: tm };
       groups.set(key, group);
     }
-    for (const name of SUMMED) group[name] += row[name];
-    for (const [name, value] of Object.entries(row)) {
-      if (/^t[fm]\d+$/.test(name)) (name.startsWith("tf") ? group.tf : group.tm).push(JSON.parse(value as string) as number[]);
+    return group;
+  };
+  let candidates = 0;
+  let fromBlocks = 0;
+  const missingDays: number[] = [];
+  for (const row of rows) {
+    const { grouping, key } = row;
+    if (grouping === MISSING) {
+      missingDays.push(Number(key));
+      continue;
     }
+    if (grouping === BLOCK) {
+      if (row.block !== null) fromBlocks += addBlock(groupBys, Number(key), JSON.parse(row.block) as BlockData, filter, groupOf);
+      continue;
+    }
+    if (grouping === 0) candidates += row.candidates;
+    const group = groupOf(grouping, key);
+    for (const name of SUMMED) group[name] += row[name];
+    if (row.tf0 !== null) group.tf.push(JSON.parse(row.tf0) as number[]);
+    if (row.tm0 !== null) group.tm.push(JSON.parse(row.tm0) as number[]);
   }
+  candidates += fromBlocks;
   // A group of candidates none of which qualified is no group (every row of it failed the check).
   const lists = groupings.map((groups) => [...groups.values()].filter((g) => g.pullRequests > 0));
   // The totals are the same rows whatever the grouping: added up and selected once, from the first.
@@ -134,7 +185,7 @@ export function assemble(groupingCount: number, rows: readonly PartRow[]): Omit<
   totals.medianMsToMerge = median(first.flatMap((g) => g.tm));
   return {
     groupings: lists.map((list) => ({
-      groups: list.map(({ tf, tm, ...group }) => ({
+      groups: list.map(({ tf, tm, ownTf: _, ownTm: __, ...group }) => ({
         ...group,
         medianMsToFirstReview: median(tf),
         medianMsToMerge: median(tm),
@@ -142,10 +193,76 @@ export function assemble(groupingCount: number, rows: readonly PartRow[]): Omit<
       totals: { ...totals },
     })),
     candidates,
+    fromBlocks,
+    missingDays,
   };
 }
 
-type Accumulated = AnalyticsSummaryGroup & { tf: number[][]; tm: number[][] };
+/**
+ * Adds one day's block to the groupings: each of its pull requests that the filter passes counts
+ * wholly (the statement serves a block only when every review and finding of the day lies in the
+ * window). Returns how many it counted.
+ */
+function addBlock(
+  groupBys: readonly SummaryGroupBy[],
+  day: number,
+  data: BlockData,
+  filter: BlockFilter,
+  groupOf: (grouping: number, key: string) => Accumulated,
+): number {
+  const repoOk: boolean[] = [];
+  const repoNames: string[] = [];
+  for (const [i, key, name] of data.r) {
+    repoOk[i] = filter.repo === null || filter.repo(key);
+    repoNames[i] = name;
+  }
+  const authorOk: boolean[] = [];
+  // A row without an author is never merged (its pull request event has not arrived), so never here.
+  const authorNames: string[] = [];
+  for (const [i, key, login] of data.a) {
+    authorOk[i] = filter.author === null || filter.author(key);
+    authorNames[i] = login as string;
+  }
+  // Per grouping, the group of each pull request: one for a time grouping, by index otherwise.
+  const pick = groupBys.map((groupBy, grouping): ((i: number) => Accumulated) => {
+    if (isTimeGroupBy(groupBy)) {
+      const group = groupOf(grouping, bucketKey(bucketStart(day * DAY, groupBy)));
+      return () => group;
+    }
+    const names = groupBy === "repo" ? repoNames : authorNames;
+    const byIndex = names.map((name) => groupOf(grouping, name));
+    const column = groupBy === "repo" ? data.c[0] : data.c[1];
+    return (i) => byIndex[column[i] as number] as Accumulated;
+  });
+  const [repo, author, linesAdded, linesDeleted, aiLines, flagged, fixed, toFirstReview, toMerge] = data.c;
+  let counted = 0;
+  for (let i = 0; i < repo.length; i++) {
+    if (!repoOk[repo[i] as number] || !authorOk[author[i] as number]) continue;
+    counted++;
+    const la = linesAdded[i] ?? null;
+    const ld = linesDeleted[i] ?? null;
+    const ai = aiLines[i] ?? null;
+    const tf = toFirstReview[i] ?? null;
+    const tm = toMerge[i] ?? null;
+    for (const choose of pick) {
+      const group = choose(i);
+      group.pullRequests++;
+      if (la !== null) group.linesAdded += la;
+      if (ld !== null) group.linesDeleted += ld;
+      group.serviceIssuesFlagged += flagged[i] as number;
+      group.serviceIssuesFixed += fixed[i] as number;
+      if (ai !== null) {
+        group.aiLinesAuthored += ai;
+        group.pullRequestsWithAiData++;
+      }
+      if (tf !== null) group.ownTf.push(tf);
+      if (tm !== null) group.ownTm.push(tm);
+    }
+  }
+  return counted;
+}
+
+type Accumulated = AnalyticsSummaryGroup & { tf: number[][]; tm: number[][]; ownTf: number[]; ownTm: number[] };
 
 /** The value at `medianIndex` of the parts' values in ascending order (`lowerMedian`); null when there are none. */
 function median(parts: readonly (readonly number[])[]): number | null {
@@ -196,12 +313,6 @@ function groupKeySql(groupBy: SummaryGroupBy, ms = "m"): { row: string; key: (k:
     case "author":
       return { row: "author", key: same };
   }
-}
-
-/** For a time grouping of at most the contract's buckets: the window's first UTC day (ms); else null. */
-function windowDays(groupBy: SummaryGroupBy, window: { start: number; end: number }): { first: number } | null {
-  if (!isTimeGroupBy(groupBy) || bucketCount(window, groupBy) > MAX_TIME_BUCKETS || window.end < window.start) return null;
-  return { first: Math.floor(window.start / DAY) * DAY };
 }
 
 /** The columns of a pull request the summary reads, all of them in `pull_requests_summary_walk`. */
@@ -298,9 +409,15 @@ export function summaryStatement(
     `SELECT ${COLUMNS} FROM (SELECT id FROM (${ids}) LIMIT -1) AS t JOIN pull_requests AS p ON p.id = t.id${
       byAuthor.length > 0 ? ` WHERE ${byAuthor.join(" AND ")}` : ""
     }`;
+  // The window's merges on the days no block serves (`walked`, below), one index range per day:
+  // the organization's summary walk, or the repositories' walk with a repository filter.
+  const dayRange = [`p.merged_at >= MAX(w.d * ${DAY}, ?2)`, `p.merged_at <= MIN(w.d * ${DAY} + ${DAY - 1}, ?3)`];
+  const walkedDays = "(SELECT d FROM walked ORDER BY d LIMIT -1) AS w";
   const inWindow = repo
-    ? viaIds(idRange("pull_requests_repo_merged_walk", ["p.merged_at BETWEEN ?2 AND ?3"]))
-    : `SELECT ${COLUMNS} FROM pull_requests AS p INDEXED BY pull_requests_summary_walk WHERE ${where(["p.merged_at BETWEEN ?2 AND ?3", ...byAuthor])}`;
+    ? viaIds(
+        `SELECT p.id AS id FROM ${walkedDays} CROSS JOIN pull_requests AS p INDEXED BY pull_requests_repo_merged_walk ON ${where(dayRange)}`,
+      )
+    : `SELECT ${COLUMNS} FROM ${walkedDays} CROSS JOIN pull_requests AS p INDEXED BY pull_requests_summary_walk ON ${where([...dayRange, ...byAuthor])}`;
 
   // Per row: the exact check and the findings in the window (see above), from the candidate's columns.
   const metrics = `pid, repo, author, m, la, ld, ai, f - c AS tf, m - c AS tm,
@@ -329,44 +446,46 @@ export function summaryStatement(
     ...["tf", "tm"].map((column) => `json_group_array(${column}) FILTER (WHERE ok AND ${column} IS NOT NULL) AS ${column}0`),
   ].join(",\n  ");
   const bounded = (rows: string) => `SELECT ${metrics} FROM (${rows} LIMIT ${limits.maxRows + 1})`;
-  const [only] = groupBys;
-  const days = groupBys.length === 1 && only !== undefined && !repo ? windowDays(only, q) : null;
 
-  let sql: string;
-  if (days && only !== undefined) {
-    // One time grouping over the organization's merges: the window's UTC days, in order (a
-    // recursive CTE), each a range of the summary walk, forced as the outer loop (CROSS JOIN). The
-    // rows come out in day order, so the GROUP BY by day needs no sort (SQLite uses the subquery's
-    // ORDER BY): each row costs its index entry alone. A day's durations are one small array each;
-    // the caller adds a bucket's days up (they share its key). The merges outside the window (few)
-    // are grouped by a sort, as below; a bucket at an edge may so come in several rows.
-    const key = groupKeySql(only, "dk");
-    const inside = `SELECT d.lo AS dk, ${COLUMNS}
-    FROM (SELECT lo FROM days ORDER BY lo LIMIT -1) AS d
-    CROSS JOIN pull_requests AS p INDEXED BY pull_requests_summary_walk
-    ON ${where(["p.merged_at >= MAX(d.lo, ?2)", `p.merged_at < MIN(d.lo + ${DAY}, ?3 + 1)`, ...byAuthor])}
-    ORDER BY d.lo`;
-    const outsideKey = groupKeySql(only);
-    sql = `WITH RECURSIVE days(lo) AS (SELECT ${bind(days.first)} UNION ALL SELECT lo + ${DAY} FROM days WHERE lo + ${DAY} <= ?3)
-SELECT 0 AS grouping, ${key.key(key.row)} AS key, ${aggregates}
-FROM (SELECT dk, ${metrics} FROM (${inside} LIMIT ${limits.maxRows + 1}) ORDER BY dk)
-GROUP BY dk
-UNION ALL
-SELECT 0 AS grouping, ${outsideKey.key("k")} AS key, ${aggregates}
-FROM (SELECT ${outsideKey.row} AS k, * FROM (${bounded(viaIds(unionAll(outside)))}))
-GROUP BY k`;
-  } else {
-    // Any grouping, or several (the dashboard's): the rows found once, each row once per grouping
-    // (k0, k1, ...), and one GROUP BY, which sorts them; each group split in parts by id.
-    const groupKeys = groupBys.map((g) => groupKeySql(g));
-    const keyed = groupKeys.map((key, i) => `SELECT ${i} AS grp, ${key.row} AS k, * FROM metrics`).join("\n  UNION ALL\n  ");
-    const keyOf = (k: string) => `CASE grp ${groupKeys.map((key, i) => `WHEN ${i} THEN ${key.key(k)}`).join(" ")} END`;
-    sql = `WITH metrics AS (
+  // The days: from the first to the last merge of the organization in the window (two index
+  // seeks, so an endless window costs only the days that hold merges). A full day of the window
+  // (from its first to its last millisecond) is served by its block when every review and
+  // finding of its pull requests lies in the window (or it has none) and the served blocks hold
+  // at most BLOCKS_MAX_PULL_REQUESTS; every other day is walked. A full day without a block is
+  // reported (MISSING) for the caller to build.
+  const edge = (fn: "MIN" | "MAX") =>
+    `(SELECT ${fn}(merged_at) FROM pull_requests INDEXED BY pull_requests_summary_walk
+      WHERE org_key = ?1 AND merged_at >= ?2 AND merged_at <= ?3 AND merged_at IS NOT NULL AND first_reviewed_at IS NOT NULL)`;
+  const days = `bounds(lo, hi) AS (SELECT ${edge("MIN")}, ${edge("MAX")}),
+days(d, last) AS (
+  SELECT ${DAY_OF("lo")}, ${DAY_OF("hi")} FROM bounds WHERE lo IS NOT NULL
+  UNION ALL SELECT d + 1, last FROM days WHERE d < last
+),
+full_days AS (SELECT d FROM days WHERE d * ${DAY} >= ?2 AND d * ${DAY} + ${DAY - 1} <= ?3),
+stored AS MATERIALIZED (
+  SELECT s.day AS day, s.pull_requests AS n, s.lo AS lo, s.hi AS hi, s.data AS data
+  FROM full_days AS f JOIN summary_days AS s ON s.org_key = ?1 AND s.day = f.d
+),
+usable AS MATERIALIZED (SELECT day, n, data FROM stored WHERE n = 0 OR (lo >= ?2 AND hi <= ?3)),
+served AS MATERIALIZED (SELECT day, n, data FROM usable WHERE (SELECT SUM(n) FROM usable) <= ${BLOCKS_MAX_PULL_REQUESTS}),
+walked AS (SELECT d FROM days WHERE d NOT IN (SELECT day FROM served))`;
+  const none = ["0 AS pullRequests", ...SUMMED.slice(1).map((name) => `0 AS ${name}`), "NULL AS tf0", "NULL AS tm0"].join(", ");
+
+  // The rows found once, each row once per grouping (k0, k1, ...), and one GROUP BY, which sorts
+  // them; each group split in parts by id. Then the served blocks and the missing days.
+  const groupKeys = groupBys.map((g) => groupKeySql(g));
+  const keyed = groupKeys.map((key, i) => `SELECT ${i} AS grp, ${key.row} AS k, * FROM metrics`).join("\n  UNION ALL\n  ");
+  const keyOf = (k: string) => `CASE grp ${groupKeys.map((key, i) => `WHEN ${i} THEN ${key.key(k)}`).join(" ")} END`;
+  const sql = `WITH RECURSIVE ${days},
+metrics AS (
   ${bounded(`SELECT * FROM (${inWindow}\n  UNION ALL\n  ${viaIds(unionAll(outside))})`)}
 )
-SELECT grp AS grouping, ${keyOf("k")} AS key, ${aggregates}
+SELECT grp AS grouping, ${keyOf("k")} AS key, ${aggregates}, NULL AS block
 FROM (${keyed})
-GROUP BY grp, k, pid % ${limits.arrayParts}`;
-  }
+GROUP BY grp, k, pid % ${limits.arrayParts}
+UNION ALL
+SELECT ${BLOCK}, day, n, ${none}, data FROM served WHERE n > 0
+UNION ALL
+SELECT ${MISSING}, d, 0, ${none}, NULL FROM full_days WHERE d NOT IN (SELECT day FROM stored)`;
   return { sql, params };
 }

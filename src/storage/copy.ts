@@ -14,10 +14,18 @@ import { refKey, writeEvents } from "./events";
  * event, whatever the order in which a copy and live writes arrive. Pull requests keep their ids
  * (unique across shards), so an export cursor issued on the source is exact on the target.
  *
- * `ORGANIZATION_TABLES` lists every table keyed by `org_key`; a test compares it with the schema,
- * so a table added later cannot be forgotten by the copy and the delete.
+ * `ORGANIZATION_TABLES` and `DERIVED_TABLES` list every table keyed by `org_key`; a test compares
+ * them with the schema, so a table added later cannot be forgotten by the copy and the delete.
  */
 export const ORGANIZATION_TABLES = ["pull_requests", "reviews", "findings", "ai_authorship"] as const;
+
+/**
+ * Tables derived from the organization's rows, never copied: the summary's day blocks
+ * (`summary-days.ts`) are rebuilt from the copied rows by the target's first summary of each day
+ * (copying them would be wasted: the copy's own writes to a day delete its block). The delete
+ * removes them with the rest.
+ */
+export const DERIVED_TABLES = ["summary_days"] as const;
 
 /** Source and target of a copy: a database, the organization's key there, the target shard's index. */
 export interface CopyTarget {
@@ -209,12 +217,10 @@ export async function deleteOrganizationRows(
   { chunk = 5000, until = Number.POSITIVE_INFINITY }: { chunk?: number; until?: number } = {},
 ): Promise<{ deleted: number; done: boolean }> {
   let deleted = 0;
-  for (const table of [
-    "reviews",
-    "findings",
-    "ai_authorship",
-    "pull_requests",
-  ] satisfies (typeof ORGANIZATION_TABLES)[number][]) {
+  for (const table of ["reviews", "findings", "ai_authorship", "pull_requests", ...DERIVED_TABLES] satisfies (
+    | (typeof ORGANIZATION_TABLES)[number]
+    | (typeof DERIVED_TABLES)[number]
+  )[]) {
     for (;;) {
       const result = await db
         .prepare(`DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE org_key = ?1 LIMIT ?2)`)

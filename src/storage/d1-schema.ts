@@ -93,6 +93,34 @@ export const pullRequests = sqliteTable(
   ],
 );
 
+/**
+ * The summary's day blocks (storage/summary-days.ts): per organization and UTC day of the merge,
+ * what the summary needs of every merged and reviewed pull request of that day, built by one
+ * statement from `pull_requests` when a summary first covers the day, and deleted by triggers
+ * (migration 0012) whenever a pull request row of that day is inserted, deleted or changes a
+ * column the summary reads. A block therefore always equals what a build would write now.
+ *
+ * - `lo`, `hi`: the earliest and latest of the day's pull requests' completed reviews and posted
+ *   findings (null for a day without any): a window from `lo` to `hi` holds every review and
+ *   finding of every pull request of the day, so each counts wholly, from the block.
+ * - `data`: JSON, the repository and author dictionaries and one column per figure; null for a day
+ *   without any (so an empty day is known, not walked).
+ * - `version`: random at every build, for tests and diagnostics.
+ */
+export const summaryDays = sqliteTable(
+  "summary_days",
+  {
+    orgKey: text("org_key").notNull(),
+    day: integer("day").notNull(),
+    pullRequests: integer("pull_requests").notNull(),
+    lo: integer("lo"),
+    hi: integer("hi"),
+    data: text("data"),
+    version: integer("version").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.orgKey, t.day] })],
+);
+
 export const reviews = sqliteTable(
   "reviews",
   {

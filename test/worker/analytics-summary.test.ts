@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { SUMMARY_LIMITS, summarizeGroupings, summarizeMergedPullRequests } from "../../src/storage/analytics-summary";
+import { moveRows } from "../../src/storage/renames";
 import { appCall, signIn } from "./app-helpers";
 import {
   addMember,
@@ -28,6 +29,16 @@ type Summary = {
 };
 
 const DAY = 86_400_000;
+/** The UTC day number of a `YYYY-MM-DD` day. */
+const day = (date: string) => Date.parse(`${date}T00:00:00Z`) / DAY;
+/** The days of the organization that have a summary block (storage/summary-days.ts), ascending. */
+async function blockDays(db: D1Database, org: string): Promise<number[]> {
+  const { results } = await db
+    .prepare("SELECT day FROM summary_days WHERE org_key = ? ORDER BY day")
+    .bind(org)
+    .all<{ day: number }>();
+  return results.map((r) => r.day);
+}
 
 /** An organization, a caller with an analytics key, and a GET helper for the summary. */
 async function setup(options: OrgOptions & { role?: "member" | "admin" | "viewer" } = {}) {
@@ -377,11 +388,24 @@ describe("a bound on what one summary may read (issue 31, item 3)", () => {
     const all = await summarizeMergedPullRequests(db, { ...input, groupBy: "week" });
     // Six candidates (the sixth reviewed on both sides of the window, not in it), five counted.
     expect([all.candidates, all.totals.pullRequests]).toEqual([6, 5]);
+    // The first summary built the blocks of October's days: the five pull requests reviewed
+    // inside the window now come from their days' blocks, and only the sixth's day is walked (its
+    // reviews lie outside the window). Blocks count as candidates too, so the bound still refuses.
+    expect(await blockDays(db, org)).toEqual([
+      ...Array.from({ length: 14 }, (_, i) => day(`2026-10-${String(i + 2).padStart(2, "0")}`)),
+    ]);
     for (const maxRows of [0, 2, 5]) {
       const cut = await summarizeMergedPullRequests(db, { ...input, groupBy: "week" }, { ...SUMMARY_LIMITS, maxRows });
-      expect(cut.candidates).toBe(maxRows + 1);
+      expect(cut.candidates).toBe(6);
       const together = await summarizeGroupings(db, { ...input, groupBys: ["week", "repo"] }, { ...SUMMARY_LIMITS, maxRows });
-      expect(together.candidates).toBe(maxRows + 1);
+      expect(together.candidates).toBe(6);
+    }
+    // Without blocks the walk stops after maxRows + 1 candidates.
+    for (const maxRows of [0, 2]) {
+      await db.prepare("DELETE FROM summary_days WHERE org_key = ?").bind(org).run();
+      const cut = await summarizeMergedPullRequests(db, { ...input, groupBy: "week" }, { ...SUMMARY_LIMITS, maxRows });
+      expect(cut.candidates).toBe(maxRows + 1);
+      expect(await blockDays(db, org)).toEqual([]); // refused over the bound: nothing built
     }
     const exact = await summarizeMergedPullRequests(db, { ...input, groupBy: "week" }, { ...SUMMARY_LIMITS, maxRows: 6 });
     expect(exact.candidates).toBe(6);
@@ -407,5 +431,110 @@ describe("a bound on what one summary may read (issue 31, item 3)", () => {
     const answered = await fetchWithEnv(request("groupBy=week"), { SUMMARY_MAX_ROWS: "6" });
     expect(answered.status).toBe(200);
     expect(((await answered.json()) as Summary).totals.pullRequests).toBe(5);
+  });
+});
+
+describe("day blocks (storage/summary-days.ts, issue 31): built by a summary, deleted by every write to their day", () => {
+  const at = (date: string, time = "10:00:00") => `2026-10-${date}T${time}Z`;
+  const NEWER = "2026-11-01T00:00:00Z";
+  const input = (org: string) => ({
+    orgKey: org,
+    repoKeys: null,
+    authorKeys: null,
+    accessibleRepoKeys: null,
+    start: Date.parse("2026-10-01T00:00:00Z"),
+    end: Date.parse("2026-10-31T23:59:59.999Z"),
+  });
+
+  /**
+   * The figures with the blocks as stored, against the same figures walked without any block (the
+   * statement as it was before blocks): equal, every grouping at once. The blocks are put back.
+   */
+  async function servedEqualsWalked(db: D1Database, org: string) {
+    const groupBys = ["day", "week", "repo", "author"] as const;
+    const served = await summarizeGroupings(db, { ...input(org), groupBys });
+    const saved = await db.prepare("SELECT * FROM summary_days WHERE org_key = ?").bind(org).all();
+    await db.prepare("DELETE FROM summary_days WHERE org_key = ?").bind(org).run();
+    const walked = await summarizeGroupings(db, { ...input(org), groupBys }, { ...SUMMARY_LIMITS });
+    expect(walked.fromBlocks).toBe(0);
+    const byKey = (g: { groups: { key: string }[] }) => [...g.groups].sort((a, b) => (a.key < b.key ? -1 : 1));
+    expect(served.groupings.map(byKey)).toEqual(walked.groupings.map(byKey));
+    expect(served.groupings.map((g) => g.totals)).toEqual(walked.groupings.map((g) => g.totals));
+    // Put the blocks back as they were (the walk above rebuilt them: the same content).
+    await db.prepare("DELETE FROM summary_days WHERE org_key = ?").bind(org).run();
+    for (const row of saved.results) {
+      const columns = Object.keys(row);
+      await db
+        .prepare(`INSERT INTO summary_days (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`)
+        .bind(...columns.map((c) => row[c]))
+        .run();
+    }
+    return served;
+  }
+
+  it("a summary builds the window's days, the next counts them from the blocks, and each write deletes exactly its days", async () => {
+    const { org, summary } = await setup({ installedAt: "2026-01-01T00:00:00Z" });
+    const window = `org=${org}&startDate=2026-10-01&endDate=2026-10-31&groupBy=week`;
+    await postEventsOk([
+      ...[5, 6, 7, 8].flatMap((d, i) => [
+        ev.pr(org, i + 1, { createdAt: at(`0${d}`, "08:00:00"), mergedAt: at(`0${d}`), repo: i < 2 ? "api" : "web" }),
+        ev.review(org, i + 1, `r${i + 1}`, { completedAt: at(`0${d}`, "09:00:00"), repo: i < 2 ? "api" : "web" }),
+        ev.finding(org, i + 1, `f${i + 1}`, { createdAt: at(`0${d}`, "09:30:00"), repo: i < 2 ? "api" : "web" }),
+      ]),
+    ]);
+    const db = await shardDb(org);
+    const before = await summary(window);
+    expect(before.totals.pullRequests).toBe(4);
+    const [oct5, oct6, oct7, oct8, oct9] = ["05", "06", "07", "08", "09"].map((d) => day(`2026-10-${d}`)) as [
+      number,
+      number,
+      number,
+      number,
+      number,
+    ];
+    expect(await blockDays(db, org)).toEqual([oct5, oct6, oct7, oct8]);
+    expect(await summary(window)).toEqual(before);
+    const served = await servedEqualsWalked(db, org);
+    expect(served.fromBlocks).toBe(4);
+
+    // Each write deletes the blocks of the days it changes, and only those; the next summary
+    // builds them again, and its figures equal the walk's.
+    const steps: [string, () => Promise<unknown>, number[]][] = [
+      [
+        "a second review (the review span changes)",
+        () => postEventsOk([ev.review(org, 1, "r1b", { completedAt: at("05", "11:00:00") })]),
+        [oct5],
+      ],
+      [
+        "a posted finding (the figures change)",
+        () => postEventsOk([ev.finding(org, 2, "f2b", { createdAt: at("06", "11:00:00") })]),
+        [oct6],
+      ],
+      [
+        "a merge moved to another day (both days)",
+        () =>
+          postEventsOk([ev.pr(org, 3, { createdAt: at("07", "08:00:00"), mergedAt: at("09"), repo: "web", updatedAt: NEWER })]),
+        [oct7, oct9],
+      ],
+      [
+        "a new pull request merged on a day",
+        () => postEventsOk([ev.pr(org, 9, { mergedAt: at("08", "12:00:00"), repo: "web" })]),
+        [oct8],
+      ],
+      [
+        "a repository renamed (its rows rewritten)",
+        () => moveRows(db, { orgKey: org, repo: "api" }, { orgKey: org, repo: "api-v2" }),
+        [oct5, oct6],
+      ],
+    ];
+    for (const [what, write, days] of steps) {
+      await summary(window); // every day of the window has its block
+      const built = await blockDays(db, org);
+      await write();
+      expect({ what, blocks: await blockDays(db, org) }).toEqual({ what, blocks: built.filter((d) => !days.includes(d)) });
+      await summary(window);
+      expect(await blockDays(db, org)).toEqual(expect.arrayContaining(built.filter((d) => d !== oct7)));
+      await servedEqualsWalked(db, org);
+    }
   });
 });

@@ -1,0 +1,115 @@
+import { DAY_MS } from "../lib/time";
+
+/**
+ * The summary's day blocks (`summary_days`, d1-schema.ts; issue 31): per organization and UTC day
+ * of the merge, what the summary reads of each merged and reviewed pull request of that day, as
+ * one row. A window's full days whose pull requests have every completed review and every posted
+ * finding inside the window are read as their blocks (one row read per day instead of one or two
+ * per pull request, and no per-row work in the database); every other row is found and checked as
+ * before (`analytics-summary.ts`).
+ *
+ * Exact by construction:
+ * - a block is written by one statement from `pull_requests` (atomic: no writer runs between
+ *   its read and its write), and triggers (migration 0012) delete it whenever a pull request row of
+ *   its day is inserted, deleted or changes a column the summary reads, so a stored block always
+ *   equals what a build would write now;
+ * - a pull request of a block whose reviews and posted findings all lie inside the window is
+ *   listed by the export (it has a completed review in the window), and its findings in the window
+ *   are all of its posted ones: its figures do not depend on the window. A block is used only when
+ *   that holds for every pull request of the day (`lo`, `hi`); otherwise the day is walked.
+ */
+
+/** At most this many pull requests in one day's block: its JSON stays far below D1's 1 MB cap on a string (about 45 bytes each). */
+export const BLOCK_MAX_PULL_REQUESTS = 15_000;
+
+/**
+ * At most this many pull requests read from blocks by one summary (about 45 bytes of JSON each,
+ * held by the Worker while it adds them up): above it the window's days are walked as without
+ * blocks, and the statement's bound (`SummaryLimits.maxRows`) applies. A year of an organization
+ * of a million pull requests holds about 475,000.
+ */
+export const BLOCKS_MAX_PULL_REQUESTS = 750_000;
+
+/**
+ * A block's columns, in this order in `data.c`: repository and author (indexes into `data.r` and
+ * `data.a`), lines added and deleted, AI lines (null: no AI data), the findings flagged and fixed
+ * when all of them lie in the window, and the two durations (ms; null when the creation time is).
+ */
+export interface BlockData {
+  /** The repositories: `[index, key, name as the rows spell it]`. */
+  r: [number, string, string][];
+  /** The authors: `[index, lower-cased login, login as the rows spell it]`. */
+  a: [number, string | null, string | null][];
+  c: [
+    repo: number[],
+    author: number[],
+    linesAdded: (number | null)[],
+    linesDeleted: (number | null)[],
+    aiLines: (number | null)[],
+    flagged: number[],
+    fixed: number[],
+    toFirstReview: (number | null)[],
+    toMerge: (number | null)[],
+  ];
+}
+
+/**
+ * Builds the blocks of the given UTC days (day numbers) of one organization, replacing any stored,
+ * in one statement. A day without merged and reviewed pull requests gets an empty block (so it is
+ * not walked again); a day of more than `BLOCK_MAX_PULL_REQUESTS` gets none. `?1` is the
+ * organization key, `?2` the days as a JSON array.
+ */
+export const BUILD_SUMMARY_DAYS_SQL = `WITH
+wanted AS (SELECT DISTINCT CAST(value AS INTEGER) AS day FROM json_each(?2)),
+found AS MATERIALIZED (
+  SELECT w.day AS day, p.repo_key AS rk, p.repo AS rn, lower(p.author) AS ak, p.author AS an,
+    p.lines_added AS la, p.lines_deleted AS ld, p.ai_lines AS al,
+    CASE WHEN p.first_finding_at IS NULL THEN 0 ELSE p.posted_findings END AS fl,
+    CASE WHEN p.first_finding_at IS NULL THEN 0 ELSE p.fixed_findings END AS fx,
+    p.first_reviewed_at - p.created_at AS tf, p.merged_at - p.created_at AS tm,
+    MIN(p.first_reviewed_at, COALESCE(p.first_finding_at, p.first_reviewed_at)) AS lo,
+    MAX(p.last_reviewed_at, COALESCE(p.last_finding_at, p.last_reviewed_at)) AS hi
+  FROM wanted AS w
+  CROSS JOIN pull_requests AS p INDEXED BY pull_requests_summary_walk
+  ON p.org_key = ?1 AND p.merged_at >= w.day * ${DAY_MS} AND p.merged_at < (w.day + 1) * ${DAY_MS}
+    AND p.merged_at IS NOT NULL AND p.first_reviewed_at IS NOT NULL
+),
+ranked AS MATERIALIZED (
+  SELECT *, dense_rank() OVER (PARTITION BY day ORDER BY rk, rn) - 1 AS ri,
+    dense_rank() OVER (PARTITION BY day ORDER BY an) - 1 AS ui
+  FROM found
+),
+repos AS (SELECT day, json_group_array(json_array(ri, rk, rn)) AS r FROM (SELECT DISTINCT day, ri, rk, rn FROM ranked) GROUP BY day),
+authors AS (SELECT day, json_group_array(json_array(ui, ak, an)) AS a FROM (SELECT DISTINCT day, ui, ak, an FROM ranked) GROUP BY day),
+columns AS (
+  SELECT day, COUNT(*) AS n, MIN(lo) AS lo, MAX(hi) AS hi,
+    json_array(json_group_array(ri), json_group_array(ui), json_group_array(la), json_group_array(ld),
+      json_group_array(al), json_group_array(fl), json_group_array(fx), json_group_array(tf), json_group_array(tm)) AS c
+  FROM ranked GROUP BY day
+)
+INSERT OR REPLACE INTO summary_days (org_key, day, pull_requests, lo, hi, data, version)
+SELECT ?1, w.day, COALESCE(c.n, 0), c.lo, c.hi,
+  CASE WHEN c.n IS NOT NULL THEN json_object('r', json(r.r), 'a', json(a.a), 'c', json(c.c)) END, random()
+FROM wanted AS w
+LEFT JOIN columns AS c ON c.day = w.day
+LEFT JOIN repos AS r ON r.day = w.day
+LEFT JOIN authors AS a ON a.day = w.day
+WHERE COALESCE(c.n, 0) <= ${BLOCK_MAX_PULL_REQUESTS}`;
+
+/** Builds the blocks of `days` (UTC day numbers) of the organization; see `BUILD_SUMMARY_DAYS_SQL`. */
+export async function buildSummaryDays(
+  db: D1Database | D1DatabaseSession,
+  orgKey: string,
+  days: readonly number[],
+): Promise<void> {
+  if (days.length === 0) return;
+  await db.prepare(BUILD_SUMMARY_DAYS_SQL).bind(orgKey, JSON.stringify(days)).run();
+}
+
+/** What the summary adds up from blocks: whether each repository and author of a block passes the request's filters. */
+export interface BlockFilter {
+  /** Repository keys the request may count (null: every one). */
+  repo: ((key: string) => boolean) | null;
+  /** Lower-cased author logins the request counts (null: every one). */
+  author: ((key: string | null) => boolean) | null;
+}
