@@ -154,6 +154,22 @@ function exportTotals(sqlite, c) {
   };
 }
 
+/** The dashboard's 365-day window (the page's: the last 365 UTC days, today's included, whole days) at `now`. */
+export const dashboardWindow = (now) => {
+  const today = Math.floor(now / DAY) * DAY;
+  return { start: today - 364 * DAY, end: today + DAY - 1 };
+};
+
+/** The export's totals of bigco's `window` on the D1 file (see `exportTotals`). */
+export function exportTotalsOf(file, window) {
+  const sqlite = new DatabaseSync(file, { readOnly: true });
+  try {
+    return exportTotals(sqlite, { orgKey: "bigco", window, groupBy: "week" });
+  } finally {
+    sqlite.close();
+  }
+}
+
 /**
  * Each case twice (both checked): the first request builds the window's day blocks
  * (`storage/summary-days.ts`) and its rows read say what that costs once; the second is what
