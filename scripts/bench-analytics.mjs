@@ -22,6 +22,7 @@ import { parseArgs } from "node:util";
 import { experimental_readRawConfig, getPlatformProxy } from "wrangler";
 import { storeEvents } from "../src/directory/events.ts";
 import { mergedPullRequestsQuery } from "../src/storage/analytics.ts";
+import { buildSummaryDays } from "../src/storage/summary-days.ts";
 import {
   fmt,
   interleave,
@@ -252,12 +253,18 @@ const dashboard = dashboardReport(dashboardFloor(file, now, { runs: opts.smoke ?
 // 3b. Event writes: D1's meta.rows_written of the Worker's own write path (storeEvents), on the
 // same D1 file (getPlatformProxy runs the same local D1 as wrangler dev), in an organization of
 // its own so the read cases above are untouched.
+/** Events per second with and without the summary's triggers (set by `measureEventWrites`). */
+let eventRate = null;
 const writes = opts["summary-only"] ? [] : await measureEventWrites();
 const writesReport = table(
   ["1,000-event batch", "rows written", "rows written per event"],
   writes.map((w) => [w.name, String(w.rowsWritten), fmt(w.rowsWritten / w.events)]),
 );
-log(`\nEvent writes (${BATCH_SHAPE}):\n\n${writesReport}`);
+const rateLine = eventRate
+  ? `Events per second (newer versions of every record, 1,000-event batches, ${eventRate.rounds} each way, interleaved, p50): ` +
+    `${fmt(eventRate.with, 0)} with the summary's triggers, ${fmt(eventRate.without, 0)} without (${fmt(eventRate.with / eventRate.without)}x).`
+  : "";
+log(`\nEvent writes (${BATCH_SHAPE}):\n\n${writesReport}\n\n${rateLine}`);
 if (!opts.smoke && !opts["no-write"] && !opts["summary-only"]) {
   writeSection(
     "docs/performance.md",
@@ -269,6 +276,8 @@ if (!opts.smoke && !opts["no-write"] && !opts["summary-only"]) {
       "summed over the batch's statements; it counts index entries too.",
       "",
       writesReport,
+      "",
+      rateLine,
     ].join("\n"),
   );
 }
@@ -304,6 +313,51 @@ async function measureEventWrites() {
       results.push({ name, events: events.length, rowsWritten });
     }
     if (results[1].rowsWritten !== 0 || results[2].rowsWritten !== 0) throw new Error("a replay or an older batch wrote rows");
+
+    // The summary's day blocks (issue 31): a batch that changes days whose blocks exist deletes
+    // them (migration 0012's triggers), one row and its key per day.
+    const shards = Object.entries(proxy.env).filter(
+      ([, v]) => v && typeof v.prepare === "function" && typeof v.batch === "function",
+    );
+    const home = [];
+    for (const [, db] of shards) {
+      const { results: days } = await db
+        .prepare(`SELECT DISTINCT merged_at / ${DAY} AS day FROM pull_requests WHERE org_key = ? AND merged_at IS NOT NULL`)
+        .bind(org)
+        .all();
+      if (days.length > 0) home.push({ db, days: days.map((d) => d.day) });
+    }
+    const [{ db: orgDb, days: orgDays }] = home;
+    await buildSummaryDays(orgDb, org, orgDays);
+    const blocks = async () =>
+      await orgDb.prepare("SELECT count(*) AS n FROM summary_days WHERE org_key = ?").bind(org).first("n");
+    const built = await blocks();
+    const { rowsWritten: withBlocks } = await storeEvents(proxy.env, batch(now + 1));
+    results.push({
+      name: `newer version of every record, its ${built} days' summary blocks built`,
+      events: 1000,
+      rowsWritten: withBlocks,
+    });
+    if ((await blocks()) !== 0) throw new Error("a batch changing every day of the organization left a summary block");
+
+    // Events per second with and without the triggers, batches interleaved (each a newer version of
+    // every record, as a live stream of updates writes), on the same database.
+    const triggers = (
+      await orgDb.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'summary_days_%'").all()
+    ).results;
+    if (triggers.length !== 3) throw new Error(`expected the three summary_days triggers, found ${triggers.length}`);
+    const samples = { with: [], without: [] };
+    const rounds = opts.smoke ? 2 : 8;
+    for (let i = 0; i < rounds * 2; i++) {
+      const kind = i % 4 === 0 || i % 4 === 3 ? "with" : "without";
+      if (kind === "without") for (const t of triggers) await orgDb.prepare(`DROP TRIGGER ${t.name}`).run();
+      const started = performance.now();
+      await storeEvents(proxy.env, batch(now + 2 + i));
+      samples[kind].push(performance.now() - started);
+      if (kind === "without") for (const t of triggers) await orgDb.prepare(t.sql).run();
+    }
+    const p50 = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+    eventRate = { with: 1000 / (p50(samples.with) / 1000), without: 1000 / (p50(samples.without) / 1000), rounds };
     return results;
   } finally {
     await proxy.dispose();

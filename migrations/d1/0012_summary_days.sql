@@ -4,7 +4,10 @@ CREATE TABLE `summary_days` (
 	`pull_requests` integer NOT NULL,
 	`lo` integer,
 	`hi` integer,
-	`data` text,
+	`sums` text,
+	`members` text,
+	`figures` text,
+	`durations` text,
 	`version` integer NOT NULL,
 	PRIMARY KEY(`org_key`, `day`)
 );

@@ -2,7 +2,7 @@ import { bucketKey, bucketStart, EMPTY_FIGURES, isTimeGroupBy, lowerMedian } fro
 import type { AnalyticsSummaryGroup, AnalyticsSummaryTotals, SummaryGroupBy } from "../schemas/analytics-summary";
 import { type AnalyticsScope, unionAll } from "./analytics";
 import { GAP_TIER_BOUNDS_MS, LAST_GAP_TIER } from "./review-span";
-import { BLOCKS_MAX_PULL_REQUESTS, type BlockData, type BlockFilter, buildSummaryDays } from "./summary-days";
+import { BLOCKS_MAX_PULL_REQUESTS, type BlockColumns, type BlockFilter, buildSummaryDays } from "./summary-days";
 
 /** What the summary needs, in storage terms: the export's scope (its statement input without the page), and the grouping. */
 export type SummaryQuery = AnalyticsScope & { groupBy: SummaryGroupBy };
@@ -119,15 +119,15 @@ export function blockFilter(q: AnalyticsScope): BlockFilter {
  * window's walk and from the merges outside it), its candidates (the rows found before the exact
  * check), the sums of its rows, and its durations as JSON arrays in no order, `tf0` and `tm0`.
  * Two other kinds of row (`grouping` below 0, `key` a UTC day number): a day's block to add up
- * (`BLOCK`, in `block`) and a full day of the window without a block (`MISSING`).
+ * (`BLOCK`, in the columns a request needs: `sums`, `members`, `figures`, `durations`) and a full
+ * day of the window without a block (`MISSING`).
  */
 export type PartRow = Omit<AnalyticsSummaryGroup, "medianMsToFirstReview" | "medianMsToMerge"> & {
   grouping: number;
   candidates: number;
   tf0: string | null;
   tm0: string | null;
-  block: string | null;
-};
+} & { [column in keyof BlockColumns]: string | null };
 
 const BLOCK = -1;
 const MISSING = -2;
@@ -165,7 +165,7 @@ export function assemble(
       continue;
     }
     if (grouping === BLOCK) {
-      if (row.block !== null) fromBlocks += addBlock(groupBys, Number(key), JSON.parse(row.block) as BlockData, filter, groupOf);
+      fromBlocks += addBlock(groupBys, Number(key), readBlock(row), filter, groupOf);
       continue;
     }
     if (grouping === 0) candidates += row.candidates;
@@ -198,43 +198,91 @@ export function assemble(
   };
 }
 
+/** A block row's JSON columns, parsed (the ones the statement did not read stay null). */
+function readBlock(row: PartRow): BlockColumns {
+  const parse = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
+  const sums = parse<BlockColumns["sums"]>(row.sums);
+  const durations = parse<BlockColumns["durations"]>(row.durations);
+  if (sums === null || durations === null) throw new Error("a served summary block without its sums or durations");
+  return { sums, durations, members: parse(row.members), figures: parse(row.figures) };
+}
+
+/** Adds a block's sums (`BlockSums` order) to a group. */
+function addSums(group: Accumulated, [n, la, ld, fl, fx, al, nal]: readonly number[]): void {
+  group.pullRequests += n as number;
+  group.linesAdded += la as number;
+  group.linesDeleted += ld as number;
+  group.serviceIssuesFlagged += fl as number;
+  group.serviceIssuesFixed += fx as number;
+  group.aiLinesAuthored += al as number;
+  group.pullRequestsWithAiData += nal as number;
+}
+
+/** The values that are not null (a duration is null when the creation time is). */
+const present = (values: (number | null)[]): number[] =>
+  values.includes(null) ? (values.filter((v) => v !== null) as number[]) : (values as number[]);
+
 /**
  * Adds one day's block to the groupings: each of its pull requests that the filter passes counts
  * wholly (the statement serves a block only when every review and finding of the day lies in the
- * window). Returns how many it counted.
+ * window). Without a filter, from the block's sums (per day, repository or author) and its
+ * durations; with one, pull request by pull request. Returns how many it counted.
  */
 function addBlock(
   groupBys: readonly SummaryGroupBy[],
   day: number,
-  data: BlockData,
+  block: BlockColumns,
   filter: BlockFilter,
   groupOf: (grouping: number, key: string) => Accumulated,
 ): number {
-  const repoOk: boolean[] = [];
-  const repoNames: string[] = [];
-  for (const [i, key, name] of data.r) {
-    repoOk[i] = filter.repo === null || filter.repo(key);
-    repoNames[i] = name;
-  }
-  const authorOk: boolean[] = [];
+  const { sums, members, figures, durations } = block;
+  const [toFirstReview, toMerge] = durations;
   // A row without an author is never merged (its pull request event has not arrived), so never here.
-  const authorNames: string[] = [];
-  for (const [i, key, login] of data.a) {
-    authorOk[i] = filter.author === null || filter.author(key);
-    authorNames[i] = login as string;
+  const names = { repo: sums.r.map((r) => r[2]), author: sums.a.map((a) => a[2] as string) };
+  const timeKey = (groupBy: SummaryGroupBy) => bucketKey(bucketStart(day * DAY, groupBy as "day" | "week" | "month"));
+  if (filter.repo === null && filter.author === null) {
+    groupBys.forEach((groupBy, grouping) => {
+      if (isTimeGroupBy(groupBy)) {
+        const group = groupOf(grouping, timeKey(groupBy));
+        addSums(group, sums.t);
+        group.tf.push(present(toFirstReview));
+        group.tm.push(present(toMerge));
+        return;
+      }
+      const entries = groupBy === "repo" ? sums.r : sums.a;
+      const byIndex: Accumulated[] = [];
+      for (const [i, , name, ...figures] of entries) {
+        const group = groupOf(grouping, name as string);
+        addSums(group, figures);
+        byIndex[i] = group;
+      }
+      if (members === null) throw new Error("a summary block read without its members");
+      const column = groupBy === "repo" ? members[0] : members[1];
+      for (let i = 0; i < column.length; i++) {
+        const group = byIndex[column[i] as number] as Accumulated;
+        const tf = toFirstReview[i];
+        const tm = toMerge[i];
+        if (tf !== null && tf !== undefined) group.ownTf.push(tf);
+        if (tm !== null && tm !== undefined) group.ownTm.push(tm);
+      }
+    });
+    return sums.t[0];
   }
+  if (members === null || figures === null) throw new Error("a filtered summary block read without its members and figures");
+  const repoOk = sums.r.map(([, key]) => filter.repo === null || filter.repo(key));
+  const authorOk = sums.a.map(([, key]) => filter.author === null || filter.author(key));
   // Per grouping, the group of each pull request: one for a time grouping, by index otherwise.
   const pick = groupBys.map((groupBy, grouping): ((i: number) => Accumulated) => {
     if (isTimeGroupBy(groupBy)) {
-      const group = groupOf(grouping, bucketKey(bucketStart(day * DAY, groupBy)));
+      const group = groupOf(grouping, timeKey(groupBy));
       return () => group;
     }
-    const names = groupBy === "repo" ? repoNames : authorNames;
-    const byIndex = names.map((name) => groupOf(grouping, name));
-    const column = groupBy === "repo" ? data.c[0] : data.c[1];
+    const byIndex = (groupBy === "repo" ? names.repo : names.author).map((name) => groupOf(grouping, name));
+    const column = groupBy === "repo" ? members[0] : members[1];
     return (i) => byIndex[column[i] as number] as Accumulated;
   });
-  const [repo, author, linesAdded, linesDeleted, aiLines, flagged, fixed, toFirstReview, toMerge] = data.c;
+  const [repo, author] = members;
+  const [linesAdded, linesDeleted, aiLines, flagged, fixed] = figures;
   let counted = 0;
   for (let i = 0; i < repo.length; i++) {
     if (!repoOk[repo[i] as number] || !authorOk[author[i] as number]) continue;
@@ -409,15 +457,21 @@ export function summaryStatement(
     `SELECT ${COLUMNS} FROM (SELECT id FROM (${ids}) LIMIT -1) AS t JOIN pull_requests AS p ON p.id = t.id${
       byAuthor.length > 0 ? ` WHERE ${byAuthor.join(" AND ")}` : ""
     }`;
-  // The window's merges on the days no block serves (`walked`, below), one index range per day:
-  // the organization's summary walk, or the repositories' walk with a repository filter.
+  // The window's merges on the days no block serves (`walked`, below), one index range per day of
+  // the organization's summary walk. With a repository filter no block serves (a block holds every
+  // repository of its day: reading it to count one would cost more than the repositories' own
+  // walk), and the listed repositories' rows are walked over the whole window, as before blocks.
   const dayRange = [`p.merged_at >= MAX(w.d * ${DAY}, ?2)`, `p.merged_at <= MIN(w.d * ${DAY} + ${DAY - 1}, ?3)`];
-  const walkedDays = "(SELECT d FROM walked ORDER BY d LIMIT -1) AS w";
   const inWindow = repo
-    ? viaIds(
-        `SELECT p.id AS id FROM ${walkedDays} CROSS JOIN pull_requests AS p INDEXED BY pull_requests_repo_merged_walk ON ${where(dayRange)}`,
-      )
-    : `SELECT ${COLUMNS} FROM ${walkedDays} CROSS JOIN pull_requests AS p INDEXED BY pull_requests_summary_walk ON ${where([...dayRange, ...byAuthor])}`;
+    ? viaIds(idRange("pull_requests_repo_merged_walk", ["p.merged_at BETWEEN ?2 AND ?3"]))
+    : `SELECT ${COLUMNS} FROM (SELECT d FROM walked ORDER BY d LIMIT -1) AS w
+    CROSS JOIN pull_requests AS p INDEXED BY pull_requests_summary_walk ON ${where([...dayRange, ...byAuthor])}`;
+  const blocksOk = repo ? "0" : "1";
+  // A block's columns each request reads: the pull requests' figures only with a filter (an
+  // access list, authors), their repositories and authors also for those groupings.
+  const filtered = access !== null || excluded !== null || authors !== null;
+  const needsMembers = filtered || groupBys.some((g) => !isTimeGroupBy(g));
+  const blockColumn = (name: string, needed: boolean) => (needed ? `s.${name}` : "NULL");
 
   // Per row: the exact check and the findings in the window (see above), from the candidate's columns.
   const metrics = `pid, repo, author, m, la, ld, ai, f - c AS tf, m - c AS tm,
@@ -463,11 +517,11 @@ days(d, last) AS (
 ),
 full_days AS (SELECT d FROM days WHERE d * ${DAY} >= ?2 AND d * ${DAY} + ${DAY - 1} <= ?3),
 stored AS MATERIALIZED (
-  SELECT s.day AS day, s.pull_requests AS n, s.lo AS lo, s.hi AS hi, s.data AS data
+  SELECT s.day AS day, s.pull_requests AS n, s.lo AS lo, s.hi AS hi
   FROM full_days AS f JOIN summary_days AS s ON s.org_key = ?1 AND s.day = f.d
 ),
-usable AS MATERIALIZED (SELECT day, n, data FROM stored WHERE n = 0 OR (lo >= ?2 AND hi <= ?3)),
-served AS MATERIALIZED (SELECT day, n, data FROM usable WHERE (SELECT SUM(n) FROM usable) <= ${BLOCKS_MAX_PULL_REQUESTS}),
+usable AS MATERIALIZED (SELECT day, n FROM stored WHERE ${blocksOk} AND (n = 0 OR (lo >= ?2 AND hi <= ?3))),
+served AS MATERIALIZED (SELECT day, n FROM usable WHERE (SELECT SUM(n) FROM usable) <= ${BLOCKS_MAX_PULL_REQUESTS}),
 walked AS (SELECT d FROM days WHERE d NOT IN (SELECT day FROM served))`;
   const none = ["0 AS pullRequests", ...SUMMED.slice(1).map((name) => `0 AS ${name}`), "NULL AS tf0", "NULL AS tm0"].join(", ");
 
@@ -480,12 +534,13 @@ walked AS (SELECT d FROM days WHERE d NOT IN (SELECT day FROM served))`;
 metrics AS (
   ${bounded(`SELECT * FROM (${inWindow}\n  UNION ALL\n  ${viaIds(unionAll(outside))})`)}
 )
-SELECT grp AS grouping, ${keyOf("k")} AS key, ${aggregates}, NULL AS block
+SELECT grp AS grouping, ${keyOf("k")} AS key, ${aggregates}, NULL AS sums, NULL AS members, NULL AS figures, NULL AS durations
 FROM (${keyed})
 GROUP BY grp, k, pid % ${limits.arrayParts}
 UNION ALL
-SELECT ${BLOCK}, day, n, ${none}, data FROM served WHERE n > 0
+SELECT ${BLOCK}, v.day, v.n, ${none}, s.sums, ${blockColumn("members", needsMembers)}, ${blockColumn("figures", filtered)}, s.durations
+FROM served AS v JOIN summary_days AS s ON s.org_key = ?1 AND s.day = v.day WHERE v.n > 0
 UNION ALL
-SELECT ${MISSING}, d, 0, ${none}, NULL FROM full_days WHERE d NOT IN (SELECT day FROM stored)`;
+SELECT ${MISSING}, d, 0, ${none}, NULL, NULL, NULL, NULL FROM full_days WHERE d NOT IN (SELECT day FROM stored)`;
   return { sql, params };
 }

@@ -103,8 +103,9 @@ export const pullRequests = sqliteTable(
  * - `lo`, `hi`: the earliest and latest of the day's pull requests' completed reviews and posted
  *   findings (null for a day without any): a window from `lo` to `hi` holds every review and
  *   finding of every pull request of the day, so each counts wholly, from the block.
- * - `data`: JSON, the repository and author dictionaries and one column per figure; null for a day
- *   without any (so an empty day is known, not walked).
+ * - `sums`, `members`, `figures`, `durations`: JSON (summary-days.ts `BlockColumns`), each read
+ *   only by the requests that need it; null for a day without any (so an empty day is known, not
+ *   walked).
  * - `version`: random at every build, for tests and diagnostics.
  */
 export const summaryDays = sqliteTable(
@@ -115,7 +116,10 @@ export const summaryDays = sqliteTable(
     pullRequests: integer("pull_requests").notNull(),
     lo: integer("lo"),
     hi: integer("hi"),
-    data: text("data"),
+    sums: text("sums"),
+    members: text("members"),
+    figures: text("figures"),
+    durations: text("durations"),
     version: integer("version").notNull(),
   },
   (t) => [primaryKey({ columns: [t.orgKey, t.day] })],

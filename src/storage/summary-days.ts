@@ -30,27 +30,31 @@ export const BLOCK_MAX_PULL_REQUESTS = 15_000;
  */
 export const BLOCKS_MAX_PULL_REQUESTS = 750_000;
 
+/** Sums of a set of pull requests: count, lines added, lines deleted, flagged, fixed, AI lines, pull requests with AI data. */
+export type BlockSums = [n: number, la: number, ld: number, fl: number, fx: number, al: number, nal: number];
+
 /**
- * A block's columns, in this order in `data.c`: repository and author (indexes into `data.r` and
- * `data.a`), lines added and deleted, AI lines (null: no AI data), the findings flagged and fixed
- * when all of them lie in the window, and the two durations (ms; null when the creation time is).
+ * A block's JSON columns. Sums are over the day's pull requests (null lines and AI lines skipped,
+ * as section 12 sums them); the per pull request columns are in one order throughout.
+ * - `sums`: the day's, and per repository (`[index, key, name as the rows spell it, ...sums]`) and
+ *   per author (`[index, lower-cased login, login as the rows spell it, ...sums]`);
+ * - `members`: each pull request's repository and author (indexes into `sums.r` and `sums.a`);
+ * - `figures`: each pull request's lines added and deleted, AI lines (null: no AI data), and
+ *   findings flagged and fixed when all of them lie in the window;
+ * - `durations`: each pull request's two durations (ms; null when its creation time is).
+ * A request reads only the columns it needs: an unfiltered time grouping the sums and durations.
  */
-export interface BlockData {
-  /** The repositories: `[index, key, name as the rows spell it]`. */
-  r: [number, string, string][];
-  /** The authors: `[index, lower-cased login, login as the rows spell it]`. */
-  a: [number, string | null, string | null][];
-  c: [
-    repo: number[],
-    author: number[],
-    linesAdded: (number | null)[],
-    linesDeleted: (number | null)[],
-    aiLines: (number | null)[],
-    flagged: number[],
-    fixed: number[],
-    toFirstReview: (number | null)[],
-    toMerge: (number | null)[],
-  ];
+export interface BlockColumns {
+  sums: {
+    t: BlockSums;
+    r: [number, string, string, ...BlockSums][];
+    a: [number, string | null, string | null, ...BlockSums][];
+  };
+  members: [repo: number[], author: number[]] | null;
+  figures:
+    | [linesAdded: (number | null)[], linesDeleted: (number | null)[], aiLines: (number | null)[], flagged: number[], fixed: number[]]
+    | null;
+  durations: [toFirstReview: (number | null)[], toMerge: (number | null)[]];
 }
 
 /**
@@ -59,6 +63,7 @@ export interface BlockData {
  * not walked again); a day of more than `BLOCK_MAX_PULL_REQUESTS` gets none. `?1` is the
  * organization key, `?2` the days as a JSON array.
  */
+const SUMS = "COUNT(*), COALESCE(SUM(la), 0), COALESCE(SUM(ld), 0), SUM(fl), SUM(fx), COALESCE(SUM(al), 0), COUNT(al)";
 export const BUILD_SUMMARY_DAYS_SQL = `WITH
 wanted AS (SELECT DISTINCT CAST(value AS INTEGER) AS day FROM json_each(?2)),
 found AS MATERIALIZED (
@@ -79,17 +84,25 @@ ranked AS MATERIALIZED (
     dense_rank() OVER (PARTITION BY day ORDER BY an) - 1 AS ui
   FROM found
 ),
-repos AS (SELECT day, json_group_array(json_array(ri, rk, rn)) AS r FROM (SELECT DISTINCT day, ri, rk, rn FROM ranked) GROUP BY day),
-authors AS (SELECT day, json_group_array(json_array(ui, ak, an)) AS a FROM (SELECT DISTINCT day, ui, ak, an FROM ranked) GROUP BY day),
+repos AS (
+  SELECT day, json_group_array(json(entry)) AS r
+  FROM (SELECT day, json_array(ri, rk, rn, ${SUMS}) AS entry FROM ranked GROUP BY day, ri, rk, rn) GROUP BY day
+),
+authors AS (
+  SELECT day, json_group_array(json(entry)) AS a
+  FROM (SELECT day, json_array(ui, ak, an, ${SUMS}) AS entry FROM ranked GROUP BY day, ui, ak, an) GROUP BY day
+),
 columns AS (
-  SELECT day, COUNT(*) AS n, MIN(lo) AS lo, MAX(hi) AS hi,
-    json_array(json_group_array(ri), json_group_array(ui), json_group_array(la), json_group_array(ld),
-      json_group_array(al), json_group_array(fl), json_group_array(fx), json_group_array(tf), json_group_array(tm)) AS c
+  SELECT day, COUNT(*) AS n, MIN(lo) AS lo, MAX(hi) AS hi, json_array(${SUMS}) AS t,
+    json_array(json_group_array(ri), json_group_array(ui)) AS members,
+    json_array(json_group_array(la), json_group_array(ld), json_group_array(al), json_group_array(fl), json_group_array(fx)) AS figures,
+    json_array(json_group_array(tf), json_group_array(tm)) AS durations
   FROM ranked GROUP BY day
 )
-INSERT OR REPLACE INTO summary_days (org_key, day, pull_requests, lo, hi, data, version)
+INSERT OR REPLACE INTO summary_days (org_key, day, pull_requests, lo, hi, sums, members, figures, durations, version)
 SELECT ?1, w.day, COALESCE(c.n, 0), c.lo, c.hi,
-  CASE WHEN c.n IS NOT NULL THEN json_object('r', json(r.r), 'a', json(a.a), 'c', json(c.c)) END, random()
+  CASE WHEN c.n IS NOT NULL THEN json_object('t', json(c.t), 'r', json(r.r), 'a', json(a.a)) END,
+  c.members, c.figures, c.durations, random()
 FROM wanted AS w
 LEFT JOIN columns AS c ON c.day = w.day
 LEFT JOIN repos AS r ON r.day = w.day

@@ -452,14 +452,30 @@ describe("day blocks (storage/summary-days.ts, issue 31): built by a summary, de
    */
   async function servedEqualsWalked(db: D1Database, org: string) {
     const groupBys = ["day", "week", "repo", "author"] as const;
-    const served = await summarizeGroupings(db, { ...input(org), groupBys });
+    // Unfiltered (the blocks' sums), and filtered by access and by author (pull request by pull request).
+    const scopes = [
+      {},
+      { accessibleRepoKeys: ["web"] },
+      { authorKeys: ["alice"] },
+      { authorKeys: ["bob"], excludedRepoKeys: ["web"] },
+    ];
+    const figures = (db: D1Database) =>
+      Promise.all(scopes.map((scope) => summarizeGroupings(db, { ...input(org), ...scope, groupBys })));
+    const served = await figures(db);
     const saved = await db.prepare("SELECT * FROM summary_days WHERE org_key = ?").bind(org).all();
     await db.prepare("DELETE FROM summary_days WHERE org_key = ?").bind(org).run();
-    const walked = await summarizeGroupings(db, { ...input(org), groupBys }, { ...SUMMARY_LIMITS });
-    expect(walked.fromBlocks).toBe(0);
+    const walked: Awaited<ReturnType<typeof figures>> = [];
+    for (const scope of scopes) {
+      walked.push(await summarizeGroupings(db, { ...input(org), ...scope, groupBys }));
+      await db.prepare("DELETE FROM summary_days WHERE org_key = ?").bind(org).run();
+    }
     const byKey = (g: { groups: { key: string }[] }) => [...g.groups].sort((a, b) => (a.key < b.key ? -1 : 1));
-    expect(served.groupings.map(byKey)).toEqual(walked.groupings.map(byKey));
-    expect(served.groupings.map((g) => g.totals)).toEqual(walked.groupings.map((g) => g.totals));
+    for (const [i, w] of walked.entries()) {
+      const s = served[i] as (typeof served)[number];
+      expect(w.fromBlocks).toBe(0);
+      expect(s.groupings.map(byKey)).toEqual(w.groupings.map(byKey));
+      expect(s.groupings.map((g) => g.totals)).toEqual(w.groupings.map((g) => g.totals));
+    }
     // Put the blocks back as they were (the walk above rebuilt them: the same content).
     await db.prepare("DELETE FROM summary_days WHERE org_key = ?").bind(org).run();
     for (const row of saved.results) {
@@ -469,7 +485,7 @@ describe("day blocks (storage/summary-days.ts, issue 31): built by a summary, de
         .bind(...columns.map((c) => row[c]))
         .run();
     }
-    return served;
+    return served[0] as (typeof served)[number];
   }
 
   it("a summary builds the window's days, the next counts them from the blocks, and each write deletes exactly its days", async () => {
@@ -477,7 +493,12 @@ describe("day blocks (storage/summary-days.ts, issue 31): built by a summary, de
     const window = `org=${org}&startDate=2026-10-01&endDate=2026-10-31&groupBy=week`;
     await postEventsOk([
       ...[5, 6, 7, 8].flatMap((d, i) => [
-        ev.pr(org, i + 1, { createdAt: at(`0${d}`, "08:00:00"), mergedAt: at(`0${d}`), repo: i < 2 ? "api" : "web" }),
+        ev.pr(org, i + 1, {
+          createdAt: at(`0${d}`, "08:00:00"),
+          mergedAt: at(`0${d}`),
+          repo: i < 2 ? "api" : "web",
+          author: i % 2 === 0 ? "alice" : "bob",
+        }),
         ev.review(org, i + 1, `r${i + 1}`, { completedAt: at(`0${d}`, "09:00:00"), repo: i < 2 ? "api" : "web" }),
         ev.finding(org, i + 1, `f${i + 1}`, { createdAt: at(`0${d}`, "09:30:00"), repo: i < 2 ? "api" : "web" }),
       ]),
