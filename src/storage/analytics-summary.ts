@@ -2,7 +2,13 @@ import { bucketKey, bucketStart, EMPTY_FIGURES, isTimeGroupBy, lowerMedian } fro
 import type { AnalyticsSummaryGroup, AnalyticsSummaryTotals, SummaryGroupBy } from "../schemas/analytics-summary";
 import { type AnalyticsScope, unionAll } from "./analytics";
 import { GAP_TIER_BOUNDS_MS, LAST_GAP_TIER } from "./review-span";
-import { BLOCKS_MAX_PULL_REQUESTS, type BlockColumns, type BlockFilter, buildSummaryDays } from "./summary-days";
+import {
+  BLOCK_MAX_PULL_REQUESTS,
+  BLOCKS_MAX_PULL_REQUESTS,
+  type BlockColumns,
+  type BlockFilter,
+  buildSummaryDays,
+} from "./summary-days";
 
 /** What the summary needs, in storage terms: the export's scope (its statement input without the page), and the grouping. */
 export type SummaryQuery = AnalyticsScope & { groupBy: SummaryGroupBy };
@@ -73,9 +79,11 @@ export interface GroupingsFigures {
 export interface SummaryLimits {
   maxRows: number;
   arrayParts: number;
+  /** The most pull requests of one day a block holds (`summary-days.ts` `BLOCK_MAX_PULL_REQUESTS`; lower in tests). */
+  dayBlockMax: number;
 }
 
-export const SUMMARY_LIMITS: SummaryLimits = { maxRows: 8_000_000, arrayParts: 8 };
+export const SUMMARY_LIMITS: SummaryLimits = { maxRows: 8_000_000, arrayParts: 8, dayBlockMax: BLOCK_MAX_PULL_REQUESTS };
 
 /**
  * Several groupings of the same rows in one statement (`summaryStatement`): the rows are found,
@@ -97,7 +105,7 @@ export async function summarizeGroupings(
   // The window's full days that have no block yet get one for the next summary (one statement;
   // not for a request refused over the bound, whose reading is what the bound prevents).
   if (assembled.missingDays.length > 0 && assembled.candidates <= limits.maxRows) {
-    await buildSummaryDays(db, q.orgKey, assembled.missingDays);
+    await buildSummaryDays(db, q.orgKey, assembled.missingDays, limits.dayBlockMax);
   }
   const { groupings, candidates, fromBlocks } = assembled;
   return { groupings, candidates, fromBlocks, rowsRead: result.meta.rows_read };

@@ -52,7 +52,13 @@ export interface BlockColumns {
   };
   members: [repo: number[], author: number[]] | null;
   figures:
-    | [linesAdded: (number | null)[], linesDeleted: (number | null)[], aiLines: (number | null)[], flagged: number[], fixed: number[]]
+    | [
+        linesAdded: (number | null)[],
+        linesDeleted: (number | null)[],
+        aiLines: (number | null)[],
+        flagged: number[],
+        fixed: number[],
+      ]
     | null;
   durations: [toFirstReview: (number | null)[], toMerge: (number | null)[]];
 }
@@ -60,11 +66,12 @@ export interface BlockColumns {
 /**
  * Builds the blocks of the given UTC days (day numbers) of one organization, replacing any stored,
  * in one statement. A day without merged and reviewed pull requests gets an empty block (so it is
- * not walked again); a day of more than `BLOCK_MAX_PULL_REQUESTS` gets none. `?1` is the
- * organization key, `?2` the days as a JSON array.
+ * not walked again); a day of more than `BLOCK_MAX_PULL_REQUESTS` gets a block without content
+ * (its `lo` null: never served, always walked, and not built again until its day changes). `?1` is
+ * the organization key, `?2` the days as a JSON array.
  */
 const SUMS = "COUNT(*), COALESCE(SUM(la), 0), COALESCE(SUM(ld), 0), SUM(fl), SUM(fx), COALESCE(SUM(al), 0), COUNT(al)";
-export const BUILD_SUMMARY_DAYS_SQL = `WITH
+export const buildSummaryDaysSql = (maxPerDay: number = BLOCK_MAX_PULL_REQUESTS): string => `WITH
 wanted AS (SELECT DISTINCT CAST(value AS INTEGER) AS day FROM json_each(?2)),
 found AS MATERIALIZED (
   SELECT w.day AS day, p.repo_key AS rk, p.repo AS rn, lower(p.author) AS ak, p.author AS an,
@@ -100,23 +107,25 @@ columns AS (
   FROM ranked GROUP BY day
 )
 INSERT OR REPLACE INTO summary_days (org_key, day, pull_requests, lo, hi, sums, members, figures, durations, version)
-SELECT ?1, w.day, COALESCE(c.n, 0), c.lo, c.hi,
-  CASE WHEN c.n IS NOT NULL THEN json_object('t', json(c.t), 'r', json(r.r), 'a', json(a.a)) END,
-  c.members, c.figures, c.durations, random()
-FROM wanted AS w
+SELECT ?1, w.day, COALESCE(c.n, 0), IIF(small, c.lo, NULL), IIF(small, c.hi, NULL),
+  IIF(small AND c.n IS NOT NULL, json_object('t', json(c.t), 'r', json(r.r), 'a', json(a.a)), NULL),
+  IIF(small, c.members, NULL), IIF(small, c.figures, NULL), IIF(small, c.durations, NULL), random()
+FROM (SELECT w.day AS day, COALESCE(c.n, 0) <= ${maxPerDay} AS small FROM wanted AS w LEFT JOIN columns AS c ON c.day = w.day) AS w
 LEFT JOIN columns AS c ON c.day = w.day
 LEFT JOIN repos AS r ON r.day = w.day
-LEFT JOIN authors AS a ON a.day = w.day
-WHERE COALESCE(c.n, 0) <= ${BLOCK_MAX_PULL_REQUESTS}`;
+LEFT JOIN authors AS a ON a.day = w.day`;
 
-/** Builds the blocks of `days` (UTC day numbers) of the organization; see `BUILD_SUMMARY_DAYS_SQL`. */
+/** Builds the blocks of `days` (UTC day numbers) of the organization; see `buildSummaryDaysSql`. */
 export async function buildSummaryDays(
   db: D1Database | D1DatabaseSession,
   orgKey: string,
   days: readonly number[],
+  maxPerDay: number = BLOCK_MAX_PULL_REQUESTS,
 ): Promise<void> {
   if (days.length === 0) return;
-  await db.prepare(BUILD_SUMMARY_DAYS_SQL).bind(orgKey, JSON.stringify(days)).run();
+  if (!Number.isSafeInteger(maxPerDay) || maxPerDay < 0)
+    throw new RangeError(`maxPerDay must be a whole number, got ${maxPerDay}`);
+  await db.prepare(buildSummaryDaysSql(maxPerDay)).bind(orgKey, JSON.stringify(days)).run();
 }
 
 /** What the summary adds up from blocks: whether each repository and author of a block passes the request's filters. */

@@ -548,6 +548,20 @@ describe("day blocks (storage/summary-days.ts, issue 31): built by a summary, de
         [oct5, oct6],
       ],
     ];
+    // A day over the bound of a block gets a block without content: walked by every summary, not built again.
+    await db.prepare("DELETE FROM summary_days WHERE org_key = ?").bind(org).run();
+    const capped = await summarizeGroupings(db, { ...input(org), groupBys: ["week"] }, { ...SUMMARY_LIMITS, dayBlockMax: 0 });
+    expect(capped.fromBlocks).toBe(0);
+    const empty = await db
+      .prepare("SELECT count(*) AS n FROM summary_days WHERE org_key = ? AND lo IS NULL AND sums IS NULL")
+      .bind(org)
+      .first("n");
+    expect(empty).toBe(4);
+    const walkedAgain = await summarizeGroupings(db, { ...input(org), groupBys: ["week"] });
+    expect([walkedAgain.fromBlocks, walkedAgain.groupings[0]?.totals]).toEqual([0, capped.groupings[0]?.totals]);
+    expect(walkedAgain.groupings[0]?.totals.pullRequests).toBe(4);
+    await db.prepare("DELETE FROM summary_days WHERE org_key = ?").bind(org).run();
+
     for (const [what, write, days] of steps) {
       await summary(window); // every day of the window has its block
       const built = await blockDays(db, org);
