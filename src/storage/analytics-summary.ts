@@ -81,9 +81,20 @@ export interface SummaryLimits {
   arrayParts: number;
   /** The most pull requests of one day a block holds (`summary-days.ts` `BLOCK_MAX_PULL_REQUESTS`; lower in tests). */
   dayBlockMax: number;
+  /**
+   * A window of more full days than this reads its blocks in statements of this many days each,
+   * before the statement that walks the rest (`summarizeGroupings`): no statement holds the
+   * database, and no piece of the Worker's work holds its thread, for a whole year of blocks.
+   */
+  blockSliceDays: number;
 }
 
-export const SUMMARY_LIMITS: SummaryLimits = { maxRows: 8_000_000, arrayParts: 8, dayBlockMax: BLOCK_MAX_PULL_REQUESTS };
+export const SUMMARY_LIMITS: SummaryLimits = {
+  maxRows: 8_000_000,
+  arrayParts: 8,
+  dayBlockMax: BLOCK_MAX_PULL_REQUESTS,
+  blockSliceDays: 31,
+};
 
 /**
  * Several groupings of the same rows in one statement (`summaryStatement`): the rows are found,
@@ -95,20 +106,103 @@ export async function summarizeGroupings(
   db: D1Database | D1DatabaseSession,
   q: GroupingsQuery,
   limits: SummaryLimits = SUMMARY_LIMITS,
+  hooks: { beforeWalk?: () => Promise<void> } = {},
 ): Promise<GroupingsFigures> {
-  const { sql, params } = summaryStatement(q, limits);
-  const result = await db
-    .prepare(sql)
-    .bind(...params)
-    .all<PartRow>();
-  const assembled = assemble(q.groupBys, result.results, blockFilter(q));
+  const filter = blockFilter(q);
+  const days = fullDays(q);
+  const sliced = q.repoKeys === null && days !== null && days.last - days.first + 1 > limits.blockSliceDays;
+  let assembled: Assembled | null = null;
+  let rowsRead = 0;
+  // Sliced: the blocks first, a slice per statement, each added up as it arrives; then one
+  // statement walks every other day and checks that the blocks read are still stored as read
+  // (every write to a day deletes its block, so then they equal its rows at that statement). If
+  // one changed in between, the whole is read again; the third time without blocks.
+  for (let attempt = 0; assembled === null; attempt++) {
+    const figures = accumulator(q.groupBys, filter);
+    let served: [number, number][] | null = null;
+    if (sliced && attempt < 2) {
+      const read = await readBlocks(db, q, days, limits, figures.add);
+      rowsRead += read.rowsRead;
+      served = read.served;
+    }
+    await hooks.beforeWalk?.();
+    const { sql, params } = summaryStatement(q, limits, served);
+    const result = await db
+      .prepare(sql)
+      .bind(...params)
+      .all<PartRow>();
+    rowsRead += result.meta.rows_read;
+    for (const row of result.results) figures.add(row);
+    const done = figures.result();
+    if (done.stale === 0) assembled = done;
+  }
   // The window's full days that have no block yet get one for the next summary (one statement;
   // not for a request refused over the bound, whose reading is what the bound prevents).
   if (assembled.missingDays.length > 0 && assembled.candidates <= limits.maxRows) {
     await buildSummaryDays(db, q.orgKey, assembled.missingDays, limits.dayBlockMax);
   }
   const { groupings, candidates, fromBlocks } = assembled;
-  return { groupings, candidates, fromBlocks, rowsRead: result.meta.rows_read };
+  return { groupings, candidates, fromBlocks, rowsRead };
+}
+
+/** The window's full UTC days (from their first to their last millisecond), as day numbers; null when none. */
+function fullDays(q: { start: number; end: number }): { first: number; last: number } | null {
+  const first = Math.ceil(q.start / DAY);
+  const last = Math.floor((q.end + 1) / DAY) - 1;
+  return last >= first ? { first, last } : null;
+}
+
+/**
+ * Reads the blocks of the window's full days that can serve it, `limits.blockSliceDays` stored
+ * days per statement, handing each to `add` as it arrives. Answers the blocks served (day and
+ * version) and the rows read; none served when they hold more than `BLOCKS_MAX_PULL_REQUESTS`.
+ */
+async function readBlocks(
+  db: D1Database | D1DatabaseSession,
+  q: GroupingsQuery,
+  days: { first: number; last: number } | null,
+  limits: SummaryLimits,
+  add: (row: PartRow) => void,
+): Promise<{ served: [number, number][]; rowsRead: number }> {
+  const served: [number, number][] = [];
+  let rowsRead = 0;
+  let pullRequests = 0;
+  const columns = blockColumns(q);
+  for (let from = days?.first ?? 0; days !== null && from <= days.last; ) {
+    const { results, meta } = await db
+      .prepare(
+        `SELECT s.day AS day, s.pull_requests AS n, s.version AS version,
+  s.pull_requests = 0 OR (s.lo >= ?2 AND s.hi <= ?3) AS usable,
+  ${columns.map(([name, needed]) => `IIF(s.pull_requests > 0 AND ${needed ? 1 : 0}, s.${name}, NULL) AS ${name}`).join(", ")}
+FROM summary_days AS s WHERE s.org_key = ?1 AND s.day BETWEEN ?4 AND ?5 ORDER BY s.day LIMIT ?6`,
+      )
+      .bind(q.orgKey, q.start, q.end, from, days.last, limits.blockSliceDays)
+      .all<{ day: number; n: number; version: number; usable: number } & PartRow>();
+    rowsRead += meta.rows_read;
+    for (const row of results) {
+      if (!row.usable) continue;
+      pullRequests += row.n;
+      if (pullRequests > BLOCKS_MAX_PULL_REQUESTS) return { served: [], rowsRead };
+      served.push([row.day, row.version]);
+      if (row.n > 0) add({ ...row, grouping: BLOCK, key: String(row.day), candidates: row.n });
+    }
+    const last = results.at(-1);
+    if (last === undefined || results.length < limits.blockSliceDays) break;
+    from = last.day + 1;
+  }
+  return { served, rowsRead };
+}
+
+/** A block's columns and whether the request reads each: the figures only with a filter, the members also for repository and author groupings. */
+function blockColumns(q: GroupingsQuery): [keyof BlockColumns, boolean][] {
+  const filtered = q.accessibleRepoKeys !== null || (q.excludedRepoKeys?.length ?? 0) > 0 || q.authorKeys !== null;
+  const members = filtered || q.groupBys.some((g) => !isTimeGroupBy(g));
+  return [
+    ["sums", true],
+    ["members", members],
+    ["figures", filtered],
+    ["durations", true],
+  ];
 }
 
 /** Which repositories and authors of a block the scope counts, as the statement's filters choose them. */
@@ -139,17 +233,24 @@ export type PartRow = Omit<AnalyticsSummaryGroup, "medianMsToFirstReview" | "med
 
 const BLOCK = -1;
 const MISSING = -2;
+/** How many of the blocks read before the statement (`served`) are gone or rebuilt since (`key`). */
+const STALE = -3;
 
 /**
  * The statement's rows as the groupings' figures: rows of a group added up, the blocks' pull
  * requests that pass the filter added to their groups, medians from the durations. Also the full
  * days of the window that have no block.
  */
-export function assemble(
-  groupBys: readonly SummaryGroupBy[],
-  rows: readonly PartRow[],
-  filter: BlockFilter,
-): Omit<GroupingsFigures, "rowsRead"> & { missingDays: number[] } {
+export function assemble(groupBys: readonly SummaryGroupBy[], rows: readonly PartRow[], filter: BlockFilter): Assembled {
+  const figures = accumulator(groupBys, filter);
+  for (const row of rows) figures.add(row);
+  return figures.result();
+}
+
+type Assembled = Omit<GroupingsFigures, "rowsRead"> & { missingDays: number[]; stale: number };
+
+/** `assemble`, row by row: the blocks read in slices are added as they arrive. */
+function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFilter) {
   const groupings = groupBys.map(() => new Map<string, Accumulated>());
   const groupOf = (grouping: number, key: string): Accumulated => {
     const groups = groupings[grouping];
@@ -165,45 +266,54 @@ export function assemble(
   };
   let candidates = 0;
   let fromBlocks = 0;
+  let stale = 0;
   const missingDays: number[] = [];
-  for (const row of rows) {
+  const add = (row: PartRow): void => {
     const { grouping, key } = row;
     if (grouping === MISSING) {
       missingDays.push(Number(key));
-      continue;
+      return;
+    }
+    if (grouping === STALE) {
+      stale += Number(key);
+      return;
     }
     if (grouping === BLOCK) {
       fromBlocks += addBlock(groupBys, Number(key), readBlock(row), filter, groupOf);
-      continue;
+      return;
     }
     if (grouping === 0) candidates += row.candidates;
     const group = groupOf(grouping, key);
     for (const name of SUMMED) group[name] += row[name];
     if (row.tf0 !== null) group.tf.push(JSON.parse(row.tf0) as number[]);
     if (row.tm0 !== null) group.tm.push(JSON.parse(row.tm0) as number[]);
-  }
-  candidates += fromBlocks;
-  // A group of candidates none of which qualified is no group (every row of it failed the check).
-  const lists = groupings.map((groups) => [...groups.values()].filter((g) => g.pullRequests > 0));
-  // The totals are the same rows whatever the grouping: added up and selected once, from the first.
-  const first = lists[0] ?? [];
-  const totals = { ...EMPTY_FIGURES };
-  for (const group of first) for (const name of SUMMED) totals[name] += group[name];
-  totals.medianMsToFirstReview = median(first.flatMap((g) => g.tf));
-  totals.medianMsToMerge = median(first.flatMap((g) => g.tm));
-  return {
-    groupings: lists.map((list) => ({
-      groups: list.map(({ tf, tm, ownTf: _, ownTm: __, ...group }) => ({
-        ...group,
-        medianMsToFirstReview: median(tf),
-        medianMsToMerge: median(tm),
-      })),
-      totals: { ...totals },
-    })),
-    candidates,
-    fromBlocks,
-    missingDays,
   };
+  const result = (): Assembled => {
+    candidates += fromBlocks;
+    // A group of candidates none of which qualified is no group (every row of it failed the check).
+    const lists = groupings.map((groups) => [...groups.values()].filter((g) => g.pullRequests > 0));
+    // The totals are the same rows whatever the grouping: added up and selected once, from the first.
+    const first = lists[0] ?? [];
+    const totals = { ...EMPTY_FIGURES };
+    for (const group of first) for (const name of SUMMED) totals[name] += group[name];
+    totals.medianMsToFirstReview = median(first.flatMap((g) => g.tf));
+    totals.medianMsToMerge = median(first.flatMap((g) => g.tm));
+    return {
+      groupings: lists.map((list) => ({
+        groups: list.map(({ tf, tm, ownTf: _, ownTm: __, ...group }) => ({
+          ...group,
+          medianMsToFirstReview: median(tf),
+          medianMsToMerge: median(tm),
+        })),
+        totals: { ...totals },
+      })),
+      candidates,
+      fromBlocks,
+      missingDays,
+      stale,
+    };
+  };
+  return { add, result };
 }
 
 /** A block row's JSON columns, parsed (the ones the statement did not read stay null). */
@@ -404,6 +514,7 @@ const COLUMNS = `p.id AS pid, p.repo AS repo, p.author AS author, p.merged_at AS
 export function summaryStatement(
   q: SummaryQuery | GroupingsQuery,
   limits: SummaryLimits = SUMMARY_LIMITS,
+  read: [day: number, version: number][] | null = null,
 ): { sql: string; params: (string | number)[] } {
   const groupBys = "groupBys" in q ? q.groupBys : [q.groupBy];
   if (groupBys.length === 0) throw new RangeError("a summary needs at least one grouping");
@@ -475,11 +586,11 @@ export function summaryStatement(
     : `SELECT ${COLUMNS} FROM (SELECT d FROM walked ORDER BY d LIMIT -1) AS w
     CROSS JOIN pull_requests AS p INDEXED BY pull_requests_summary_walk ON ${where([...dayRange, ...byAuthor])}`;
   const blocksOk = repo ? "0" : "1";
-  // A block's columns each request reads: the pull requests' figures only with a filter (an
-  // access list, authors), their repositories and authors also for those groupings.
-  const filtered = access !== null || excluded !== null || authors !== null;
-  const needsMembers = filtered || groupBys.some((g) => !isTimeGroupBy(g));
-  const blockColumn = (name: string, needed: boolean) => (needed ? `s.${name}` : "NULL");
+  // The blocks read before this statement (sliced; checked here), or the columns of the blocks it reads.
+  const readList = read === null ? "" : bind(JSON.stringify(read));
+  const blockSelect = blockColumns({ ...q, groupBys })
+    .map(([name, needed]) => (needed ? `s.${name}` : "NULL"))
+    .join(", ");
 
   // Per row: the exact check and the findings in the window (see above), from the candidate's columns.
   const metrics = `pid, repo, author, m, la, ld, ai, f - c AS tf, m - c AS tm,
@@ -528,8 +639,15 @@ stored AS MATERIALIZED (
   SELECT s.day AS day, s.pull_requests AS n, s.lo AS lo, s.hi AS hi
   FROM full_days AS f JOIN summary_days AS s ON s.org_key = ?1 AND s.day = f.d
 ),
-usable AS MATERIALIZED (SELECT day, n FROM stored WHERE ${blocksOk} AND (n = 0 OR (lo >= ?2 AND hi <= ?3))),
-served AS MATERIALIZED (SELECT day, n FROM usable WHERE (SELECT SUM(n) FROM usable) <= ${BLOCKS_MAX_PULL_REQUESTS}),
+${
+  read === null
+    ? `usable AS MATERIALIZED (SELECT day, n FROM stored WHERE ${blocksOk} AND (n = 0 OR (lo >= ?2 AND hi <= ?3))),
+served AS MATERIALIZED (SELECT day, n FROM usable WHERE (SELECT SUM(n) FROM usable) <= ${BLOCKS_MAX_PULL_REQUESTS}),`
+    : `served AS MATERIALIZED (
+  SELECT s.day AS day, s.pull_requests AS n FROM json_each(${readList}) AS j
+  JOIN summary_days AS s ON s.org_key = ?1 AND s.day = j.value ->> 0 AND s.version = j.value ->> 1
+),`
+}
 walked AS (SELECT d FROM days WHERE d NOT IN (SELECT day FROM served))`;
   const none = ["0 AS pullRequests", ...SUMMED.slice(1).map((name) => `0 AS ${name}`), "NULL AS tf0", "NULL AS tm0"].join(", ");
 
@@ -546,8 +664,12 @@ SELECT grp AS grouping, ${keyOf("k")} AS key, ${aggregates}, NULL AS sums, NULL 
 FROM (${keyed})
 GROUP BY grp, k, pid % ${limits.arrayParts}
 UNION ALL
-SELECT ${BLOCK}, v.day, v.n, ${none}, s.sums, ${blockColumn("members", needsMembers)}, ${blockColumn("figures", filtered)}, s.durations
-FROM served AS v JOIN summary_days AS s ON s.org_key = ?1 AND s.day = v.day WHERE v.n > 0
+${
+  read === null
+    ? `SELECT ${BLOCK}, v.day, v.n, ${none}, ${blockSelect}
+FROM served AS v JOIN summary_days AS s ON s.org_key = ?1 AND s.day = v.day WHERE v.n > 0`
+    : `SELECT ${STALE}, json_array_length(${readList}) - (SELECT COUNT(*) FROM served), 0, ${none}, NULL, NULL, NULL, NULL`
+}
 UNION ALL
 SELECT ${MISSING}, d, 0, ${none}, NULL, NULL, NULL, NULL FROM full_days WHERE d NOT IN (SELECT day FROM stored)`;
   return { sql, params };

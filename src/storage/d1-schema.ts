@@ -106,7 +106,8 @@ export const pullRequests = sqliteTable(
  * - `sums`, `members`, `figures`, `durations`: JSON (summary-days.ts `BlockColumns`), each read
  *   only by the requests that need it; null for a day without any (so an empty day is known, not
  *   walked).
- * - `version`: random at every build, for tests and diagnostics.
+ * - `version`: random at every build (below 2^53, so it reads back exactly as a number): a summary
+ *   that read a block in an earlier statement checks that it is still the one stored.
  */
 export const summaryDays = sqliteTable(
   "summary_days",

@@ -109,7 +109,7 @@ columns AS (
 INSERT OR REPLACE INTO summary_days (org_key, day, pull_requests, lo, hi, sums, members, figures, durations, version)
 SELECT ?1, w.day, COALESCE(c.n, 0), IIF(small, c.lo, NULL), IIF(small, c.hi, NULL),
   IIF(small AND c.n IS NOT NULL, json_object('t', json(c.t), 'r', json(r.r), 'a', json(a.a)), NULL),
-  IIF(small, c.members, NULL), IIF(small, c.figures, NULL), IIF(small, c.durations, NULL), random()
+  IIF(small, c.members, NULL), IIF(small, c.figures, NULL), IIF(small, c.durations, NULL), abs(random() % 9007199254740991)
 FROM (SELECT w.day AS day, COALESCE(c.n, 0) <= ${maxPerDay} AS small FROM wanted AS w LEFT JOIN columns AS c ON c.day = w.day) AS w
 LEFT JOIN columns AS c ON c.day = w.day
 LEFT JOIN repos AS r ON r.day = w.day

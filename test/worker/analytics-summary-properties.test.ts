@@ -423,7 +423,13 @@ describe("the summary is the export's rows, grouped", () => {
             const byKey = (f: { groups: { key: string }[] }) => [...f.groups].sort((a, b) => (a.key < b.key ? -1 : 1));
             const db = await shardDb(org);
             const arrays = await summarizeMergedPullRequests(db, input);
-            const split = await summarizeMergedPullRequests(db, input, { ...SUMMARY_LIMITS, arrayParts });
+            // Also with the blocks read in slices of a few days before the walk (a window of more
+            // full days than a slice), as a long window reads them.
+            const split = await summarizeMergedPullRequests(db, input, {
+              ...SUMMARY_LIMITS,
+              arrayParts,
+              blockSliceDays: arrayParts,
+            });
             expect(byKey(split)).toEqual(byKey(arrays));
             expect(split.totals).toEqual(arrays.totals);
             expect([arrays.candidates, split.candidates]).toEqual([arrays.candidates, arrays.candidates]);
