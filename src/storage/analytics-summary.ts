@@ -93,7 +93,7 @@ export const SUMMARY_LIMITS: SummaryLimits = {
   maxRows: 8_000_000,
   arrayParts: 8,
   dayBlockMax: BLOCK_MAX_PULL_REQUESTS,
-  blockSliceDays: 31,
+  blockSliceDays: 92,
 };
 
 /**
@@ -645,7 +645,7 @@ ${
 served AS MATERIALIZED (SELECT day, n FROM usable WHERE (SELECT SUM(n) FROM usable) <= ${BLOCKS_MAX_PULL_REQUESTS}),`
     : `served AS MATERIALIZED (
   SELECT s.day AS day, s.pull_requests AS n FROM json_each(${readList}) AS j
-  JOIN summary_days AS s ON s.org_key = ?1 AND s.day = j.value ->> 0 AND s.version = j.value ->> 1
+  CROSS JOIN summary_days AS s ON s.org_key = ?1 AND s.day = j.value ->> 0 AND s.version = j.value ->> 1
 ),`
 }
 walked AS (SELECT d FROM days WHERE d NOT IN (SELECT day FROM served))`;
