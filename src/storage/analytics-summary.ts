@@ -1,8 +1,10 @@
+import { errorField, log } from "../lib/log";
 import { bucketKey, bucketStart, EMPTY_FIGURES, isTimeGroupBy, lowerMedian } from "../rules/analytics-summary";
 import type { AnalyticsSummaryGroup, AnalyticsSummaryTotals, SummaryGroupBy } from "../schemas/analytics-summary";
 import { type AnalyticsScope, unionAll } from "./analytics";
 import { GAP_TIER_BOUNDS_MS, LAST_GAP_TIER } from "./review-span";
 import {
+  BLOCK_MAX_BYTES,
   BLOCK_MAX_PULL_REQUESTS,
   BLOCKS_MAX_PULL_REQUESTS,
   type BlockColumns,
@@ -87,6 +89,10 @@ export interface SummaryLimits {
    * database, and no piece of the Worker's work holds its thread, for a whole year of blocks.
    */
   blockSliceDays: number;
+  /** The most pull requests one request reads from blocks (`summary-days.ts` `BLOCKS_MAX_PULL_REQUESTS`); above it the window is walked. */
+  blocksMax: number;
+  /** The most bytes of JSON one block stores (`summary-days.ts` `BLOCK_MAX_BYTES`). */
+  dayBlockMaxBytes: number;
 }
 
 export const SUMMARY_LIMITS: SummaryLimits = {
@@ -94,6 +100,8 @@ export const SUMMARY_LIMITS: SummaryLimits = {
   arrayParts: 8,
   dayBlockMax: BLOCK_MAX_PULL_REQUESTS,
   blockSliceDays: 92,
+  blocksMax: BLOCKS_MAX_PULL_REQUESTS,
+  dayBlockMaxBytes: BLOCK_MAX_BYTES,
 };
 
 /**
@@ -116,14 +124,16 @@ export async function summarizeGroupings(
   // Sliced: the blocks first, a slice per statement, each added up as it arrives; then one
   // statement walks every other day and checks that the blocks read are still stored as read
   // (every write to a day deletes its block, so then they equal its rows at that statement). If
-  // one changed in between, the whole is read again; the third time without blocks.
+  // one changed in between, the whole is read again; the third time without blocks, as it is when
+  // the blocks hold more than `limits.blocksMax` pull requests.
   for (let attempt = 0; assembled === null; attempt++) {
-    const figures = accumulator(q.groupBys, filter);
-    let served: [number, number][] | null = null;
+    let figures = accumulator(q.groupBys, filter);
+    let served: BlocksServed = sliced ? "none" : "chosen here";
     if (sliced && attempt < 2) {
       const read = await readBlocks(db, q, days, limits, figures.add);
       rowsRead += read.rowsRead;
-      served = read.served;
+      if (read.served === null) figures = accumulator(q.groupBys, filter); // over the bound: none counts
+      served = read.served ?? "none";
     }
     await hooks.beforeWalk?.();
     const { sql, params } = summaryStatement(q, limits, served);
@@ -136,14 +146,31 @@ export async function summarizeGroupings(
     const done = figures.result();
     if (done.stale === 0) assembled = done;
   }
-  // The window's full days that have no block yet get one for the next summary (one statement;
-  // not for a request refused over the bound, whose reading is what the bound prevents).
-  if (assembled.missingDays.length > 0 && assembled.candidates <= limits.maxRows) {
-    await buildSummaryDays(db, q.orgKey, assembled.missingDays, limits.dayBlockMax);
+  // The window's full days that have no block yet get one for the next summary: not for a request
+  // refused over the bound (its reading is what the bound prevents), nor for a repository filter
+  // (it reads no block). The answer is already known: a build that fails is logged, not answered.
+  if (assembled.missingDays.length > 0 && assembled.candidates <= limits.maxRows && q.repoKeys === null) {
+    try {
+      for (let i = 0; i < assembled.missingDays.length; i += BUILD_DAYS_PER_STATEMENT) {
+        const slice = assembled.missingDays.slice(i, i + BUILD_DAYS_PER_STATEMENT);
+        await buildSummaryDays(db, q.orgKey, slice, { maxPerDay: limits.dayBlockMax, maxBytes: limits.dayBlockMaxBytes });
+      }
+    } catch (error) {
+      log.warn("summary blocks not built", { orgKey: q.orgKey, days: assembled.missingDays.length, error: errorField(error) });
+    }
   }
   const { groupings, candidates, fromBlocks } = assembled;
   return { groupings, candidates, fromBlocks, rowsRead };
 }
+
+/** Days built per statement: a request that first covers a year of an organization builds it in a dozen statements, none long. */
+const BUILD_DAYS_PER_STATEMENT = 31;
+
+/**
+ * Which blocks the statement serves: those it chooses itself (one statement: it reads them too),
+ * none, or those read before it in slices (`[day, version]`, which it checks).
+ */
+type BlocksServed = "chosen here" | "none" | [day: number, version: number][];
 
 /** The window's full UTC days (from their first to their last millisecond), as day numbers; null when none. */
 function fullDays(q: { start: number; end: number }): { first: number; last: number } | null {
@@ -155,7 +182,8 @@ function fullDays(q: { start: number; end: number }): { first: number; last: num
 /**
  * Reads the blocks of the window's full days that can serve it, `limits.blockSliceDays` stored
  * days per statement, handing each to `add` as it arrives. Answers the blocks served (day and
- * version) and the rows read; none served when they hold more than `BLOCKS_MAX_PULL_REQUESTS`.
+ * version) and the rows read; `served` null when they hold more than `limits.blocksMax` pull
+ * requests (then the caller counts none of them: the statement stops sending data at the bound).
  */
 async function readBlocks(
   db: D1Database | D1DatabaseSession,
@@ -163,26 +191,32 @@ async function readBlocks(
   days: { first: number; last: number } | null,
   limits: SummaryLimits,
   add: (row: PartRow) => void,
-): Promise<{ served: [number, number][]; rowsRead: number }> {
+): Promise<{ served: [number, number][] | null; rowsRead: number }> {
   const served: [number, number][] = [];
   let rowsRead = 0;
   let pullRequests = 0;
-  const columns = blockColumns(q);
+  const columns = blockColumns(q)
+    .map(([name, needed]) => `IIF(usable AND within AND s.pull_requests > 0 AND ${needed ? 1 : 0}, s.${name}, NULL) AS ${name}`)
+    .join(", ");
   for (let from = days?.first ?? 0; days !== null && from <= days.last; ) {
     const { results, meta } = await db
       .prepare(
-        `SELECT s.day AS day, s.pull_requests AS n, s.version AS version,
-  s.pull_requests = 0 OR (s.lo >= ?2 AND s.hi <= ?3) AS usable,
-  ${columns.map(([name, needed]) => `IIF(s.pull_requests > 0 AND ${needed ? 1 : 0}, s.${name}, NULL) AS ${name}`).join(", ")}
-FROM summary_days AS s WHERE s.org_key = ?1 AND s.day BETWEEN ?4 AND ?5 ORDER BY s.day LIMIT ?6`,
+        `SELECT s.day AS day, s.pull_requests AS n, s.version AS version, usable, within, ${columns}
+FROM (
+  SELECT *, SUM(IIF(usable, pull_requests, 0)) OVER (ORDER BY day ROWS UNBOUNDED PRECEDING) <= ?7 AS within
+  FROM (
+    SELECT *, pull_requests = 0 OR (lo >= ?2 AND hi <= ?3) AS usable FROM summary_days
+    WHERE org_key = ?1 AND day BETWEEN ?4 AND ?5 ORDER BY day LIMIT ?6
+  )
+) AS s ORDER BY s.day`,
       )
-      .bind(q.orgKey, q.start, q.end, from, days.last, limits.blockSliceDays)
-      .all<{ day: number; n: number; version: number; usable: number } & PartRow>();
+      .bind(q.orgKey, q.start, q.end, from, days.last, limits.blockSliceDays, limits.blocksMax - pullRequests)
+      .all<{ day: number; n: number; version: number; usable: number; within: number } & PartRow>();
     rowsRead += meta.rows_read;
     for (const row of results) {
       if (!row.usable) continue;
+      if (!row.within) return { served: null, rowsRead };
       pullRequests += row.n;
-      if (pullRequests > BLOCKS_MAX_PULL_REQUESTS) return { served: [], rowsRead };
       served.push([row.day, row.version]);
       if (row.n > 0) add({ ...row, grouping: BLOCK, key: String(row.day), candidates: row.n });
     }
@@ -514,7 +548,7 @@ const COLUMNS = `p.id AS pid, p.repo AS repo, p.author AS author, p.merged_at AS
 export function summaryStatement(
   q: SummaryQuery | GroupingsQuery,
   limits: SummaryLimits = SUMMARY_LIMITS,
-  read: [day: number, version: number][] | null = null,
+  served: BlocksServed = "chosen here",
 ): { sql: string; params: (string | number)[] } {
   const groupBys = "groupBys" in q ? q.groupBys : [q.groupBy];
   if (groupBys.length === 0) throw new RangeError("a summary needs at least one grouping");
@@ -585,7 +619,8 @@ export function summaryStatement(
     ? viaIds(idRange("pull_requests_repo_merged_walk", ["p.merged_at BETWEEN ?2 AND ?3"]))
     : `SELECT ${COLUMNS} FROM (SELECT d FROM walked ORDER BY d LIMIT -1) AS w
     CROSS JOIN pull_requests AS p INDEXED BY pull_requests_summary_walk ON ${where([...dayRange, ...byAuthor])}`;
-  const blocksOk = repo ? "0" : "1";
+  const blocksOk = repo || served === "none" ? "0" : "1";
+  const read = Array.isArray(served) ? served : null;
   // The blocks read before this statement (sliced; checked here), or the columns of the blocks it reads.
   const readList = read === null ? "" : bind(JSON.stringify(read));
   const blockSelect = blockColumns({ ...q, groupBys })
@@ -642,7 +677,7 @@ stored AS MATERIALIZED (
 ${
   read === null
     ? `usable AS MATERIALIZED (SELECT day, n FROM stored WHERE ${blocksOk} AND (n = 0 OR (lo >= ?2 AND hi <= ?3))),
-served AS MATERIALIZED (SELECT day, n FROM usable WHERE (SELECT SUM(n) FROM usable) <= ${BLOCKS_MAX_PULL_REQUESTS}),`
+served AS MATERIALIZED (SELECT day, n FROM usable WHERE (SELECT SUM(n) FROM usable) <= ${limits.blocksMax}),`
     : `served AS MATERIALIZED (
   SELECT s.day AS day, s.pull_requests AS n FROM json_each(${readList}) AS j
   CROSS JOIN summary_days AS s ON s.org_key = ?1 AND s.day = j.value ->> 0 AND s.version = j.value ->> 1

@@ -23,10 +23,18 @@ import { DAY_MS } from "../lib/time";
 export const BLOCK_MAX_PULL_REQUESTS = 15_000;
 
 /**
+ * At most this many bytes of JSON in one block (its four columns together): D1 refuses a row over
+ * 1,000,000 bytes (local D1 does not). A day over it (a mass update across many repositories: about
+ * 100 bytes per pull request when each has its own) gets an empty marker and is walked.
+ */
+export const BLOCK_MAX_BYTES = 900_000;
+
+/**
  * At most this many pull requests read from blocks by one summary (about 45 bytes of JSON each,
  * held by the Worker while it adds them up): above it the window's days are walked as without
  * blocks, and the statement's bound (`SummaryLimits.maxRows`) applies. A year of an organization
- * of a million pull requests holds about 475,000.
+ * of a million pull requests holds about 475,000. Blocks read in slices stop sending their data at
+ * the bound (a running sum in the slice's statement), so no more than this is ever held.
  */
 export const BLOCKS_MAX_PULL_REQUESTS = 750_000;
 
@@ -66,12 +74,16 @@ export interface BlockColumns {
 /**
  * Builds the blocks of the given UTC days (day numbers) of one organization, replacing any stored,
  * in one statement. A day without merged and reviewed pull requests gets an empty block (so it is
- * not walked again); a day of more than `BLOCK_MAX_PULL_REQUESTS` gets a block without content
- * (its `lo` null: never served, always walked, and not built again until its day changes). `?1` is
+ * not walked again); a day of more than `BLOCK_MAX_PULL_REQUESTS` pull requests or
+ * `BLOCK_MAX_BYTES` of JSON gets a block without content (its `lo` null: never served, always
+ * walked, and not built again until its day changes). `?1` is
  * the organization key, `?2` the days as a JSON array.
  */
 const SUMS = "COUNT(*), COALESCE(SUM(la), 0), COALESCE(SUM(ld), 0), SUM(fl), SUM(fx), COALESCE(SUM(al), 0), COUNT(al)";
-export const buildSummaryDaysSql = (maxPerDay: number = BLOCK_MAX_PULL_REQUESTS): string => `WITH
+export const buildSummaryDaysSql = (
+  maxPerDay: number = BLOCK_MAX_PULL_REQUESTS,
+  maxBytes: number = BLOCK_MAX_BYTES,
+): string => `WITH
 wanted AS (SELECT DISTINCT CAST(value AS INTEGER) AS day FROM json_each(?2)),
 found AS MATERIALIZED (
   SELECT w.day AS day, p.repo_key AS rk, p.repo AS rn, lower(p.author) AS ak, p.author AS an,
@@ -105,27 +117,39 @@ columns AS (
     json_array(json_group_array(la), json_group_array(ld), json_group_array(al), json_group_array(fl), json_group_array(fx)) AS figures,
     json_array(json_group_array(tf), json_group_array(tm)) AS durations
   FROM ranked GROUP BY day
+),
+built AS (
+  SELECT w.day AS day, COALESCE(c.n, 0) AS n, c.lo AS lo, c.hi AS hi,
+    IIF(c.n IS NOT NULL, json_object('t', json(c.t), 'r', json(r.r), 'a', json(a.a)), NULL) AS sums,
+    c.members AS members, c.figures AS figures, c.durations AS durations
+  FROM wanted AS w
+  LEFT JOIN columns AS c ON c.day = w.day
+  LEFT JOIN repos AS r ON r.day = w.day
+  LEFT JOIN authors AS a ON a.day = w.day
 )
 INSERT OR REPLACE INTO summary_days (org_key, day, pull_requests, lo, hi, sums, members, figures, durations, version)
-SELECT ?1, w.day, COALESCE(c.n, 0), IIF(small, c.lo, NULL), IIF(small, c.hi, NULL),
-  IIF(small AND c.n IS NOT NULL, json_object('t', json(c.t), 'r', json(r.r), 'a', json(a.a)), NULL),
-  IIF(small, c.members, NULL), IIF(small, c.figures, NULL), IIF(small, c.durations, NULL), abs(random() % 9007199254740991)
-FROM (SELECT w.day AS day, COALESCE(c.n, 0) <= ${maxPerDay} AS small FROM wanted AS w LEFT JOIN columns AS c ON c.day = w.day) AS w
-LEFT JOIN columns AS c ON c.day = w.day
-LEFT JOIN repos AS r ON r.day = w.day
-LEFT JOIN authors AS a ON a.day = w.day`;
+SELECT ?1, day, n, IIF(fits, lo, NULL), IIF(fits, hi, NULL), IIF(fits, sums, NULL), IIF(fits, members, NULL),
+  IIF(fits, figures, NULL), IIF(fits, durations, NULL), abs(random() % 9007199254740991)
+FROM (
+  SELECT *, n <= ${maxPerDay}
+    AND COALESCE(length(sums), 0) + COALESCE(length(members), 0) + COALESCE(length(figures), 0) + COALESCE(length(durations), 0) <= ${maxBytes} AS fits
+  FROM built
+)`;
 
 /** Builds the blocks of `days` (UTC day numbers) of the organization; see `buildSummaryDaysSql`. */
 export async function buildSummaryDays(
   db: D1Database | D1DatabaseSession,
   orgKey: string,
   days: readonly number[],
-  maxPerDay: number = BLOCK_MAX_PULL_REQUESTS,
+  { maxPerDay = BLOCK_MAX_PULL_REQUESTS, maxBytes = BLOCK_MAX_BYTES }: { maxPerDay?: number; maxBytes?: number } = {},
 ): Promise<void> {
   if (days.length === 0) return;
-  if (!Number.isSafeInteger(maxPerDay) || maxPerDay < 0)
-    throw new RangeError(`maxPerDay must be a whole number, got ${maxPerDay}`);
-  await db.prepare(buildSummaryDaysSql(maxPerDay)).bind(orgKey, JSON.stringify(days)).run();
+  for (const [name, value] of [
+    ["maxPerDay", maxPerDay],
+    ["maxBytes", maxBytes],
+  ] as const)
+    if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${name} must be a whole number, got ${value}`);
+  await db.prepare(buildSummaryDaysSql(maxPerDay, maxBytes)).bind(orgKey, JSON.stringify(days)).run();
 }
 
 /** What the summary adds up from blocks: whether each repository and author of a block passes the request's filters. */
