@@ -4,6 +4,7 @@ import type { AnalyticsSummaryGroup, AnalyticsSummaryTotals, SummaryGroupBy } fr
 import { type AnalyticsScope, unionAll } from "./analytics";
 import { GAP_TIER_BOUNDS_MS, LAST_GAP_TIER } from "./review-span";
 import {
+  BLOCK_JSON,
   BLOCK_MAX_BYTES,
   BLOCK_MAX_PULL_REQUESTS,
   BLOCKS_MAX_PULL_REQUESTS,
@@ -227,16 +228,22 @@ FROM (
   return { served, rowsRead };
 }
 
-/** A block's columns and whether the request reads each: the figures only with a filter, the members also for repository and author groupings. */
+/**
+ * A block's columns and whether the request reads each: the day's totals and the durations always;
+ * the repositories', authors' and members' columns for those groupings; with a filter, all of them.
+ */
 function blockColumns(q: GroupingsQuery): [keyof BlockColumns, boolean][] {
   const filtered = q.accessibleRepoKeys !== null || (q.excludedRepoKeys?.length ?? 0) > 0 || q.authorKeys !== null;
-  const members = filtered || q.groupBys.some((g) => !isTimeGroupBy(g));
-  return [
-    ["sums", true],
-    ["members", members],
-    ["figures", filtered],
-    ["durations", true],
-  ];
+  const by = (groupBy: SummaryGroupBy) => q.groupBys.includes(groupBy);
+  const needed: Record<keyof BlockColumns, boolean> = {
+    totals: true,
+    repos: filtered || by("repo"),
+    authors: filtered || by("author"),
+    members: filtered || by("repo") || by("author"),
+    figures: filtered,
+    durations: true,
+  };
+  return BLOCK_JSON.map((name) => [name, needed[name]]);
 }
 
 /** Which repositories and authors of a block the scope counts, as the statement's filters choose them. */
@@ -255,7 +262,7 @@ export function blockFilter(q: AnalyticsScope): BlockFilter {
  * window's walk and from the merges outside it), its candidates (the rows found before the exact
  * check), the sums of its rows, and its durations as JSON arrays in no order, `tf0` and `tm0`.
  * Two other kinds of row (`grouping` below 0, `key` a UTC day number): a day's block to add up
- * (`BLOCK`, in the columns a request needs: `sums`, `members`, `figures`, `durations`) and a full
+ * (`BLOCK`, in the block columns a request needs, `BLOCK_JSON`) and a full
  * day of the window without a block (`MISSING`).
  */
 export type PartRow = Omit<AnalyticsSummaryGroup, "medianMsToFirstReview" | "medianMsToMerge"> & {
@@ -353,10 +360,17 @@ function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFilter) {
 /** A block row's JSON columns, parsed (the ones the statement did not read stay null). */
 function readBlock(row: PartRow): BlockColumns {
   const parse = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
-  const sums = parse<BlockColumns["sums"]>(row.sums);
+  const totals = parse<BlockColumns["totals"]>(row.totals);
   const durations = parse<BlockColumns["durations"]>(row.durations);
-  if (sums === null || durations === null) throw new Error("a served summary block without its sums or durations");
-  return { sums, durations, members: parse(row.members), figures: parse(row.figures) };
+  if (totals === null || durations === null) throw new Error("a served summary block without its totals or durations");
+  return {
+    totals,
+    durations,
+    repos: parse(row.repos),
+    authors: parse(row.authors),
+    members: parse(row.members),
+    figures: parse(row.figures),
+  };
 }
 
 /** Adds a block's sums (`BlockSums` order) to a group. */
@@ -387,29 +401,31 @@ function addBlock(
   filter: BlockFilter,
   groupOf: (grouping: number, key: string) => Accumulated,
 ): number {
-  const { sums, members, figures, durations } = block;
+  const { totals, repos, authors, members, figures, durations } = block;
   const [toFirstReview, toMerge] = durations;
-  // A row without an author is never merged (its pull request event has not arrived), so never here.
-  const names = { repo: sums.r.map((r) => r[2]), author: sums.a.map((a) => a[2] as string) };
   const timeKey = (groupBy: SummaryGroupBy) => bucketKey(bucketStart(day * DAY, groupBy as "day" | "week" | "month"));
+  const read = <T>(column: T | null, name: string): T => {
+    if (column === null) throw new Error(`a summary block read without its ${name}`);
+    return column;
+  };
   if (filter.repo === null && filter.author === null) {
     groupBys.forEach((groupBy, grouping) => {
       if (isTimeGroupBy(groupBy)) {
         const group = groupOf(grouping, timeKey(groupBy));
-        addSums(group, sums.t);
+        addSums(group, totals);
         group.tf.push(present(toFirstReview));
         group.tm.push(present(toMerge));
         return;
       }
-      const entries = groupBy === "repo" ? sums.r : sums.a;
+      const entries = groupBy === "repo" ? read(repos, "repositories") : read(authors, "authors");
       const byIndex: Accumulated[] = [];
-      for (const [i, , name, ...figures] of entries) {
+      // A row without an author is never merged (its pull request event has not arrived), so never here.
+      for (const [i, , name, ...sums] of entries) {
         const group = groupOf(grouping, name as string);
-        addSums(group, figures);
+        addSums(group, sums);
         byIndex[i] = group;
       }
-      if (members === null) throw new Error("a summary block read without its members");
-      const column = groupBy === "repo" ? members[0] : members[1];
+      const column = read(members, "members")[groupBy === "repo" ? 0 : 1];
       for (let i = 0; i < column.length; i++) {
         const group = byIndex[column[i] as number] as Accumulated;
         const tf = toFirstReview[i];
@@ -418,11 +434,14 @@ function addBlock(
         if (tm !== null && tm !== undefined) group.ownTm.push(tm);
       }
     });
-    return sums.t[0];
+    return totals[0];
   }
-  if (members === null || figures === null) throw new Error("a filtered summary block read without its members and figures");
-  const repoOk = sums.r.map(([, key]) => filter.repo === null || filter.repo(key));
-  const authorOk = sums.a.map(([, key]) => filter.author === null || filter.author(key));
+  const repoEntries = read(repos, "repositories");
+  const authorEntries = read(authors, "authors");
+  const [linesAdded, linesDeleted, aiLines, flagged, fixed] = read(figures, "figures");
+  const repoOk = repoEntries.map(([, key]) => filter.repo === null || filter.repo(key));
+  const authorOk = authorEntries.map(([, key]) => filter.author === null || filter.author(key));
+  const names = { repo: repoEntries.map((r) => r[2]), author: authorEntries.map((a) => a[2] as string) };
   // Per grouping, the group of each pull request: one for a time grouping, by index otherwise.
   const pick = groupBys.map((groupBy, grouping): ((i: number) => Accumulated) => {
     if (isTimeGroupBy(groupBy)) {
@@ -430,11 +449,10 @@ function addBlock(
       return () => group;
     }
     const byIndex = (groupBy === "repo" ? names.repo : names.author).map((name) => groupOf(grouping, name));
-    const column = groupBy === "repo" ? members[0] : members[1];
+    const column = read(members, "members")[groupBy === "repo" ? 0 : 1];
     return (i) => byIndex[column[i] as number] as Accumulated;
   });
-  const [repo, author] = members;
-  const [linesAdded, linesDeleted, aiLines, flagged, fixed] = figures;
+  const [repo, author] = read(members, "members");
   let counted = 0;
   for (let i = 0; i < repo.length; i++) {
     if (!repoOk[repo[i] as number] || !authorOk[author[i] as number]) continue;
@@ -684,6 +702,7 @@ served AS MATERIALIZED (SELECT day, n FROM usable WHERE (SELECT SUM(n) FROM usab
 ),`
 }
 walked AS (SELECT d FROM days WHERE d NOT IN (SELECT day FROM served))`;
+  const noBlock = BLOCK_JSON.map(() => "NULL").join(", ");
   const none = ["0 AS pullRequests", ...SUMMED.slice(1).map((name) => `0 AS ${name}`), "NULL AS tf0", "NULL AS tm0"].join(", ");
 
   // The rows found once, each row once per grouping (k0, k1, ...), and one GROUP BY, which sorts
@@ -695,7 +714,7 @@ walked AS (SELECT d FROM days WHERE d NOT IN (SELECT day FROM served))`;
 metrics AS (
   ${bounded(`SELECT * FROM (${inWindow}\n  UNION ALL\n  ${viaIds(unionAll(outside))})`)}
 )
-SELECT grp AS grouping, ${keyOf("k")} AS key, ${aggregates}, NULL AS sums, NULL AS members, NULL AS figures, NULL AS durations
+SELECT grp AS grouping, ${keyOf("k")} AS key, ${aggregates}, ${BLOCK_JSON.map((c) => `NULL AS ${c}`).join(", ")}
 FROM (${keyed})
 GROUP BY grp, k, pid % ${limits.arrayParts}
 UNION ALL
@@ -703,9 +722,9 @@ ${
   read === null
     ? `SELECT ${BLOCK}, v.day, v.n, ${none}, ${blockSelect}
 FROM served AS v JOIN summary_days AS s ON s.org_key = ?1 AND s.day = v.day WHERE v.n > 0`
-    : `SELECT ${STALE}, json_array_length(${readList}) - (SELECT COUNT(*) FROM served), 0, ${none}, NULL, NULL, NULL, NULL`
+    : `SELECT ${STALE}, json_array_length(${readList}) - (SELECT COUNT(*) FROM served), 0, ${none}, ${noBlock}`
 }
 UNION ALL
-SELECT ${MISSING}, d, 0, ${none}, NULL, NULL, NULL, NULL FROM full_days WHERE d NOT IN (SELECT day FROM stored)`;
+SELECT ${MISSING}, d, 0, ${none}, ${noBlock} FROM full_days WHERE d NOT IN (SELECT day FROM stored)`;
   return { sql, params };
 }

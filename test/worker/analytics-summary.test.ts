@@ -563,7 +563,7 @@ describe("day blocks (storage/summary-days.ts, issue 31): built by a summary, de
     const capped = await summarizeGroupings(db, { ...input(org), groupBys: ["week"] }, { ...SUMMARY_LIMITS, dayBlockMax: 0 });
     expect(capped.fromBlocks).toBe(0);
     const empty = await db
-      .prepare("SELECT count(*) AS n FROM summary_days WHERE org_key = ? AND lo IS NULL AND sums IS NULL")
+      .prepare("SELECT count(*) AS n FROM summary_days WHERE org_key = ? AND lo IS NULL AND totals IS NULL")
       .bind(org)
       .first("n");
     expect(empty).toBe(4);
