@@ -230,7 +230,7 @@ FROM (
 
 /**
  * A block's columns and whether the request reads each: the day's totals and the durations always;
- * the repositories', authors' and members' columns for those groupings; with a filter, all of them.
+ * the repositories' and authors' sums and indexes for those groupings; with a filter, all of them.
  */
 function blockColumns(q: GroupingsQuery): [keyof BlockColumns, boolean][] {
   const filtered = q.accessibleRepoKeys !== null || (q.excludedRepoKeys?.length ?? 0) > 0 || q.authorKeys !== null;
@@ -239,7 +239,8 @@ function blockColumns(q: GroupingsQuery): [keyof BlockColumns, boolean][] {
     totals: true,
     repos: filtered || by("repo"),
     authors: filtered || by("author"),
-    members: filtered || by("repo") || by("author"),
+    repo_of: filtered || by("repo"),
+    author_of: filtered || by("author"),
     figures: filtered,
     durations: true,
   };
@@ -368,7 +369,8 @@ function readBlock(row: PartRow): BlockColumns {
     durations,
     repos: parse(row.repos),
     authors: parse(row.authors),
-    members: parse(row.members),
+    repo_of: parse(row.repo_of),
+    author_of: parse(row.author_of),
     figures: parse(row.figures),
   };
 }
@@ -401,7 +403,11 @@ function addBlock(
   filter: BlockFilter,
   groupOf: (grouping: number, key: string) => Accumulated,
 ): number {
-  const { totals, repos, authors, members, figures, durations } = block;
+  const { totals, repos, authors, figures, durations } = block;
+  const membersOf = (groupBy: SummaryGroupBy) =>
+    groupBy === "repo"
+      ? read(block.repo_of, "repositories of its pull requests")
+      : read(block.author_of, "authors of its pull requests");
   const [toFirstReview, toMerge] = durations;
   const timeKey = (groupBy: SummaryGroupBy) => bucketKey(bucketStart(day * DAY, groupBy as "day" | "week" | "month"));
   const read = <T>(column: T | null, name: string): T => {
@@ -425,7 +431,7 @@ function addBlock(
         addSums(group, sums);
         byIndex[i] = group;
       }
-      const column = read(members, "members")[groupBy === "repo" ? 0 : 1];
+      const column = membersOf(groupBy);
       for (let i = 0; i < column.length; i++) {
         const group = byIndex[column[i] as number] as Accumulated;
         const tf = toFirstReview[i];
@@ -449,10 +455,10 @@ function addBlock(
       return () => group;
     }
     const byIndex = (groupBy === "repo" ? names.repo : names.author).map((name) => groupOf(grouping, name));
-    const column = read(members, "members")[groupBy === "repo" ? 0 : 1];
+    const column = membersOf(groupBy);
     return (i) => byIndex[column[i] as number] as Accumulated;
   });
-  const [repo, author] = read(members, "members");
+  const [repo, author] = [membersOf("repo"), membersOf("author")];
   let counted = 0;
   for (let i = 0; i < repo.length; i++) {
     if (!repoOk[repo[i] as number] || !authorOk[author[i] as number]) continue;

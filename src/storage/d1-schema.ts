@@ -103,7 +103,8 @@ export const pullRequests = sqliteTable(
  * - `lo`, `hi`: the earliest and latest of the day's pull requests' completed reviews and posted
  *   findings (null for a day without any): a window from `lo` to `hi` holds every review and
  *   finding of every pull request of the day, so each counts wholly, from the block.
- * - `totals`, `repos`, `authors`, `members`, `figures`, `durations`: JSON (summary-days.ts `BlockColumns`), each read
+ * - `totals`, `repos`, `authors`, `repo_of`, `author_of`, `figures`, `durations`: JSON
+ *   (summary-days.ts `BlockColumns`), each read
  *   only by the requests that need it; null for a day without any (so an empty day is known, not
  *   walked).
  * - `version`: random at every build (below 2^53, so it reads back exactly as a number): a summary
@@ -120,7 +121,8 @@ export const summaryDays = sqliteTable(
     totals: text("totals"),
     repos: text("repos"),
     authors: text("authors"),
-    members: text("members"),
+    repoOf: text("repo_of"),
+    authorOf: text("author_of"),
     figures: text("figures"),
     durations: text("durations"),
     version: integer("version").notNull(),

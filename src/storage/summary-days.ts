@@ -47,19 +47,21 @@ export type BlockSums = [n: number, la: number, ld: number, fl: number, fx: numb
  * - `totals`: the day's sums;
  * - `repos`: per repository, `[index, key, name as the rows spell it, ...sums]`;
  * - `authors`: per author, `[index, lower-cased login, login as the rows spell it, ...sums]`;
- * - `members`: each pull request's repository and author (indexes into `repos` and `authors`);
+ * - `repo_of`, `author_of`: each pull request's repository and author (indexes into `repos` and
+ *   `authors`);
  * - `figures`: each pull request's lines added and deleted, AI lines (null: no AI data), and
  *   findings flagged and fixed when all of them lie in the window;
  * - `durations`: each pull request's two durations (ms; null when its creation time is).
  * A request reads only the columns it needs: an unfiltered time grouping the totals and durations,
- * by repository the repositories, members and durations (at 1,300 pull requests a day over 200
+ * by repository `repos`, `repo_of` and the durations (at 1,300 pull requests a day over 200
  * repositories and 400 authors, the per repository and author sums weigh more than the durations).
  */
 export interface BlockColumns {
   totals: BlockSums;
   repos: [number, string, string, ...BlockSums][] | null;
   authors: [number, string | null, string | null, ...BlockSums][] | null;
-  members: [repo: number[], author: number[]] | null;
+  repo_of: number[] | null;
+  author_of: number[] | null;
   figures:
     | [
         linesAdded: (number | null)[],
@@ -77,7 +79,8 @@ export const BLOCK_JSON = [
   "totals",
   "repos",
   "authors",
-  "members",
+  "repo_of",
+  "author_of",
   "figures",
   "durations",
 ] as const satisfies readonly (keyof BlockColumns)[];
@@ -124,14 +127,14 @@ authors AS (
 ),
 columns AS (
   SELECT day, COUNT(*) AS n, MIN(lo) AS lo, MAX(hi) AS hi, json_array(${SUMS}) AS t,
-    json_array(json_group_array(ri), json_group_array(ui)) AS members,
+    json_group_array(ri) AS repo_of, json_group_array(ui) AS author_of,
     json_array(json_group_array(la), json_group_array(ld), json_group_array(al), json_group_array(fl), json_group_array(fx)) AS figures,
     json_array(json_group_array(tf), json_group_array(tm)) AS durations
   FROM ranked GROUP BY day
 ),
 built AS (
   SELECT w.day AS day, COALESCE(c.n, 0) AS n, c.lo AS lo, c.hi AS hi, c.t AS totals, r.r AS repos, a.a AS authors,
-    c.members AS members, c.figures AS figures, c.durations AS durations
+    c.repo_of AS repo_of, c.author_of AS author_of, c.figures AS figures, c.durations AS durations
   FROM wanted AS w
   LEFT JOIN columns AS c ON c.day = w.day
   LEFT JOIN repos AS r ON r.day = w.day

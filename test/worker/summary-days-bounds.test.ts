@@ -130,7 +130,7 @@ describe("day blocks at their bounds", () => {
     const block = () =>
       db
         .prepare(
-          "SELECT pull_requests AS n, lo, length(totals) + length(repos) + length(authors) + length(members) + length(figures) + length(durations) AS bytes FROM summary_days WHERE org_key = ?1",
+          "SELECT pull_requests AS n, lo, length(totals) + length(repos) + length(authors) + length(repo_of) + length(author_of) + length(figures) + length(durations) AS bytes FROM summary_days WHERE org_key = ?1",
         )
         .bind(org)
         .first<{ n: number; lo: number | null; bytes: number | null }>();
