@@ -106,10 +106,14 @@ export const SUMMARY_LIMITS: SummaryLimits = {
 };
 
 /**
- * Several groupings of the same rows in one statement (`summaryStatement`): the rows are found,
- * checked and measured once; each grouping groups them once. Each group's medians are computed
- * here from its durations (exact: the value at `medianIndex` in ascending order, found by
- * selection), and the totals' from all of the first grouping's.
+ * Several groupings of the same rows: the window's full days that a day block can serve
+ * (`summary-days.ts`) from their blocks, read by the statement itself or, for a window of more
+ * than `limits.blockSliceDays` full days, in slices before it; every other row found, checked and
+ * measured once by the statement (`summaryStatement`), each grouping grouping them once. Each
+ * group's medians are computed here from its durations (exact: the value at `medianIndex` in
+ * ascending order, found by selection), and the totals' from all of the first grouping's. Then the
+ * window's full days without a block are built. `hooks.beforeWalk` runs between the slices and
+ * the statement: for tests only (a write raced between them).
  */
 export async function summarizeGroupings(
   db: D1Database | D1DatabaseSession,
@@ -547,15 +551,17 @@ const COLUMNS = `p.id AS pid, p.repo AS repo, p.author AS author, p.merged_at AS
 /**
  * The statement and its parameters (shared with the benchmark and the tests). The rows are the
  * export's (`storage/analytics.ts`): merged, in the organization (and repository), accessible, and
- * with a completed review in [start, end]. They are found the way the export's walk finds them, as
- * disjoint index ranges of the review span (`review-span.ts`): merged inside the window; merged
- * before it, one range per gap tier of the last review after the merge; merged after it, one per
- * tier of the first review before it.
+ * with a completed review in [start, end]. The window's full days served by blocks (`served`: chosen
+ * by the statement, which then sends their blocks; none; or read before it in slices, which it
+ * checks and answers STALE for any gone since) are not walked. The rest are found the way the
+ * export's walk finds them, as disjoint index ranges of the review span (`review-span.ts`): merged
+ * inside the window, one range per day not served; merged before it, one range per gap tier of the
+ * last review after the merge; merged after it, one per tier of the first review before it. The
+ * full days without a block come back as MISSING.
  *
- * What a row costs: the merges inside the window (nearly every row of a long window) are walked on
- * `pull_requests_summary_walk`, which holds every column the summary reads, so such a row costs
- * its index entry and no table row (with a repository filter, the repository's walk and the table
- * row). The rows merged outside the window, found on the tier walks, read their table row. A
+ * What a row costs: the merges inside the window are walked on `pull_requests_summary_walk`,
+ * which holds every column the summary reads, so such a row costs its index entry and no table row
+ * (with a repository filter, the repositories' walk over the whole window and the table row). The rows merged outside the window, found on the tier walks, read their table row. A
  * candidate settles from its own columns unless its span crosses an edge of the window:
  * - reviews: its first or last completed review lies in the window, or both lie on one side; only
  *   one reviewed on both sides of the window, not inside, reads its reviews;
@@ -564,10 +570,9 @@ const COLUMNS = `p.id AS pid, p.repo AS repo, p.author AS author, p.merged_at AS
  * Then per group the count of candidates, the sums of those that qualify and their durations as
  * JSON arrays in no order: the medians are selected by the caller (`assemble`), since every ordered
  * pass in SQL reads the rows again (D1 counts each step of a cursor, a sorter's included, as a row
- * read). One time grouping of the organization walks the window day by day in order and groups
- * without a sort (see there: about one row read per row); any other grouping, or several, is one
- * `GROUP BY` that sorts the rows (about two), each group split into `arrayParts` parts by id. Each
- * walk stops after `maxRows + 1` candidates.
+ * read). One `GROUP BY` sorts the walked rows (about two rows read per row; few once blocks serve
+ * the window), each group split into `arrayParts` parts by id. Each walk stops after `maxRows + 1`
+ * candidates.
  */
 export function summaryStatement(
   q: SummaryQuery | GroupingsQuery,

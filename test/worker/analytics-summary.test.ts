@@ -13,6 +13,7 @@ import {
   fetchWithEnv,
   type OrgOptions,
   postEventsOk,
+  scopeOf,
   shardDb,
   unique,
 } from "./helpers";
@@ -377,14 +378,7 @@ describe("a bound on what one summary may read (issue 31, item 3)", () => {
   it("the walk stops after maxRows + 1 candidates, and says how many it found", async () => {
     const { org } = await fiveInOctober();
     const db = await shardDb(org);
-    const input = {
-      orgKey: org,
-      repoKeys: null,
-      authorKeys: null,
-      accessibleRepoKeys: null,
-      start: Date.parse("2026-10-01T00:00:00Z"),
-      end: Date.parse("2026-10-31T23:59:59.999Z"),
-    };
+    const input = scopeOf(org);
     const all = await summarizeMergedPullRequests(db, { ...input, groupBy: "week" });
     // Six candidates (the sixth reviewed on both sides of the window, not in it), five counted.
     expect([all.candidates, all.totals.pullRequests]).toEqual([6, 5]);
@@ -437,14 +431,6 @@ describe("a bound on what one summary may read (issue 31, item 3)", () => {
 describe("day blocks (storage/summary-days.ts, issue 31): built by a summary, deleted by every write to their day", () => {
   const at = (date: string, time = "10:00:00") => `2026-10-${date}T${time}Z`;
   const NEWER = "2026-11-01T00:00:00Z";
-  const input = (org: string) => ({
-    orgKey: org,
-    repoKeys: null,
-    authorKeys: null,
-    accessibleRepoKeys: null,
-    start: Date.parse("2026-10-01T00:00:00Z"),
-    end: Date.parse("2026-10-31T23:59:59.999Z"),
-  });
 
   /**
    * The figures with the blocks as stored, against the same figures walked without any block (the
@@ -460,13 +446,13 @@ describe("day blocks (storage/summary-days.ts, issue 31): built by a summary, de
       { authorKeys: ["bob"], excludedRepoKeys: ["web"] },
     ];
     const figures = (db: D1Database) =>
-      Promise.all(scopes.map((scope) => summarizeGroupings(db, { ...input(org), ...scope, groupBys })));
+      Promise.all(scopes.map((scope) => summarizeGroupings(db, { ...scopeOf(org), ...scope, groupBys })));
     const served = await figures(db);
     // The blocks read in slices of two days before the walk: the same figures.
     for (const [i, scope] of scopes.entries()) {
       const sliced = await summarizeGroupings(
         db,
-        { ...input(org), ...scope, groupBys },
+        { ...scopeOf(org), ...scope, groupBys },
         { ...SUMMARY_LIMITS, blockSliceDays: 2 },
       );
       expect(sliced.groupings).toEqual(served[i]?.groupings);
@@ -476,7 +462,7 @@ describe("day blocks (storage/summary-days.ts, issue 31): built by a summary, de
     await db.prepare("DELETE FROM summary_days WHERE org_key = ?").bind(org).run();
     const walked: Awaited<ReturnType<typeof figures>> = [];
     for (const scope of scopes) {
-      walked.push(await summarizeGroupings(db, { ...input(org), ...scope, groupBys }));
+      walked.push(await summarizeGroupings(db, { ...scopeOf(org), ...scope, groupBys }));
       await db.prepare("DELETE FROM summary_days WHERE org_key = ?").bind(org).run();
     }
     const byKey = (g: { groups: { key: string }[] }) => [...g.groups].sort((a, b) => (a.key < b.key ? -1 : 1));
@@ -560,14 +546,14 @@ describe("day blocks (storage/summary-days.ts, issue 31): built by a summary, de
     ];
     // A day over the bound of a block gets a block without content: walked by every summary, not built again.
     await db.prepare("DELETE FROM summary_days WHERE org_key = ?").bind(org).run();
-    const capped = await summarizeGroupings(db, { ...input(org), groupBys: ["week"] }, { ...SUMMARY_LIMITS, dayBlockMax: 0 });
+    const capped = await summarizeGroupings(db, { ...scopeOf(org), groupBys: ["week"] }, { ...SUMMARY_LIMITS, dayBlockMax: 0 });
     expect(capped.fromBlocks).toBe(0);
     const empty = await db
       .prepare("SELECT count(*) AS n FROM summary_days WHERE org_key = ? AND lo IS NULL AND totals IS NULL")
       .bind(org)
       .first("n");
     expect(empty).toBe(4);
-    const walkedAgain = await summarizeGroupings(db, { ...input(org), groupBys: ["week"] });
+    const walkedAgain = await summarizeGroupings(db, { ...scopeOf(org), groupBys: ["week"] });
     expect([walkedAgain.fromBlocks, walkedAgain.groupings[0]?.totals]).toEqual([0, capped.groupings[0]?.totals]);
     expect(walkedAgain.groupings[0]?.totals.pullRequests).toBe(4);
     await db.prepare("DELETE FROM summary_days WHERE org_key = ?").bind(org).run();
@@ -578,7 +564,7 @@ describe("day blocks (storage/summary-days.ts, issue 31): built by a summary, de
     let writes = 0;
     const raced = await summarizeGroupings(
       db,
-      { ...input(org), groupBys: ["week"] },
+      { ...scopeOf(org), groupBys: ["week"] },
       { ...SUMMARY_LIMITS, blockSliceDays: 2 },
       {
         beforeWalk: async () => {
@@ -589,7 +575,7 @@ describe("day blocks (storage/summary-days.ts, issue 31): built by a summary, de
     expect(writes).toBe(2);
     expect(raced.fromBlocks).toBe(3);
     expect(raced.groupings[0]?.totals).toEqual(
-      (await summarizeGroupings(db, { ...input(org), groupBys: ["week"] })).groupings[0]?.totals,
+      (await summarizeGroupings(db, { ...scopeOf(org), groupBys: ["week"] })).groupings[0]?.totals,
     );
 
     for (const [what, write, days] of steps) {

@@ -1,5 +1,6 @@
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
+import type { AnalyticsScope } from "../../src/storage/analytics";
 import { checkAgainstDocuments } from "./contract";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
@@ -246,4 +247,19 @@ export async function shardDb(home: string): Promise<D1Database> {
     .bind(home.toLowerCase())
     .first<{ shard: string }>();
   return (env as unknown as Record<string, D1Database>)[row?.shard ?? "DB"] as D1Database;
+}
+
+/**
+ * The analytics statements' input for an organization over an inclusive window (default: October
+ * 2026, whole UTC days), without repository or author lists, as an admin reads it (no access list).
+ */
+export function scopeOf(org: string, start = "2026-10-01T00:00:00.000Z", end = "2026-10-31T23:59:59.999Z"): AnalyticsScope {
+  return {
+    orgKey: org,
+    repoKeys: null,
+    authorKeys: null,
+    accessibleRepoKeys: null,
+    start: Date.parse(start),
+    end: Date.parse(end),
+  };
 }

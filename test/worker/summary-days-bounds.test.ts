@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type GroupingsQuery, SUMMARY_LIMITS, type SummaryLimits, summarizeGroupings } from "../../src/storage/analytics-summary";
 import { BLOCK_MAX_BYTES, BLOCKS_MAX_PULL_REQUESTS, buildSummaryDays } from "../../src/storage/summary-days";
-import { createOrg, ev, postEventsOk, shardDb, unique } from "./helpers";
+import { createOrg, ev, postEventsOk, scopeOf, shardDb, unique } from "./helpers";
 
 /**
  * The bounds of the summary's day blocks (storage/summary-days.ts, issue 31): what happens at
@@ -21,15 +21,7 @@ describe("day blocks at their bounds", () => {
       ]),
     );
     const db = await shardDb(org);
-    const q: GroupingsQuery = {
-      orgKey: org,
-      repoKeys: null,
-      authorKeys: null,
-      accessibleRepoKeys: null,
-      start: Date.parse("2026-10-01T00:00:00Z"),
-      end: Date.parse("2026-10-31T23:59:59.999Z"),
-      groupBys: ["week"],
-    };
+    const q: GroupingsQuery = { ...scopeOf(org), groupBys: ["week"] };
     const walked = await summarizeGroupings(db, q); // builds the window's blocks
     expect(walked.groupings[0]?.totals.pullRequests).toBe(2);
     // The second day's block stands in for a day that brings the window's blocks over the bound
@@ -67,12 +59,7 @@ describe("day blocks at their bounds", () => {
     ]);
     const db = await shardDb(org);
     const q = (start: string, end: string): GroupingsQuery => ({
-      orgKey: org,
-      repoKeys: null,
-      authorKeys: null,
-      accessibleRepoKeys: null,
-      start: Date.parse(start),
-      end: Date.parse(end),
+      ...scopeOf(org, start, end),
       groupBys: ["day", "repo", "author"],
     });
     const exact = q("2026-10-05T00:00:00.000Z", "2026-10-06T23:59:59.999Z");
@@ -141,15 +128,7 @@ describe("day blocks at their bounds", () => {
     expect(full?.bytes ?? 0).toBeLessThanOrEqual(BLOCK_MAX_BYTES);
     await buildSummaryDays(db, org, [day("2026-10-05")], { maxBytes: Math.floor((full?.bytes ?? 0) / 10) });
     expect(await block()).toEqual({ n: sample, lo: null, bytes: null });
-    const q: GroupingsQuery = {
-      orgKey: org,
-      repoKeys: null,
-      authorKeys: null,
-      accessibleRepoKeys: null,
-      start: Date.parse("2026-10-01T00:00:00Z"),
-      end: Date.parse("2026-10-31T23:59:59.999Z"),
-      groupBys: ["repo"],
-    };
+    const q: GroupingsQuery = { ...scopeOf(org), groupBys: ["repo"] };
     const walked = await summarizeGroupings(db, q, { ...SUMMARY_LIMITS, dayBlockMaxBytes: Math.floor((full?.bytes ?? 0) / 10) });
     expect(walked.fromBlocks).toBe(0);
     expect(walked.groupings[0]?.totals.pullRequests).toBe(sample);
@@ -164,15 +143,7 @@ describe("day blocks at their bounds", () => {
       ev.review(org, 1, "r1", { completedAt: "2026-10-05T09:00:00Z" }),
     ]);
     const db = await shardDb(org);
-    const q: GroupingsQuery = {
-      orgKey: org,
-      repoKeys: null,
-      authorKeys: null,
-      accessibleRepoKeys: null,
-      start: Date.parse("2026-10-01T00:00:00Z"),
-      end: Date.parse("2026-10-31T23:59:59.999Z"),
-      groupBys: ["week"],
-    };
+    const q: GroupingsQuery = { ...scopeOf(org), groupBys: ["week"] };
     // The database refuses every block (as D1 would refuse a statement past its limits).
     await db
       .prepare("CREATE TRIGGER refuse_blocks BEFORE INSERT ON summary_days BEGIN SELECT RAISE(ABORT, 'refused'); END")
