@@ -248,7 +248,7 @@ sqlite.close();
 const summary = summaryCases(now, { oneRepo, threeRepos });
 summaryFloor(file, summary, { runs: opts.smoke ? 5 : 10 });
 // The dashboard's three groupings: three statements against the one of /app/api/analytics/summaries.
-const dashboard = dashboardReport(dashboardFloor(file, now, { runs: opts.smoke ? 3 : 7 }));
+const dashboard = dashboardReport(await dashboardFloor(file, now, { runs: opts.smoke ? 3 : 7 }));
 
 // 3b. Event writes: D1's meta.rows_written of the Worker's own write path (storeEvents), on the
 // same D1 file (getPlatformProxy runs the same local D1 as wrangler dev), in an organization of

@@ -7,7 +7,7 @@
  */
 import { DatabaseSync } from "node:sqlite";
 import { mergedPullRequestsQuery } from "../../src/storage/analytics.ts";
-import { assemble, summaryStatement } from "../../src/storage/analytics-summary.ts";
+import { assemble, sliceReaderOf, summaryStatement } from "../../src/storage/analytics-summary.ts";
 import { fmt, interleave, percentiles, table } from "./bench-common.mjs";
 import { smallOrg } from "./bench-data.mjs";
 
@@ -262,17 +262,20 @@ export function summaryReport(cases) {
  * the one statement of `GET /app/api/analytics/summaries` (`summarizeGroupings`), on the D1 file.
  * The combined answer must equal the three (every group and the totals), or the run fails.
  */
-export function dashboardFloor(file, now, { runs }) {
+export async function dashboardFloor(file, now, { runs }) {
   const sqlite = new DatabaseSync(file, { readOnly: true });
   const groupBys = ["week", "repo", "author"];
-  // Each grouping's figures (parts added up, medians sorted), groups in key order.
-  const figures = (groupings, rows) =>
-    assemble(groupings, rows, { repo: null, author: null }).groupings.map(({ groups, totals }) => ({
+  // The week's statement reads its blocks' duration counts; the medians' buckets come from the file too.
+  const slices = sliceReaderOf(async (sql, params) => ({ results: sqlite.prepare(sql).all(...params), rowsRead: 0 }), "bigco");
+  // Each grouping's figures (parts added up, medians selected), groups in key order.
+  const figures = async (groupings, rows) =>
+    (await assemble(groupings, rows, { repo: null, author: null }, slices)).groupings.map(({ groups, totals }) => ({
       totals,
       groups: [...groups].sort((a, b) => (String(a.key) < String(b.key) ? -1 : 1)),
     }));
+  const results = [];
   try {
-    return [30, 365].map((days) => {
+    for (const days of [30, 365]) {
       const scope = {
         orgKey: "bigco",
         repoKeys: null,
@@ -287,8 +290,10 @@ export function dashboardFloor(file, now, { runs }) {
       });
       const together = summaryStatement({ ...scope, groupBys });
       const combined = { statement: sqlite.prepare(together.sql), params: together.params };
-      const separate = singles.flatMap(({ groupBy, statement, params }) => figures([groupBy], statement.all(...params)));
-      const one = figures(groupBys, combined.statement.all(...combined.params));
+      const separate = [];
+      for (const { groupBy, statement, params } of singles)
+        separate.push(...(await figures([groupBy], statement.all(...params))));
+      const one = await figures(groupBys, combined.statement.all(...combined.params));
       if (JSON.stringify(separate) !== JSON.stringify(one))
         throw new Error(`dashboard, ${days} days: the combined statement's groups differ from the three statements'`);
       const threeSamples = [];
@@ -301,8 +306,9 @@ export function dashboardFloor(file, now, { runs }) {
         combined.statement.all(...combined.params);
         oneSamples.push(performance.now() - t);
       }
-      return { days, three: percentiles(threeSamples), one: percentiles(oneSamples) };
-    });
+      results.push({ days, three: percentiles(threeSamples), one: percentiles(oneSamples) });
+    }
+    return results;
   } finally {
     sqlite.close();
   }

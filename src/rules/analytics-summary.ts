@@ -86,8 +86,16 @@ export const medianIndex = (n: number): number => Math.floor((n - 1) / 2);
  * time linear in their number on average. Null when there are none.
  */
 export function lowerMedian(values: Float64Array): number | null {
-  if (values.length === 0) return null;
-  const k = medianIndex(values.length);
+  return values.length === 0 ? null : selectRank(values, medianIndex(values.length));
+}
+
+/**
+ * The value at position `k` (from 0) of the values in ascending order, by the selection
+ * `lowerMedian` describes (reorders `values` in place). `k` must be a position of `values`.
+ */
+export function selectRank(values: Float64Array, k: number): number {
+  if (!Number.isSafeInteger(k) || k < 0 || k >= values.length)
+    throw new RangeError(`rank ${k} is not a position of ${values.length} values`);
   let lo = 0;
   let hi = values.length - 1;
   const swap = (i: number, j: number) => {

@@ -1,5 +1,14 @@
 import { errorField, log } from "../lib/log";
-import { bucketKey, bucketStart, EMPTY_FIGURES, isTimeGroupBy, lowerMedian } from "../rules/analytics-summary";
+import {
+  bucketKey,
+  bucketStart,
+  EMPTY_FIGURES,
+  isTimeGroupBy,
+  lowerMedian,
+  medianIndex,
+  selectRank,
+} from "../rules/analytics-summary";
+import { DURATION_BUCKETS, decodeSorted, durationBucket, SORTED_WIDTH } from "../rules/duration-buckets";
 import type { AnalyticsSummaryGroup, AnalyticsSummaryTotals, SummaryGroupBy } from "../schemas/analytics-summary";
 import { type AnalyticsScope, unionAll } from "./analytics";
 import { GAP_TIER_BOUNDS_MS, LAST_GAP_TIER } from "./review-span";
@@ -29,6 +38,8 @@ export interface SummaryFigures {
   candidates: number;
   /** Of the candidates, those counted from day blocks (`summary-days.ts`) instead of walked. */
   fromBlocks: number;
+  /** Durations read from the blocks' sorted values (`resolveMedians`: only the medians' buckets). */
+  bucketValues: number;
 }
 
 /**
@@ -42,10 +53,10 @@ export async function summarizeMergedPullRequests(
   limits: SummaryLimits = SUMMARY_LIMITS,
 ): Promise<SummaryFigures> {
   const { groupBy, ...scope } = q;
-  const { groupings, rowsRead, candidates, fromBlocks } = await summarizeGroupings(db, { ...scope, groupBys: [groupBy] }, limits);
+  const { groupings, ...counts } = await summarizeGroupings(db, { ...scope, groupBys: [groupBy] }, limits);
   const [only] = groupings;
   if (!only) throw new Error("summary statement answered no grouping");
-  return { ...only, rowsRead, candidates, fromBlocks };
+  return { ...only, ...counts };
 }
 
 /** Several groupings of one scope's rows (the dashboard's week, repository and author). */
@@ -60,6 +71,8 @@ export interface GroupingsFigures {
   candidates: number;
   /** Of the candidates, those counted from day blocks (`summary-days.ts`) instead of walked. */
   fromBlocks: number;
+  /** As `SummaryFigures.bucketValues`. */
+  bucketValues: number;
 }
 
 /**
@@ -110,16 +123,18 @@ export const SUMMARY_LIMITS: SummaryLimits = {
  * (`summary-days.ts`) from their blocks, read by the statement itself or, for a window of more
  * than `limits.blockSliceDays` full days, in slices before it; every other row found, checked and
  * measured once by the statement (`summaryStatement`), each grouping grouping them once. Each
- * group's medians are computed here from its durations (exact: the value at `medianIndex` in
- * ascending order, found by selection), and the totals' from all of the first grouping's. Then the
- * window's full days without a block are built. `hooks.beforeWalk` runs between the slices and
- * the statement: for tests only (a write raced between them).
+ * group's medians are computed here (exact: the value at `medianIndex` in ascending order, found
+ * by selection), and the totals' from all of the first grouping's rows: from every duration, or,
+ * for an unfiltered time grouping, from the blocks' counts per bucket and the values of the
+ * median's bucket only (`resolveMedians`). Then the window's full days without a block are built.
+ * `hooks.beforeWalk` runs between the slices and the statement, `hooks.beforeMedians` before the
+ * buckets' values are read: for tests only (a write raced between them).
  */
 export async function summarizeGroupings(
   db: D1Database | D1DatabaseSession,
   q: GroupingsQuery,
   limits: SummaryLimits = SUMMARY_LIMITS,
-  hooks: { beforeWalk?: () => Promise<void> } = {},
+  hooks: { beforeWalk?: () => Promise<void>; beforeMedians?: () => Promise<void> } = {},
 ): Promise<GroupingsFigures> {
   const filter = blockFilter(q);
   const days = fullDays(q);
@@ -129,11 +144,13 @@ export async function summarizeGroupings(
   // Sliced: the blocks first, a slice per statement, each added up as it arrives; then one
   // statement walks every other day and checks that the blocks read are still stored as read
   // (every write to a day deletes its block, so then they equal its rows at that statement). If
-  // one changed in between, the whole is read again; the third time without blocks, as it is when
-  // the blocks hold more than `limits.blocksMax` pull requests.
+  // one changed in between, or before the values of the medians' buckets are read from them, the
+  // whole is read again; the third time without blocks, as it is when the blocks hold more than
+  // `limits.blocksMax` pull requests.
+  const slices = sliceReader(db, q.orgKey);
   for (let attempt = 0; assembled === null; attempt++) {
     let figures = accumulator(q.groupBys, filter);
-    let served: BlocksServed = sliced ? "none" : "chosen here";
+    let served: BlocksServed = sliced || attempt >= 2 ? "none" : "chosen here";
     if (sliced && attempt < 2) {
       const read = await readBlocks(db, q, days, limits, figures.add);
       rowsRead += read.rowsRead;
@@ -148,7 +165,9 @@ export async function summarizeGroupings(
       .all<PartRow>();
     rowsRead += result.meta.rows_read;
     for (const row of result.results) figures.add(row);
-    const done = figures.result();
+    await hooks.beforeMedians?.();
+    const done = await figures.result(slices);
+    rowsRead += done.rowsRead;
     if (done.stale === 0) assembled = done;
   }
   // The window's full days that have no block yet get one for the next summary: not for a request
@@ -164,8 +183,8 @@ export async function summarizeGroupings(
       log.warn("summary blocks not built", { orgKey: q.orgKey, days: assembled.missingDays.length, error: errorField(error) });
     }
   }
-  const { groupings, candidates, fromBlocks } = assembled;
-  return { groupings, candidates, fromBlocks, rowsRead };
+  const { groupings, candidates, fromBlocks, bucketValues } = assembled;
+  return { groupings, candidates, fromBlocks, bucketValues, rowsRead };
 }
 
 /** Days built per statement: a request that first covers a year of an organization builds it in a dozen statements, none long. */
@@ -233,23 +252,38 @@ FROM (
 }
 
 /**
- * A block's columns and whether the request reads each: the day's totals and the durations always;
- * the repositories' and authors' sums and indexes for those groupings; with a filter, all of them.
+ * A block's columns and whether the request reads each: the day's totals always; for an
+ * unfiltered request of time groupings only, the durations' counts per bucket (`bucketed`),
+ * otherwise the durations; the repositories' and authors' sums and indexes for those groupings;
+ * with a filter, all of them.
  */
 function blockColumns(q: GroupingsQuery): [keyof BlockColumns, boolean][] {
-  const filtered = q.accessibleRepoKeys !== null || (q.excludedRepoKeys?.length ?? 0) > 0 || q.authorKeys !== null;
+  const filtered = isFiltered(q);
   const by = (groupBy: SummaryGroupBy) => q.groupBys.includes(groupBy);
+  const counts = bucketed(q);
   const needed: Record<keyof BlockColumns, boolean> = {
     totals: true,
+    counts,
     repos: filtered || by("repo"),
     authors: filtered || by("author"),
     repo_of: filtered || by("repo"),
     author_of: filtered || by("author"),
     figures: filtered,
-    durations: true,
+    durations: !counts,
   };
   return BLOCK_JSON.map((name) => [name, needed[name]]);
 }
+
+/** Whether the request counts only some of a block's pull requests (an access list, excluded repositories, authors). */
+const isFiltered = (q: AnalyticsScope): boolean =>
+  q.accessibleRepoKeys !== null || (q.excludedRepoKeys?.length ?? 0) > 0 || q.authorKeys !== null;
+
+/**
+ * Whether the blocks' medians come from their counts per bucket (`resolveMedians`): an unfiltered
+ * request of time groupings only. A repository or author grouping needs each group's durations of
+ * every day (as many as a day's counts per group would be), and a filter each pull request's.
+ */
+const bucketed = (q: GroupingsQuery): boolean => !isFiltered(q) && q.groupBys.every(isTimeGroupBy);
 
 /** Which repositories and authors of a block the scope counts, as the statement's filters choose them. */
 export function blockFilter(q: AnalyticsScope): BlockFilter {
@@ -266,7 +300,7 @@ export function blockFilter(q: AnalyticsScope): BlockFilter {
  * One row of the statement: a group of one grouping (a group may come in several rows, e.g. from the
  * window's walk and from the merges outside it), its candidates (the rows found before the exact
  * check), the sums of its rows, and its durations as JSON arrays in no order, `tf0` and `tm0`.
- * Two other kinds of row (`grouping` below 0, `key` a UTC day number): a day's block to add up
+ * Other kinds of row (`grouping` below 0, `key` a UTC day number): a day's block to add up
  * (`BLOCK`, in the block columns a request needs, `BLOCK_JSON`) and a full
  * day of the window without a block (`MISSING`).
  */
@@ -275,6 +309,8 @@ export type PartRow = Omit<AnalyticsSummaryGroup, "medianMsToFirstReview" | "med
   candidates: number;
   tf0: string | null;
   tm0: string | null;
+  /** A block's version (`summary_days.version`; null in other rows). */
+  version: number | null;
 } & { [column in keyof BlockColumns]: string | null };
 
 const BLOCK = -1;
@@ -285,15 +321,39 @@ const STALE = -3;
 /**
  * The statement's rows as the groupings' figures: rows of a group added up, the blocks' pull
  * requests that pass the filter added to their groups, medians from the durations. Also the full
- * days of the window that have no block.
+ * days of the window that have no block. Without a reader of the blocks' sorted values, for rows
+ * whose blocks were read with their durations (the benchmark's statement serves none).
  */
-export function assemble(groupBys: readonly SummaryGroupBy[], rows: readonly PartRow[], filter: BlockFilter): Assembled {
+export async function assemble(
+  groupBys: readonly SummaryGroupBy[],
+  rows: readonly PartRow[],
+  filter: BlockFilter,
+  slices: SliceReader = noSlices,
+): Promise<Assembled> {
   const figures = accumulator(groupBys, filter);
   for (const row of rows) figures.add(row);
-  return figures.result();
+  return figures.result(slices);
 }
 
-type Assembled = Omit<GroupingsFigures, "rowsRead"> & { missingDays: number[]; stale: number };
+type Assembled = Omit<GroupingsFigures, "rowsRead"> & { missingDays: number[]; stale: number; rowsRead: number };
+
+/**
+ * One duration's part of a block served by its counts (`bucketed`): the day, the block's version,
+ * the count of each bucket that has values, and where this duration's values start in the
+ * block's sorted values (those to merge follow those to first review).
+ */
+export interface BucketedPart {
+  day: number;
+  version: number;
+  counts: readonly (readonly [bucket: number, count: number])[];
+  start: number;
+}
+
+/** A group's values of one duration: lists of values, and blocks' parts served by their counts. */
+export interface Durations {
+  values: number[][];
+  parts: BucketedPart[];
+}
 
 /** `assemble`, row by row: the blocks read in slices are added as they arrive. */
 function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFilter) {
@@ -305,7 +365,7 @@ function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFilter) {
     if (!group) {
       const tf: number[] = [];
       const tm: number[] = [];
-      group = { key, ...EMPTY_FIGURES, tf: [tf], tm: [tm], ownTf: tf, ownTm: tm };
+      group = { key, ...EMPTY_FIGURES, tf: { values: [tf], parts: [] }, tm: { values: [tm], parts: [] }, ownTf: tf, ownTm: tm };
       groups.set(key, group);
     }
     return group;
@@ -325,16 +385,16 @@ function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFilter) {
       return;
     }
     if (grouping === BLOCK) {
-      fromBlocks += addBlock(groupBys, Number(key), readBlock(row), filter, groupOf);
+      fromBlocks += addBlock(groupBys, Number(key), row.version ?? 0, readBlock(row), filter, groupOf);
       return;
     }
     if (grouping === 0) candidates += row.candidates;
     const group = groupOf(grouping, key);
     for (const name of SUMMED) group[name] += row[name];
-    if (row.tf0 !== null) group.tf.push(JSON.parse(row.tf0) as number[]);
-    if (row.tm0 !== null) group.tm.push(JSON.parse(row.tm0) as number[]);
+    if (row.tf0 !== null) group.tf.values.push(JSON.parse(row.tf0) as number[]);
+    if (row.tm0 !== null) group.tm.values.push(JSON.parse(row.tm0) as number[]);
   };
-  const result = (): Assembled => {
+  const result = async (slices: SliceReader): Promise<Assembled> => {
     candidates += fromBlocks;
     // A group of candidates none of which qualified is no group (every row of it failed the check).
     const lists = groupings.map((groups) => [...groups.values()].filter((g) => g.pullRequests > 0));
@@ -342,14 +402,32 @@ function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFilter) {
     const first = lists[0] ?? [];
     const totals = { ...EMPTY_FIGURES };
     for (const group of first) for (const name of SUMMED) totals[name] += group[name];
-    totals.medianMsToFirstReview = median(first.flatMap((g) => g.tf));
-    totals.medianMsToMerge = median(first.flatMap((g) => g.tm));
+    const all = (of: "tf" | "tm"): Durations => ({
+      values: first.flatMap((g) => g[of].values),
+      parts: first.flatMap((g) => g[of].parts),
+    });
+    const sources = [all("tf"), all("tm"), ...lists.flatMap((list) => list.flatMap((g) => [g.tf, g.tm]))];
+    const medians = await resolveMedians(sources, slices);
+    if (medians.stale)
+      return {
+        groupings: [],
+        candidates,
+        fromBlocks,
+        missingDays,
+        stale: stale + 1,
+        bucketValues: 0,
+        rowsRead: medians.rowsRead,
+      };
+    let next = 0;
+    const take = () => medians.values[next++] ?? null;
+    totals.medianMsToFirstReview = take();
+    totals.medianMsToMerge = take();
     return {
       groupings: lists.map((list) => ({
-        groups: list.map(({ tf, tm, ownTf: _, ownTm: __, ...group }) => ({
+        groups: list.map(({ tf: _, tm: __, ownTf: ___, ownTm: ____, ...group }) => ({
           ...group,
-          medianMsToFirstReview: median(tf),
-          medianMsToMerge: median(tm),
+          medianMsToFirstReview: take(),
+          medianMsToMerge: take(),
         })),
         totals: { ...totals },
       })),
@@ -357,6 +435,8 @@ function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFilter) {
       fromBlocks,
       missingDays,
       stale,
+      bucketValues: medians.bucketValues,
+      rowsRead: medians.rowsRead,
     };
   };
   return { add, result };
@@ -367,10 +447,13 @@ function readBlock(row: PartRow): BlockColumns {
   const parse = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
   const totals = parse<BlockColumns["totals"]>(row.totals);
   const durations = parse<BlockColumns["durations"]>(row.durations);
-  if (totals === null || durations === null) throw new Error("a served summary block without its totals or durations");
+  const counts = parse<BlockColumns["counts"]>(row.counts);
+  if (totals === null || (durations === null && counts === null))
+    throw new Error("a served summary block without its totals, or neither its durations nor their counts");
   return {
     totals,
     durations,
+    counts,
     repos: parse(row.repos),
     authors: parse(row.authors),
     repo_of: parse(row.repo_of),
@@ -403,16 +486,17 @@ const present = (values: (number | null)[]): number[] =>
 function addBlock(
   groupBys: readonly SummaryGroupBy[],
   day: number,
+  version: number,
   block: BlockColumns,
   filter: BlockFilter,
   groupOf: (grouping: number, key: string) => Accumulated,
 ): number {
-  const { totals, repos, authors, figures, durations } = block;
+  const { totals, repos, authors, figures, counts } = block;
   const membersOf = (groupBy: SummaryGroupBy) =>
     groupBy === "repo"
       ? read(block.repo_of, "repositories of its pull requests")
       : read(block.author_of, "authors of its pull requests");
-  const [toFirstReview, toMerge] = durations;
+  const durations = () => read(block.durations, "durations");
   const timeKey = (groupBy: SummaryGroupBy) => bucketKey(bucketStart(day * DAY, groupBy as "day" | "week" | "month"));
   const read = <T>(column: T | null, name: string): T => {
     if (column === null) throw new Error(`a summary block read without its ${name}`);
@@ -423,8 +507,16 @@ function addBlock(
       if (isTimeGroupBy(groupBy)) {
         const group = groupOf(grouping, timeKey(groupBy));
         addSums(group, totals);
-        group.tf.push(present(toFirstReview));
-        group.tm.push(present(toMerge));
+        if (counts !== null) {
+          // Durations to merge follow those to first review in the block's sorted values.
+          const [tf, tm] = counts;
+          group.tf.parts.push({ day, version, counts: tf, start: 0 });
+          group.tm.parts.push({ day, version, counts: tm, start: tf.reduce((n, [, count]) => n + count, 0) });
+          return;
+        }
+        const [toFirstReview, toMerge] = durations();
+        group.tf.values.push(present(toFirstReview));
+        group.tm.values.push(present(toMerge));
         return;
       }
       const entries = groupBy === "repo" ? read(repos, "repositories") : read(authors, "authors");
@@ -436,6 +528,7 @@ function addBlock(
         byIndex[i] = group;
       }
       const column = membersOf(groupBy);
+      const [toFirstReview, toMerge] = durations();
       for (let i = 0; i < column.length; i++) {
         const group = byIndex[column[i] as number] as Accumulated;
         const tf = toFirstReview[i];
@@ -449,6 +542,7 @@ function addBlock(
   const repoEntries = read(repos, "repositories");
   const authorEntries = read(authors, "authors");
   const [linesAdded, linesDeleted, aiLines, flagged, fixed] = read(figures, "figures");
+  const [toFirstReview, toMerge] = durations();
   const repoOk = repoEntries.map(([, key]) => filter.repo === null || filter.repo(key));
   const authorOk = authorEntries.map(([, key]) => filter.author === null || filter.author(key));
   const names = { repo: repoEntries.map((r) => r[2]), author: authorEntries.map((a) => a[2] as string) };
@@ -490,7 +584,7 @@ function addBlock(
   return counted;
 }
 
-type Accumulated = AnalyticsSummaryGroup & { tf: number[][]; tm: number[][]; ownTf: number[]; ownTm: number[] };
+type Accumulated = AnalyticsSummaryGroup & { tf: Durations; tm: Durations; ownTf: number[]; ownTm: number[] };
 
 /** The value at `medianIndex` of the parts' values in ascending order (`lowerMedian`); null when there are none. */
 function median(parts: readonly (readonly number[])[]): number | null {
@@ -501,6 +595,156 @@ function median(parts: readonly (readonly number[])[]): number | null {
     at += part.length;
   }
   return lowerMedian(values);
+}
+
+/**
+ * One slice of a block's sorted values: `count` values from position `offset` of the block of
+ * `day`, which must still be stored at `version`.
+ */
+export interface SliceRequest {
+  day: number;
+  version: number;
+  offset: number;
+  count: number;
+}
+
+/**
+ * Reads slices of blocks' sorted values: per request, in order, the slice's fixed-width text, or
+ * null for all when any block is gone or rebuilt since it was read (stale).
+ */
+export type SliceReader = (requests: readonly SliceRequest[]) => Promise<{ texts: string[] | null; rowsRead: number }>;
+
+const noSlices: SliceReader = () => {
+  throw new Error("a summary served from duration counts needs a reader of the blocks' sorted values");
+};
+
+/** Slices per statement: each a seek and about 30 bytes of bound JSON. */
+const SLICES_PER_STATEMENT = 2_000;
+
+/** The blocks' slices as stored in `summary_days` of one organization, read through D1. */
+const sliceReader = (db: D1Database | D1DatabaseSession, orgKey: string): SliceReader =>
+  sliceReaderOf(async (sql, params) => {
+    const { results, meta } = await db
+      .prepare(sql)
+      .bind(...params)
+      .all<SliceRow>();
+    return { results, rowsRead: meta.rows_read };
+  }, orgKey);
+
+type SliceRow = { i: number; version: number; text: string | null };
+
+/**
+ * The blocks' slices as stored in `summary_days` of one organization, by one statement per
+ * `SLICES_PER_STATEMENT` run by `run` (D1 in the Worker; the benchmark's SQLite file).
+ */
+export function sliceReaderOf(
+  run: (sql: string, params: [string, string]) => Promise<{ results: SliceRow[]; rowsRead: number }>,
+  orgKey: string,
+): SliceReader {
+  return async (requests) => {
+    const texts: string[] = [];
+    let rowsRead = 0;
+    for (let from = 0; from < requests.length; from += SLICES_PER_STATEMENT) {
+      const chunk = requests.slice(from, from + SLICES_PER_STATEMENT);
+      const { results, rowsRead: read } = await run(
+        `SELECT j.key AS i, s.version AS version,
+  substr(s.sorted, (j.value ->> 1) * ${SORTED_WIDTH} + 1, (j.value ->> 2) * ${SORTED_WIDTH}) AS text
+FROM json_each(?2) AS j CROSS JOIN summary_days AS s ON s.org_key = ?1 AND s.day = j.value ->> 0`,
+        [orgKey, JSON.stringify(chunk.map(({ day, offset, count }) => [day, offset, count]))],
+      );
+      rowsRead += read;
+      const found = new Map(results.map((row) => [row.i, row]));
+      for (const [i, request] of chunk.entries()) {
+        const row = found.get(i);
+        if (
+          row === undefined ||
+          row.version !== request.version ||
+          row.text === null ||
+          row.text.length !== request.count * SORTED_WIDTH
+        )
+          return { texts: null, rowsRead };
+        texts.push(row.text);
+      }
+    }
+    return { texts, rowsRead };
+  };
+}
+
+/**
+ * The lower median of each source's values, exactly. A source without blocks' parts: selected from
+ * its values. One with: its counts per bucket (the parts' counts, its values counted into the same
+ * buckets) give the median's bucket and its rank there; the values of that bucket are its own in
+ * the bucket and one slice of each part's sorted values (all read in one round trip, shared by the
+ * sources that need the same slice); the median is the value at that rank among them.
+ * `stale` when a block changed since it was read (then the caller reads the whole summary again).
+ */
+export async function resolveMedians(
+  sources: readonly Durations[],
+  slices: SliceReader,
+): Promise<{ values: (number | null)[]; stale: boolean; bucketValues: number; rowsRead: number }> {
+  const values: (number | null)[] = [];
+  const requests = new Map<string, SliceRequest & { index: number }>();
+  const pending: { source: number; rank: number; own: number[]; slices: number[]; size: number }[] = [];
+  for (const [index, { values: lists, parts }] of sources.entries()) {
+    values.push(null);
+    if (parts.length === 0) {
+      values[index] = median(lists);
+      continue;
+    }
+    const counts = new Float64Array(DURATION_BUCKETS);
+    let n = 0;
+    for (const list of lists) {
+      n += list.length;
+      for (const v of list) {
+        const b = durationBucket(v);
+        counts[b] = (counts[b] ?? 0) + 1;
+      }
+    }
+    for (const part of parts)
+      for (const [bucket, count] of part.counts) {
+        counts[bucket] = (counts[bucket] ?? 0) + count;
+        n += count;
+      }
+    if (n === 0) continue;
+    let rank = medianIndex(n);
+    let bucket = 0;
+    while (rank >= (counts[bucket] ?? 0)) rank -= counts[bucket++] ?? 0;
+    const own = lists.flatMap((list) => list.filter((v) => durationBucket(v) === bucket));
+    const wanted: number[] = [];
+    let size = own.length;
+    for (const part of parts) {
+      let offset = part.start;
+      for (const [b, count] of part.counts) {
+        if (b < bucket) offset += count;
+        else {
+          if (b === bucket) {
+            const key = `${part.day}:${offset}:${count}`;
+            let request = requests.get(key);
+            if (request === undefined) {
+              request = { day: part.day, version: part.version, offset, count, index: requests.size };
+              requests.set(key, request);
+            }
+            wanted.push(request.index);
+            size += count;
+          }
+          break;
+        }
+      }
+    }
+    pending.push({ source: index, rank, own, slices: wanted, size });
+  }
+  if (pending.length === 0) return { values, stale: false, bucketValues: 0, rowsRead: 0 };
+  const asked = [...requests.values()];
+  const { texts, rowsRead } = await slices(asked);
+  if (texts === null) return { values, stale: true, bucketValues: 0, rowsRead };
+  for (const { source, rank, own, slices: wanted, size } of pending) {
+    const bucketValues = new Float64Array(size);
+    bucketValues.set(own);
+    let at = own.length;
+    for (const i of wanted) at = decodeSorted(texts[i] as string, bucketValues, at);
+    values[source] = selectRank(bucketValues, rank);
+  }
+  return { values, stale: false, bucketValues: asked.reduce((n, r) => n + r.count, 0), rowsRead };
 }
 
 const SUMMED = [
@@ -725,17 +969,17 @@ walked AS (SELECT d FROM days WHERE d NOT IN (SELECT day FROM served))`;
 metrics AS (
   ${bounded(`SELECT * FROM (${inWindow}\n  UNION ALL\n  ${viaIds(unionAll(outside))})`)}
 )
-SELECT grp AS grouping, ${keyOf("k")} AS key, ${aggregates}, ${BLOCK_JSON.map((c) => `NULL AS ${c}`).join(", ")}
+SELECT grp AS grouping, ${keyOf("k")} AS key, ${aggregates}, ${BLOCK_JSON.map((c) => `NULL AS ${c}`).join(", ")}, NULL AS version
 FROM (${keyed})
 GROUP BY grp, k, pid % ${limits.arrayParts}
 UNION ALL
 ${
   read === null
-    ? `SELECT ${BLOCK}, v.day, v.n, ${none}, ${blockSelect}
+    ? `SELECT ${BLOCK}, v.day, v.n, ${none}, ${blockSelect}, s.version
 FROM served AS v JOIN summary_days AS s ON s.org_key = ?1 AND s.day = v.day WHERE v.n > 0`
-    : `SELECT ${STALE}, json_array_length(${readList}) - (SELECT COUNT(*) FROM served), 0, ${none}, ${noBlock}`
+    : `SELECT ${STALE}, json_array_length(${readList}) - (SELECT COUNT(*) FROM served), 0, ${none}, ${noBlock}, NULL`
 }
 UNION ALL
-SELECT ${MISSING}, d, 0, ${none}, ${noBlock} FROM full_days WHERE d NOT IN (SELECT day FROM stored)`;
+SELECT ${MISSING}, d, 0, ${none}, ${noBlock}, NULL FROM full_days WHERE d NOT IN (SELECT day FROM stored)`;
   return { sql, params };
 }

@@ -1,4 +1,5 @@
 import { DAY_MS } from "../lib/time";
+import { durationBucketSql, SORTED_OFFSET, sortedValueSql } from "../rules/duration-buckets";
 
 /**
  * The summary's day blocks (`summary_days`, d1-schema.ts; issue 31): per organization and UTC day
@@ -19,19 +20,22 @@ import { DAY_MS } from "../lib/time";
  *   that holds for every pull request of the day (`lo`, `hi`); otherwise the day is walked.
  */
 
-/** At most this many pull requests in one day's block: its JSON stays far below D1's 1 MB cap on a string (about 45 bytes each). */
-export const BLOCK_MAX_PULL_REQUESTS = 15_000;
+/**
+ * At most this many pull requests in one day's block: its text stays below D1's 1 MB cap on a row
+ * (about 70 bytes each: 45 of JSON, 26 of sorted durations).
+ */
+export const BLOCK_MAX_PULL_REQUESTS = 12_000;
 
 /**
- * At most this many bytes of JSON in one block (its JSON columns together): D1 refuses a row over
+ * At most this many bytes of text in one block (its text columns together): D1 refuses a row over
  * 1,000,000 bytes (local D1 does not). A day over it (a mass update across many repositories: about
  * 100 bytes per pull request when each has its own) gets an empty marker and is walked.
  */
 export const BLOCK_MAX_BYTES = 900_000;
 
 /**
- * At most this many pull requests read from blocks by one summary (about 45 bytes of JSON each,
- * held by the Worker while it adds them up): above it the window's days are walked as without
+ * At most this many pull requests read from blocks by one summary (about 45 bytes of JSON each
+ * when a request reads their durations, held by the Worker while it adds them up): above it the window's days are walked as without
  * blocks, and the statement's bound (`SummaryLimits.maxRows`) applies. A year of an organization
  * of a million pull requests holds about 475,000. Blocks read in slices stop sending their data at
  * the bound (a running sum in the slice's statement), so no more than this is ever held.
@@ -52,7 +56,12 @@ export type BlockSums = [n: number, la: number, ld: number, fl: number, fx: numb
  * - `figures`: each pull request's lines added and deleted, AI lines (null: no AI data), and
  *   findings flagged and fixed when all of them lie in the window;
  * - `durations`: each pull request's two durations (ms; null when its creation time is).
- * A request reads only the columns it needs: an unfiltered time grouping the totals and durations,
+ * - `counts`: per duration (to first review, to merge), `[bucket, count]` of each bucket
+ *   (`rules/duration-buckets.ts`) that holds any of the day's values, ascending by bucket.
+ * Beside them, `sorted` (not JSON: fixed-width text, `sortedValueSql`) holds the day's durations to
+ * first review in ascending order, then those to merge: the values of one bucket are one slice.
+ * A request reads only the columns it needs: an unfiltered time grouping the totals and the counts
+ * (then the slices of its medians' buckets: `analytics-summary.ts` `resolveMedians`); otherwise the durations,
  * by repository `repos`, `repo_of` and the durations (at 1,300 pull requests a day over 200
  * repositories and 400 authors, the per repository and author sums weigh more than the durations).
  */
@@ -71,12 +80,14 @@ export interface BlockColumns {
         fixed: number[],
       ]
     | null;
-  durations: [toFirstReview: (number | null)[], toMerge: (number | null)[]];
+  durations: [toFirstReview: (number | null)[], toMerge: (number | null)[]] | null;
+  counts: [toFirstReview: [bucket: number, count: number][], toMerge: [bucket: number, count: number][]] | null;
 }
 
 /** A block's JSON columns, in the table's order. */
 export const BLOCK_JSON = [
   "totals",
+  "counts",
   "repos",
   "authors",
   "repo_of",
@@ -89,8 +100,9 @@ export const BLOCK_JSON = [
  * Builds the blocks of the given UTC days (day numbers) of one organization, replacing any stored,
  * in one statement. A day without merged and reviewed pull requests gets an empty block (so it is
  * not walked again); a day of more than `BLOCK_MAX_PULL_REQUESTS` pull requests or
- * `BLOCK_MAX_BYTES` of JSON gets a block without content (its `lo` null: never served, always
- * walked, and not built again until its day changes). `?1` is
+ * `BLOCK_MAX_BYTES` of text, or with a duration too far from zero to encode
+ * (`rules/duration-buckets.ts` `SORTED_OFFSET`), gets a block without content (its `lo` null: never
+ * served, always walked, and not built again until its day changes). `?1` is
  * the organization key, `?2` the days as a JSON array.
  */
 const SUMS = "COUNT(*), COALESCE(SUM(la), 0), COALESCE(SUM(ld), 0), SUM(fl), SUM(fx), COALESCE(SUM(al), 0), COUNT(al)";
@@ -112,6 +124,18 @@ found AS MATERIALIZED (
   ON p.org_key = ?1 AND p.merged_at >= w.day * ${DAY_MS} AND p.merged_at < (w.day + 1) * ${DAY_MS}
     AND p.merged_at IS NOT NULL AND p.first_reviewed_at IS NOT NULL
 ),
+bucket_counts AS (
+  SELECT day, 0 AS metric, ${durationBucketSql("tf")} AS b, COUNT(*) AS c FROM found WHERE tf IS NOT NULL GROUP BY day, b
+  UNION ALL
+  SELECT day, 1, ${durationBucketSql("tm")} AS b, COUNT(*) FROM found WHERE tm IS NOT NULL GROUP BY day, b
+),
+counts AS (
+  SELECT day, json_array(
+    json(json_group_array(json_array(b, c) ORDER BY b) FILTER (WHERE metric = 0)),
+    json(json_group_array(json_array(b, c) ORDER BY b) FILTER (WHERE metric = 1))
+  ) AS counts
+  FROM bucket_counts GROUP BY day
+),
 ranked AS MATERIALIZED (
   SELECT *, dense_rank() OVER (PARTITION BY day ORDER BY rk, rn) - 1 AS ri,
     dense_rank() OVER (PARTITION BY day ORDER BY an) - 1 AS ui
@@ -129,24 +153,32 @@ columns AS (
   SELECT day, COUNT(*) AS n, MIN(lo) AS lo, MAX(hi) AS hi, json_array(${SUMS}) AS t,
     json_group_array(ri) AS repo_of, json_group_array(ui) AS author_of,
     json_array(json_group_array(la), json_group_array(ld), json_group_array(al), json_group_array(fl), json_group_array(fx)) AS figures,
-    json_array(json_group_array(tf), json_group_array(tm)) AS durations
+    json_array(json_group_array(tf), json_group_array(tm)) AS durations,
+    COALESCE(group_concat(IIF(tf IS NULL, NULL, ${sortedValueSql("tf")}), '' ORDER BY tf), '')
+      || COALESCE(group_concat(IIF(tm IS NULL, NULL, ${sortedValueSql("tm")}), '' ORDER BY tm), '') AS sorted,
+    MAX(COALESCE(MAX(abs(tf)), 0), COALESCE(MAX(abs(tm)), 0)) < ${SORTED_OFFSET} AS encodable
   FROM ranked GROUP BY day
 ),
 built AS (
-  SELECT w.day AS day, COALESCE(c.n, 0) AS n, c.lo AS lo, c.hi AS hi, c.t AS totals, r.r AS repos, a.a AS authors,
-    c.repo_of AS repo_of, c.author_of AS author_of, c.figures AS figures, c.durations AS durations
+  SELECT w.day AS day, COALESCE(c.n, 0) AS n, c.lo AS lo, c.hi AS hi, c.t AS totals, IIF(c.n IS NULL, NULL, COALESCE(k.counts, '[[],[]]')) AS counts, c.sorted AS sorted,
+    r.r AS repos, a.a AS authors, c.repo_of AS repo_of, c.author_of AS author_of, c.figures AS figures,
+    c.durations AS durations, COALESCE(c.encodable, 1) AS encodable
   FROM wanted AS w
   LEFT JOIN columns AS c ON c.day = w.day
+  LEFT JOIN counts AS k ON k.day = w.day
   LEFT JOIN repos AS r ON r.day = w.day
   LEFT JOIN authors AS a ON a.day = w.day
 )
-INSERT OR REPLACE INTO summary_days (org_key, day, pull_requests, lo, hi, ${BLOCK_JSON.join(", ")}, version)
-SELECT ?1, day, n, IIF(fits, lo, NULL), IIF(fits, hi, NULL), ${BLOCK_JSON.map((c) => `IIF(fits, ${c}, NULL)`).join(", ")},
+INSERT OR REPLACE INTO summary_days (org_key, day, pull_requests, lo, hi, ${BLOCK_TEXT.join(", ")}, version)
+SELECT ?1, day, n, IIF(fits, lo, NULL), IIF(fits, hi, NULL), ${BLOCK_TEXT.map((c) => `IIF(fits, ${c}, NULL)`).join(", ")},
   abs(random() % 9007199254740991)
 FROM (
-  SELECT *, n <= ${maxPerDay} AND ${BLOCK_JSON.map((c) => `COALESCE(length(${c}), 0)`).join(" + ")} <= ${maxBytes} AS fits
+  SELECT *, encodable AND n <= ${maxPerDay} AND ${BLOCK_TEXT.map((c) => `COALESCE(length(${c}), 0)`).join(" + ")} <= ${maxBytes} AS fits
   FROM built
 )`;
+
+/** Every text column of a block: the JSON ones and the sorted durations. */
+const BLOCK_TEXT = [...BLOCK_JSON, "sorted"] as const;
 
 /** Builds the blocks of `days` (UTC day numbers) of the organization; see `buildSummaryDaysSql`. */
 export async function buildSummaryDays(

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { SORTED_OFFSET } from "../../src/rules/duration-buckets";
 import { type GroupingsQuery, SUMMARY_LIMITS, type SummaryLimits, summarizeGroupings } from "../../src/storage/analytics-summary";
 import { BLOCK_MAX_BYTES, BLOCKS_MAX_PULL_REQUESTS, buildSummaryDays } from "../../src/storage/summary-days";
 import { createOrg, ev, postEventsOk, scopeOf, shardDb, unique } from "./helpers";
@@ -94,8 +95,8 @@ describe("day blocks at their bounds", () => {
 
   it("a day whose block would pass BLOCK_MAX_BYTES (a mass update across as many repositories) gets an empty marker and is walked", async () => {
     // A dependency update merged in every repository of a large organization on one day (one
-    // pull request per repository, names of 20 characters): about 100 bytes of block per pull
-    // request, so 15,000 of them would pass D1's 1,000,000 bytes per row (local D1 does not
+    // pull request per repository, names of 20 characters): about 125 bytes of block per pull
+    // request, so 12,000 of them would pass D1's 1,000,000 bytes per row (local D1 does not
     // enforce it). A sample of 400 against a budget of a tenth of its size stands in for it.
     const org = await createOrg(unique("sumb"), { plan: "pro", installedAt: "2026-01-01T00:00:00Z" });
     const sample = 400;
@@ -117,14 +118,14 @@ describe("day blocks at their bounds", () => {
     const block = () =>
       db
         .prepare(
-          "SELECT pull_requests AS n, lo, length(totals) + length(repos) + length(authors) + length(repo_of) + length(author_of) + length(figures) + length(durations) AS bytes FROM summary_days WHERE org_key = ?1",
+          "SELECT pull_requests AS n, lo, length(totals) + length(counts) + length(sorted) + length(repos) + length(authors) + length(repo_of) + length(author_of) + length(figures) + length(durations) AS bytes FROM summary_days WHERE org_key = ?1",
         )
         .bind(org)
         .first<{ n: number; lo: number | null; bytes: number | null }>();
     await buildSummaryDays(db, org, [day("2026-10-05")]);
     const full = await block();
     expect(full?.n).toBe(sample);
-    expect(full?.bytes ?? 0).toBeGreaterThan(sample * 90); // about 100 bytes each: 15,000 would not fit
+    expect(full?.bytes ?? 0).toBeGreaterThan(sample * 115); // about 125 bytes each: 12,000 would not fit
     expect(full?.bytes ?? 0).toBeLessThanOrEqual(BLOCK_MAX_BYTES);
     await buildSummaryDays(db, org, [day("2026-10-05")], { maxBytes: Math.floor((full?.bytes ?? 0) / 10) });
     expect(await block()).toEqual({ n: sample, lo: null, bytes: null });
@@ -157,5 +158,44 @@ describe("day blocks at their bounds", () => {
     }
     expect((await summarizeGroupings(db, q)).groupings[0]?.totals.pullRequests).toBe(1); // and builds them now
     expect((await summarizeGroupings(db, q)).fromBlocks).toBe(1);
+  });
+
+  it("a day with a duration too far from zero to encode in its sorted values gets an empty marker and is walked", async () => {
+    const org = await createOrg(unique("sumb"), { plan: "pro", installedAt: "2026-01-01T00:00:00Z" });
+    await postEventsOk(
+      [1, 2, 3].flatMap((n) => [
+        ev.pr(org, n, { createdAt: "2026-10-05T08:00:00Z", mergedAt: `2026-10-05T1${n}:00:00Z` }),
+        ev.review(org, n, `r${n}`, { completedAt: "2026-10-05T09:00:00Z" }),
+      ]),
+    );
+    const db = await shardDb(org);
+    // No event can carry such a creation time (2^51 ms is 71,000 years); the database could.
+    // Merged at 11:00, so its duration to merge is exactly SORTED_OFFSET.
+    const created = Date.parse("2026-10-05T11:00:00Z") - SORTED_OFFSET;
+    await db.prepare("UPDATE pull_requests SET created_at = ?2 WHERE org_key = ?1 AND pr_number = 1").bind(org, created).run();
+    const q: GroupingsQuery = { ...scopeOf(org), groupBys: ["week"] };
+    const walked = await summarizeGroupings(db, q); // builds the day: a marker
+    const marker = await db
+      .prepare("SELECT pull_requests AS n, lo, sorted FROM summary_days WHERE org_key = ?1")
+      .bind(org)
+      .first<{ n: number; lo: number | null; sorted: string | null }>();
+    expect(marker).toEqual({ n: 3, lo: null, sorted: null });
+    const again = await summarizeGroupings(db, q);
+    expect(again.fromBlocks).toBe(0);
+    expect(again.groupings).toEqual(walked.groupings);
+    // The median to merge is the middle of the three (4 h, 5 h and the far one): 5 h.
+    expect(again.groupings[0]?.totals.medianMsToMerge).toBe(5 * 3_600_000);
+    // A millisecond nearer zero, it encodes: the block serves, the same figures.
+    await db
+      .prepare("UPDATE pull_requests SET created_at = ?2 WHERE org_key = ?1 AND pr_number = 1")
+      .bind(org, created + 1)
+      .run();
+    await summarizeGroupings(db, q);
+    const served = await summarizeGroupings(db, q);
+    expect([served.fromBlocks, served.groupings[0]?.totals.medianMsToMerge]).toEqual([
+      3,
+      again.groupings[0]?.totals.medianMsToMerge,
+    ]);
+    expect(served.bucketValues).toBeGreaterThan(0);
   });
 });

@@ -1,0 +1,64 @@
+/**
+ * Duration buckets (issue 31): geometric ranges of milliseconds, 20% wide from one second to thirteen years
+ * (and one beyond), that let the summary find an exact median without reading every duration. A day block
+ * (`storage/summary-days.ts`) stores how many of its durations fall in each bucket and the
+ * durations themselves sorted, so the values of one bucket are one contiguous slice of them: the
+ * median's bucket is found from the counts, and only that bucket's values are read.
+ *
+ * Bucket `b` holds the durations `v` with `BOUNDS[b - 1] <= v < BOUNDS[b]`: bucket 0 everything
+ * below one second (negative durations included), the last bucket everything from the last bound
+ * up. The database computes the same bucket from the same integer bounds (`durationBucketSql`), so
+ * the Worker and the database never disagree at a bound.
+ */
+export const DURATION_BUCKET_BOUNDS: readonly number[] = Array.from({ length: 110 }, (_, i) => Math.round(1000 * 1.2 ** i));
+
+/** How many buckets there are: one more than bounds. */
+export const DURATION_BUCKETS = DURATION_BUCKET_BOUNDS.length + 1;
+
+/** The bucket of a duration in ms: how many bounds are at most it (a binary search). */
+export function durationBucket(ms: number): number {
+  let lo = 0;
+  let hi = DURATION_BUCKET_BOUNDS.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((DURATION_BUCKET_BOUNDS[mid] as number) <= ms) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * The bucket of an integer SQL expression (a column: it is read once per level), as SQL: the same
+ * count of bounds at most it, by the same binary search written out as nested CASEs (seven deep;
+ * a sum of a comparison per bound passes SQLite's limit of 100 on an expression's depth).
+ */
+export function durationBucketSql(expression: string): string {
+  // The buckets from `lo` to `hi`: bucket b >= mid exactly when the value is at least BOUNDS[mid - 1].
+  const within = (lo: number, hi: number): string => {
+    if (lo === hi) return String(lo);
+    const mid = (lo + hi + 1) >>> 1;
+    return `CASE WHEN ${expression} >= ${DURATION_BUCKET_BOUNDS[mid - 1]} THEN ${within(mid, hi)} ELSE ${within(lo, mid - 1)} END`;
+  };
+  return `(${within(0, DURATION_BUCKET_BOUNDS.length)})`;
+}
+
+/**
+ * A block's sorted durations are fixed-width text: each value plus `SORTED_OFFSET`, as
+ * `SORTED_WIDTH` lower-case hexadecimal digits, so a bucket's values are read with one `substr`
+ * and decoded without a JSON parse. A duration must lie strictly within `SORTED_OFFSET` of zero
+ * (71,000 years; a block holding one that does not gets no content and its day is walked).
+ */
+export const SORTED_WIDTH = 13;
+export const SORTED_OFFSET = 2 ** 51;
+
+/** SQL: a duration as its fixed-width text. */
+export const sortedValueSql = (expression: string): string => `printf('%0${SORTED_WIDTH}x', ${expression} + ${SORTED_OFFSET})`;
+
+/** The durations of fixed-width text (`sortedValueSql` of each, concatenated), appended to `into` from `at`; returns the next position. */
+export function decodeSorted(text: string, into: Float64Array, at: number): number {
+  if (text.length % SORTED_WIDTH !== 0)
+    throw new Error(`sorted durations of ${text.length} characters, not a multiple of ${SORTED_WIDTH}`);
+  for (let i = 0; i < text.length; i += SORTED_WIDTH)
+    into[at++] = Number.parseInt(text.slice(i, i + SORTED_WIDTH), 16) - SORTED_OFFSET;
+  return at;
+}

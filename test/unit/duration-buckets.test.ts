@@ -1,0 +1,152 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { medianIndex, selectRank } from "../../src/rules/analytics-summary";
+import {
+  DURATION_BUCKET_BOUNDS,
+  decodeSorted,
+  durationBucket,
+  SORTED_OFFSET,
+  SORTED_WIDTH,
+} from "../../src/rules/duration-buckets";
+import { type BucketedPart, type Durations, resolveMedians, type SliceReader } from "../../src/storage/analytics-summary";
+
+/** A duration as the database encodes it in a block's sorted values (`sortedValueSql`). */
+const encode = (v: number) => (v + SORTED_OFFSET).toString(16).padStart(SORTED_WIDTH, "0");
+
+const duration = fc.oneof(
+  fc.integer({ min: -3, max: 3 }),
+  fc.constantFrom(...DURATION_BUCKET_BOUNDS.flatMap((b) => [b - 1, b, b + 1])),
+  fc.integer({ min: -(2 ** 40), max: 2 ** 40 }),
+  fc.integer({ min: 0, max: 10 * 86_400_000 }),
+);
+
+describe("duration buckets (rules/duration-buckets.ts)", () => {
+  it("the bounds rise, from one second by 20%", () => {
+    expect(DURATION_BUCKET_BOUNDS[0]).toBe(1000);
+    for (let i = 1; i < DURATION_BUCKET_BOUNDS.length; i++) {
+      const [lower, upper] = [DURATION_BUCKET_BOUNDS[i - 1] as number, DURATION_BUCKET_BOUNDS[i] as number];
+      expect(upper).toBeGreaterThan(lower);
+      expect(Math.abs(upper / lower - 1.2)).toBeLessThan(0.001);
+    }
+  });
+
+  it("a duration's bucket is the count of bounds at most it", () => {
+    fc.assert(
+      fc.property(duration, (v) => {
+        expect(durationBucket(v)).toBe(DURATION_BUCKET_BOUNDS.filter((b) => b <= v).length);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("fixed-width sorted values decode to the durations, appended where asked", () => {
+    fc.assert(
+      fc.property(fc.array(duration, { maxLength: 50 }), fc.integer({ min: 0, max: 5 }), (values, at) => {
+        const into = new Float64Array(at + values.length);
+        expect(decodeSorted(values.map(encode).join(""), into, at)).toBe(at + values.length);
+        expect([...into.subarray(at)]).toEqual(values);
+      }),
+    );
+    expect(() => decodeSorted("abc", new Float64Array(1), 0)).toThrow(/not a multiple of 13/);
+  });
+
+  it("selectRank is the value at that position of the values sorted; a position outside them is refused", () => {
+    fc.assert(
+      fc.property(fc.array(duration, { minLength: 1, maxLength: 200 }), fc.nat(), (values, n) => {
+        const k = n % values.length;
+        expect(selectRank(Float64Array.from(values), k)).toBe([...values].sort((a, b) => a - b)[k]);
+      }),
+      { numRuns: 1000 },
+    );
+    expect(() => selectRank(Float64Array.from([1, 2]), 2)).toThrow(RangeError);
+  });
+});
+
+describe("resolveMedians: exact medians from counts per bucket and the median bucket's values", () => {
+  /** Blocks as the database stores them: per day its durations sorted, encoded, and counted per bucket. */
+  function blocksOf(days: number[][]) {
+    const texts = new Map<number, string>();
+    const parts: BucketedPart[] = days.map((values, day) => {
+      const sorted = [...values].sort((a, b) => a - b);
+      texts.set(day, sorted.map(encode).join(""));
+      const counts = new Map<number, number>();
+      for (const v of sorted) counts.set(durationBucket(v), (counts.get(durationBucket(v)) ?? 0) + 1);
+      return { day, version: day + 100, counts: [...counts.entries()].sort(([a], [b]) => a - b), start: 0 };
+    });
+    const asked: number[] = [];
+    const reader: SliceReader = async (requests) => {
+      asked.push(requests.reduce((n, r) => n + r.count, 0));
+      return {
+        texts: requests.map(({ day, version, offset, count }) => {
+          expect(version).toBe(day + 100);
+          return (texts.get(day) as string).slice(offset * SORTED_WIDTH, (offset + count) * SORTED_WIDTH);
+        }),
+        rowsRead: requests.length,
+      };
+    };
+    return { parts, reader, asked };
+  }
+
+  it("equals the lower median of every value, blocks and loose values together, for any values", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(duration, { maxLength: 40 }), { maxLength: 6 }),
+        fc.array(fc.array(duration, { maxLength: 20 }), { maxLength: 3 }),
+        async (days, loose) => {
+          const { parts, reader } = blocksOf(days);
+          // Two sources: every block with the loose values, and the blocks alone.
+          const sources: Durations[] = [
+            { values: loose, parts },
+            { values: [], parts },
+          ];
+          const result = await resolveMedians(sources, reader);
+          const median = (values: number[]) => {
+            const sorted = [...values].sort((a, b) => a - b);
+            return sorted.length === 0 ? null : (sorted[medianIndex(sorted.length)] as number);
+          };
+          expect(result.stale).toBe(false);
+          expect(result.values).toEqual([median([...days.flat(), ...loose.flat()]), median(days.flat())]);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it("reads only the median's bucket, each slice once however many sources share it", async () => {
+    // 1,000 values over many buckets: the median's bucket holds a few of them.
+    const values = Array.from({ length: 1000 }, (_, i) => 1000 + i * 997);
+    const { parts, reader, asked } = blocksOf([values.slice(0, 500), values.slice(500)]);
+    const result = await resolveMedians(
+      [
+        { values: [], parts },
+        { values: [], parts },
+      ],
+      reader,
+    );
+    const sorted = [...values].sort((a, b) => a - b);
+    expect(result.values).toEqual([sorted[499], sorted[499]]);
+    expect(asked).toHaveLength(1);
+    expect(result.bucketValues).toBe(asked[0]);
+    expect(result.bucketValues).toBeGreaterThan(0);
+    expect(result.bucketValues).toBeLessThan(100);
+  });
+
+  it("a block gone or rebuilt since it was read makes the answer stale, not a median", async () => {
+    const { parts } = blocksOf([[1000, 2000, 3000]]);
+    const result = await resolveMedians([{ values: [], parts }], async () => ({ texts: null, rowsRead: 1 }));
+    expect(result).toMatchObject({ stale: true, rowsRead: 1 });
+  });
+
+  it("a source without blocks is selected from its values and reads nothing", async () => {
+    const result = await resolveMedians(
+      [
+        { values: [[5, 1], [3]], parts: [] },
+        { values: [], parts: [] },
+      ],
+      async () => {
+        throw new Error("no slice should be read");
+      },
+    );
+    expect(result).toEqual({ values: [3, null], stale: false, bucketValues: 0, rowsRead: 0 });
+  });
+});
