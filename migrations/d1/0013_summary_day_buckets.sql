@@ -14,7 +14,7 @@ CREATE TABLE `summary_days` (
 	`version` integer NOT NULL,
 	`totals` text,
 	`counts` text,
-	`sorted` text,
+	`sorted` blob,
 	`repos` text,
 	`authors` text,
 	`repo_of` text,

@@ -1,5 +1,5 @@
 /**
- * Duration buckets (issue 31): geometric ranges of milliseconds, 20% wide from one second to thirteen years
+ * Duration buckets (issue 31): geometric ranges of milliseconds, 10% wide from one second to thirteen years
  * (and one beyond), that let the summary find an exact median without reading every duration. A day block
  * (`storage/summary-days.ts`) stores how many of its durations fall in each bucket and the
  * durations themselves sorted, so the values of one bucket are one contiguous slice of them: the
@@ -10,7 +10,7 @@
  * up. The database computes the same bucket from the same integer bounds (`durationBucketSql`), so
  * the Worker and the database never disagree at a bound.
  */
-export const DURATION_BUCKET_BOUNDS: readonly number[] = Array.from({ length: 110 }, (_, i) => Math.round(1000 * 1.2 ** i));
+export const DURATION_BUCKET_BOUNDS: readonly number[] = Array.from({ length: 210 }, (_, i) => Math.round(1000 * 1.1 ** i));
 
 /** How many buckets there are: one more than bounds. */
 export const DURATION_BUCKETS = DURATION_BUCKET_BOUNDS.length + 1;

@@ -103,6 +103,12 @@ export interface SummaryLimits {
    * database, and no piece of the Worker's work holds its thread, for a whole year of blocks.
    */
   blockSliceDays: number;
+  /**
+   * As `blockSliceDays`, for a request that reads the blocks' counts per duration bucket instead of
+   * their durations (`bucketed`): a day's counts weigh about a sixtieth of its durations at a
+   * thousand pull requests a day, so a year of them is one statement, the walk's own.
+   */
+  countSliceDays: number;
   /** The most pull requests one request reads from blocks (`summary-days.ts` `BLOCKS_MAX_PULL_REQUESTS`); above it the window is walked. */
   blocksMax: number;
   /** The most bytes of JSON one block stores (`summary-days.ts` `BLOCK_MAX_BYTES`). */
@@ -114,6 +120,7 @@ export const SUMMARY_LIMITS: SummaryLimits = {
   arrayParts: 8,
   dayBlockMax: BLOCK_MAX_PULL_REQUESTS,
   blockSliceDays: 92,
+  countSliceDays: 366,
   blocksMax: BLOCKS_MAX_PULL_REQUESTS,
   dayBlockMaxBytes: BLOCK_MAX_BYTES,
 };
@@ -138,7 +145,8 @@ export async function summarizeGroupings(
 ): Promise<GroupingsFigures> {
   const filter = blockFilter(q);
   const days = fullDays(q);
-  const sliced = q.repoKeys === null && days !== null && days.last - days.first + 1 > limits.blockSliceDays;
+  const sliceDays = bucketed(q) ? limits.countSliceDays : limits.blockSliceDays;
+  const sliced = q.repoKeys === null && days !== null && days.last - days.first + 1 > sliceDays;
   let assembled: Assembled | null = null;
   let rowsRead = 0;
   // Sliced: the blocks first, a slice per statement, each added up as it arrives; then one
@@ -152,7 +160,7 @@ export async function summarizeGroupings(
     let figures = accumulator(q.groupBys, filter);
     let served: BlocksServed = sliced || attempt >= 2 ? "none" : "chosen here";
     if (sliced && attempt < 2) {
-      const read = await readBlocks(db, q, days, limits, figures.add);
+      const read = await readBlocks(db, q, days, { ...limits, blockSliceDays: sliceDays }, figures.add);
       rowsRead += read.rowsRead;
       if (read.served === null) figures = accumulator(q.groupBys, filter); // over the bound: none counts
       served = read.served ?? "none";
@@ -339,13 +347,14 @@ type Assembled = Omit<GroupingsFigures, "rowsRead"> & { missingDays: number[]; s
 
 /**
  * One duration's part of a block served by its counts (`bucketed`): the day, the block's version,
- * the count of each bucket that has values, and where this duration's values start in the
- * block's sorted values (those to merge follow those to first review).
+ * the buckets that have values (ascending) and the count of each, and where this duration's values
+ * start in the block's sorted values (those to merge follow those to first review).
  */
 export interface BucketedPart {
   day: number;
   version: number;
-  counts: readonly (readonly [bucket: number, count: number])[];
+  buckets: readonly number[];
+  counts: readonly number[];
   start: number;
 }
 
@@ -509,9 +518,10 @@ function addBlock(
         addSums(group, totals);
         if (counts !== null) {
           // Durations to merge follow those to first review in the block's sorted values.
-          const [tf, tm] = counts;
-          group.tf.parts.push({ day, version, counts: tf, start: 0 });
-          group.tm.parts.push({ day, version, counts: tm, start: tf.reduce((n, [, count]) => n + count, 0) });
+          const [tfBuckets, tfCounts, tmBuckets, tmCounts] = counts;
+          group.tf.parts.push({ day, version, buckets: tfBuckets, counts: tfCounts, start: 0 });
+          const start = tfCounts.reduce((n, count) => n + count, 0);
+          group.tm.parts.push({ day, version, buckets: tmBuckets, counts: tmCounts, start });
           return;
         }
         const [toFirstReview, toMerge] = durations();
@@ -648,7 +658,7 @@ export function sliceReaderOf(
       const chunk = requests.slice(from, from + SLICES_PER_STATEMENT);
       const { results, rowsRead: read } = await run(
         `SELECT j.key AS i, s.version AS version,
-  substr(s.sorted, (j.value ->> 1) * ${SORTED_WIDTH} + 1, (j.value ->> 2) * ${SORTED_WIDTH}) AS text
+  CAST(substr(s.sorted, (j.value ->> 1) * ${SORTED_WIDTH} + 1, (j.value ->> 2) * ${SORTED_WIDTH}) AS TEXT) AS text
 FROM json_each(?2) AS j CROSS JOIN summary_days AS s ON s.org_key = ?1 AND s.day = j.value ->> 0`,
         [orgKey, JSON.stringify(chunk.map(({ day, offset, count }) => [day, offset, count]))],
       );
@@ -697,12 +707,14 @@ export async function resolveMedians(
       n += list.length;
       for (const v of list) {
         const b = durationBucket(v);
-        counts[b] = (counts[b] ?? 0) + 1;
+        counts[b] = (counts[b] as number) + 1;
       }
     }
-    for (const part of parts)
-      for (const [bucket, count] of part.counts) {
-        counts[bucket] = (counts[bucket] ?? 0) + count;
+    for (const { buckets, counts: those } of parts)
+      for (let i = 0; i < buckets.length; i++) {
+        const count = those[i] as number;
+        const b = buckets[i] as number;
+        counts[b] = (counts[b] as number) + count;
         n += count;
       }
     if (n === 0) continue;
@@ -714,7 +726,9 @@ export async function resolveMedians(
     let size = own.length;
     for (const part of parts) {
       let offset = part.start;
-      for (const [b, count] of part.counts) {
+      for (let i = 0; i < part.buckets.length; i++) {
+        const b = part.buckets[i] as number;
+        const count = part.counts[i] as number;
         if (b < bucket) offset += count;
         else {
           if (b === bucket) {
@@ -737,11 +751,21 @@ export async function resolveMedians(
   const asked = [...requests.values()];
   const { texts, rowsRead } = await slices(asked);
   if (texts === null) return { values, stale: true, bucketValues: 0, rowsRead };
+  // Each slice decoded once, however many sources share it (a week's and the totals' often do).
+  const decoded = texts.map((text) => {
+    const into = new Float64Array(text.length / SORTED_WIDTH);
+    decodeSorted(text, into, 0);
+    return into;
+  });
   for (const { source, rank, own, slices: wanted, size } of pending) {
     const bucketValues = new Float64Array(size);
     bucketValues.set(own);
     let at = own.length;
-    for (const i of wanted) at = decodeSorted(texts[i] as string, bucketValues, at);
+    for (const i of wanted) {
+      const slice = decoded[i] as Float64Array;
+      bucketValues.set(slice, at);
+      at += slice.length;
+    }
     values[source] = selectRank(bucketValues, rank);
   }
   return { values, stale: false, bucketValues: asked.reduce((n, r) => n + r.count, 0), rowsRead };

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { blob, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /**
  * Analytics data in D1. Times are epoch milliseconds. Repositories are keyed by their lower-cased
@@ -121,7 +121,7 @@ export const summaryDays = sqliteTable(
     version: integer("version").notNull(),
     totals: text("totals"),
     counts: text("counts"),
-    sorted: text("sorted"),
+    sorted: blob("sorted"),
     repos: text("repos"),
     authors: text("authors"),
     repoOf: text("repo_of"),

@@ -56,9 +56,11 @@ export type BlockSums = [n: number, la: number, ld: number, fl: number, fx: numb
  * - `figures`: each pull request's lines added and deleted, AI lines (null: no AI data), and
  *   findings flagged and fixed when all of them lie in the window;
  * - `durations`: each pull request's two durations (ms; null when its creation time is).
- * - `counts`: per duration (to first review, to merge), `[bucket, count]` of each bucket
- *   (`rules/duration-buckets.ts`) that holds any of the day's values, ascending by bucket.
- * Beside them, `sorted` (not JSON: fixed-width text, `sortedValueSql`) holds the day's durations to
+ * - `counts`: per duration (to first review, to merge), the buckets (`rules/duration-buckets.ts`)
+ *   that hold any of the day's values, ascending, and how many each holds (two flat arrays, which
+ *   parse and loop faster than pairs).
+ * Beside them, `sorted` (not JSON: fixed-width text, `sortedValueSql`, stored as a BLOB so that a
+ * slice of it is found by its byte offset, not by counting characters) holds the day's durations to
  * first review in ascending order, then those to merge: the values of one bucket are one slice.
  * A request reads only the columns it needs: an unfiltered time grouping the totals and the counts
  * (then the slices of its medians' buckets: `analytics-summary.ts` `resolveMedians`); otherwise the durations,
@@ -81,7 +83,7 @@ export interface BlockColumns {
       ]
     | null;
   durations: [toFirstReview: (number | null)[], toMerge: (number | null)[]] | null;
-  counts: [toFirstReview: [bucket: number, count: number][], toMerge: [bucket: number, count: number][]] | null;
+  counts: [tfBuckets: number[], tfCounts: number[], tmBuckets: number[], tmCounts: number[]] | null;
 }
 
 /** A block's JSON columns, in the table's order. */
@@ -131,8 +133,10 @@ bucket_counts AS (
 ),
 counts AS (
   SELECT day, json_array(
-    json(json_group_array(json_array(b, c) ORDER BY b) FILTER (WHERE metric = 0)),
-    json(json_group_array(json_array(b, c) ORDER BY b) FILTER (WHERE metric = 1))
+    json(json_group_array(b ORDER BY b) FILTER (WHERE metric = 0)),
+    json(json_group_array(c ORDER BY b) FILTER (WHERE metric = 0)),
+    json(json_group_array(b ORDER BY b) FILTER (WHERE metric = 1)),
+    json(json_group_array(c ORDER BY b) FILTER (WHERE metric = 1))
   ) AS counts
   FROM bucket_counts GROUP BY day
 ),
@@ -154,13 +158,13 @@ columns AS (
     json_group_array(ri) AS repo_of, json_group_array(ui) AS author_of,
     json_array(json_group_array(la), json_group_array(ld), json_group_array(al), json_group_array(fl), json_group_array(fx)) AS figures,
     json_array(json_group_array(tf), json_group_array(tm)) AS durations,
-    COALESCE(group_concat(IIF(tf IS NULL, NULL, ${sortedValueSql("tf")}), '' ORDER BY tf), '')
-      || COALESCE(group_concat(IIF(tm IS NULL, NULL, ${sortedValueSql("tm")}), '' ORDER BY tm), '') AS sorted,
+    CAST(COALESCE(group_concat(IIF(tf IS NULL, NULL, ${sortedValueSql("tf")}), '' ORDER BY tf), '')
+      || COALESCE(group_concat(IIF(tm IS NULL, NULL, ${sortedValueSql("tm")}), '' ORDER BY tm), '') AS BLOB) AS sorted,
     MAX(COALESCE(MAX(abs(tf)), 0), COALESCE(MAX(abs(tm)), 0)) < ${SORTED_OFFSET} AS encodable
   FROM ranked GROUP BY day
 ),
 built AS (
-  SELECT w.day AS day, COALESCE(c.n, 0) AS n, c.lo AS lo, c.hi AS hi, c.t AS totals, IIF(c.n IS NULL, NULL, COALESCE(k.counts, '[[],[]]')) AS counts, c.sorted AS sorted,
+  SELECT w.day AS day, COALESCE(c.n, 0) AS n, c.lo AS lo, c.hi AS hi, c.t AS totals, IIF(c.n IS NULL, NULL, COALESCE(k.counts, '[[],[],[],[]]')) AS counts, c.sorted AS sorted,
     r.r AS repos, a.a AS authors, c.repo_of AS repo_of, c.author_of AS author_of, c.figures AS figures,
     c.durations AS durations, COALESCE(c.encodable, 1) AS encodable
   FROM wanted AS w

@@ -429,6 +429,7 @@ describe("the summary is the export's rows, grouped", () => {
               ...SUMMARY_LIMITS,
               arrayParts,
               blockSliceDays: arrayParts,
+              countSliceDays: arrayParts,
             });
             expect(byKey(split)).toEqual(byKey(arrays));
             expect(split.totals).toEqual(arrays.totals);

@@ -454,7 +454,11 @@ describe("day blocks (storage/summary-days.ts, issue 31): built by a summary, de
     expect(served.slice(0, -1).map((s) => s.bucketValues)).toEqual([0, 0, 0, 0]);
     // The blocks read in slices of two days before the walk: the same figures.
     for (const [i, scope] of scopes.entries()) {
-      const sliced = await summarizeGroupings(db, { ...scopeOf(org), ...scope }, { ...SUMMARY_LIMITS, blockSliceDays: 2 });
+      const sliced = await summarizeGroupings(
+        db,
+        { ...scopeOf(org), ...scope },
+        { ...SUMMARY_LIMITS, blockSliceDays: 2, countSliceDays: 2 },
+      );
       expect(sliced.groupings).toEqual(served[i]?.groupings);
       expect(sliced.fromBlocks).toBe(served[i]?.fromBlocks);
     }
@@ -565,7 +569,7 @@ describe("day blocks (storage/summary-days.ts, issue 31): built by a summary, de
     const raced = await summarizeGroupings(
       db,
       { ...scopeOf(org), groupBys: ["week"] },
-      { ...SUMMARY_LIMITS, blockSliceDays: 2 },
+      { ...SUMMARY_LIMITS, blockSliceDays: 2, countSliceDays: 2 },
       {
         beforeWalk: async () => {
           if (writes++ === 0) await postEventsOk([ev.review(org, 2, "r2-raced", { completedAt: at("06", "12:00:00") })]);

@@ -132,7 +132,7 @@ describe("medians from duration buckets", () => {
       figures.groupings.map((g) => ({ ...g, groups: [...g.groups].sort((a, b) => (a.key < b.key ? -1 : 1)) }));
     expect(inOrder(served)).toEqual(inOrder(walked));
     // Blocks read in slices before the walk (a window of more than blockSliceDays full days): the same.
-    const sliced = await summarizeGroupings(db, q, { ...SUMMARY_LIMITS, blockSliceDays: 2 });
+    const sliced = await summarizeGroupings(db, q, { ...SUMMARY_LIMITS, blockSliceDays: 2, countSliceDays: 2 });
     expect([sliced.fromBlocks, shape(sliced), sliced.groupings[0]?.totals]).toEqual([
       served.fromBlocks,
       oracle,
