@@ -109,6 +109,12 @@ export interface SummaryLimits {
    * thousand pull requests a day, so a year of them is one statement, the walk's own.
    */
   countSliceDays: number;
+  /**
+   * A request served from the blocks' counts (`bucketed`) whose one statement serves fewer pull
+   * requests than this reads their durations instead: their JSON costs less than the second round
+   * trip that reads the medians' buckets (a small organization's default window).
+   */
+  bucketsFrom: number;
   /** The most pull requests one request reads from blocks (`summary-days.ts` `BLOCKS_MAX_PULL_REQUESTS`); above it the window is walked. */
   blocksMax: number;
   /** The most bytes of JSON one block stores (`summary-days.ts` `BLOCK_MAX_BYTES`). */
@@ -121,6 +127,7 @@ export const SUMMARY_LIMITS: SummaryLimits = {
   dayBlockMax: BLOCK_MAX_PULL_REQUESTS,
   blockSliceDays: 92,
   countSliceDays: 366,
+  bucketsFrom: 2_000,
   blocksMax: BLOCKS_MAX_PULL_REQUESTS,
   dayBlockMaxBytes: BLOCK_MAX_BYTES,
 };
@@ -852,6 +859,7 @@ export function summaryStatement(
   for (const [name, value, min] of [
     ["maxRows", limits.maxRows, 0],
     ["arrayParts", limits.arrayParts, 1],
+    ["bucketsFrom", limits.bucketsFrom, 0],
   ] as const)
     if (!Number.isSafeInteger(value) || value < min)
       throw new RangeError(`${name} must be a whole number of at least ${min}, got ${value}`);
@@ -920,8 +928,19 @@ export function summaryStatement(
   const read = Array.isArray(served) ? served : null;
   // The blocks read before this statement (sliced; checked here), or the columns of the blocks it reads.
   const readList = read === null ? "" : bind(JSON.stringify(read));
+  // A request served from counts reads the durations instead when its blocks hold few pull requests.
+  const few = `(SELECT COALESCE(SUM(n), 0) FROM served) < ${limits.bucketsFrom}`;
+  const counted = bucketed({ ...q, groupBys });
   const blockSelect = blockColumns({ ...q, groupBys })
-    .map(([name, needed]) => (needed ? `s.${name}` : "NULL"))
+    .map(([name, needed]) =>
+      counted && name === "counts"
+        ? `IIF(${few}, NULL, s.counts)`
+        : counted && name === "durations"
+          ? `IIF(${few}, s.durations, NULL)`
+          : needed
+            ? `s.${name}`
+            : "NULL",
+    )
     .join(", ");
 
   // Per row: the exact check and the findings in the window (see above), from the candidate's columns.

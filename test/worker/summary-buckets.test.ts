@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { DURATION_BUCKET_BOUNDS, durationBucket, durationBucketSql } from "../../src/rules/duration-buckets";
 import { type GroupingsQuery, SUMMARY_LIMITS, summarizeGroupings } from "../../src/storage/analytics-summary";
+
+/** Medians from the buckets however few pull requests the blocks hold (the default reads a small window's durations). */
+const BUCKETS = { ...SUMMARY_LIMITS, bucketsFrom: 0 };
+
 import { createOrg, ev, postEventsOk, scopeOf, shardDb, unique } from "./helpers";
 
 /**
@@ -85,7 +89,10 @@ describe("medians from duration buckets", () => {
     const q: GroupingsQuery = { ...scopeOf(org), groupBys: ["week", "day"] };
     const walked = await summarizeGroupings(db, q); // builds the blocks
     expect(walked.fromBlocks).toBe(0);
-    const served = await summarizeGroupings(db, q);
+    // Few pull requests: by default one statement reads the blocks' durations, no bucket.
+    const small = await summarizeGroupings(db, q);
+    expect([small.fromBlocks, small.bucketValues]).toEqual([30 + 1 + 25 + 40 + 35, 0]);
+    const served = await summarizeGroupings(db, q, BUCKETS);
     expect(served.fromBlocks).toBe(30 + 1 + 25 + 40 + 35);
     // Only the medians' buckets were read, not every duration.
     expect(served.bucketValues).toBeGreaterThan(0);
@@ -121,6 +128,7 @@ describe("medians from duration buckets", () => {
       );
     const oracle = [expected((m) => iso(mondayOf(m.merged))), expected((m) => iso(Math.floor(m.merged / DAY)))];
     expect(shape(served)).toEqual(oracle);
+    expect(shape(small)).toEqual(oracle);
     expect(shape(walked)).toEqual(oracle);
     expect(served.groupings[0]?.totals).toMatchObject({
       pullRequests: made.length,
@@ -132,7 +140,7 @@ describe("medians from duration buckets", () => {
       figures.groupings.map((g) => ({ ...g, groups: [...g.groups].sort((a, b) => (a.key < b.key ? -1 : 1)) }));
     expect(inOrder(served)).toEqual(inOrder(walked));
     // Blocks read in slices before the walk (a window of more than blockSliceDays full days): the same.
-    const sliced = await summarizeGroupings(db, q, { ...SUMMARY_LIMITS, blockSliceDays: 2, countSliceDays: 2 });
+    const sliced = await summarizeGroupings(db, q, { ...BUCKETS, blockSliceDays: 2, countSliceDays: 2 });
     expect([sliced.fromBlocks, shape(sliced), sliced.groupings[0]?.totals]).toEqual([
       served.fromBlocks,
       oracle,
@@ -142,7 +150,7 @@ describe("medians from duration buckets", () => {
     // A write after the counts are read and before the buckets' values are: the block is gone, so the
     // whole is read again, and the answer counts the write.
     let calls = 0;
-    const raced = await summarizeGroupings(db, q, SUMMARY_LIMITS, {
+    const raced = await summarizeGroupings(db, q, BUCKETS, {
       beforeMedians: async () => {
         if (calls++ === 0) await postEventsOk([ev.review(org, 1, "r1-again", { completedAt: "2026-10-20T10:00:00Z" })]);
       },
@@ -157,7 +165,7 @@ describe("medians from duration buckets", () => {
     // A write before every reading of the values: the third attempt reads no block at all.
     await summarizeGroupings(db, q); // every day has its block again
     let writes = 0;
-    const unlucky = await summarizeGroupings(db, q, SUMMARY_LIMITS, {
+    const unlucky = await summarizeGroupings(db, q, BUCKETS, {
       beforeMedians: async () => {
         writes++;
         // Pull request 33 merged on Oct 7, then 60 on Oct 8: each a day whose block the attempt served.
