@@ -7,7 +7,8 @@
  */
 import { DatabaseSync } from "node:sqlite";
 import { mergedPullRequestsQuery } from "../../src/storage/analytics.ts";
-import { assemble, sliceReaderOf, summaryStatement } from "../../src/storage/analytics-summary.ts";
+import { assemble, summaryStatement } from "../../src/storage/analytics-summary.ts";
+import { sliceReaderOf } from "../../src/storage/summary-medians.ts";
 import { fmt, interleave, percentiles, table } from "./bench-common.mjs";
 import { smallOrg } from "./bench-data.mjs";
 

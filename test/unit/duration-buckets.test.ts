@@ -8,7 +8,7 @@ import {
   SORTED_OFFSET,
   SORTED_WIDTH,
 } from "../../src/rules/duration-buckets";
-import { type BucketedPart, type Durations, resolveMedians, type SliceReader } from "../../src/storage/analytics-summary";
+import { type BucketedPart, type Durations, resolveMedians, type SliceReader } from "../../src/storage/summary-medians";
 
 /** A duration as the database encodes it in a block's sorted values (`sortedValueSql`). */
 const encode = (v: number) => (v + SORTED_OFFSET).toString(16).padStart(SORTED_WIDTH, "0");

@@ -1,0 +1,286 @@
+import { bucketKey, bucketStart, EMPTY_FIGURES, isTimeGroupBy } from "../rules/analytics-summary";
+import type { AnalyticsSummaryGroup, AnalyticsSummaryTotals, SummaryGroupBy } from "../schemas/analytics-summary";
+import type { AnalyticsScope } from "./analytics";
+import type { BlockColumns, BlockFilter } from "./summary-days";
+import { type Durations, noSlices, resolveMedians, type SliceReader } from "./summary-medians";
+import { BLOCK, DAY, MISSING, type PartRow, STALE, SUMMED } from "./summary-statement";
+
+/**
+ * The summary's rows added up (`analytics-summary.ts` reads them: the statement's, and the blocks
+ * read in slices): the groups' sums, the blocks' pull requests, the medians (`summary-medians.ts`).
+ */
+
+/** Per grouping asked, in the order asked: its groups with rows and the totals (the same for every grouping). */
+export interface GroupingsFigures {
+  groupings: { groups: AnalyticsSummaryGroup[]; totals: AnalyticsSummaryTotals }[];
+  /** D1's count of rows the statement read (`meta.rows_read`). */
+  rowsRead: number;
+  /** As `SummaryFigures.candidates`. */
+  candidates: number;
+  /** Of the candidates, those counted from day blocks (`summary-days.ts`) instead of walked. */
+  fromBlocks: number;
+  /** As `SummaryFigures.bucketValues`. */
+  bucketValues: number;
+}
+
+/** Which repositories and authors of a block the scope counts, as the statement's filters choose them. */
+export function blockFilter(q: AnalyticsScope): BlockFilter {
+  const sets = [q.repoKeys, q.accessibleRepoKeys].filter((list) => list !== null).map((list) => new Set(list));
+  const excluded = new Set(q.excludedRepoKeys ?? []);
+  const authors = q.authorKeys === null ? null : new Set(q.authorKeys);
+  return {
+    repo: sets.length === 0 && excluded.size === 0 ? null : (key) => !excluded.has(key) && sets.every((set) => set.has(key)),
+    author: authors === null ? null : (key) => key !== null && authors.has(key),
+  };
+}
+
+/**
+ * The statement's rows as the groupings' figures: rows of a group added up, the blocks' pull
+ * requests that pass the filter added to their groups, medians from the durations. Also the full
+ * days of the window that have no block. Without a reader of the blocks' sorted values, for rows
+ * whose blocks were read with their durations (the benchmark's statement serves none).
+ */
+export async function assemble(
+  groupBys: readonly SummaryGroupBy[],
+  rows: readonly PartRow[],
+  filter: BlockFilter,
+  slices: SliceReader = noSlices,
+): Promise<Assembled> {
+  const figures = accumulator(groupBys, filter);
+  for (const row of rows) figures.add(row);
+  return figures.result(slices);
+}
+
+export type Assembled = Omit<GroupingsFigures, "rowsRead"> & { missingDays: number[]; stale: number; rowsRead: number };
+
+/** `assemble`, row by row: the blocks read in slices are added as they arrive. */
+export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFilter) {
+  const groupings = groupBys.map(() => new Map<string, Accumulated>());
+  const groupOf = (grouping: number, key: string): Accumulated => {
+    const groups = groupings[grouping];
+    if (!groups) throw new Error(`summary statement answered grouping ${grouping}`);
+    let group = groups.get(key);
+    if (!group) {
+      const tf: number[] = [];
+      const tm: number[] = [];
+      group = { key, ...EMPTY_FIGURES, tf: { values: [tf], parts: [] }, tm: { values: [tm], parts: [] }, ownTf: tf, ownTm: tm };
+      groups.set(key, group);
+    }
+    return group;
+  };
+  let candidates = 0;
+  let fromBlocks = 0;
+  let stale = 0;
+  const missingDays: number[] = [];
+  const add = (row: PartRow): void => {
+    const { grouping, key } = row;
+    if (grouping === MISSING) {
+      missingDays.push(Number(key));
+      return;
+    }
+    if (grouping === STALE) {
+      stale += Number(key);
+      return;
+    }
+    if (grouping === BLOCK) {
+      fromBlocks += addBlock(groupBys, Number(key), row.version ?? 0, readBlock(row), filter, groupOf);
+      return;
+    }
+    if (grouping === 0) candidates += row.candidates;
+    const group = groupOf(grouping, key);
+    for (const name of SUMMED) group[name] += row[name];
+    if (row.tf0 !== null) group.tf.values.push(JSON.parse(row.tf0) as number[]);
+    if (row.tm0 !== null) group.tm.values.push(JSON.parse(row.tm0) as number[]);
+  };
+  const result = async (slices: SliceReader): Promise<Assembled> => {
+    candidates += fromBlocks;
+    // A group of candidates none of which qualified is no group (every row of it failed the check).
+    const lists = groupings.map((groups) => [...groups.values()].filter((g) => g.pullRequests > 0));
+    // The totals are the same rows whatever the grouping: added up and selected once, from the first.
+    const first = lists[0] ?? [];
+    const totals = { ...EMPTY_FIGURES };
+    for (const group of first) for (const name of SUMMED) totals[name] += group[name];
+    const all = (of: "tf" | "tm"): Durations => ({
+      values: first.flatMap((g) => g[of].values),
+      parts: first.flatMap((g) => g[of].parts),
+    });
+    const sources = [all("tf"), all("tm"), ...lists.flatMap((list) => list.flatMap((g) => [g.tf, g.tm]))];
+    const medians = await resolveMedians(sources, slices);
+    if (medians.stale)
+      return {
+        groupings: [],
+        candidates,
+        fromBlocks,
+        missingDays,
+        stale: stale + 1,
+        bucketValues: 0,
+        rowsRead: medians.rowsRead,
+      };
+    let next = 0;
+    const take = () => medians.values[next++] ?? null;
+    totals.medianMsToFirstReview = take();
+    totals.medianMsToMerge = take();
+    return {
+      groupings: lists.map((list) => ({
+        groups: list.map(({ tf: _, tm: __, ownTf: ___, ownTm: ____, ...group }) => ({
+          ...group,
+          medianMsToFirstReview: take(),
+          medianMsToMerge: take(),
+        })),
+        totals: { ...totals },
+      })),
+      candidates,
+      fromBlocks,
+      missingDays,
+      stale,
+      bucketValues: medians.bucketValues,
+      rowsRead: medians.rowsRead,
+    };
+  };
+  return { add, result };
+}
+
+/** A block row's JSON columns, parsed (the ones the statement did not read stay null). */
+function readBlock(row: PartRow): BlockColumns {
+  const parse = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
+  const totals = parse<BlockColumns["totals"]>(row.totals);
+  const durations = parse<BlockColumns["durations"]>(row.durations);
+  const counts = parse<BlockColumns["counts"]>(row.counts);
+  if (totals === null || (durations === null && counts === null))
+    throw new Error("a served summary block without its totals, or neither its durations nor their counts");
+  return {
+    totals,
+    durations,
+    counts,
+    repos: parse(row.repos),
+    authors: parse(row.authors),
+    repo_of: parse(row.repo_of),
+    author_of: parse(row.author_of),
+    figures: parse(row.figures),
+  };
+}
+
+/** Adds a block's sums (`BlockSums` order) to a group. */
+function addSums(group: Accumulated, [n, la, ld, fl, fx, al, nal]: readonly number[]): void {
+  group.pullRequests += n as number;
+  group.linesAdded += la as number;
+  group.linesDeleted += ld as number;
+  group.serviceIssuesFlagged += fl as number;
+  group.serviceIssuesFixed += fx as number;
+  group.aiLinesAuthored += al as number;
+  group.pullRequestsWithAiData += nal as number;
+}
+
+/** The values that are not null (a duration is null when the creation time is). */
+const present = (values: (number | null)[]): number[] =>
+  values.includes(null) ? (values.filter((v) => v !== null) as number[]) : (values as number[]);
+
+/**
+ * Adds one day's block to the groupings: each of its pull requests that the filter passes counts
+ * wholly (the statement serves a block only when every review and finding of the day lies in the
+ * window). Without a filter, from the block's sums (per day, repository or author) and its
+ * durations; with one, pull request by pull request. Returns how many it counted.
+ */
+function addBlock(
+  groupBys: readonly SummaryGroupBy[],
+  day: number,
+  version: number,
+  block: BlockColumns,
+  filter: BlockFilter,
+  groupOf: (grouping: number, key: string) => Accumulated,
+): number {
+  const { totals, repos, authors, figures, counts } = block;
+  const membersOf = (groupBy: SummaryGroupBy) =>
+    groupBy === "repo"
+      ? read(block.repo_of, "repositories of its pull requests")
+      : read(block.author_of, "authors of its pull requests");
+  const durations = () => read(block.durations, "durations");
+  const timeKey = (groupBy: SummaryGroupBy) => bucketKey(bucketStart(day * DAY, groupBy as "day" | "week" | "month"));
+  const read = <T>(column: T | null, name: string): T => {
+    if (column === null) throw new Error(`a summary block read without its ${name}`);
+    return column;
+  };
+  if (filter.repo === null && filter.author === null) {
+    groupBys.forEach((groupBy, grouping) => {
+      if (isTimeGroupBy(groupBy)) {
+        const group = groupOf(grouping, timeKey(groupBy));
+        addSums(group, totals);
+        if (counts !== null) {
+          // Durations to merge follow those to first review in the block's sorted values.
+          const [tfBuckets, tfCounts, tmBuckets, tmCounts] = counts;
+          group.tf.parts.push({ day, version, buckets: tfBuckets, counts: tfCounts, start: 0 });
+          const start = tfCounts.reduce((n, count) => n + count, 0);
+          group.tm.parts.push({ day, version, buckets: tmBuckets, counts: tmCounts, start });
+          return;
+        }
+        const [toFirstReview, toMerge] = durations();
+        group.tf.values.push(present(toFirstReview));
+        group.tm.values.push(present(toMerge));
+        return;
+      }
+      const entries = groupBy === "repo" ? read(repos, "repositories") : read(authors, "authors");
+      const byIndex: Accumulated[] = [];
+      // A row without an author is never merged (its pull request event has not arrived), so never here.
+      for (const [i, , name, ...sums] of entries) {
+        const group = groupOf(grouping, name as string);
+        addSums(group, sums);
+        byIndex[i] = group;
+      }
+      const column = membersOf(groupBy);
+      const [toFirstReview, toMerge] = durations();
+      for (let i = 0; i < column.length; i++) {
+        const group = byIndex[column[i] as number] as Accumulated;
+        const tf = toFirstReview[i];
+        const tm = toMerge[i];
+        if (tf !== null && tf !== undefined) group.ownTf.push(tf);
+        if (tm !== null && tm !== undefined) group.ownTm.push(tm);
+      }
+    });
+    return totals[0];
+  }
+  const repoEntries = read(repos, "repositories");
+  const authorEntries = read(authors, "authors");
+  const [linesAdded, linesDeleted, aiLines, flagged, fixed] = read(figures, "figures");
+  const [toFirstReview, toMerge] = durations();
+  const repoOk = repoEntries.map(([, key]) => filter.repo === null || filter.repo(key));
+  const authorOk = authorEntries.map(([, key]) => filter.author === null || filter.author(key));
+  const names = { repo: repoEntries.map((r) => r[2]), author: authorEntries.map((a) => a[2] as string) };
+  // Per grouping, the group of each pull request: one for a time grouping, by index otherwise.
+  const pick = groupBys.map((groupBy, grouping): ((i: number) => Accumulated) => {
+    if (isTimeGroupBy(groupBy)) {
+      const group = groupOf(grouping, timeKey(groupBy));
+      return () => group;
+    }
+    const byIndex = (groupBy === "repo" ? names.repo : names.author).map((name) => groupOf(grouping, name));
+    const column = membersOf(groupBy);
+    return (i) => byIndex[column[i] as number] as Accumulated;
+  });
+  const [repo, author] = [membersOf("repo"), membersOf("author")];
+  let counted = 0;
+  for (let i = 0; i < repo.length; i++) {
+    if (!repoOk[repo[i] as number] || !authorOk[author[i] as number]) continue;
+    counted++;
+    const la = linesAdded[i] ?? null;
+    const ld = linesDeleted[i] ?? null;
+    const ai = aiLines[i] ?? null;
+    const tf = toFirstReview[i] ?? null;
+    const tm = toMerge[i] ?? null;
+    for (const choose of pick) {
+      const group = choose(i);
+      group.pullRequests++;
+      if (la !== null) group.linesAdded += la;
+      if (ld !== null) group.linesDeleted += ld;
+      group.serviceIssuesFlagged += flagged[i] as number;
+      group.serviceIssuesFixed += fixed[i] as number;
+      if (ai !== null) {
+        group.aiLinesAuthored += ai;
+        group.pullRequestsWithAiData++;
+      }
+      if (tf !== null) group.ownTf.push(tf);
+      if (tm !== null) group.ownTm.push(tm);
+    }
+  }
+  return counted;
+}
+
+type Accumulated = AnalyticsSummaryGroup & { tf: Durations; tm: Durations; ownTf: number[]; ownTm: number[] };

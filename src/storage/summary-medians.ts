@@ -1,0 +1,202 @@
+import { lowerMedian, medianIndex, selectRank } from "../rules/analytics-summary";
+import { DURATION_BUCKETS, decodeSorted, durationBucket, SORTED_WIDTH } from "../rules/duration-buckets";
+
+/**
+ * The summary's medians (contract section 12: the lower median of each group's durations, exact),
+ * from a group's durations as lists of values and, for blocks served by their counts per duration
+ * bucket (`analytics-summary.ts` `bucketed`), from those counts and the values of one bucket read
+ * from the blocks' sorted durations (`summary-days.ts`).
+ */
+/**
+ * One duration's part of a block served by its counts (`bucketed`): the day, the block's version,
+ * the buckets that have values (ascending) and the count of each, and where this duration's values
+ * start in the block's sorted values (those to merge follow those to first review).
+ */
+export interface BucketedPart {
+  day: number;
+  version: number;
+  buckets: readonly number[];
+  counts: readonly number[];
+  start: number;
+}
+
+/** A group's values of one duration: lists of values, and blocks' parts served by their counts. */
+export interface Durations {
+  values: number[][];
+  parts: BucketedPart[];
+}
+
+/** The value at `medianIndex` of the parts' values in ascending order (`lowerMedian`); null when there are none. */
+export function median(parts: readonly (readonly number[])[]): number | null {
+  const values = new Float64Array(parts.reduce((n, part) => n + part.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    values.set(part, at);
+    at += part.length;
+  }
+  return lowerMedian(values);
+}
+
+/**
+ * One slice of a block's sorted values: `count` values from position `offset` of the block of
+ * `day`, which must still be stored at `version`.
+ */
+export interface SliceRequest {
+  day: number;
+  version: number;
+  offset: number;
+  count: number;
+}
+
+/**
+ * Reads slices of blocks' sorted values: per request, in order, the slice's fixed-width text, or
+ * null for all when any block is gone or rebuilt since it was read (stale).
+ */
+export type SliceReader = (requests: readonly SliceRequest[]) => Promise<{ texts: string[] | null; rowsRead: number }>;
+
+export const noSlices: SliceReader = () => {
+  throw new Error("a summary served from duration counts needs a reader of the blocks' sorted values");
+};
+
+/** Slices per statement: each a seek and about 30 bytes of bound JSON. */
+const SLICES_PER_STATEMENT = 2_000;
+
+/** The blocks' slices as stored in `summary_days` of one organization, read through D1. */
+export const sliceReader = (db: D1Database | D1DatabaseSession, orgKey: string): SliceReader =>
+  sliceReaderOf(async (sql, params) => {
+    const { results, meta } = await db
+      .prepare(sql)
+      .bind(...params)
+      .all<SliceRow>();
+    return { results, rowsRead: meta.rows_read };
+  }, orgKey);
+
+type SliceRow = { i: number; version: number; text: string | null };
+
+/**
+ * The blocks' slices as stored in `summary_days` of one organization, by one statement per
+ * `SLICES_PER_STATEMENT` run by `run` (D1 in the Worker; the benchmark's SQLite file).
+ */
+export function sliceReaderOf(
+  run: (sql: string, params: [string, string]) => Promise<{ results: SliceRow[]; rowsRead: number }>,
+  orgKey: string,
+): SliceReader {
+  return async (requests) => {
+    const texts: string[] = [];
+    let rowsRead = 0;
+    for (let from = 0; from < requests.length; from += SLICES_PER_STATEMENT) {
+      const chunk = requests.slice(from, from + SLICES_PER_STATEMENT);
+      const { results, rowsRead: read } = await run(
+        `SELECT j.key AS i, s.version AS version,
+  CAST(substr(s.sorted, (j.value ->> 1) * ${SORTED_WIDTH} + 1, (j.value ->> 2) * ${SORTED_WIDTH}) AS TEXT) AS text
+FROM json_each(?2) AS j CROSS JOIN summary_days AS s ON s.org_key = ?1 AND s.day = j.value ->> 0`,
+        [orgKey, JSON.stringify(chunk.map(({ day, offset, count }) => [day, offset, count]))],
+      );
+      rowsRead += read;
+      const found = new Map(results.map((row) => [row.i, row]));
+      for (const [i, request] of chunk.entries()) {
+        const row = found.get(i);
+        if (
+          row === undefined ||
+          row.version !== request.version ||
+          row.text === null ||
+          row.text.length !== request.count * SORTED_WIDTH
+        )
+          return { texts: null, rowsRead };
+        texts.push(row.text);
+      }
+    }
+    return { texts, rowsRead };
+  };
+}
+
+/**
+ * The lower median of each source's values, exactly. A source without blocks' parts: selected from
+ * its values. One with: its counts per bucket (the parts' counts, its values counted into the same
+ * buckets) give the median's bucket and its rank there; the values of that bucket are its own in
+ * the bucket and one slice of each part's sorted values (all read in one round trip, shared by the
+ * sources that need the same slice); the median is the value at that rank among them.
+ * `stale` when a block changed since it was read (then the caller reads the whole summary again).
+ */
+export async function resolveMedians(
+  sources: readonly Durations[],
+  slices: SliceReader,
+): Promise<{ values: (number | null)[]; stale: boolean; bucketValues: number; rowsRead: number }> {
+  const values: (number | null)[] = [];
+  const requests = new Map<string, SliceRequest & { index: number }>();
+  const pending: { source: number; rank: number; own: number[]; slices: number[]; size: number }[] = [];
+  for (const [index, { values: lists, parts }] of sources.entries()) {
+    values.push(null);
+    if (parts.length === 0) {
+      values[index] = median(lists);
+      continue;
+    }
+    const counts = new Float64Array(DURATION_BUCKETS);
+    let n = 0;
+    for (const list of lists) {
+      n += list.length;
+      for (const v of list) {
+        const b = durationBucket(v);
+        counts[b] = (counts[b] as number) + 1;
+      }
+    }
+    for (const { buckets, counts: those } of parts)
+      for (let i = 0; i < buckets.length; i++) {
+        const count = those[i] as number;
+        const b = buckets[i] as number;
+        counts[b] = (counts[b] as number) + count;
+        n += count;
+      }
+    if (n === 0) continue;
+    let rank = medianIndex(n);
+    let bucket = 0;
+    while (rank >= (counts[bucket] ?? 0)) rank -= counts[bucket++] ?? 0;
+    const own = lists.flatMap((list) => list.filter((v) => durationBucket(v) === bucket));
+    const wanted: number[] = [];
+    let size = own.length;
+    for (const part of parts) {
+      let offset = part.start;
+      for (let i = 0; i < part.buckets.length; i++) {
+        const b = part.buckets[i] as number;
+        const count = part.counts[i] as number;
+        if (b < bucket) offset += count;
+        else {
+          if (b === bucket) {
+            const key = `${part.day}:${offset}:${count}`;
+            let request = requests.get(key);
+            if (request === undefined) {
+              request = { day: part.day, version: part.version, offset, count, index: requests.size };
+              requests.set(key, request);
+            }
+            wanted.push(request.index);
+            size += count;
+          }
+          break;
+        }
+      }
+    }
+    pending.push({ source: index, rank, own, slices: wanted, size });
+  }
+  if (pending.length === 0) return { values, stale: false, bucketValues: 0, rowsRead: 0 };
+  const asked = [...requests.values()];
+  const { texts, rowsRead } = await slices(asked);
+  if (texts === null) return { values, stale: true, bucketValues: 0, rowsRead };
+  // Each slice decoded once, however many sources share it (a week's and the totals' often do).
+  const decoded = texts.map((text) => {
+    const into = new Float64Array(text.length / SORTED_WIDTH);
+    decodeSorted(text, into, 0);
+    return into;
+  });
+  for (const { source, rank, own, slices: wanted, size } of pending) {
+    const bucketValues = new Float64Array(size);
+    bucketValues.set(own);
+    let at = own.length;
+    for (const i of wanted) {
+      const slice = decoded[i] as Float64Array;
+      bucketValues.set(slice, at);
+      at += slice.length;
+    }
+    values[source] = selectRank(bucketValues, rank);
+  }
+  return { values, stale: false, bucketValues: asked.reduce((n, r) => n + r.count, 0), rowsRead };
+}

@@ -1,0 +1,394 @@
+import { isTimeGroupBy } from "../rules/analytics-summary";
+import type { AnalyticsSummaryGroup, SummaryGroupBy } from "../schemas/analytics-summary";
+import { type AnalyticsScope, unionAll } from "./analytics";
+import { GAP_TIER_BOUNDS_MS, LAST_GAP_TIER } from "./review-span";
+import {
+  BLOCK_JSON,
+  BLOCK_MAX_BYTES,
+  BLOCK_MAX_PULL_REQUESTS,
+  BLOCKS_MAX_PULL_REQUESTS,
+  type BlockColumns,
+} from "./summary-days";
+
+/**
+ * The summary's one statement (`summaryStatement`) and what shapes it: the query, the limits, the
+ * rows it answers and which of a block's columns a request reads. `analytics-summary.ts` runs it,
+ * `summary-assemble.ts` adds its rows up.
+ */
+
+/** What the summary needs, in storage terms: the export's scope (its statement input without the page), and the grouping. */
+export type SummaryQuery = AnalyticsScope & { groupBy: SummaryGroupBy };
+
+/** Several groupings of one scope's rows (the dashboard's week, repository and author). */
+export type GroupingsQuery = AnalyticsScope & { groupBys: readonly SummaryGroupBy[] };
+
+/**
+ * How much one summary statement may do (contract section 12 and issue 31, item 3), and how it
+ * splits each group's durations.
+ *
+ * - `maxRows`: at most this many candidate pull requests (rows the walk finds before the exact
+ *   check) per request; each walk (the window's, the merges' outside it) stops at one more, and
+ *   the caller answers 400 instead of figures
+ *   (`analytics/summary.ts` `refuseOverBound`).
+ *   A request reads about two D1 rows per candidate, so this bounds what one request can hold a
+ *   shard for. No legitimate request reaches the default: a shard holds about 7 million pull
+ *   requests (contract section 16), so no window of one organization holds 8 million.
+ * - `arrayParts`: the groups of a sorted grouping come back in this many parts (split by pull
+ *   request id), each with its durations as JSON arrays, so no single value nears D1's cap on a
+ *   string (1 MB; local D1 does not enforce it): a duration takes at most 15 characters, so a part
+ *   holds about 65,000 of them and a group 8 parts of that. A time grouping walked by day sends
+ *   one array per UTC day (65,000 merges in a day would be needed to near the cap).
+ */
+export interface SummaryLimits {
+  maxRows: number;
+  arrayParts: number;
+  /** The most pull requests of one day a block holds (`summary-days.ts` `BLOCK_MAX_PULL_REQUESTS`; lower in tests). */
+  dayBlockMax: number;
+  /**
+   * A window of more full days than this reads its blocks in statements of this many days each,
+   * before the statement that walks the rest (`summarizeGroupings`): no statement holds the
+   * database, and no piece of the Worker's work holds its thread, for a whole year of blocks.
+   */
+  blockSliceDays: number;
+  /**
+   * As `blockSliceDays`, for a request that reads the blocks' counts per duration bucket instead of
+   * their durations (`bucketed`): a day's counts weigh about a sixtieth of its durations at a
+   * thousand pull requests a day, so a year of them is one statement, the walk's own.
+   */
+  countSliceDays: number;
+  /**
+   * A request served from the blocks' counts (`bucketed`) whose one statement serves fewer pull
+   * requests than this reads their durations instead: their JSON costs less than the second round
+   * trip that reads the medians' buckets (a small organization's default window).
+   */
+  bucketsFrom: number;
+  /** The most pull requests one request reads from blocks (`summary-days.ts` `BLOCKS_MAX_PULL_REQUESTS`); above it the window is walked. */
+  blocksMax: number;
+  /** The most bytes of JSON one block stores (`summary-days.ts` `BLOCK_MAX_BYTES`). */
+  dayBlockMaxBytes: number;
+}
+
+export const SUMMARY_LIMITS: SummaryLimits = {
+  maxRows: 8_000_000,
+  arrayParts: 8,
+  dayBlockMax: BLOCK_MAX_PULL_REQUESTS,
+  blockSliceDays: 92,
+  countSliceDays: 366,
+  bucketsFrom: 2_000,
+  blocksMax: BLOCKS_MAX_PULL_REQUESTS,
+  dayBlockMaxBytes: BLOCK_MAX_BYTES,
+};
+
+/**
+ * Which blocks the statement serves: those it chooses itself (one statement: it reads them too),
+ * none, or those read before it in slices (`[day, version]`, which it checks).
+ */
+export type BlocksServed = "chosen here" | "none" | [day: number, version: number][];
+
+/**
+ * A block's columns and whether the request reads each: the day's totals always; for an
+ * unfiltered request of time groupings only, the durations' counts per bucket (`bucketed`),
+ * otherwise the durations; the repositories' and authors' sums and indexes for those groupings;
+ * with a filter, all of them.
+ */
+export function blockColumns(q: GroupingsQuery): [keyof BlockColumns, boolean][] {
+  const filtered = isFiltered(q);
+  const by = (groupBy: SummaryGroupBy) => q.groupBys.includes(groupBy);
+  const counts = bucketed(q);
+  const needed: Record<keyof BlockColumns, boolean> = {
+    totals: true,
+    counts,
+    repos: filtered || by("repo"),
+    authors: filtered || by("author"),
+    repo_of: filtered || by("repo"),
+    author_of: filtered || by("author"),
+    figures: filtered,
+    durations: !counts,
+  };
+  return BLOCK_JSON.map((name) => [name, needed[name]]);
+}
+
+/** Whether the request counts only some of a block's pull requests (an access list, excluded repositories, authors). */
+export const isFiltered = (q: AnalyticsScope): boolean =>
+  q.accessibleRepoKeys !== null || (q.excludedRepoKeys?.length ?? 0) > 0 || q.authorKeys !== null;
+
+/**
+ * Whether the blocks' medians come from their counts per bucket (`resolveMedians`): an unfiltered
+ * request of time groupings only. A repository or author grouping needs each group's durations of
+ * every day (as many as a day's counts per group would be), and a filter each pull request's.
+ */
+export const bucketed = (q: GroupingsQuery): boolean => !isFiltered(q) && q.groupBys.every(isTimeGroupBy);
+
+/**
+ * One row of the statement: a group of one grouping (a group may come in several rows, e.g. from the
+ * window's walk and from the merges outside it), its candidates (the rows found before the exact
+ * check), the sums of its rows, and its durations as JSON arrays in no order, `tf0` and `tm0`.
+ * Other kinds of row (`grouping` below 0, `key` a UTC day number): a day's block to add up
+ * (`BLOCK`, in the block columns a request needs, `BLOCK_JSON`) and a full
+ * day of the window without a block (`MISSING`).
+ */
+export type PartRow = Omit<AnalyticsSummaryGroup, "medianMsToFirstReview" | "medianMsToMerge"> & {
+  grouping: number;
+  candidates: number;
+  tf0: string | null;
+  tm0: string | null;
+  /** A block's version (`summary_days.version`; null in other rows). */
+  version: number | null;
+} & { [column in keyof BlockColumns]: string | null };
+
+export const BLOCK = -1;
+
+export const MISSING = -2;
+
+/** How many of the blocks read before the statement (`served`) are gone or rebuilt since (`key`). */
+export const STALE = -3;
+
+export const SUMMED = [
+  "pullRequests",
+  "linesAdded",
+  "linesDeleted",
+  "serviceIssuesFlagged",
+  "serviceIssuesFixed",
+  "aiLinesAuthored",
+  "pullRequestsWithAiData",
+] as const;
+
+export const DAY = 86_400_000;
+
+/** Whole UTC days since 1970 of an instant in ms, rounded down also before 1970 (SQLite's `/` truncates). */
+const DAY_OF = (ms: string) => `((${ms} - ((${ms} % ${DAY}) + ${DAY}) % ${DAY}) / ${DAY})`;
+
+/**
+ * The group key, as SQL: `row` groups a row, `key` (of the group's `row` value) is the key the
+ * answer shows. The first day of the merge's UTC day, ISO week (Monday; 1970-01-01 was a Thursday,
+ * weekday (d + 3) mod 7 from Monday, as `rules/analytics-summary.ts` computes it) or month, or the
+ * repository or author as the row spells it. Integer day arithmetic, so a merge a millisecond
+ * before midnight stays on its day. Days and weeks group by their day number and are spelled once
+ * per group: `date()` on every row cost as much as the rest of the sums.
+ */
+function groupKeySql(groupBy: SummaryGroupBy, ms = "m"): { row: string; key: (k: string) => string } {
+  const day = DAY_OF(ms);
+  const asDate = (k: string) => `date(${k} * 86400, 'unixepoch')`;
+  const same = (k: string) => k;
+  switch (groupBy) {
+    case "day":
+      return { row: day, key: asDate };
+    case "week":
+      return { row: `(${day} - ((${day} + 3) % 7 + 7) % 7)`, key: asDate };
+    case "month":
+      return { row: `strftime('%Y-%m-01', ${day} * 86400, 'unixepoch')`, key: same };
+    case "repo":
+      return { row: "repo", key: same };
+    case "author":
+      return { row: "author", key: same };
+  }
+}
+
+/** The columns of a pull request the summary reads, all of them in `pull_requests_summary_walk`. */
+const COLUMNS = `p.id AS pid, p.repo AS repo, p.author AS author, p.merged_at AS m, p.created_at AS c,
+    p.first_reviewed_at AS f, p.last_reviewed_at AS l, p.lines_added AS la, p.lines_deleted AS ld, p.ai_lines AS ai,
+    p.posted_findings AS pf, p.fixed_findings AS xf, p.first_finding_at AS ff, p.last_finding_at AS lf`;
+
+/**
+ * The statement and its parameters (shared with the benchmark and the tests). The rows are the
+ * export's (`storage/analytics.ts`): merged, in the organization (and repository), accessible, and
+ * with a completed review in [start, end]. The window's full days served by blocks (`served`: chosen
+ * by the statement, which then sends their blocks; none; or read before it in slices, which it
+ * checks and answers STALE for any gone since) are not walked. The rest are found the way the
+ * export's walk finds them, as disjoint index ranges of the review span (`review-span.ts`): merged
+ * inside the window, one range per day not served; merged before it, one range per gap tier of the
+ * last review after the merge; merged after it, one per tier of the first review before it. The
+ * full days without a block come back as MISSING.
+ *
+ * What a row costs: the merges inside the window are walked on `pull_requests_summary_walk`,
+ * which holds every column the summary reads, so such a row costs its index entry and no table row
+ * (with a repository filter, the repositories' walk over the whole window and the table row). The rows merged outside the window, found on the tier walks, read their table row. A
+ * candidate settles from its own columns unless its span crosses an edge of the window:
+ * - reviews: its first or last completed review lies in the window, or both lie on one side; only
+ *   one reviewed on both sides of the window, not inside, reads its reviews;
+ * - findings (`pull-request-figures.ts`): its posted findings lie wholly inside the window (the two
+ *   counts), or wholly outside (none); only one whose findings straddle an edge reads them.
+ * Then per group the count of candidates, the sums of those that qualify and their durations as
+ * JSON arrays in no order: the medians are selected by the caller (`assemble`), since every ordered
+ * pass in SQL reads the rows again (D1 counts each step of a cursor, a sorter's included, as a row
+ * read). One `GROUP BY` sorts the walked rows (about two rows read per row; few once blocks serve
+ * the window), each group split into `arrayParts` parts by id. Each walk stops after `maxRows + 1`
+ * candidates.
+ */
+export function summaryStatement(
+  q: SummaryQuery | GroupingsQuery,
+  limits: SummaryLimits = SUMMARY_LIMITS,
+  served: BlocksServed = "chosen here",
+): { sql: string; params: (string | number)[] } {
+  const groupBys = "groupBys" in q ? q.groupBys : [q.groupBy];
+  if (groupBys.length === 0) throw new RangeError("a summary needs at least one grouping");
+  for (const [name, value, min] of [
+    ["maxRows", limits.maxRows, 0],
+    ["arrayParts", limits.arrayParts, 1],
+    ["bucketsFrom", limits.bucketsFrom, 0],
+  ] as const)
+    if (!Number.isSafeInteger(value) || value < min)
+      throw new RangeError(`${name} must be a whole number of at least ${min}, got ${value}`);
+  const params: (string | number)[] = [q.orgKey, q.start, q.end]; // ?1 ?2 ?3
+  const bind = (value: string | number): string => `?${params.push(value)}`;
+  // Section 21's lists, each bound once as JSON: the repositories' window walk takes the listed
+  // ones from the repository index, the authors filter the rows once found (the summary walk holds
+  // the author; the tier walks' rows are filtered after their table row is read). One repository
+  // is bound as itself: an IN over json_each in each of the ranges cost it about 1 ms more to compile.
+  const named = q.repoKeys === null ? null : [...new Set(q.repoKeys)];
+  const repo =
+    named === null
+      ? null
+      : named.length === 1
+        ? `p.repo_key = ${bind(named[0] as string)}`
+        : `p.repo_key IN (SELECT value FROM json_each(${bind(JSON.stringify(named))}))`;
+  const authors = q.authorKeys === null ? null : bind(JSON.stringify([...new Set(q.authorKeys)]));
+  const byAuthor = authors ? [`lower(p.author) IN (SELECT value FROM json_each(${authors}))`] : [];
+  const access = q.accessibleRepoKeys === null ? null : bind(JSON.stringify(q.accessibleRepoKeys));
+  const excluded = q.excludedRepoKeys && q.excludedRepoKeys.length > 0 ? bind(JSON.stringify(q.excludedRepoKeys)) : null;
+
+  // Every range takes the filters here (the author's only where the range reads the author).
+  const where = (conditions: string[]): string =>
+    [
+      "p.org_key = ?1",
+      ...conditions,
+      ...(repo ? [repo] : []),
+      ...(access ? [`p.repo_key IN (SELECT value FROM json_each(${access}))`] : []),
+      ...(excluded ? [`p.repo_key NOT IN (SELECT value FROM json_each(${excluded}))`] : []),
+      "p.first_reviewed_at <= ?3",
+      "p.last_reviewed_at >= ?2",
+    ].join(" AND ");
+  const idRange = (index: string, conditions: string[]): string =>
+    `SELECT p.id AS id FROM pull_requests AS p INDEXED BY ${index} WHERE ${where(conditions)}`;
+  const tiers = Array.from({ length: LAST_GAP_TIER + 1 }, (_, tier) => ({ tier, bound: GAP_TIER_BOUNDS_MS[tier] }));
+  const outside = [
+    ...tiers.map(({ tier, bound }) =>
+      idRange("pull_requests_after_merge_walk", [
+        `p.after_merge_tier = ${tier}`,
+        ...(bound === undefined ? [] : [`p.merged_at >= ?2 - ${bound}`]),
+        "p.merged_at < ?2",
+      ]),
+    ),
+    ...tiers.map(({ tier, bound }) =>
+      idRange("pull_requests_before_merge_walk", [
+        `p.before_merge_tier = ${tier}`,
+        "p.merged_at > ?3",
+        ...(bound === undefined ? [] : [`p.merged_at <= ?3 + ${bound}`]),
+      ]),
+    ),
+  ];
+  const viaIds = (ids: string) =>
+    `SELECT ${COLUMNS} FROM (SELECT id FROM (${ids}) LIMIT -1) AS t JOIN pull_requests AS p ON p.id = t.id${
+      byAuthor.length > 0 ? ` WHERE ${byAuthor.join(" AND ")}` : ""
+    }`;
+  // The window's merges on the days no block serves (`walked`, below), one index range per day of
+  // the organization's summary walk. With a repository filter no block serves (a block holds every
+  // repository of its day: reading it to count one would cost more than the repositories' own
+  // walk), and the listed repositories' rows are walked over the whole window, as before blocks.
+  const dayRange = [`p.merged_at >= MAX(w.d * ${DAY}, ?2)`, `p.merged_at <= MIN(w.d * ${DAY} + ${DAY - 1}, ?3)`];
+  const inWindow = repo
+    ? viaIds(idRange("pull_requests_repo_merged_walk", ["p.merged_at BETWEEN ?2 AND ?3"]))
+    : `SELECT ${COLUMNS} FROM (SELECT d FROM walked ORDER BY d LIMIT -1) AS w
+    CROSS JOIN pull_requests AS p INDEXED BY pull_requests_summary_walk ON ${where([...dayRange, ...byAuthor])}`;
+  const blocksOk = repo || served === "none" ? "0" : "1";
+  const read = Array.isArray(served) ? served : null;
+  // The blocks read before this statement (sliced; checked here), or the columns of the blocks it reads.
+  const readList = read === null ? "" : bind(JSON.stringify(read));
+  // A request served from counts reads the durations instead when its blocks hold few pull requests.
+  const few = `(SELECT COALESCE(SUM(n), 0) FROM served) < ${limits.bucketsFrom}`;
+  const counted = bucketed({ ...q, groupBys });
+  const blockSelect = blockColumns({ ...q, groupBys })
+    .map(([name, needed]) =>
+      counted && name === "counts"
+        ? `IIF(${few}, NULL, s.counts)`
+        : counted && name === "durations"
+          ? `IIF(${few}, s.durations, NULL)`
+          : needed
+            ? `s.${name}`
+            : "NULL",
+    )
+    .join(", ");
+
+  // Per row: the exact check and the findings in the window (see above), from the candidate's columns.
+  const metrics = `pid, repo, author, m, la, ld, ai, f - c AS tf, m - c AS tm,
+    (f >= ?2 OR l <= ?3 OR EXISTS (SELECT 1 FROM reviews AS r
+      WHERE r.pr_id = pid AND r.status = 'completed' AND r.completed_at BETWEEN ?2 AND ?3)) AS ok,
+    CASE WHEN ff >= ?2 AND lf <= ?3 THEN pf
+      WHEN ff IS NULL OR ff > ?3 OR lf < ?2 THEN 0
+      ELSE (SELECT COUNT(*) FROM findings AS fi
+        WHERE fi.pr_id = pid AND fi.posted = 1 AND fi.created_at BETWEEN ?2 AND ?3) END AS fl,
+    CASE WHEN ff >= ?2 AND lf <= ?3 THEN xf
+      WHEN ff IS NULL OR ff > ?3 OR lf < ?2 OR xf = 0 THEN 0
+      ELSE (SELECT COUNT(*) FROM findings AS fi
+        WHERE fi.pr_id = pid AND fi.posted = 1 AND fi.ai_addressed = 1 AND fi.created_at BETWEEN ?2 AND ?3) END AS fx`;
+  // Per group: its candidates, and the sums and durations of those that qualify.
+  const aggregates = [
+    "COUNT(*) AS candidates",
+    "COUNT(*) FILTER (WHERE ok) AS pullRequests",
+    ...[
+      ["la", "linesAdded"],
+      ["ld", "linesDeleted"],
+      ["fl", "serviceIssuesFlagged"],
+      ["fx", "serviceIssuesFixed"],
+      ["ai", "aiLinesAuthored"],
+    ].map(([column, name]) => `COALESCE(SUM(${column}) FILTER (WHERE ok), 0) AS ${name}`),
+    "COUNT(ai) FILTER (WHERE ok) AS pullRequestsWithAiData",
+    ...["tf", "tm"].map((column) => `json_group_array(${column}) FILTER (WHERE ok AND ${column} IS NOT NULL) AS ${column}0`),
+  ].join(",\n  ");
+  const bounded = (rows: string) => `SELECT ${metrics} FROM (${rows} LIMIT ${limits.maxRows + 1})`;
+
+  // The days: from the first to the last merge of the organization in the window (two index
+  // seeks, so an endless window costs only the days that hold merges). A full day of the window
+  // (from its first to its last millisecond) is served by its block when every review and
+  // finding of its pull requests lies in the window (or it has none) and the served blocks hold
+  // at most BLOCKS_MAX_PULL_REQUESTS; every other day is walked. A full day without a block is
+  // reported (MISSING) for the caller to build.
+  const edge = (fn: "MIN" | "MAX") =>
+    `(SELECT ${fn}(merged_at) FROM pull_requests INDEXED BY pull_requests_summary_walk
+      WHERE org_key = ?1 AND merged_at >= ?2 AND merged_at <= ?3 AND merged_at IS NOT NULL AND first_reviewed_at IS NOT NULL)`;
+  const days = `bounds(lo, hi) AS (SELECT ${edge("MIN")}, ${edge("MAX")}),
+days(d, last) AS (
+  SELECT ${DAY_OF("lo")}, ${DAY_OF("hi")} FROM bounds WHERE lo IS NOT NULL
+  UNION ALL SELECT d + 1, last FROM days WHERE d < last
+),
+full_days AS (SELECT d FROM days WHERE d * ${DAY} >= ?2 AND d * ${DAY} + ${DAY - 1} <= ?3),
+stored AS MATERIALIZED (
+  SELECT s.day AS day, s.pull_requests AS n, s.lo AS lo, s.hi AS hi
+  FROM full_days AS f JOIN summary_days AS s ON s.org_key = ?1 AND s.day = f.d
+),
+${
+  read === null
+    ? `usable AS MATERIALIZED (SELECT day, n FROM stored WHERE ${blocksOk} AND (n = 0 OR (lo >= ?2 AND hi <= ?3))),
+served AS MATERIALIZED (SELECT day, n FROM usable WHERE (SELECT SUM(n) FROM usable) <= ${limits.blocksMax}),`
+    : `served AS MATERIALIZED (
+  SELECT s.day AS day, s.pull_requests AS n FROM json_each(${readList}) AS j
+  CROSS JOIN summary_days AS s ON s.org_key = ?1 AND s.day = j.value ->> 0 AND s.version = j.value ->> 1
+),`
+}
+walked AS (SELECT d FROM days WHERE d NOT IN (SELECT day FROM served))`;
+  const noBlock = BLOCK_JSON.map(() => "NULL").join(", ");
+  const none = ["0 AS pullRequests", ...SUMMED.slice(1).map((name) => `0 AS ${name}`), "NULL AS tf0", "NULL AS tm0"].join(", ");
+
+  // The rows found once, each row once per grouping (k0, k1, ...), and one GROUP BY, which sorts
+  // them; each group split in parts by id. Then the served blocks and the missing days.
+  const groupKeys = groupBys.map((g) => groupKeySql(g));
+  const keyed = groupKeys.map((key, i) => `SELECT ${i} AS grp, ${key.row} AS k, * FROM metrics`).join("\n  UNION ALL\n  ");
+  const keyOf = (k: string) => `CASE grp ${groupKeys.map((key, i) => `WHEN ${i} THEN ${key.key(k)}`).join(" ")} END`;
+  const sql = `WITH RECURSIVE ${days},
+metrics AS (
+  ${bounded(`SELECT * FROM (${inWindow}\n  UNION ALL\n  ${viaIds(unionAll(outside))})`)}
+)
+SELECT grp AS grouping, ${keyOf("k")} AS key, ${aggregates}, ${BLOCK_JSON.map((c) => `NULL AS ${c}`).join(", ")}, NULL AS version
+FROM (${keyed})
+GROUP BY grp, k, pid % ${limits.arrayParts}
+UNION ALL
+${
+  read === null
+    ? `SELECT ${BLOCK}, v.day, v.n, ${none}, ${blockSelect}, s.version
+FROM served AS v JOIN summary_days AS s ON s.org_key = ?1 AND s.day = v.day WHERE v.n > 0`
+    : `SELECT ${STALE}, json_array_length(${readList}) - (SELECT COUNT(*) FROM served), 0, ${none}, ${noBlock}, NULL`
+}
+UNION ALL
+SELECT ${MISSING}, d, 0, ${none}, ${noBlock}, NULL FROM full_days WHERE d NOT IN (SELECT day FROM stored)`;
+  return { sql, params };
+}
