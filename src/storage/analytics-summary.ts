@@ -79,10 +79,12 @@ export async function summarizeGroupings(
   limits: SummaryLimits = SUMMARY_LIMITS,
   hooks: { beforeWalk?: () => Promise<void>; beforeMedians?: () => Promise<void> } = {},
 ): Promise<GroupingsFigures> {
-  const filter = blockFilter(q);
+  // A block holds the organization's day, or one listed repository's: the repository list is
+  // what chose it, so only the other filters apply to its pull requests.
+  const filter = blockFilter({ ...q, repoKeys: null });
   const days = fullDays(q);
   const sliceDays = bucketed(q) ? limits.countSliceDays : limits.blockSliceDays;
-  const sliced = q.repoKeys === null && days !== null && days.last - days.first + 1 > sliceDays;
+  const sliced = days !== null && days.last - days.first + 1 > sliceDays;
   let assembled: Assembled | null = null;
   let rowsRead = 0;
   // Sliced: the blocks first, a slice per statement, each added up as it arrives; then one
@@ -114,14 +116,23 @@ export async function summarizeGroupings(
     rowsRead += done.rowsRead;
     if (done.stale === 0) assembled = done;
   }
-  // The window's full days that have no block yet get one for the next summary: not for a request
-  // refused over the bound (its reading is what the bound prevents), nor for a repository filter
-  // (it reads no block). The answer is already known: a build that fails is logged, not answered.
-  if (assembled.missingDays.length > 0 && assembled.candidates <= limits.maxRows && q.repoKeys === null) {
+  // The window's full days that have no block yet get one for the next summary (the
+  // organization's, or each listed repository's): not for a request refused over the bound (its
+  // reading is what the bound prevents). The answer is already known: a build that fails is
+  // logged, not answered.
+  if (assembled.missingDays.length > 0 && assembled.candidates <= limits.maxRows) {
+    const byRepo = Map.groupBy(assembled.missingDays, (missing) => missing.repoKey);
     try {
-      for (let i = 0; i < assembled.missingDays.length; i += BUILD_DAYS_PER_STATEMENT) {
-        const slice = assembled.missingDays.slice(i, i + BUILD_DAYS_PER_STATEMENT);
-        await buildSummaryDays(db, q.orgKey, slice, { maxPerDay: limits.dayBlockMax, maxBytes: limits.dayBlockMaxBytes });
+      for (const [repoKey, missing] of byRepo) {
+        const missingDays = missing.map((m) => m.day);
+        for (let i = 0; i < missingDays.length; i += BUILD_DAYS_PER_STATEMENT) {
+          const slice = missingDays.slice(i, i + BUILD_DAYS_PER_STATEMENT);
+          await buildSummaryDays(db, q.orgKey, slice, {
+            maxPerDay: limits.dayBlockMax,
+            maxBytes: limits.dayBlockMaxBytes,
+            repoKey,
+          });
+        }
       }
     } catch (error) {
       log.warn("summary blocks not built", { orgKey: q.orgKey, days: assembled.missingDays.length, error: errorField(error) });
@@ -142,10 +153,11 @@ function fullDays(q: { start: number; end: number }): { first: number; last: num
 }
 
 /**
- * Reads the blocks of the window's full days that can serve it, `limits.blockSliceDays` stored
- * days per statement, handing each to `add` as it arrives. Answers the blocks served (day and
- * version) and the rows read; `served` null when they hold more than `limits.blocksMax` pull
- * requests (then the caller counts none of them: the statement stops sending data at the bound).
+ * Reads the blocks of the window's full days that can serve it (the organization's, or each listed
+ * repository's), `limits.blockSliceDays` days per statement, handing each to `add` as it arrives.
+ * Answers the blocks served (repository key, day and version) and the rows read; `served` null
+ * when they hold more than `limits.blocksMax` pull requests (then the caller counts none of them:
+ * the statement stops sending data at the bound).
  */
 async function readBlocks(
   db: D1Database | D1DatabaseSession,
@@ -153,38 +165,44 @@ async function readBlocks(
   days: { first: number; last: number } | null,
   limits: SummaryLimits,
   add: (row: PartRow) => void,
-): Promise<{ served: [number, number][] | null; rowsRead: number }> {
-  const served: [number, number][] = [];
+): Promise<{ served: [string, number, number][] | null; rowsRead: number }> {
+  const served: [string, number, number][] = [];
+  const keys = JSON.stringify(q.repoKeys === null ? [""] : [...new Set(q.repoKeys)]);
   let rowsRead = 0;
   let pullRequests = 0;
   const columns = blockColumns(q)
     .map(([name, needed]) => `IIF(usable AND within AND s.pull_requests > 0 AND ${needed ? 1 : 0}, s.${name}, NULL) AS ${name}`)
     .join(", ");
-  for (let from = days?.first ?? 0; days !== null && from <= days.last; ) {
+  for (let from = days?.first ?? 0; days !== null && from <= days.last; from += limits.blockSliceDays) {
     const { results, meta } = await db
       .prepare(
-        `SELECT s.day AS day, s.pull_requests AS n, s.version AS version, usable, within, ${columns}
+        `SELECT s.repo_key AS rk, s.day AS day, s.pull_requests AS n, s.version AS version, usable, within, ${columns}
 FROM (
-  SELECT *, SUM(IIF(usable, pull_requests, 0)) OVER (ORDER BY day ROWS UNBOUNDED PRECEDING) <= ?7 AS within
+  SELECT *, SUM(IIF(usable, pull_requests, 0)) OVER (ORDER BY day, repo_key ROWS UNBOUNDED PRECEDING) <= ?6 AS within
   FROM (
     SELECT *, pull_requests = 0 OR (lo >= ?2 AND hi <= ?3) AS usable FROM summary_days
-    WHERE org_key = ?1 AND day BETWEEN ?4 AND ?5 ORDER BY day LIMIT ?6
+    WHERE org_key = ?1 AND repo_key IN (SELECT value FROM json_each(?7)) AND day BETWEEN ?4 AND ?5
   )
-) AS s ORDER BY s.day`,
+) AS s ORDER BY s.day, s.repo_key`,
       )
-      .bind(q.orgKey, q.start, q.end, from, days.last, limits.blockSliceDays, limits.blocksMax - pullRequests)
-      .all<{ day: number; n: number; version: number; usable: number; within: number } & PartRow>();
+      .bind(
+        q.orgKey,
+        q.start,
+        q.end,
+        from,
+        Math.min(days.last, from + limits.blockSliceDays - 1),
+        limits.blocksMax - pullRequests,
+        keys,
+      )
+      .all<{ rk: string; day: number; n: number; version: number; usable: number; within: number } & PartRow>();
     rowsRead += meta.rows_read;
     for (const row of results) {
       if (!row.usable) continue;
       if (!row.within) return { served: null, rowsRead };
       pullRequests += row.n;
-      served.push([row.day, row.version]);
+      served.push([row.rk, row.day, row.version]);
       if (row.n > 0) add({ ...row, grouping: BLOCK, key: String(row.day), candidates: row.n });
     }
-    const last = results.at(-1);
-    if (last === undefined || results.length < limits.blockSliceDays) break;
-    from = last.day + 1;
   }
   return { served, rowsRead };
 }

@@ -114,6 +114,8 @@ export const summaryDays = sqliteTable(
   "summary_days",
   {
     orgKey: text("org_key").notNull(),
+    /** '' for the organization's block of the day; a repository's key for that repository's. */
+    repoKey: text("repo_key").notNull(),
     day: integer("day").notNull(),
     pullRequests: integer("pull_requests").notNull(),
     lo: integer("lo"),
@@ -129,7 +131,7 @@ export const summaryDays = sqliteTable(
     figures: text("figures"),
     durations: text("durations"),
   },
-  (t) => [primaryKey({ columns: [t.orgKey, t.day] })],
+  (t) => [primaryKey({ columns: [t.orgKey, t.repoKey, t.day] })],
 );
 
 export const reviews = sqliteTable(

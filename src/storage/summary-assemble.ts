@@ -51,7 +51,12 @@ export async function assemble(
   return figures.result(slices);
 }
 
-export type Assembled = Omit<GroupingsFigures, "rowsRead"> & { missingDays: number[]; stale: number; rowsRead: number };
+export type Assembled = Omit<GroupingsFigures, "rowsRead"> & {
+  /** The window's full days without a block: the organization's (`repoKey` '') or a listed repository's. */
+  missingDays: { repoKey: string; day: number }[];
+  stale: number;
+  rowsRead: number;
+};
 
 /** `assemble`, row by row: the blocks read in slices are added as they arrive. */
 export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFilter) {
@@ -71,11 +76,11 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
   let candidates = 0;
   let fromBlocks = 0;
   let stale = 0;
-  const missingDays: number[] = [];
+  const missingDays: { repoKey: string; day: number }[] = [];
   const add = (row: PartRow): void => {
     const { grouping, key } = row;
     if (grouping === MISSING) {
-      missingDays.push(Number(key));
+      missingDays.push({ repoKey: row.rk ?? "", day: Number(key) });
       return;
     }
     if (grouping === STALE) {
@@ -83,7 +88,8 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
       return;
     }
     if (grouping === BLOCK) {
-      fromBlocks += addBlock(groupBys, Number(key), row.version ?? 0, readBlock(row), filter, groupOf);
+      const block = { repoKey: row.rk ?? "", day: Number(key), version: row.version ?? 0 };
+      fromBlocks += addBlock(groupBys, block, readBlock(row), filter, groupOf);
       return;
     }
     if (grouping === 0) candidates += row.candidates;
@@ -183,8 +189,7 @@ const present = (values: (number | null)[]): number[] =>
  */
 function addBlock(
   groupBys: readonly SummaryGroupBy[],
-  day: number,
-  version: number,
+  { repoKey, day, version }: { repoKey: string; day: number; version: number },
   block: BlockColumns,
   filter: BlockFilter,
   groupOf: (grouping: number, key: string) => Accumulated,
@@ -208,9 +213,9 @@ function addBlock(
         if (counts !== null) {
           // Durations to merge follow those to first review in the block's sorted values.
           const [tfBuckets, tfCounts, tmBuckets, tmCounts] = counts;
-          group.tf.parts.push({ day, version, buckets: tfBuckets, counts: tfCounts, start: 0 });
+          group.tf.parts.push({ repoKey, day, version, buckets: tfBuckets, counts: tfCounts, start: 0 });
           const start = tfCounts.reduce((n, count) => n + count, 0);
-          group.tm.parts.push({ day, version, buckets: tmBuckets, counts: tmCounts, start });
+          group.tm.parts.push({ repoKey, day, version, buckets: tmBuckets, counts: tmCounts, start });
           return;
         }
         const [toFirstReview, toMerge] = durations();

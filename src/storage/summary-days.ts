@@ -3,7 +3,8 @@ import { durationBucketSql, SORTED_OFFSET, sortedValueSql } from "../rules/durat
 
 /**
  * The summary's day blocks (`summary_days`, d1-schema.ts; issue 31): per organization and UTC day
- * of the merge, what the summary reads of each merged and reviewed pull request of that day, as
+ * of the merge (and per repository and day, for a summary of listed repositories: `repo_key`, ''
+ * in the organization's blocks), what the summary reads of each merged and reviewed pull request of that day, as
  * one row. A window's full days whose pull requests have every completed review and every posted
  * finding inside the window are read as their blocks (one row read per day instead of one or two
  * per pull request, and no per-row work in the database); every other row is found and checked as
@@ -105,12 +106,14 @@ export const BLOCK_JSON = [
  * `BLOCK_MAX_BYTES` of text, or with a duration too far from zero to encode
  * (`rules/duration-buckets.ts` `SORTED_OFFSET`), gets a block without content (its `lo` null: never
  * served, always walked, and not built again until its day changes). `?1` is
- * the organization key, `?2` the days as a JSON array.
+ * the organization key, `?2` the days as a JSON array, `?3` the repository's key (`byRepo`: the
+ * blocks of that repository's pull requests, found on its own index) or ''.
  */
 const SUMS = "COUNT(*), COALESCE(SUM(la), 0), COALESCE(SUM(ld), 0), SUM(fl), SUM(fx), COALESCE(SUM(al), 0), COUNT(al)";
 export const buildSummaryDaysSql = (
   maxPerDay: number = BLOCK_MAX_PULL_REQUESTS,
   maxBytes: number = BLOCK_MAX_BYTES,
+  byRepo = false,
 ): string => `WITH
 wanted AS (SELECT DISTINCT CAST(value AS INTEGER) AS day FROM json_each(?2)),
 found AS MATERIALIZED (
@@ -122,8 +125,8 @@ found AS MATERIALIZED (
     MIN(p.first_reviewed_at, COALESCE(p.first_finding_at, p.first_reviewed_at)) AS lo,
     MAX(p.last_reviewed_at, COALESCE(p.last_finding_at, p.last_reviewed_at)) AS hi
   FROM wanted AS w
-  CROSS JOIN pull_requests AS p INDEXED BY pull_requests_summary_walk
-  ON p.org_key = ?1 AND p.merged_at >= w.day * ${DAY_MS} AND p.merged_at < (w.day + 1) * ${DAY_MS}
+  CROSS JOIN pull_requests AS p INDEXED BY ${byRepo ? "pull_requests_repo_merged_walk" : "pull_requests_summary_walk"}
+  ON p.org_key = ?1${byRepo ? " AND p.repo_key = ?3" : ""} AND p.merged_at >= w.day * ${DAY_MS} AND p.merged_at < (w.day + 1) * ${DAY_MS}
     AND p.merged_at IS NOT NULL AND p.first_reviewed_at IS NOT NULL
 ),
 bucket_counts AS (
@@ -173,8 +176,8 @@ built AS (
   LEFT JOIN repos AS r ON r.day = w.day
   LEFT JOIN authors AS a ON a.day = w.day
 )
-INSERT OR REPLACE INTO summary_days (org_key, day, pull_requests, lo, hi, ${BLOCK_TEXT.join(", ")}, version)
-SELECT ?1, day, n, IIF(fits, lo, NULL), IIF(fits, hi, NULL), ${BLOCK_TEXT.map((c) => `IIF(fits, ${c}, NULL)`).join(", ")},
+INSERT OR REPLACE INTO summary_days (org_key, repo_key, day, pull_requests, lo, hi, ${BLOCK_TEXT.join(", ")}, version)
+SELECT ?1, ?3, day, n, IIF(fits, lo, NULL), IIF(fits, hi, NULL), ${BLOCK_TEXT.map((c) => `IIF(fits, ${c}, NULL)`).join(", ")},
   abs(random() % 9007199254740991)
 FROM (
   SELECT *, encodable AND n <= ${maxPerDay} AND ${BLOCK_TEXT.map((c) => `COALESCE(length(${c}), 0)`).join(" + ")} <= ${maxBytes} AS fits
@@ -184,12 +187,19 @@ FROM (
 /** Every text column of a block: the JSON ones and the sorted durations. */
 const BLOCK_TEXT = [...BLOCK_JSON, "sorted"] as const;
 
-/** Builds the blocks of `days` (UTC day numbers) of the organization; see `buildSummaryDaysSql`. */
+/**
+ * Builds the blocks of `days` (UTC day numbers) of the organization, or of one of its repositories
+ * (`repoKey`: the repository's key; '' or absent, the organization's); see `buildSummaryDaysSql`.
+ */
 export async function buildSummaryDays(
   db: D1Database | D1DatabaseSession,
   orgKey: string,
   days: readonly number[],
-  { maxPerDay = BLOCK_MAX_PULL_REQUESTS, maxBytes = BLOCK_MAX_BYTES }: { maxPerDay?: number; maxBytes?: number } = {},
+  {
+    maxPerDay = BLOCK_MAX_PULL_REQUESTS,
+    maxBytes = BLOCK_MAX_BYTES,
+    repoKey = "",
+  }: { maxPerDay?: number; maxBytes?: number; repoKey?: string } = {},
 ): Promise<void> {
   if (days.length === 0) return;
   for (const [name, value] of [
@@ -197,7 +207,10 @@ export async function buildSummaryDays(
     ["maxBytes", maxBytes],
   ] as const)
     if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${name} must be a whole number, got ${value}`);
-  await db.prepare(buildSummaryDaysSql(maxPerDay, maxBytes)).bind(orgKey, JSON.stringify(days)).run();
+  await db
+    .prepare(buildSummaryDaysSql(maxPerDay, maxBytes, repoKey !== ""))
+    .bind(orgKey, JSON.stringify(days), repoKey)
+    .run();
 }
 
 /** What the summary adds up from blocks: whether each repository and author of a block passes the request's filters. */

@@ -13,6 +13,8 @@ import { DURATION_BUCKETS, decodeSorted, durationBucket, SORTED_WIDTH } from "..
  * start in the block's sorted values (those to merge follow those to first review).
  */
 export interface BucketedPart {
+  /** The block's repository key ('' for the organization's block of the day). */
+  repoKey: string;
   day: number;
   version: number;
   buckets: readonly number[];
@@ -39,9 +41,10 @@ export function median(parts: readonly (readonly number[])[]): number | null {
 
 /**
  * One slice of a block's sorted values: `count` values from position `offset` of the block of
- * `day`, which must still be stored at `version`.
+ * `day` (the organization's, `repoKey` '', or a repository's), which must still be stored at `version`.
  */
 export interface SliceRequest {
+  repoKey: string;
   day: number;
   version: number;
   offset: number;
@@ -88,9 +91,10 @@ export function sliceReaderOf(
       const chunk = requests.slice(from, from + SLICES_PER_STATEMENT);
       const { results, rowsRead: read } = await run(
         `SELECT j.key AS i, s.version AS version,
-  CAST(substr(s.sorted, (j.value ->> 1) * ${SORTED_WIDTH} + 1, (j.value ->> 2) * ${SORTED_WIDTH}) AS TEXT) AS text
-FROM json_each(?2) AS j CROSS JOIN summary_days AS s ON s.org_key = ?1 AND s.day = j.value ->> 0`,
-        [orgKey, JSON.stringify(chunk.map(({ day, offset, count }) => [day, offset, count]))],
+  CAST(substr(s.sorted, (j.value ->> 2) * ${SORTED_WIDTH} + 1, (j.value ->> 3) * ${SORTED_WIDTH}) AS TEXT) AS text
+FROM json_each(?2) AS j CROSS JOIN summary_days AS s
+ON s.org_key = ?1 AND s.repo_key = j.value ->> 0 AND s.day = j.value ->> 1`,
+        [orgKey, JSON.stringify(chunk.map(({ repoKey, day, offset, count }) => [repoKey, day, offset, count]))],
       );
       rowsRead += read;
       const found = new Map(results.map((row) => [row.i, row]));
@@ -162,10 +166,10 @@ export async function resolveMedians(
         if (b < bucket) offset += count;
         else {
           if (b === bucket) {
-            const key = `${part.day}:${offset}:${count}`;
+            const key = JSON.stringify([part.repoKey, part.day, offset, count]);
             let request = requests.get(key);
             if (request === undefined) {
-              request = { day: part.day, version: part.version, offset, count, index: requests.size };
+              request = { repoKey: part.repoKey, day: part.day, version: part.version, offset, count, index: requests.size };
               requests.set(key, request);
             }
             wanted.push(request.index);

@@ -83,7 +83,7 @@ export const SUMMARY_LIMITS: SummaryLimits = {
  * Which blocks the statement serves: those it chooses itself (one statement: it reads them too),
  * none, or those read before it in slices (`[day, version]`, which it checks).
  */
-export type BlocksServed = "chosen here" | "none" | [day: number, version: number][];
+export type BlocksServed = "chosen here" | "none" | [repoKey: string, day: number, version: number][];
 
 /**
  * A block's columns and whether the request reads each: the day's totals always; for an
@@ -134,6 +134,8 @@ export type PartRow = Omit<AnalyticsSummaryGroup, "medianMsToFirstReview" | "med
   tm0: string | null;
   /** A block's version (`summary_days.version`; null in other rows). */
   version: number | null;
+  /** A block's or a missing block's repository key ('' for the organization's; null in other rows). */
+  rk: string | null;
 } & { [column in keyof BlockColumns]: string | null };
 
 export const BLOCK = -1;
@@ -247,12 +249,13 @@ export function summaryStatement(
   const access = q.accessibleRepoKeys === null ? null : bind(JSON.stringify(q.accessibleRepoKeys));
   const excluded = q.excludedRepoKeys && q.excludedRepoKeys.length > 0 ? bind(JSON.stringify(q.excludedRepoKeys)) : null;
 
-  // Every range takes the filters here (the author's only where the range reads the author).
-  const where = (conditions: string[]): string =>
+  // Every range takes the filters here (the author's only where the range reads the author); the
+  // listed repositories' walk of the window names its repository itself.
+  const where = (conditions: string[], listed = true): string =>
     [
       "p.org_key = ?1",
       ...conditions,
-      ...(repo ? [repo] : []),
+      ...(repo && listed ? [repo] : []),
       ...(access ? [`p.repo_key IN (SELECT value FROM json_each(${access}))`] : []),
       ...(excluded ? [`p.repo_key NOT IN (SELECT value FROM json_each(${excluded}))`] : []),
       "p.first_reviewed_at <= ?3",
@@ -281,16 +284,23 @@ export function summaryStatement(
     `SELECT ${COLUMNS} FROM (SELECT id FROM (${ids}) LIMIT -1) AS t JOIN pull_requests AS p ON p.id = t.id${
       byAuthor.length > 0 ? ` WHERE ${byAuthor.join(" AND ")}` : ""
     }`;
-  // The window's merges on the days no block serves (`walked`, below), one index range per day of
-  // the organization's summary walk. With a repository filter no block serves (a block holds every
-  // repository of its day: reading it to count one would cost more than the repositories' own
-  // walk), and the listed repositories' rows are walked over the whole window, as before blocks.
+  // The window's merges on the days no block serves (`walked`, below), one index range per day: of
+  // the organization's summary walk, or with a repository filter of each listed repository's walk
+  // (a listed repository's day is served by that repository's block, `repo_key`; the
+  // organization's blocks hold every repository of their day).
   const dayRange = [`p.merged_at >= MAX(w.d * ${DAY}, ?2)`, `p.merged_at <= MIN(w.d * ${DAY} + ${DAY - 1}, ?3)`];
   const inWindow = repo
-    ? viaIds(idRange("pull_requests_repo_merged_walk", ["p.merged_at BETWEEN ?2 AND ?3"]))
+    ? `SELECT ${COLUMNS} FROM (SELECT rk, d FROM walked ORDER BY rk, d LIMIT -1) AS w
+    CROSS JOIN pull_requests AS p INDEXED BY pull_requests_repo_merged_walk
+    ON ${where(["p.repo_key = w.rk", ...dayRange, ...byAuthor], false)}`
     : `SELECT ${COLUMNS} FROM (SELECT d FROM walked ORDER BY d LIMIT -1) AS w
     CROSS JOIN pull_requests AS p INDEXED BY pull_requests_summary_walk ON ${where([...dayRange, ...byAuthor])}`;
-  const blocksOk = repo || served === "none" ? "0" : "1";
+  const blocksOk = served === "none" ? "0" : "1";
+  // Whose blocks: the listed repositories' (each its own), or the organization's ('').
+  const keys =
+    named === null
+      ? `keys(rk) AS (SELECT '')`
+      : `keys(rk) AS (SELECT DISTINCT value FROM json_each(${bind(JSON.stringify(named))}))`;
   const read = Array.isArray(served) ? served : null;
   // The blocks read before this statement (sliced; checked here), or the columns of the blocks it reads.
   const readList = read === null ? "" : bind(JSON.stringify(read));
@@ -346,26 +356,28 @@ export function summaryStatement(
   const edge = (fn: "MIN" | "MAX") =>
     `(SELECT ${fn}(merged_at) FROM pull_requests INDEXED BY pull_requests_summary_walk
       WHERE org_key = ?1 AND merged_at >= ?2 AND merged_at <= ?3 AND merged_at IS NOT NULL AND first_reviewed_at IS NOT NULL)`;
-  const days = `bounds(lo, hi) AS (SELECT ${edge("MIN")}, ${edge("MAX")}),
+  const days = `${keys},
+bounds(lo, hi) AS (SELECT ${edge("MIN")}, ${edge("MAX")}),
 days(d, last) AS (
   SELECT ${DAY_OF("lo")}, ${DAY_OF("hi")} FROM bounds WHERE lo IS NOT NULL
   UNION ALL SELECT d + 1, last FROM days WHERE d < last
 ),
 full_days AS (SELECT d FROM days WHERE d * ${DAY} >= ?2 AND d * ${DAY} + ${DAY - 1} <= ?3),
 stored AS MATERIALIZED (
-  SELECT s.day AS day, s.pull_requests AS n, s.lo AS lo, s.hi AS hi
-  FROM full_days AS f JOIN summary_days AS s ON s.org_key = ?1 AND s.day = f.d
+  SELECT k.rk AS rk, s.day AS day, s.pull_requests AS n, s.lo AS lo, s.hi AS hi
+  FROM full_days AS f CROSS JOIN keys AS k JOIN summary_days AS s ON s.org_key = ?1 AND s.repo_key = k.rk AND s.day = f.d
 ),
 ${
   read === null
-    ? `usable AS MATERIALIZED (SELECT day, n FROM stored WHERE ${blocksOk} AND (n = 0 OR (lo >= ?2 AND hi <= ?3))),
-served AS MATERIALIZED (SELECT day, n FROM usable WHERE (SELECT SUM(n) FROM usable) <= ${limits.blocksMax}),`
+    ? `usable AS MATERIALIZED (SELECT rk, day, n FROM stored WHERE ${blocksOk} AND (n = 0 OR (lo >= ?2 AND hi <= ?3))),
+served AS MATERIALIZED (SELECT rk, day, n FROM usable WHERE (SELECT SUM(n) FROM usable) <= ${limits.blocksMax}),`
     : `served AS MATERIALIZED (
-  SELECT s.day AS day, s.pull_requests AS n FROM json_each(${readList}) AS j
-  CROSS JOIN summary_days AS s ON s.org_key = ?1 AND s.day = j.value ->> 0 AND s.version = j.value ->> 1
+  SELECT s.repo_key AS rk, s.day AS day, s.pull_requests AS n FROM json_each(${readList}) AS j
+  CROSS JOIN summary_days AS s
+  ON s.org_key = ?1 AND s.repo_key = j.value ->> 0 AND s.day = j.value ->> 1 AND s.version = j.value ->> 2
 ),`
 }
-walked AS (SELECT d FROM days WHERE d NOT IN (SELECT day FROM served))`;
+walked AS (SELECT k.rk AS rk, d FROM days CROSS JOIN keys AS k WHERE (k.rk, d) NOT IN (SELECT rk, day FROM served))`;
   const noBlock = BLOCK_JSON.map(() => "NULL").join(", ");
   const none = ["0 AS pullRequests", ...SUMMED.slice(1).map((name) => `0 AS ${name}`), "NULL AS tf0", "NULL AS tm0"].join(", ");
 
@@ -378,17 +390,18 @@ walked AS (SELECT d FROM days WHERE d NOT IN (SELECT day FROM served))`;
 metrics AS (
   ${bounded(`SELECT * FROM (${inWindow}\n  UNION ALL\n  ${viaIds(unionAll(outside))})`)}
 )
-SELECT grp AS grouping, ${keyOf("k")} AS key, ${aggregates}, ${BLOCK_JSON.map((c) => `NULL AS ${c}`).join(", ")}, NULL AS version
+SELECT grp AS grouping, ${keyOf("k")} AS key, ${aggregates}, ${BLOCK_JSON.map((c) => `NULL AS ${c}`).join(", ")}, NULL AS version, NULL AS rk
 FROM (${keyed})
 GROUP BY grp, k, pid % ${limits.arrayParts}
 UNION ALL
 ${
   read === null
-    ? `SELECT ${BLOCK}, v.day, v.n, ${none}, ${blockSelect}, s.version
-FROM served AS v JOIN summary_days AS s ON s.org_key = ?1 AND s.day = v.day WHERE v.n > 0`
-    : `SELECT ${STALE}, json_array_length(${readList}) - (SELECT COUNT(*) FROM served), 0, ${none}, ${noBlock}, NULL`
+    ? `SELECT ${BLOCK}, v.day, v.n, ${none}, ${blockSelect}, s.version, v.rk
+FROM served AS v JOIN summary_days AS s ON s.org_key = ?1 AND s.repo_key = v.rk AND s.day = v.day WHERE v.n > 0`
+    : `SELECT ${STALE}, json_array_length(${readList}) - (SELECT COUNT(*) FROM served), 0, ${none}, ${noBlock}, NULL, NULL`
 }
 UNION ALL
-SELECT ${MISSING}, d, 0, ${none}, ${noBlock}, NULL FROM full_days WHERE d NOT IN (SELECT day FROM stored)`;
+SELECT ${MISSING}, d, 0, ${none}, ${noBlock}, NULL, k.rk FROM full_days CROSS JOIN keys AS k
+WHERE (k.rk, d) NOT IN (SELECT rk, day FROM stored)`;
   return { sql, params };
 }

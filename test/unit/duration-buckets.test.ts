@@ -73,7 +73,14 @@ describe("resolveMedians: exact medians from counts per bucket and the median bu
       const counts = new Map<number, number>();
       for (const v of sorted) counts.set(durationBucket(v), (counts.get(durationBucket(v)) ?? 0) + 1);
       const pairs = [...counts.entries()].sort(([a], [b]) => a - b);
-      return { day, version: day + 100, buckets: pairs.map(([b]) => b), counts: pairs.map(([, c]) => c), start: 0 };
+      return {
+        repoKey: "",
+        day,
+        version: day + 100,
+        buckets: pairs.map(([b]) => b),
+        counts: pairs.map(([, c]) => c),
+        start: 0,
+      };
     });
     const asked: number[] = [];
     const reader: SliceReader = async (requests) => {

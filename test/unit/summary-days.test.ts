@@ -11,9 +11,10 @@ import { buildSummaryDaysSql } from "../../src/storage/summary-days";
 describe("the day blocks' triggers watch every column a block is built from", () => {
   const migrations = readdirSync("migrations/d1").filter((f) => f.endsWith(".sql"));
   const text = migrations.map((f) => readFileSync(join("migrations/d1", f), "utf8")).join("\n");
-  const trigger = /CREATE TRIGGER `summary_days_pull_request_changed` AFTER UPDATE ON `pull_requests`\nWHEN ([^\n]*)\n/.exec(
-    text,
-  );
+  // The latest definition of the update trigger (a later migration may make it anew).
+  const trigger = [
+    ...text.matchAll(/CREATE TRIGGER `summary_days_pull_request_changed` AFTER UPDATE ON `pull_requests`\nWHEN ([^\n]*)\n/g),
+  ].at(-1);
 
   it("the update trigger compares each of them, old against new", () => {
     expect(trigger).not.toBeNull();
@@ -23,14 +24,26 @@ describe("the day blocks' triggers watch every column a block is built from", ()
     expect([...read].filter((column) => !watched.has(column)).sort()).toEqual([]);
   });
 
-  it("inserts and deletes of merged pull requests delete their day's block", () => {
+  it("inserts and deletes of merged pull requests delete their day's blocks, the organization's and the repository's", () => {
+    const latest = readFileSync(
+      join(
+        "migrations/d1",
+        migrations
+          .filter((f) => /summary_day/.test(f))
+          .sort()
+          .at(-1) ?? "",
+      ),
+      "utf8",
+    );
     for (const [event, row] of [
       ["INSERT", "new"],
       ["DELETE", "old"],
     ] as const) {
-      expect(text).toMatch(
+      expect(latest).toMatch(
         new RegExp(
-          `AFTER ${event} ON \`pull_requests\`\\nWHEN ${row}\\.\`merged_at\` IS NOT NULL\\nBEGIN\\n  DELETE FROM \`summary_days\` WHERE \`org_key\` = ${row}\\.\`org_key\``,
+          `AFTER ${event} ON \`pull_requests\`\\nWHEN ${row}\\.\`merged_at\` IS NOT NULL\\nBEGIN\\n` +
+            `  DELETE FROM \`summary_days\` WHERE \`org_key\` = ${row}\\.\`org_key\` AND \`repo_key\` = '' AND [^\\n]*\\n` +
+            `  DELETE FROM \`summary_days\` WHERE \`org_key\` = ${row}\\.\`org_key\` AND \`repo_key\` = ${row}\\.\`repo_key\` AND `,
         ),
       );
     }
