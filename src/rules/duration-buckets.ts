@@ -9,6 +9,9 @@
  * below one second (negative durations included), the last bucket everything from the last bound
  * up. The database computes the same bucket from the same integer bounds (`durationBucketSql`), so
  * the Worker and the database never disagree at a bound.
+ *
+ * Stored blocks hold counts under these bounds and say nothing of them: a change to the bounds
+ * needs a migration that deletes every block (`summary_days`), or old counts would be read as new.
  */
 export const DURATION_BUCKET_BOUNDS: readonly number[] = Array.from({ length: 210 }, (_, i) => Math.round(1000 * 1.1 ** i));
 

@@ -2,7 +2,7 @@ import { errorField, log } from "../lib/log";
 import type { AnalyticsSummaryGroup, AnalyticsSummaryTotals } from "../schemas/analytics-summary";
 import { type Assembled, accumulator, blockFilter, type GroupingsFigures } from "./summary-assemble";
 import { buildSummaryDays } from "./summary-days";
-import { sliceReader } from "./summary-medians";
+import { type BlockId, sliceReader } from "./summary-medians";
 import {
   BLOCK,
   type BlocksServed,
@@ -114,6 +114,7 @@ export async function summarizeGroupings(
     await hooks.beforeMedians?.();
     const done = await figures.result(slices);
     rowsRead += done.rowsRead;
+    if (done.corrupt.length > 0) await deleteBlocks(db, q.orgKey, done.corrupt);
     if (done.stale === 0) assembled = done;
   }
   // The window's full days that have no block yet get one for the next summary (the
@@ -140,6 +141,26 @@ export async function summarizeGroupings(
   }
   const { groupings, candidates, fromBlocks, bucketValues } = assembled;
   return { groupings, candidates, fromBlocks, bucketValues, rowsRead };
+}
+
+/**
+ * Deletes blocks found malformed (no build writes one; a damaged row would be read and found stale
+ * by every summary otherwise), each only as it was read (its version): the next summary builds it
+ * anew. Logged, and a failure to delete is only logged.
+ */
+async function deleteBlocks(db: D1Database | D1DatabaseSession, orgKey: string, blocks: readonly BlockId[]): Promise<void> {
+  log.warn("summary blocks malformed, deleted", { orgKey, blocks: blocks.length });
+  try {
+    await db
+      .prepare(
+        `DELETE FROM summary_days WHERE org_key = ?1 AND (repo_key, day, version) IN
+  (SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?2))`,
+      )
+      .bind(orgKey, JSON.stringify(blocks.map(({ repoKey, day, version }) => [repoKey, day, version])))
+      .run();
+  } catch (error) {
+    log.warn("summary blocks malformed, not deleted", { orgKey, error: errorField(error) });
+  }
 }
 
 /** Days built per statement: a request that first covers a year of an organization builds it in a dozen statements, none long. */

@@ -2,7 +2,7 @@ import { bucketKey, bucketStart, EMPTY_FIGURES, isTimeGroupBy } from "../rules/a
 import type { AnalyticsSummaryGroup, AnalyticsSummaryTotals, SummaryGroupBy } from "../schemas/analytics-summary";
 import type { AnalyticsScope } from "./analytics";
 import type { BlockColumns, BlockFilter } from "./summary-days";
-import { type Durations, noSlices, resolveMedians, type SliceReader } from "./summary-medians";
+import { type BlockId, type Durations, noSlices, resolveMedians, type SliceReader } from "./summary-medians";
 import { BLOCK, DAY, MISSING, type PartRow, STALE, SUMMED } from "./summary-statement";
 
 /**
@@ -56,6 +56,8 @@ export type Assembled = Omit<GroupingsFigures, "rowsRead"> & {
   missingDays: { repoKey: string; day: number }[];
   stale: number;
   rowsRead: number;
+  /** Blocks found malformed (`summary-medians.ts` `resolveMedians`): the caller deletes them. */
+  corrupt: BlockId[];
 };
 
 /** `assemble`, row by row: the blocks read in slices are added as they arrive. */
@@ -121,6 +123,7 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
         stale: stale + 1,
         bucketValues: 0,
         rowsRead: medians.rowsRead,
+        corrupt: medians.corrupt,
       };
     let next = 0;
     const take = () => medians.values[next++] ?? null;
@@ -141,6 +144,7 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
       stale,
       bucketValues: medians.bucketValues,
       rowsRead: medians.rowsRead,
+      corrupt: [],
     };
   };
   return { add, result };

@@ -100,10 +100,12 @@ export const BLOCK_JSON = [
 ] as const satisfies readonly (keyof BlockColumns)[];
 
 /**
- * Builds the blocks of the given UTC days (day numbers) of one organization, replacing any stored,
- * in one statement. A day without merged and reviewed pull requests gets an empty block (so it is
- * not walked again); a day of more than `BLOCK_MAX_PULL_REQUESTS` pull requests or
- * `BLOCK_MAX_BYTES` of text, or with a duration too far from zero to encode
+ * Builds the blocks of the given UTC days (day numbers) of one organization, in one statement,
+ * keeping any already stored: a stored block equals what this build would write (every write to
+ * its day deletes it), and replacing it with a new version would make a summary between its
+ * counts and its slices read its window again. A day without merged and reviewed pull requests
+ * gets an empty block (so it is not walked again); a day of more than `BLOCK_MAX_PULL_REQUESTS`
+ * pull requests or `BLOCK_MAX_BYTES` bytes of text, or with a duration too far from zero to encode
  * (`rules/duration-buckets.ts` `SORTED_OFFSET`), gets a block without content (its `lo` null: never
  * served, always walked, and not built again until its day changes). `?1` is
  * the organization key, `?2` the days as a JSON array, `?3` the repository's key (`byRepo`: the
@@ -176,11 +178,12 @@ built AS (
   LEFT JOIN repos AS r ON r.day = w.day
   LEFT JOIN authors AS a ON a.day = w.day
 )
-INSERT OR REPLACE INTO summary_days (org_key, repo_key, day, pull_requests, lo, hi, ${BLOCK_TEXT.join(", ")}, version)
+INSERT OR IGNORE INTO summary_days (org_key, repo_key, day, pull_requests, lo, hi, ${BLOCK_TEXT.join(", ")}, version)
 SELECT ?1, ?3, day, n, IIF(fits, lo, NULL), IIF(fits, hi, NULL), ${BLOCK_TEXT.map((c) => `IIF(fits, ${c}, NULL)`).join(", ")},
   abs(random() % 9007199254740991)
 FROM (
-  SELECT *, encodable AND n <= ${maxPerDay} AND ${BLOCK_TEXT.map((c) => `COALESCE(length(${c}), 0)`).join(" + ")} <= ${maxBytes} AS fits
+  SELECT *, encodable AND n <= ${maxPerDay}
+    AND ${BLOCK_TEXT.map((c) => `COALESCE(length(CAST(${c} AS BLOB)), 0)`).join(" + ")} <= ${maxBytes} AS fits
   FROM built
 )`;
 

@@ -53,9 +53,20 @@ export interface SliceRequest {
 
 /**
  * Reads slices of blocks' sorted values: per request, in order, the slice's fixed-width text, or
- * null for all when any block is gone or rebuilt since it was read (stale).
+ * null for all when any block is gone or rebuilt since it was read (stale), or when a block's
+ * sorted values do not hold the slice its counts promise (`corrupt`: no build writes such a block;
+ * the caller deletes it, so the next summary builds it anew).
  */
-export type SliceReader = (requests: readonly SliceRequest[]) => Promise<{ texts: string[] | null; rowsRead: number }>;
+export type SliceReader = (
+  requests: readonly SliceRequest[],
+) => Promise<{ texts: string[] | null; rowsRead: number; corrupt: BlockId[] }>;
+
+/** A stored block: whose (the organization's, repository key '', or a repository's), which day, which version. */
+export interface BlockId {
+  repoKey: string;
+  day: number;
+  version: number;
+}
 
 export const noSlices: SliceReader = () => {
   throw new Error("a summary served from duration counts needs a reader of the blocks' sorted values");
@@ -100,17 +111,15 @@ ON s.org_key = ?1 AND s.repo_key = j.value ->> 0 AND s.day = j.value ->> 1`,
       const found = new Map(results.map((row) => [row.i, row]));
       for (const [i, request] of chunk.entries()) {
         const row = found.get(i);
-        if (
-          row === undefined ||
-          row.version !== request.version ||
-          row.text === null ||
-          row.text.length !== request.count * SORTED_WIDTH
-        )
-          return { texts: null, rowsRead };
+        if (row === undefined || row.version !== request.version) return { texts: null, rowsRead, corrupt: [] };
+        if (row.text === null || row.text.length !== request.count * SORTED_WIDTH) {
+          const { repoKey, day, version } = request;
+          return { texts: null, rowsRead, corrupt: [{ repoKey, day, version }] };
+        }
         texts.push(row.text);
       }
     }
-    return { texts, rowsRead };
+    return { texts, rowsRead, corrupt: [] };
   };
 }
 
@@ -120,13 +129,20 @@ ON s.org_key = ?1 AND s.repo_key = j.value ->> 0 AND s.day = j.value ->> 1`,
  * buckets) give the median's bucket and its rank there; the values of that bucket are its own in
  * the bucket and one slice of each part's sorted values (all read in one round trip, shared by the
  * sources that need the same slice); the median is the value at that rank among them.
- * `stale` when a block changed since it was read (then the caller reads the whole summary again).
+ * `stale` when a block changed since it was read (then the caller reads the whole summary again),
+ * and `corrupt` the blocks whose counts name a bucket outside the scheme or whose sorted values do
+ * not match their counts (the caller deletes them and reads again).
  */
 export async function resolveMedians(
   sources: readonly Durations[],
   slices: SliceReader,
-): Promise<{ values: (number | null)[]; stale: boolean; bucketValues: number; rowsRead: number }> {
+): Promise<{ values: (number | null)[]; stale: boolean; bucketValues: number; rowsRead: number; corrupt: BlockId[] }> {
   const values: (number | null)[] = [];
+  const malformed = new Map<string, BlockId>();
+  for (const { parts } of sources)
+    for (const { repoKey, day, version, buckets, counts } of parts)
+      if (!wellFormed(buckets, counts)) malformed.set(JSON.stringify([repoKey, day, version]), { repoKey, day, version });
+  if (malformed.size > 0) return { values, stale: true, bucketValues: 0, rowsRead: 0, corrupt: [...malformed.values()] };
   const requests = new Map<string, SliceRequest & { index: number }>();
   const pending: { source: number; rank: number; own: number[]; slices: number[]; size: number }[] = [];
   for (const [index, { values: lists, parts }] of sources.entries()) {
@@ -181,10 +197,10 @@ export async function resolveMedians(
     }
     pending.push({ source: index, rank, own, slices: wanted, size });
   }
-  if (pending.length === 0) return { values, stale: false, bucketValues: 0, rowsRead: 0 };
+  if (pending.length === 0) return { values, stale: false, bucketValues: 0, rowsRead: 0, corrupt: [] };
   const asked = [...requests.values()];
-  const { texts, rowsRead } = await slices(asked);
-  if (texts === null) return { values, stale: true, bucketValues: 0, rowsRead };
+  const { texts, rowsRead, corrupt } = await slices(asked);
+  if (texts === null) return { values, stale: true, bucketValues: 0, rowsRead, corrupt };
   // Each slice decoded once, however many sources share it (a week's and the totals' often do).
   const decoded = texts.map((text) => {
     const into = new Float64Array(text.length / SORTED_WIDTH);
@@ -202,5 +218,18 @@ export async function resolveMedians(
     }
     values[source] = selectRank(bucketValues, rank);
   }
-  return { values, stale: false, bucketValues: asked.reduce((n, r) => n + r.count, 0), rowsRead };
+  return { values, stale: false, bucketValues: asked.reduce((n, r) => n + r.count, 0), rowsRead, corrupt: [] };
+}
+
+/** A block's counts as a build writes them: ascending buckets of the scheme, each with a positive whole count. */
+function wellFormed(buckets: readonly number[], counts: readonly number[]): boolean {
+  if (!Array.isArray(buckets) || !Array.isArray(counts) || buckets.length !== counts.length) return false;
+  for (let i = 0; i < buckets.length; i++) {
+    const b = buckets[i];
+    const count = counts[i];
+    if (!Number.isSafeInteger(b) || (b as number) < 0 || (b as number) >= DURATION_BUCKETS) return false;
+    if (i > 0 && (b as number) <= (buckets[i - 1] as number)) return false;
+    if (!Number.isSafeInteger(count) || (count as number) < 1) return false;
+  }
+  return true;
 }

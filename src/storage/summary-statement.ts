@@ -217,6 +217,9 @@ const COLUMNS = `p.id AS pid, p.repo AS repo, p.author AS author, p.merged_at AS
  * the window), each group split into `arrayParts` parts by id. Each walk stops after `maxRows + 1`
  * candidates.
  */
+/** Blocks per bound part of the list of blocks read before the statement: about 40 bytes each. */
+const READ_LIST_PART = 10_000;
+
 export function summaryStatement(
   q: SummaryQuery | GroupingsQuery,
   limits: SummaryLimits = SUMMARY_LIMITS,
@@ -303,7 +306,14 @@ export function summaryStatement(
       : `keys(rk) AS (SELECT DISTINCT value FROM json_each(${bind(JSON.stringify(named))}))`;
   const read = Array.isArray(served) ? served : null;
   // The blocks read before this statement (sliced; checked here), or the columns of the blocks it reads.
-  const readList = read === null ? "" : bind(JSON.stringify(read));
+  // Bound in parts of at most READ_LIST_PART blocks: a long window of many listed repositories
+  // serves tens of thousands, and one bound value should stay well under D1's 1 MB.
+  const readLists: string[] = [];
+  for (let i = 0; read !== null && i < read.length; i += READ_LIST_PART)
+    readLists.push(bind(JSON.stringify(read.slice(i, i + READ_LIST_PART))));
+  if (read !== null && read.length === 0) readLists.push(bind("[]"));
+  const readValues = unionAll(readLists.map((list) => `SELECT value FROM json_each(${list})`));
+  const readCount = readLists.map((list) => `json_array_length(${list})`).join(" + ");
   // A request served from counts reads the durations instead when its blocks hold few pull requests.
   const few = `(SELECT COALESCE(SUM(n), 0) FROM served) < ${limits.bucketsFrom}`;
   const counted = bucketed({ ...q, groupBys });
@@ -365,19 +375,21 @@ days(d, last) AS (
 full_days AS (SELECT d FROM days WHERE d * ${DAY} >= ?2 AND d * ${DAY} + ${DAY - 1} <= ?3),
 stored AS MATERIALIZED (
   SELECT k.rk AS rk, s.day AS day, s.pull_requests AS n, s.lo AS lo, s.hi AS hi
-  FROM full_days AS f CROSS JOIN keys AS k JOIN summary_days AS s ON s.org_key = ?1 AND s.repo_key = k.rk AND s.day = f.d
+  FROM keys AS k CROSS JOIN full_days AS f CROSS JOIN summary_days AS s ON s.org_key = ?1 AND s.repo_key = k.rk AND s.day = f.d
 ),
 ${
   read === null
     ? `usable AS MATERIALIZED (SELECT rk, day, n FROM stored WHERE ${blocksOk} AND (n = 0 OR (lo >= ?2 AND hi <= ?3))),
 served AS MATERIALIZED (SELECT rk, day, n FROM usable WHERE (SELECT SUM(n) FROM usable) <= ${limits.blocksMax}),`
     : `served AS MATERIALIZED (
-  SELECT s.repo_key AS rk, s.day AS day, s.pull_requests AS n FROM json_each(${readList}) AS j
+  SELECT s.repo_key AS rk, s.day AS day, s.pull_requests AS n FROM (${readValues}) AS j
   CROSS JOIN summary_days AS s
   ON s.org_key = ?1 AND s.repo_key = j.value ->> 0 AND s.day = j.value ->> 1 AND s.version = j.value ->> 2
 ),`
 }
-walked AS (SELECT k.rk AS rk, d FROM days CROSS JOIN keys AS k WHERE (k.rk, d) NOT IN (SELECT rk, day FROM served))`;
+walked AS (
+  SELECT k.rk AS rk, d FROM keys AS k CROSS JOIN days WHERE NOT EXISTS (SELECT 1 FROM served AS v WHERE v.rk = k.rk AND v.day = d)
+)`;
   const noBlock = BLOCK_JSON.map(() => "NULL").join(", ");
   const none = ["0 AS pullRequests", ...SUMMED.slice(1).map((name) => `0 AS ${name}`), "NULL AS tf0", "NULL AS tm0"].join(", ");
 
@@ -397,8 +409,8 @@ UNION ALL
 ${
   read === null
     ? `SELECT ${BLOCK}, v.day, v.n, ${none}, ${blockSelect}, s.version, v.rk
-FROM served AS v JOIN summary_days AS s ON s.org_key = ?1 AND s.repo_key = v.rk AND s.day = v.day WHERE v.n > 0`
-    : `SELECT ${STALE}, json_array_length(${readList}) - (SELECT COUNT(*) FROM served), 0, ${none}, ${noBlock}, NULL, NULL`
+FROM served AS v CROSS JOIN summary_days AS s ON s.org_key = ?1 AND s.repo_key = v.rk AND s.day = v.day WHERE v.n > 0`
+    : `SELECT ${STALE}, ${readCount} - (SELECT COUNT(*) FROM served), 0, ${none}, ${noBlock}, NULL, NULL`
 }
 UNION ALL
 SELECT ${MISSING}, d, 0, ${none}, ${noBlock}, NULL, k.rk FROM full_days CROSS JOIN keys AS k

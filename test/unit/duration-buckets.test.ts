@@ -91,6 +91,7 @@ describe("resolveMedians: exact medians from counts per bucket and the median bu
           return (texts.get(day) as string).slice(offset * SORTED_WIDTH, (offset + count) * SORTED_WIDTH);
         }),
         rowsRead: requests.length,
+        corrupt: [],
       };
     };
     return { parts, reader, asked };
@@ -142,8 +143,38 @@ describe("resolveMedians: exact medians from counts per bucket and the median bu
 
   it("a block gone or rebuilt since it was read makes the answer stale, not a median", async () => {
     const { parts } = blocksOf([[1000, 2000, 3000]]);
-    const result = await resolveMedians([{ values: [], parts }], async () => ({ texts: null, rowsRead: 1 }));
+    const result = await resolveMedians([{ values: [], parts }], async () => ({ texts: null, rowsRead: 1, corrupt: [] }));
     expect(result).toMatchObject({ stale: true, rowsRead: 1 });
+  });
+
+  it("counts that name a bucket outside the scheme, out of order or not positive are malformed: stale, nothing read, the block named", async () => {
+    const part = { repoKey: "api", day: 7, version: 9, start: 0 };
+    for (const [buckets, counts] of [
+      [
+        [5, DURATION_BUCKET_BOUNDS.length + 1],
+        [1, 3],
+      ],
+      [[-1], [1]],
+      [
+        [4, 4],
+        [1, 1],
+      ],
+      [
+        [6, 5],
+        [1, 1],
+      ],
+      [[5], [0]],
+      [[5], [1.5]],
+      [[5, 6], [1]],
+    ] as const) {
+      const result = await resolveMedians(
+        [{ values: [[1]], parts: [{ ...part, buckets: [...buckets], counts: [...counts] }] }],
+        async () => {
+          throw new Error("no slice should be read");
+        },
+      );
+      expect(result).toMatchObject({ stale: true, corrupt: [{ repoKey: "api", day: 7, version: 9 }] });
+    }
   });
 
   it("a source without blocks is selected from its values and reads nothing", async () => {
@@ -156,6 +187,6 @@ describe("resolveMedians: exact medians from counts per bucket and the median bu
         throw new Error("no slice should be read");
       },
     );
-    expect(result).toEqual({ values: [3, null], stale: false, bucketValues: 0, rowsRead: 0 });
+    expect(result).toEqual({ values: [3, null], stale: false, bucketValues: 0, rowsRead: 0, corrupt: [] });
   });
 });
