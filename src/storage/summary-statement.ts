@@ -62,6 +62,12 @@ export interface SummaryLimits {
    * trip that reads the medians' buckets (a small organization's default window).
    */
   bucketsFrom: number;
+  /**
+   * And reads their durations too when they hold fewer than this many pull requests a block on
+   * average (a listed repository's blocks of a few pull requests a day): then the counts weigh
+   * about what the durations do, and the buckets' slices are a second round trip for nothing.
+   */
+  bucketsPerBlock: number;
   /** The most pull requests one request reads from blocks (`summary-days.ts` `BLOCKS_MAX_PULL_REQUESTS`); above it the window is walked. */
   blocksMax: number;
   /** The most bytes of JSON one block stores (`summary-days.ts` `BLOCK_MAX_BYTES`). */
@@ -75,6 +81,7 @@ export const SUMMARY_LIMITS: SummaryLimits = {
   blockSliceDays: 92,
   countSliceDays: 366,
   bucketsFrom: 2_000,
+  bucketsPerBlock: 20,
   blocksMax: BLOCKS_MAX_PULL_REQUESTS,
   dayBlockMaxBytes: BLOCK_MAX_BYTES,
 };
@@ -231,6 +238,7 @@ export function summaryStatement(
     ["maxRows", limits.maxRows, 0],
     ["arrayParts", limits.arrayParts, 1],
     ["bucketsFrom", limits.bucketsFrom, 0],
+    ["bucketsPerBlock", limits.bucketsPerBlock, 0],
   ] as const)
     if (!Number.isSafeInteger(value) || value < min)
       throw new RangeError(`${name} must be a whole number of at least ${min}, got ${value}`);
@@ -314,8 +322,9 @@ export function summaryStatement(
   if (read !== null && read.length === 0) readLists.push(bind("[]"));
   const readValues = unionAll(readLists.map((list) => `SELECT value FROM json_each(${list})`));
   const readCount = readLists.map((list) => `json_array_length(${list})`).join(" + ");
-  // A request served from counts reads the durations instead when its blocks hold few pull requests.
-  const few = `(SELECT COALESCE(SUM(n), 0) FROM served) < ${limits.bucketsFrom}`;
+  // A request served from counts reads the durations instead when its blocks hold few pull
+  // requests, in all or each on average.
+  const few = `(SELECT COALESCE(SUM(n), 0) < ${limits.bucketsFrom} OR COALESCE(SUM(n), 0) < ${limits.bucketsPerBlock} * COUNT(*) FROM served)`;
   const counted = bucketed({ ...q, groupBys });
   const blockSelect = blockColumns({ ...q, groupBys })
     .map(([name, needed]) =>

@@ -430,7 +430,8 @@ describe("the summary is the export's rows, grouped", () => {
               arrayParts,
               blockSliceDays: arrayParts,
               countSliceDays: arrayParts,
-              bucketsFrom: 0, // medians from the blocks' buckets, against the durations above
+              bucketsFrom: 0,
+              bucketsPerBlock: 0, // medians from the blocks' buckets, against the durations above
             });
             expect(byKey(split)).toEqual(byKey(arrays));
             expect(split.totals).toEqual(arrays.totals);

@@ -453,7 +453,7 @@ describe("day blocks (storage/summary-days.ts, issue 31): built by a summary, de
       { groupBys: all, repoKeys: ["api", "web"], authorKeys: ["alice"] },
     ];
     // Medians from the buckets however few the pull requests (by default a small window reads durations).
-    const limits = { ...SUMMARY_LIMITS, bucketsFrom: 0 };
+    const limits = { ...SUMMARY_LIMITS, bucketsFrom: 0, bucketsPerBlock: 0 };
     const figures = (db: D1Database) =>
       Promise.all(scopes.map((scope) => summarizeGroupings(db, { ...scopeOf(org), ...scope }, limits)));
     await figures(db); // builds any block a scope lacks (a repository list's, the first time)

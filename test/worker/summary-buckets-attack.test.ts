@@ -21,7 +21,7 @@ import { createOrg, ev, postEventsOk, scopeOf, shardDb, unique } from "./helpers
 
 const DAY = 86_400_000;
 /** Medians from the blocks' counts however few pull requests they hold (the default reads a small window's durations). */
-const BUCKETS: SummaryLimits = { ...SUMMARY_LIMITS, bucketsFrom: 0 };
+const BUCKETS: SummaryLimits = { ...SUMMARY_LIMITS, bucketsFrom: 0, bucketsPerBlock: 0 };
 /** No block served (their sum is never at most -1): the statement walks every row, as before blocks. */
 const WALK: SummaryLimits = { ...SUMMARY_LIMITS, blocksMax: -1 };
 const LAST_BOUND = DURATION_BUCKET_BOUNDS.at(-1) as number;
@@ -457,6 +457,15 @@ describe("attack: the thresholds", () => {
       const edge = await summarizeGroupings(db, to14, { ...SUMMARY_LIMITS, bucketsFrom });
       expect([edge.fromBlocks, edge.bucketValues > 0]).toEqual([1_999, fromCounts]);
       expect(shape(edge)).toEqual(oracle(made, to14));
+    }
+    // And on average per block: 2,000 pull requests over the 11 days Oct 5-15 (181.8 a block).
+    for (const [bucketsPerBlock, fromCounts] of [
+      [181, true],
+      [182, false],
+    ] as const) {
+      const edge = await summarizeGroupings(db, all, { ...SUMMARY_LIMITS, bucketsPerBlock });
+      expect([edge.fromBlocks, edge.bucketValues > 0]).toEqual([2_000, fromCounts]);
+      expect(shape(edge)).toEqual(oracle(made, all));
     }
   });
 

@@ -3,7 +3,7 @@ import { DURATION_BUCKET_BOUNDS, durationBucket, durationBucketSql } from "../..
 import { type GroupingsQuery, SUMMARY_LIMITS, summarizeGroupings } from "../../src/storage/analytics-summary";
 
 /** Medians from the buckets however few pull requests the blocks hold (the default reads a small window's durations). */
-const BUCKETS = { ...SUMMARY_LIMITS, bucketsFrom: 0 };
+const BUCKETS = { ...SUMMARY_LIMITS, bucketsFrom: 0, bucketsPerBlock: 0 };
 
 import { createOrg, ev, postEventsOk, scopeOf, shardDb, unique } from "./helpers";
 

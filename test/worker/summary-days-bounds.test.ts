@@ -193,7 +193,7 @@ describe("day blocks at their bounds", () => {
       .bind(org, created + 1)
       .run();
     await summarizeGroupings(db, q);
-    const served = await summarizeGroupings(db, q, { ...SUMMARY_LIMITS, bucketsFrom: 0 });
+    const served = await summarizeGroupings(db, q, { ...SUMMARY_LIMITS, bucketsFrom: 0, bucketsPerBlock: 0 });
     expect([served.fromBlocks, served.groupings[0]?.totals.medianMsToMerge]).toEqual([
       3,
       again.groupings[0]?.totals.medianMsToMerge,
