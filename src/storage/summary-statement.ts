@@ -211,7 +211,9 @@ const COLUMNS = `p.id AS pid, p.repo AS repo, p.author AS author, p.merged_at AS
  *
  * What a row costs: the merges inside the window are walked on `pull_requests_summary_walk`,
  * which holds every column the summary reads, so such a row costs its index entry and no table row
- * (with a repository filter, the repositories' walk over the whole window and the table row). The rows merged outside the window, found on the tier walks, read their table row. A
+ * (with a repository filter, each listed repository's walk, one range per day its block does not
+ * serve, and the table row). The rows merged outside the window, found on the tier walks, read
+ * their table row. A
  * candidate settles from its own columns unless its span crosses an edge of the window:
  * - reviews: its first or last completed review lies in the window, or both lie on one side; only
  *   one reviewed on both sides of the window, not inside, reads its reviews;
