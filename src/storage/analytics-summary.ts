@@ -1,4 +1,5 @@
 import { errorField, log } from "../lib/log";
+import { DAY_MS } from "../lib/time";
 import type { AnalyticsSummaryGroup, AnalyticsSummaryTotals } from "../schemas/analytics-summary";
 import { type Assembled, accumulator, blockFilter, type GroupingsFigures } from "./summary-assemble";
 import { buildSummaryDays } from "./summary-days";
@@ -8,7 +9,6 @@ import {
   type BlocksServed,
   blockColumns,
   bucketed,
-  DAY,
   type GroupingsQuery,
   type PartRow,
   SUMMARY_LIMITS,
@@ -168,8 +168,8 @@ const BUILD_DAYS_PER_STATEMENT = 31;
 
 /** The window's full UTC days (from their first to their last millisecond), as day numbers; null when none. */
 function fullDays(q: { start: number; end: number }): { first: number; last: number } | null {
-  const first = Math.ceil(q.start / DAY);
-  const last = Math.floor((q.end + 1) / DAY) - 1;
+  const first = Math.ceil(q.start / DAY_MS);
+  const last = Math.floor((q.end + 1) / DAY_MS) - 1;
   return last >= first ? { first, last } : null;
 }
 

@@ -1,9 +1,10 @@
+import { DAY_MS } from "../lib/time";
 import { bucketKey, bucketStart, EMPTY_FIGURES, isTimeGroupBy } from "../rules/analytics-summary";
 import type { AnalyticsSummaryGroup, AnalyticsSummaryTotals, SummaryGroupBy } from "../schemas/analytics-summary";
 import type { AnalyticsScope } from "./analytics";
 import type { BlockColumns, BlockFilter } from "./summary-days";
 import { type BlockId, type Durations, noSlices, resolveMedians, type SliceReader } from "./summary-medians";
-import { BLOCK, DAY, MISSING, type PartRow, STALE, SUMMED } from "./summary-statement";
+import { BLOCK, MISSING, type PartRow, STALE, SUMMED } from "./summary-statement";
 
 /**
  * The summary's rows added up (`analytics-summary.ts` reads them: the statement's, and the blocks
@@ -204,7 +205,7 @@ function addBlock(
       ? read(block.repo_of, "repositories of its pull requests")
       : read(block.author_of, "authors of its pull requests");
   const durations = () => read(block.durations, "durations");
-  const timeKey = (groupBy: SummaryGroupBy) => bucketKey(bucketStart(day * DAY, groupBy as "day" | "week" | "month"));
+  const timeKey = (groupBy: SummaryGroupBy) => bucketKey(bucketStart(day * DAY_MS, groupBy as "day" | "week" | "month"));
   const read = <T>(column: T | null, name: string): T => {
     if (column === null) throw new Error(`a summary block read without its ${name}`);
     return column;

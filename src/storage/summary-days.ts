@@ -30,7 +30,7 @@ export const BLOCK_MAX_PULL_REQUESTS = 12_000;
 /**
  * At most this many bytes of text in one block (its text columns together): D1 refuses a row over
  * 1,000,000 bytes (local D1 does not). A day over it (a mass update across many repositories: about
- * 100 bytes per pull request when each has its own) gets an empty marker and is walked.
+ * 125 bytes per pull request when each has its own) gets an empty marker and is walked.
  */
 export const BLOCK_MAX_BYTES = 900_000;
 
@@ -64,7 +64,7 @@ export type BlockSums = [n: number, la: number, ld: number, fl: number, fx: numb
  * slice of it is found by its byte offset, not by counting characters) holds the day's durations to
  * first review in ascending order, then those to merge: the values of one bucket are one slice.
  * A request reads only the columns it needs: an unfiltered time grouping the totals and the counts
- * (then the slices of its medians' buckets: `analytics-summary.ts` `resolveMedians`); otherwise the durations,
+ * (then the slices of its medians' buckets: `summary-medians.ts` `resolveMedians`); otherwise the durations,
  * by repository `repos`, `repo_of` and the durations (at 1,300 pull requests a day over 200
  * repositories and 400 authors, the per repository and author sums weigh more than the durations).
  */

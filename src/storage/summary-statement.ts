@@ -1,3 +1,4 @@
+import { DAY_MS } from "../lib/time";
 import { isTimeGroupBy } from "../rules/analytics-summary";
 import type { AnalyticsSummaryGroup, SummaryGroupBy } from "../schemas/analytics-summary";
 import { type AnalyticsScope, unionAll } from "./analytics";
@@ -152,6 +153,7 @@ export const MISSING = -2;
 /** How many of the blocks read before the statement (`served`) are gone or rebuilt since (`key`). */
 export const STALE = -3;
 
+/** The figures that add up across rows and blocks (the two medians do not). */
 export const SUMMED = [
   "pullRequests",
   "linesAdded",
@@ -162,7 +164,7 @@ export const SUMMED = [
   "pullRequestsWithAiData",
 ] as const;
 
-export const DAY = 86_400_000;
+const DAY = DAY_MS;
 
 /** Whole UTC days since 1970 of an instant in ms, rounded down also before 1970 (SQLite's `/` truncates). */
 const DAY_OF = (ms: string) => `((${ms} - ((${ms} % ${DAY}) + ${DAY}) % ${DAY}) / ${DAY})`;

@@ -5,36 +5,16 @@ import { SUMMARY_LIMITS, summarizeGroupings, summarizeMergedPullRequests } from 
 import { moveRows } from "../../src/storage/renames";
 import { GAP_TIER_BOUNDS_MS } from "../../src/storage/review-span";
 import { addMember, admin, adminOk, call, createKey, createOrg, createUser, env, postEventsOk, shardDb, unique } from "./helpers";
+import { type ExportRow, exportRows, type Figures, GROUP_BYS, referenceSummary } from "./summary-reference";
 
 /**
  * Contract section 12: the summary is exactly the export's rows for the same parameters (every
- * page), grouped. The reference here reads every page of the export and aggregates its rows with
- * plain loops, independently of the Worker's SQL and of `rules/analytics-summary.ts`.
+ * page), grouped. The reference (`summary-reference.ts`) reads every page of the export and
+ * aggregates its rows with plain loops, independently of the Worker's SQL and of
+ * `rules/analytics-summary.ts`.
  */
 
-type Row = {
-  repo: string;
-  author: string;
-  createdAt: string;
-  mergedAt: string;
-  linesAdded: number | null;
-  linesDeleted: number | null;
-  numberOfServiceIssuesFlagged: number;
-  numberOfServiceIssuesFixed: number;
-  serviceFirstReviewedAt: string;
-  totalAiLinesAuthored: number | null;
-};
-type Figures = {
-  pullRequests: number;
-  linesAdded: number;
-  linesDeleted: number;
-  serviceIssuesFlagged: number;
-  serviceIssuesFixed: number;
-  aiLinesAuthored: number;
-  pullRequestsWithAiData: number;
-  medianMsToFirstReview: number | null;
-  medianMsToMerge: number | null;
-};
+type Row = ExportRow;
 type Summary = {
   org: string;
   startDate: string;
@@ -43,8 +23,6 @@ type Summary = {
   groups: (Figures & { key: string })[];
   totals: Figures;
 };
-type GroupBy = "day" | "week" | "month" | "repo" | "author";
-const GROUP_BYS: GroupBy[] = ["day", "week", "month", "repo", "author"];
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
@@ -241,65 +219,6 @@ function toBatches(org: string, prs: GenPr[], d: GenDelivery): Record<string, un
   return [...batches, later].filter((b) => b.length > 0);
 }
 
-// ---- The reference: the export's rows, grouped with plain loops. ----
-
-const dayOf = (iso: string) => iso.slice(0, 10);
-function mondayOf(iso: string): string {
-  const d = new Date(`${dayOf(iso)}T00:00:00Z`);
-  return new Date(d.getTime() - ((d.getUTCDay() + 6) % 7) * DAY).toISOString().slice(0, 10);
-}
-const monthOf = (iso: string) => `${iso.slice(0, 7)}-01`;
-const keyOf: Record<GroupBy, (row: Row) => string> = {
-  day: (r) => dayOf(r.mergedAt),
-  week: (r) => mondayOf(r.mergedAt),
-  month: (r) => monthOf(r.mergedAt),
-  repo: (r) => r.repo,
-  author: (r) => r.author,
-};
-
-function lowerMedian(values: number[]): number | null {
-  if (values.length === 0) return null;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)] as number;
-}
-
-function figures(rows: Row[]): Figures {
-  const sum = (pick: (r: Row) => number | null) => rows.reduce((n, r) => n + (pick(r) ?? 0), 0);
-  return {
-    pullRequests: rows.length,
-    linesAdded: sum((r) => r.linesAdded),
-    linesDeleted: sum((r) => r.linesDeleted),
-    serviceIssuesFlagged: sum((r) => r.numberOfServiceIssuesFlagged),
-    serviceIssuesFixed: sum((r) => r.numberOfServiceIssuesFixed),
-    aiLinesAuthored: sum((r) => r.totalAiLinesAuthored),
-    pullRequestsWithAiData: rows.filter((r) => r.totalAiLinesAuthored !== null).length,
-    medianMsToFirstReview: lowerMedian(rows.map((r) => Date.parse(r.serviceFirstReviewedAt) - Date.parse(r.createdAt))),
-    medianMsToMerge: lowerMedian(rows.map((r) => Date.parse(r.mergedAt) - Date.parse(r.createdAt))),
-  };
-}
-
-/** Every bucket from the window's start to its end, by walking its days. */
-function windowBuckets(groupBy: GroupBy, start: number, end: number): string[] {
-  const keys = new Set<string>();
-  const at = (ms: number) => ({ mergedAt: new Date(ms).toISOString() }) as Row;
-  for (let day = Math.floor(start / DAY) * DAY; day <= end; day += DAY) keys.add(keyOf[groupBy](at(day)));
-  return [...keys];
-}
-
-function referenceSummary(rows: Row[], groupBy: GroupBy, start: number, end: number) {
-  const byKey = new Map<string, Row[]>();
-  for (const row of rows) byKey.set(keyOf[groupBy](row), [...(byKey.get(keyOf[groupBy](row)) ?? []), row]);
-  const time = groupBy === "day" || groupBy === "week" || groupBy === "month";
-  if (time) for (const key of windowBuckets(groupBy, start, end)) if (!byKey.has(key)) byKey.set(key, []);
-  const groups = [...byKey].map(([key, members]) => ({ key, ...figures(members) }));
-  groups.sort(
-    time
-      ? (a, b) => (a.key < b.key ? -1 : 1)
-      : (a, b) => b.pullRequests - a.pullRequests || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
-  );
-  return { groups, totals: figures(rows) };
-}
-
 /** Moves the organization to the other shard and waits until the move is done (contract section 16). */
 async function moveToOtherShard(org: string) {
   const from = (await (await admin("GET", `/internal/v1/organizations/${org}/move`)).json()) as { shard: string };
@@ -387,16 +306,7 @@ describe("the summary is the export's rows, grouped", () => {
           }
           if (delivery.moved && batches.length === 1) await moveToOtherShard(org);
           if (delivery.renamed) await moveRows(await shardDb(org), { orgKey: org, repo: "web" }, { orgKey: org, repo: "api" });
-          const rows: Row[] = [];
-          for (let cursor: string | null = null, pages = 0; ; pages++) {
-            expect(pages).toBeLessThan(20);
-            const page = (await get(
-              `/api/analytics/v1/prs?${window}&perPage=5${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
-            )) as { data: Row[]; nextCursor: string | null };
-            rows.push(...page.data);
-            cursor = page.nextCursor;
-            if (cursor === null) break;
-          }
+          const rows = await exportRows<Row>(get, window, { perPage: 5, maxPages: 20 });
           const singles: { groupBy: string; figures: Awaited<ReturnType<typeof summarizeMergedPullRequests>> }[] = [];
           // The same lists in storage terms (as `analytics/read.ts` resolves them): keys, each once, sorted.
           const keys = (list: string | null) =>

@@ -263,3 +263,15 @@ export function scopeOf(org: string, start = "2026-10-01T00:00:00.000Z", end = "
     end: Date.parse(end),
   };
 }
+
+/** A deterministic generator of numbers in [0, 1) (mulberry32), so a failing test's data repeats. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -9,7 +9,8 @@ import {
   summarizeGroupings,
 } from "../../src/storage/analytics-summary";
 import { BLOCK_MAX_BYTES, buildSummaryDays } from "../../src/storage/summary-days";
-import { createOrg, ev, postEventsOk, scopeOf, shardDb, unique } from "./helpers";
+import { createOrg, ev, postEventsOk, scopeOf, seededRandom, shardDb, unique } from "./helpers";
+import { lowerMedian } from "./summary-reference";
 
 /**
  * An outside review's attacks on the summary's medians from duration buckets (issue 31:
@@ -51,13 +52,6 @@ function eventsOf(org: string, made: readonly Made[], first: number): unknown[] 
     }),
     ev.review(org, first + i, `r${first + i}`, { repo: m.repo ?? "api", completedAt: iso(m.reviewed) }),
   ]);
-}
-
-/** The lower median, by sorting (the oracle). */
-function lowerMedian(values: number[]): number | null {
-  if (values.length === 0) return null;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)] as number;
 }
 
 function keyOf(groupBy: SummaryGroupBy, merged: number): string {
@@ -123,18 +117,6 @@ function shape(figures: GroupingsFigures) {
 const inOrder = (figures: GroupingsFigures) =>
   figures.groupings.map((g) => ({ totals: g.totals, groups: [...g.groups].sort(byKey) }));
 
-/** A deterministic generator (mulberry32), so a failure repeats. */
-function random(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * The database as the summary uses it (`prepare(...).bind(...).all()/run()`), passing every call
  * through to the real binding while noting each statement and the largest value (UTF-8 bytes) any
@@ -179,7 +161,7 @@ const blockReads = (statements: readonly string[]) => statements.filter((sql) =>
 describe("attack: bucket bounds and the values in them", () => {
   it("negative, zero, sub-second, on and either side of every bound, past the last bound, created in 1970 and in 9999: every path equals the definition", async () => {
     const org = await createOrg(unique("atk"), { plan: "pro", installedAt: "2026-01-01T00:00:00Z" });
-    const next = random(7);
+    const next = seededRandom(7);
     const edges = DURATION_BUCKET_BOUNDS.flatMap((b) => [b - 1, b, b + 1]);
     const specials = [-(2 ** 40), -DAY, -1_000, -1, 0, 1, 999];
     const pickOf = (pool: readonly number[]) => pool[Math.floor(next() * pool.length)] as number;
@@ -315,7 +297,7 @@ describe("attack: bucket bounds and the values in them", () => {
 describe("attack: days without a servable block beside days served from counts", () => {
   it("days over dayBlockMax (markers, walked) and days reviewed outside the window, their values bucketed by the Worker, beside blocks' counts", async () => {
     const org = await createOrg(unique("atk"), { plan: "pro", installedAt: "2026-01-01T00:00:00Z" });
-    const next = random(11);
+    const next = seededRandom(11);
     const edges = DURATION_BUCKET_BOUNDS.slice(20, 90).flatMap((b) => [b - 1, b]);
     const made: Made[] = [];
     // Oct 5-12, one to five pull requests a day; days of more than three get a marker (limit below).
@@ -355,7 +337,7 @@ describe("attack: days without a servable block beside days served from counts",
 describe("attack: listed repositories' blocks (issue 33, merged from main), served from counts", () => {
   it("a summary of two listed repositories of three, from their blocks' counts, in one statement and in slices: the definition", async () => {
     const org = await createOrg(unique("atk"), { plan: "pro", installedAt: "2026-01-01T00:00:00Z" });
-    const next = random(33);
+    const next = seededRandom(33);
     const edges = DURATION_BUCKET_BOUNDS.slice(10, 100).flatMap((b) => [b - 1, b, b + 1]);
     const made: Made[] = [];
     for (let day = 5; day <= 14; day++)
@@ -425,7 +407,7 @@ describe("attack: the thresholds", () => {
     timeout: 180_000,
   }, async () => {
     const org = await createOrg(unique("atk"), { plan: "pro", installedAt: "2026-01-01T00:00:00Z" });
-    const next = random(2_000);
+    const next = seededRandom(2_000);
     const made: Made[] = [];
     // 1,999 pull requests on Oct 5-14, and one on Oct 15.
     for (let i = 0; i < 2_000; i++) {
@@ -474,7 +456,7 @@ describe("attack: the thresholds", () => {
   }, async () => {
     const org = await createOrg(unique("atk"), { plan: "pro", installedAt: "2025-01-01T00:00:00Z" });
     const made: Made[] = [];
-    const next = random(366);
+    const next = seededRandom(366);
     // 2025-10-01 to 2026-10-01 is 366 days; 2026-10-02 the 367th. Pull requests on the first and
     // last days of each and every ninth day between.
     const first = Date.UTC(2025, 9, 1);
@@ -511,7 +493,7 @@ describe("attack: the thresholds", () => {
     timeout: 180_000,
   }, async () => {
     const org = await createOrg(unique("atk"), { plan: "pro", installedAt: "2023-01-01T00:00:00Z" });
-    const next = random(1_100);
+    const next = seededRandom(1_100);
     const made: Made[] = [];
     const first = Date.UTC(2023, 0, 2);
     // One pull request a day for 1,100 days: each day's median is its one value, so each day's

@@ -5,7 +5,8 @@ import { type GroupingsQuery, SUMMARY_LIMITS, summarizeGroupings } from "../../s
 /** Medians from the buckets however few pull requests the blocks hold (the default reads a small window's durations). */
 const BUCKETS = { ...SUMMARY_LIMITS, bucketsFrom: 0, bucketsPerBlock: 0 };
 
-import { createOrg, ev, postEventsOk, scopeOf, shardDb, unique } from "./helpers";
+import { createOrg, ev, postEventsOk, scopeOf, seededRandom, shardDb, unique } from "./helpers";
+import { lowerMedian } from "./summary-reference";
 
 /**
  * Medians from the day blocks' counts per duration bucket (rules/duration-buckets.ts, issue 31): an
@@ -14,25 +15,6 @@ import { createOrg, ev, postEventsOk, scopeOf, shardDb, unique } from "./helpers
  * events carry, and against the walk without blocks.
  */
 const DAY = 86_400_000;
-
-/** The lower median of the values (sorted here: the oracle). */
-function lowerMedian(values: number[]): number | null {
-  if (values.length === 0) return null;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)] as number;
-}
-
-/** A deterministic generator (mulberry32), so a failure repeats. */
-function random(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe("medians from duration buckets", () => {
   it("the database's bucket of a duration is the Worker's, at every bound and either side of it", async () => {
@@ -50,7 +32,7 @@ describe("medians from duration buckets", () => {
 
   it("served from counts and one bucket's values, every median equals the sorted durations' and the walk's", async () => {
     const org = await createOrg(unique("sumk"), { plan: "pro", installedAt: "2026-01-01T00:00:00Z" });
-    const next = random(31);
+    const next = seededRandom(31);
     // Durations near the bounds (either side and on them), repeated, so medians fall on ties and edges.
     const near = DURATION_BUCKET_BOUNDS.filter((b) => b < 2 * DAY).flatMap((b) => [b - 1, b, b + 1]);
     const pick = (max: number) => {

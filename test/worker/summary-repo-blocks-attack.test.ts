@@ -3,7 +3,21 @@ import { describe, expect, it } from "vitest";
 import { summarizeGroupings } from "../../src/storage/analytics-summary";
 import { moveRows } from "../../src/storage/renames";
 import { appCall, signIn } from "./app-helpers";
-import { addMember, admin, adminOk, call, createKey, createOrg, createUser, env, postEventsOk, shardDb, unique } from "./helpers";
+import {
+  addMember,
+  admin,
+  adminOk,
+  call,
+  createKey,
+  createOrg,
+  createUser,
+  env,
+  postEventsOk,
+  seededRandom,
+  shardDb,
+  unique,
+} from "./helpers";
+import { type ExportRow, exportRows, GROUP_BYS, referenceSummary } from "./summary-reference";
 import { deliverQueued, example, repoId, world } from "./webhook-helpers";
 
 /**
@@ -15,76 +29,11 @@ import { deliverQueued, example, repoId, world } from "./webhook-helpers";
  * then compares every grouping with the export. A failing test is a finding.
  */
 
-type Row = {
-  repo: string;
-  author: string;
-  createdAt: string;
-  mergedAt: string;
-  linesAdded: number | null;
-  linesDeleted: number | null;
-  numberOfServiceIssuesFlagged: number;
-  numberOfServiceIssuesFixed: number;
-  serviceFirstReviewedAt: string;
-  totalAiLinesAuthored: number | null;
-};
-type GroupBy = "day" | "week" | "month" | "repo" | "author";
-const GROUP_BYS: GroupBy[] = ["day", "week", "month", "repo", "author"];
+type Row = ExportRow;
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
 const iso = (ms: number) => new Date(ms).toISOString();
 const at = (text: string) => Date.parse(text);
-
-// ---- The reference: the export's rows grouped with plain loops (as analytics-summary-properties does). ----
-
-const dayOf = (s: string) => s.slice(0, 10);
-function mondayOf(s: string): string {
-  const d = new Date(`${dayOf(s)}T00:00:00Z`);
-  return new Date(d.getTime() - ((d.getUTCDay() + 6) % 7) * DAY).toISOString().slice(0, 10);
-}
-const keyOf: Record<GroupBy, (row: Row) => string> = {
-  day: (r) => dayOf(r.mergedAt),
-  week: (r) => mondayOf(r.mergedAt),
-  month: (r) => `${r.mergedAt.slice(0, 7)}-01`,
-  repo: (r) => r.repo,
-  author: (r) => r.author,
-};
-function lowerMedian(values: number[]): number | null {
-  if (values.length === 0) return null;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)] as number;
-}
-function figures(rows: Row[]) {
-  const sum = (pick: (r: Row) => number | null) => rows.reduce((n, r) => n + (pick(r) ?? 0), 0);
-  return {
-    pullRequests: rows.length,
-    linesAdded: sum((r) => r.linesAdded),
-    linesDeleted: sum((r) => r.linesDeleted),
-    serviceIssuesFlagged: sum((r) => r.numberOfServiceIssuesFlagged),
-    serviceIssuesFixed: sum((r) => r.numberOfServiceIssuesFixed),
-    aiLinesAuthored: sum((r) => r.totalAiLinesAuthored),
-    pullRequestsWithAiData: rows.filter((r) => r.totalAiLinesAuthored !== null).length,
-    medianMsToFirstReview: lowerMedian(rows.map((r) => Date.parse(r.serviceFirstReviewedAt) - Date.parse(r.createdAt))),
-    medianMsToMerge: lowerMedian(rows.map((r) => Date.parse(r.mergedAt) - Date.parse(r.createdAt))),
-  };
-}
-function windowBuckets(groupBy: GroupBy, start: number, end: number): string[] {
-  const keys = new Set<string>();
-  for (let day = Math.floor(start / DAY) * DAY; day <= end; day += DAY) keys.add(keyOf[groupBy]({ mergedAt: iso(day) } as Row));
-  return [...keys];
-}
-function reference(rows: Row[], groupBy: GroupBy, start: number, end: number) {
-  const byKey = new Map<string, Row[]>();
-  for (const row of rows) byKey.set(keyOf[groupBy](row), [...(byKey.get(keyOf[groupBy](row)) ?? []), row]);
-  const time = groupBy === "day" || groupBy === "week" || groupBy === "month";
-  if (time) for (const key of windowBuckets(groupBy, start, end)) if (!byKey.has(key)) byKey.set(key, []);
-  const groups = [...byKey].map(([key, members]) => ({ key, ...figures(members) }));
-  groups.sort(
-    time
-      ? (a, b) => (a.key < b.key ? -1 : 1)
-      : (a, b) => b.pullRequests - a.pullRequests || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
-  );
-  return { groups, totals: figures(rows) };
-}
 
 // ---- The organization, its caller and the data. ----
 
@@ -173,22 +122,6 @@ function query(org: string, w: { start: number; end: number }, repos: string | n
   return `org=${org}${lists}&startDate=${encodeURIComponent(iso(w.start))}&endDate=${encodeURIComponent(iso(w.end))}`;
 }
 
-async function exportRows(get: Get, q: string, perPage = 7): Promise<Row[]> {
-  const rows: Row[] = [];
-  for (let cursor: string | null = null, pages = 0; ; pages++) {
-    expect(pages).toBeLessThan(100);
-    const page = (await get(
-      `/api/analytics/v1/prs?${q}&perPage=${perPage}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
-    )) as {
-      data: Row[];
-      nextCursor: string | null;
-    };
-    rows.push(...page.data);
-    cursor = page.nextCursor;
-    if (cursor === null) return rows;
-  }
-}
-
 /** Every grouping's summary equals the export's rows grouped; answers the rows (to check a test's expectations on them). */
 async function agrees(
   get: Get,
@@ -200,7 +133,7 @@ async function agrees(
   perPage = 7,
 ): Promise<Row[]> {
   const q = query(org, w, repos, authors);
-  const rows = await exportRows(get, q, perPage);
+  const rows = await exportRows<Row>(get, q, { perPage, maxPages: 100 });
   for (const groupBy of GROUP_BYS) {
     if (groupBy === "day" && w.end - w.start + 1 > 400 * DAY) continue;
     const summary = await get(`/api/analytics/v1/summary?${q}&groupBy=${groupBy}`);
@@ -209,7 +142,7 @@ async function agrees(
       startDate: iso(w.start),
       endDate: iso(w.end),
       groupBy,
-      ...reference(rows, groupBy, w.start, w.end),
+      ...referenceSummary(rows, groupBy, w.start, w.end),
     });
   }
   return rows;
@@ -309,7 +242,7 @@ describe("attack: the listed repositories' day blocks against the export", () =>
     await moveRows(await shardDb(org), { orgKey: org, repo: "web" }, { orgKey: org, repo: "api" });
     for (const w of [WEEK, CUT]) for (const repos of LISTS) await agrees(get, org, w, repos, null, "after rename");
     // web has no rows now; its listed summary is empty, api's holds both repositories' pull requests.
-    expect(await exportRows(get, query(org, WEEK, "web"))).toEqual([]);
+    expect(await exportRows<Row>(get, query(org, WEEK, "web"), { perPage: 7, maxPages: 100 })).toEqual([]);
     // Blocks built again after the rename, then a new pull request in web on a served day.
     await buildBlocks(get, org, WEEK, LISTS);
     await postEventsOk(eventsOf(org, [pr("web", 9, "2026-10-01T10:00:00.000Z", { author: "zed" })]));
@@ -347,7 +280,7 @@ describe("attack: the listed repositories' day blocks against the export", () =>
       },
     ]);
     for (const w of [WEEK, CUT]) for (const repos of LISTS) await agrees(get, org, w, repos, null, "after changes");
-    const rows = await exportRows(get, query(org, WEEK, "docs"));
+    const rows = await exportRows<Row>(get, query(org, WEEK, "docs"), { perPage: 7, maxPages: 100 });
     expect(rows).toEqual([]);
   });
 
@@ -516,15 +449,7 @@ describe("attack: the listed repositories' day blocks against the export", () =>
     timeout: 300_000,
   }, async () => {
     const { org, get } = await orgWith("admin", { api: { private: false }, web: { private: false }, docs: { private: false } });
-    // A deterministic generator (mulberry32), so a failure repeats.
-    let seed = 33;
-    const next = () => {
-      seed = (seed + 0x6d2b79f5) >>> 0;
-      let t = seed;
-      t = Math.imul(t ^ (t >>> 15), t | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
+    const next = seededRandom(33);
     const made: Pr[] = [];
     const add = (repo: string, n: number, day: number, scale: number) => {
       const merged = Date.UTC(2026, 9, day, Math.floor(next() * 24), Math.floor(next() * 60));
