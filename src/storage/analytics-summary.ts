@@ -2,7 +2,7 @@ import { errorField, log } from "../lib/log";
 import { DAY_MS } from "../lib/time";
 import type { AnalyticsSummaryGroup, AnalyticsSummaryTotals } from "../schemas/analytics-summary";
 import { type Assembled, accumulator, blockFilter, type GroupingsFigures } from "./summary-assemble";
-import { buildSummaryDays } from "./summary-days";
+import { buildSummaryDays, buildSummaryMonths, wholeMonths } from "./summary-days";
 import { type BlockId, sliceReader } from "./summary-medians";
 import {
   BLOCK,
@@ -121,22 +121,44 @@ export async function summarizeGroupings(
   // organization's, or each listed repository's): not for a request refused over the bound (its
   // reading is what the bound prevents). The answer is already known: a build that fails is
   // logged, not answered.
-  if (assembled.missingDays.length > 0 && assembled.candidates <= limits.maxRows) {
-    const byRepo = Map.groupBy(assembled.missingDays, (missing) => missing.repoKey);
+  const { missingDays, missingMonths } = assembled;
+  if ((missingDays.length > 0 || missingMonths.length > 0) && assembled.candidates <= limits.maxRows) {
+    // Per repository ('' the organization), the days to build: those reported, and every day of a
+    // month reported without its block (a build keeps the day blocks already stored); then its months,
+    // from those day blocks.
+    const repos = new Map<string, { days: Set<number>; months: [number, number][] }>();
+    const of = (repoKey: string) => {
+      const entry = repos.get(repoKey) ?? { days: new Set<number>(), months: [] };
+      repos.set(repoKey, entry);
+      return entry;
+    };
+    for (const { repoKey, day } of missingDays) of(repoKey).days.add(day);
+    for (const { repoKey, month } of missingMonths)
+      for (const [first, last] of wholeMonths(month, month + 30)) {
+        const entry = of(repoKey);
+        entry.months.push([first, last]);
+        for (let day = first; day <= last; day++) entry.days.add(day);
+      }
     try {
-      for (const [repoKey, missing] of byRepo) {
-        const missingDays = missing.map((m) => m.day);
-        for (let i = 0; i < missingDays.length; i += BUILD_DAYS_PER_STATEMENT) {
-          const slice = missingDays.slice(i, i + BUILD_DAYS_PER_STATEMENT);
+      for (const [repoKey, { days, months }] of repos) {
+        const sorted = [...days].sort((a, b) => a - b);
+        for (let i = 0; i < sorted.length; i += BUILD_DAYS_PER_STATEMENT) {
+          const slice = sorted.slice(i, i + BUILD_DAYS_PER_STATEMENT);
           await buildSummaryDays(db, q.orgKey, slice, {
             maxPerDay: limits.dayBlockMax,
             maxBytes: limits.dayBlockMaxBytes,
             repoKey,
           });
         }
+        await buildSummaryMonths(db, q.orgKey, repoKey, months, { maxPerMonth: limits.monthBlockMax });
       }
     } catch (error) {
-      log.warn("summary blocks not built", { orgKey: q.orgKey, days: assembled.missingDays.length, error: errorField(error) });
+      log.warn("summary blocks not built", {
+        orgKey: q.orgKey,
+        days: missingDays.length,
+        months: missingMonths.length,
+        error: errorField(error),
+      });
     }
   }
   const { groupings, candidates, fromBlocks, bucketValues } = assembled;

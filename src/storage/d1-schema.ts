@@ -134,6 +134,35 @@ export const summaryDays = sqliteTable(
   (t) => [primaryKey({ columns: [t.orgKey, t.repoKey, t.day] })],
 );
 
+/**
+ * The summary's month blocks of a listed repository (storage/summary-days.ts `buildSummaryMonths`;
+ * issue 33): one row per repository and UTC calendar month, made from the repository's day blocks
+ * of that month when a summary of listed repositories first covers the whole month, so that such a
+ * summary reads a dozen rows per repository and year instead of 365. Deleted by the same triggers
+ * as the day blocks (migration 0014), so it always equals its days' blocks as a build would make
+ * them now.
+ *
+ * - `month`: the UTC day number of the month's first day;
+ * - `pull_requests`, `lo`, `hi`: as a day block's, over the month (`lo` null with pull requests: a
+ *   month that is never served, e.g. one of a day without a block's content, or too many pull
+ *   requests to send as durations);
+ * - `days`: JSON, per day with pull requests in day order, `[day, totals, durations]` as the day
+ *   blocks hold them.
+ */
+export const summaryMonths = sqliteTable(
+  "summary_months",
+  {
+    orgKey: text("org_key").notNull(),
+    repoKey: text("repo_key").notNull(),
+    month: integer("month").notNull(),
+    pullRequests: integer("pull_requests").notNull(),
+    lo: integer("lo"),
+    hi: integer("hi"),
+    days: text("days"),
+  },
+  (t) => [primaryKey({ columns: [t.orgKey, t.repoKey, t.month] })],
+);
+
 export const reviews = sqliteTable(
   "reviews",
   {

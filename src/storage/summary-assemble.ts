@@ -4,7 +4,7 @@ import type { AnalyticsSummaryGroup, AnalyticsSummaryTotals, SummaryGroupBy } fr
 import type { AnalyticsScope } from "./analytics";
 import type { BlockColumns, BlockFilter } from "./summary-days";
 import { type BlockId, type Durations, noSlices, resolveMedians, type SliceReader } from "./summary-medians";
-import { BLOCK, MISSING, type PartRow, STALE, SUMMED } from "./summary-statement";
+import { BLOCK, MISSING, MISSING_MONTH, MONTH_BLOCK, type PartRow, STALE, SUMMED } from "./summary-statement";
 
 /**
  * The summary's rows added up (`analytics-summary.ts` reads them: the statement's, and the blocks
@@ -55,6 +55,8 @@ export async function assemble(
 export type Assembled = Omit<GroupingsFigures, "rowsRead"> & {
   /** The window's full days without a block: the organization's (`repoKey` '') or a listed repository's. */
   missingDays: { repoKey: string; day: number }[];
+  /** The window's whole months without a listed repository's month block (`month`: its first day). */
+  missingMonths: { repoKey: string; month: number }[];
   stale: number;
   rowsRead: number;
   /** Blocks found malformed (`summary-medians.ts` `resolveMedians`): the caller deletes them. */
@@ -80,10 +82,34 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
   let fromBlocks = 0;
   let stale = 0;
   const missingDays: { repoKey: string; day: number }[] = [];
+  const missingMonths: { repoKey: string; month: number }[] = [];
   const add = (row: PartRow): void => {
     const { grouping, key } = row;
     if (grouping === MISSING) {
       missingDays.push({ repoKey: row.rk ?? "", day: Number(key) });
+      return;
+    }
+    if (grouping === MISSING_MONTH) {
+      missingMonths.push({ repoKey: row.rk ?? "", month: Number(key) });
+      return;
+    }
+    if (grouping === MONTH_BLOCK) {
+      // A month block is its days' blocks, totals and durations (summary-days.ts `buildSummaryMonthsSql`).
+      const repoKey = row.rk ?? "";
+      if (row.days === null) throw new Error("a served month block without its days");
+      for (const [day, totals, durations] of JSON.parse(row.days) as MonthDay[]) {
+        const block = {
+          totals,
+          durations,
+          counts: null,
+          repos: null,
+          authors: null,
+          repo_of: null,
+          author_of: null,
+          figures: null,
+        };
+        fromBlocks += addBlock(groupBys, { repoKey, day, version: 0 }, block, filter, groupOf);
+      }
       return;
     }
     if (grouping === STALE) {
@@ -121,6 +147,7 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
         candidates,
         fromBlocks,
         missingDays,
+        missingMonths,
         stale: stale + 1,
         bucketValues: 0,
         rowsRead: medians.rowsRead,
@@ -142,6 +169,7 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
       candidates,
       fromBlocks,
       missingDays,
+      missingMonths,
       stale,
       bucketValues: medians.bucketValues,
       rowsRead: medians.rowsRead,
@@ -150,6 +178,9 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
   };
   return { add, result };
 }
+
+/** One day of a month block: its day number, and its day block's totals and durations. */
+type MonthDay = [day: number, totals: BlockColumns["totals"], durations: NonNullable<BlockColumns["durations"]>];
 
 /** A block row's JSON columns, parsed (the ones the statement did not read stay null). */
 function readBlock(row: PartRow): BlockColumns {
@@ -169,6 +200,22 @@ function readBlock(row: PartRow): BlockColumns {
     author_of: parse(row.author_of),
     figures: parse(row.figures),
   };
+}
+
+/** Time groups' keys by grouping and UTC day: a year of blocks asks for each of its days' keys once per grouping. */
+const TIME_KEYS = new Map<SummaryGroupBy, Map<number, string>>();
+
+/** The key of the time group (day, week or month) that holds UTC day `day`. */
+function timeKeyOf(groupBy: SummaryGroupBy, day: number): string {
+  const keys = TIME_KEYS.get(groupBy) ?? new Map<number, string>();
+  TIME_KEYS.set(groupBy, keys);
+  let key = keys.get(day);
+  if (key === undefined) {
+    key = bucketKey(bucketStart(day * DAY_MS, groupBy as "day" | "week" | "month"));
+    if (keys.size >= 100_000) keys.clear(); // a bound on what an isolate keeps
+    keys.set(day, key);
+  }
+  return key;
 }
 
 /** Adds a block's sums (`BlockSums` order) to a group. */
@@ -205,7 +252,7 @@ function addBlock(
       ? read(block.repo_of, "repositories of its pull requests")
       : read(block.author_of, "authors of its pull requests");
   const durations = () => read(block.durations, "durations");
-  const timeKey = (groupBy: SummaryGroupBy) => bucketKey(bucketStart(day * DAY_MS, groupBy as "day" | "week" | "month"));
+  const timeKey = (groupBy: SummaryGroupBy) => timeKeyOf(groupBy, day);
   const read = <T>(column: T | null, name: string): T => {
     if (column === null) throw new Error(`a summary block read without its ${name}`);
     return column;

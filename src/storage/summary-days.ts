@@ -223,3 +223,76 @@ export interface BlockFilter {
   /** Lower-cased author logins the request counts (null: every one). */
   author: ((key: string | null) => boolean) | null;
 }
+
+/**
+ * At most this many pull requests in one repository's month block (`summary_months`): a month
+ * block sends every duration of its month (no counts per bucket), which costs less than its days'
+ * rows only for a repository of a few dozen pull requests a day. A busier month gets a marker
+ * (never served; its days are served by their own blocks, with counts) until a write to it.
+ */
+export const MONTH_BLOCK_MAX_PULL_REQUESTS = 2_000;
+
+/** The UTC day number of the first day of the calendar month that holds UTC day `day`. */
+export function monthStartDay(day: number): number {
+  const date = new Date(day * DAY_MS);
+  return Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1) / DAY_MS;
+}
+
+/** The whole calendar months between UTC days `first` and `last` (inclusive), as `[first day, last day]`. */
+export function wholeMonths(first: number, last: number): [number, number][] {
+  const months: [number, number][] = [];
+  for (let mo = monthStartDay(first); mo <= last; ) {
+    const date = new Date(mo * DAY_MS);
+    const next = Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1) / DAY_MS;
+    if (mo >= first && next - 1 <= last) months.push([mo, next - 1]);
+    mo = next;
+  }
+  return months;
+}
+
+/**
+ * Makes one repository's month blocks from its day blocks, in one statement, keeping any already
+ * stored (as `buildSummaryDaysSql`). A month is made only when every one of its days has a block
+ * (a day without one makes nothing: a later summary reports it again, after building the day);
+ * it is a marker (`lo` null, never served) when a day's block has no content (`lo` null with pull
+ * requests) or the month holds more than `maxPerMonth` pull requests or `maxBytes` bytes.
+ * `?1` the organization key, `?2` the repository key, `?3` the months as JSON `[[first, last], ...]`.
+ */
+export const buildSummaryMonthsSql = (
+  maxPerMonth: number = MONTH_BLOCK_MAX_PULL_REQUESTS,
+  maxBytes: number = BLOCK_MAX_BYTES,
+): string => `WITH
+wanted AS (SELECT DISTINCT CAST(value ->> 0 AS INTEGER) AS mo, CAST(value ->> 1 AS INTEGER) AS last FROM json_each(?3)),
+made AS (
+  SELECT w.mo AS mo, COUNT(*) AS blocks, w.last - w.mo + 1 AS length, SUM(d.pull_requests) AS n,
+    MIN(d.lo) AS lo, MAX(d.hi) AS hi,
+    COUNT(*) FILTER (WHERE d.pull_requests > 0 AND (d.lo IS NULL OR d.totals IS NULL OR d.durations IS NULL)) AS unfit,
+    json_group_array(json_array(d.day, json(d.totals), json(d.durations)) ORDER BY d.day) FILTER (WHERE d.pull_requests > 0) AS days
+  FROM wanted AS w
+  CROSS JOIN summary_days AS d ON d.org_key = ?1 AND d.repo_key = ?2 AND d.day BETWEEN w.mo AND w.last
+  GROUP BY w.mo
+)
+INSERT OR IGNORE INTO summary_months (org_key, repo_key, month, pull_requests, lo, hi, days)
+SELECT ?1, ?2, mo, n, IIF(fits, lo, NULL), IIF(fits, hi, NULL), IIF(fits AND n > 0, days, NULL)
+FROM (
+  SELECT *, unfit = 0 AND n <= ${maxPerMonth} AND COALESCE(length(CAST(days AS BLOB)), 0) <= ${maxBytes} AS fits
+  FROM made WHERE blocks = length
+)`;
+
+/** Makes the month blocks of `months` (`[first day, last day]`) of one repository; see `buildSummaryMonthsSql`. */
+export async function buildSummaryMonths(
+  db: D1Database | D1DatabaseSession,
+  orgKey: string,
+  repoKey: string,
+  months: readonly (readonly [number, number])[],
+  { maxPerMonth = MONTH_BLOCK_MAX_PULL_REQUESTS, maxBytes = BLOCK_MAX_BYTES }: { maxPerMonth?: number; maxBytes?: number } = {},
+): Promise<void> {
+  if (months.length === 0) return;
+  if (repoKey === "") throw new RangeError("month blocks are a listed repository's; the organization has none");
+  for (const [name, value] of [
+    ["maxPerMonth", maxPerMonth],
+    ["maxBytes", maxBytes],
+  ] as const)
+    if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${name} must be a whole number, got ${value}`);
+  await db.prepare(buildSummaryMonthsSql(maxPerMonth, maxBytes)).bind(orgKey, repoKey, JSON.stringify(months)).run();
+}

@@ -9,6 +9,8 @@ import {
   BLOCK_MAX_PULL_REQUESTS,
   BLOCKS_MAX_PULL_REQUESTS,
   type BlockColumns,
+  MONTH_BLOCK_MAX_PULL_REQUESTS,
+  wholeMonths,
 } from "./summary-days";
 
 /**
@@ -73,6 +75,8 @@ export interface SummaryLimits {
   blocksMax: number;
   /** The most bytes of JSON one block stores (`summary-days.ts` `BLOCK_MAX_BYTES`). */
   dayBlockMaxBytes: number;
+  /** The most pull requests a listed repository's month block holds (`summary-days.ts` `MONTH_BLOCK_MAX_PULL_REQUESTS`; lower in tests). */
+  monthBlockMax: number;
 }
 
 export const SUMMARY_LIMITS: SummaryLimits = {
@@ -85,6 +89,7 @@ export const SUMMARY_LIMITS: SummaryLimits = {
   bucketsPerBlock: 20,
   blocksMax: BLOCKS_MAX_PULL_REQUESTS,
   dayBlockMaxBytes: BLOCK_MAX_BYTES,
+  monthBlockMax: MONTH_BLOCK_MAX_PULL_REQUESTS,
 };
 
 /**
@@ -144,11 +149,19 @@ export type PartRow = Omit<AnalyticsSummaryGroup, "medianMsToFirstReview" | "med
   version: number | null;
   /** A block's or a missing block's repository key ('' for the organization's; null in other rows). */
   rk: string | null;
+  /** A month block's days (`summary_months.days`; null in other rows). */
+  days: string | null;
 } & { [column in keyof BlockColumns]: string | null };
 
 export const BLOCK = -1;
 
 export const MISSING = -2;
+
+/** A listed repository's month block (`key` the month's first UTC day, `days` its content). */
+export const MONTH_BLOCK = -4;
+
+/** A whole month of the window without a listed repository's month block (`key` its first day). */
+export const MISSING_MONTH = -5;
 
 /** How many of the blocks read before the statement (`served`) are gone or rebuilt since (`key`). */
 export const STALE = -3;
@@ -165,6 +178,9 @@ export const SUMMED = [
 ] as const;
 
 const DAY = DAY_MS;
+
+/** The first UTC day (a day number) of the calendar month of UTC day `day` (as `summary-days.ts` `monthStartDay`). */
+const MONTH_OF = (day: string) => `CAST(strftime('%s', (${day}) * 86400, 'unixepoch', 'start of month') AS INTEGER) / 86400`;
 
 /** Whole UTC days since 1970 of an instant in ms, rounded down also before 1970 (SQLite's `/` truncates). */
 const DAY_OF = (ms: string) => `((${ms} - ((${ms} % ${DAY}) + ${DAY}) % ${DAY}) / ${DAY})`;
@@ -228,6 +244,13 @@ const COLUMNS = `p.id AS pid, p.repo AS repo, p.author AS author, p.merged_at AS
  * the window), each group split into `arrayParts` parts by id. Each walk stops after `maxRows + 1`
  * candidates.
  */
+/** The window's whole UTC calendar months (`[first day, last day]`), of its full days. */
+function monthsOf(q: { start: number; end: number }): [number, number][] {
+  const first = Math.ceil(q.start / DAY);
+  const last = Math.floor((q.end + 1) / DAY) - 1;
+  return last >= first ? wholeMonths(first, last) : [];
+}
+
 /** Blocks per bound part of the list of blocks read before the statement: about 40 bytes each. */
 const READ_LIST_PART = 10_000;
 
@@ -317,6 +340,12 @@ export function summaryStatement(
       ? `keys(rk) AS (SELECT '')`
       : `keys(rk) AS (SELECT DISTINCT value FROM json_each(${bind(JSON.stringify(named))}))`;
   const read = Array.isArray(served) ? served : null;
+  const counted = bucketed({ ...q, groupBys });
+  // A listed repository's whole months are served by its month blocks (durations per day, for a
+  // time grouping without a filter: `bucketed`) when the statement chooses its blocks itself;
+  // their days are then neither read as day blocks nor walked.
+  const months = named !== null && read === null && served === "chosen here" && counted ? monthsOf(q) : [];
+  const withMonths = months.length > 0;
   // The blocks read before this statement (sliced; checked here), or the columns of the blocks it reads.
   // Bound in parts of at most READ_LIST_PART blocks: a long window of many listed repositories
   // serves tens of thousands, and one bound value should stay well under D1's 1 MB.
@@ -329,7 +358,6 @@ export function summaryStatement(
   // A request served from counts reads the durations instead when its blocks hold few pull
   // requests, in all or each on average.
   const few = `(SELECT COALESCE(SUM(n), 0) < ${limits.bucketsFrom} OR COALESCE(SUM(n), 0) < ${limits.bucketsPerBlock} * COUNT(*) FROM served)`;
-  const counted = bucketed({ ...q, groupBys });
   const blockSelect = blockColumns({ ...q, groupBys })
     .map(([name, needed]) =>
       counted && name === "counts"
@@ -379,21 +407,47 @@ export function summaryStatement(
   const edge = (fn: "MIN" | "MAX") =>
     `(SELECT ${fn}(merged_at) FROM pull_requests INDEXED BY pull_requests_summary_walk
       WHERE org_key = ?1 AND merged_at >= ?2 AND merged_at <= ?3 AND merged_at IS NOT NULL AND first_reviewed_at IS NOT NULL)`;
+  const withinBound = withMonths
+    ? `(SELECT COALESCE(SUM(n), 0) FROM usable) + (SELECT COALESCE(SUM(n), 0) FROM usable_months) <= ${limits.blocksMax}`
+    : `(SELECT SUM(n) FROM usable) <= ${limits.blocksMax}`;
   const days = `${keys},
 bounds(lo, hi) AS (SELECT ${edge("MIN")}, ${edge("MAX")}),
-days(d, last) AS (
-  SELECT ${DAY_OF("lo")}, ${DAY_OF("hi")} FROM bounds WHERE lo IS NOT NULL
-  UNION ALL SELECT d + 1, last FROM days WHERE d < last
+days(d, last${withMonths ? ", mo" : ""}) AS (
+  SELECT ${DAY_OF("lo")}, ${DAY_OF("hi")}${withMonths ? `, ${MONTH_OF(DAY_OF("lo"))}` : ""} FROM bounds WHERE lo IS NOT NULL
+  UNION ALL SELECT d + 1, last${withMonths ? `, ${MONTH_OF("d + 1")}` : ""} FROM days WHERE d < last
 ),
-full_days AS (SELECT d FROM days WHERE d * ${DAY} >= ?2 AND d * ${DAY} + ${DAY - 1} <= ?3),
-stored AS MATERIALIZED (
+full_days AS (SELECT d${withMonths ? ", mo" : ""} FROM days WHERE d * ${DAY} >= ?2 AND d * ${DAY} + ${DAY - 1} <= ?3),
+${
+  withMonths
+    ? `full_months(mo, last) AS MATERIALIZED (SELECT value ->> 0, value ->> 1 FROM json_each(${bind(JSON.stringify(months))})),
+usable_months AS MATERIALIZED (
+  SELECT k.rk AS rk, m.mo AS mo, m.last AS last, s.pull_requests AS n
+  FROM keys AS k CROSS JOIN full_months AS m CROSS JOIN summary_months AS s ON s.org_key = ?1 AND s.repo_key = k.rk AND s.month = m.mo
+  WHERE s.pull_requests = 0 OR (s.lo >= ?2 AND s.hi <= ?3)
+),
+wanted_days AS MATERIALIZED (
+  SELECT k.rk AS rk, f.d AS d FROM keys AS k CROSS JOIN full_days AS f
+  WHERE NOT EXISTS (SELECT 1 FROM usable_months AS u WHERE u.rk = k.rk AND u.mo = f.mo)
+),
+usable AS MATERIALIZED (
+  SELECT w.rk AS rk, s.day AS day, s.pull_requests AS n
+  FROM wanted_days AS w CROSS JOIN summary_days AS s ON s.org_key = ?1 AND s.repo_key = w.rk AND s.day = w.d
+  WHERE s.pull_requests = 0 OR (s.lo >= ?2 AND s.hi <= ?3)
+),`
+    : `stored AS MATERIALIZED (
   SELECT k.rk AS rk, s.day AS day, s.pull_requests AS n, s.lo AS lo, s.hi AS hi
   FROM keys AS k CROSS JOIN full_days AS f CROSS JOIN summary_days AS s ON s.org_key = ?1 AND s.repo_key = k.rk AND s.day = f.d
-),
+),`
+}
 ${
   read === null
-    ? `usable AS MATERIALIZED (SELECT rk, day, n FROM stored WHERE ${blocksOk} AND (n = 0 OR (lo >= ?2 AND hi <= ?3))),
-served AS MATERIALIZED (SELECT rk, day, n FROM usable WHERE (SELECT SUM(n) FROM usable) <= ${limits.blocksMax}),`
+    ? `${withMonths ? "" : `usable AS MATERIALIZED (SELECT rk, day, n FROM stored WHERE ${blocksOk} AND (n = 0 OR (lo >= ?2 AND hi <= ?3))),\n`}${
+        withMonths
+          ? `within AS MATERIALIZED (SELECT ${withinBound} AS ok),
+served AS MATERIALIZED (SELECT rk, day, n FROM usable WHERE (SELECT ok FROM within)),
+served_months AS MATERIALIZED (SELECT rk, mo, last, n FROM usable_months WHERE (SELECT ok FROM within)),`
+          : `served AS MATERIALIZED (SELECT rk, day, n FROM usable WHERE ${withinBound}),`
+      }`
     : `served AS MATERIALIZED (
   SELECT s.repo_key AS rk, s.day AS day, s.pull_requests AS n FROM (${readValues}) AS j
   CROSS JOIN summary_days AS s
@@ -401,7 +455,9 @@ served AS MATERIALIZED (SELECT rk, day, n FROM usable WHERE (SELECT SUM(n) FROM 
 ),`
 }
 walked AS (
-  SELECT k.rk AS rk, d FROM keys AS k CROSS JOIN days WHERE NOT EXISTS (SELECT 1 FROM served AS v WHERE v.rk = k.rk AND v.day = d)
+  SELECT k.rk AS rk, d FROM keys AS k CROSS JOIN days WHERE NOT EXISTS (SELECT 1 FROM served AS v WHERE v.rk = k.rk AND v.day = d)${
+    withMonths ? `\n    AND NOT EXISTS (SELECT 1 FROM served_months AS u WHERE u.rk = k.rk AND u.mo = days.mo)` : ""
+  }
 )`;
   const noBlock = BLOCK_JSON.map(() => "NULL").join(", ");
   const none = ["0 AS pullRequests", ...SUMMED.slice(1).map((name) => `0 AS ${name}`), "NULL AS tf0", "NULL AS tm0"].join(", ");
@@ -411,22 +467,32 @@ walked AS (
   const groupKeys = groupBys.map((g) => groupKeySql(g));
   const keyed = groupKeys.map((key, i) => `SELECT ${i} AS grp, ${key.row} AS k, * FROM metrics`).join("\n  UNION ALL\n  ");
   const keyOf = (k: string) => `CASE grp ${groupKeys.map((key, i) => `WHEN ${i} THEN ${key.key(k)}`).join(" ")} END`;
+  const terms = [
+    `SELECT grp AS grouping, ${keyOf("k")} AS key, ${aggregates}, ${BLOCK_JSON.map((c) => `NULL AS ${c}`).join(", ")}, NULL AS version, NULL AS rk, NULL AS days
+FROM (${keyed})
+GROUP BY grp, k, pid % ${limits.arrayParts}`,
+    read === null
+      ? `SELECT ${BLOCK}, v.day, v.n, ${none}, ${blockSelect}, s.version, v.rk, NULL
+FROM served AS v CROSS JOIN summary_days AS s ON s.org_key = ?1 AND s.repo_key = v.rk AND s.day = v.day WHERE v.n > 0`
+      : `SELECT ${STALE}, ${readCount} - (SELECT COUNT(*) FROM served), 0, ${none}, ${noBlock}, NULL, NULL, NULL`,
+    withMonths
+      ? `SELECT ${MISSING}, w.d, 0, ${none}, ${noBlock}, NULL, w.rk, NULL FROM wanted_days AS w
+WHERE NOT EXISTS (SELECT 1 FROM summary_days AS s WHERE s.org_key = ?1 AND s.repo_key = w.rk AND s.day = w.d)`
+      : `SELECT ${MISSING}, d, 0, ${none}, ${noBlock}, NULL, k.rk, NULL FROM full_days CROSS JOIN keys AS k
+WHERE (k.rk, d) NOT IN (SELECT rk, day FROM stored)`,
+    ...(withMonths
+      ? [
+          `SELECT ${MONTH_BLOCK}, v.mo, v.n, ${none}, ${noBlock}, NULL, v.rk, s.days
+FROM served_months AS v CROSS JOIN summary_months AS s ON s.org_key = ?1 AND s.repo_key = v.rk AND s.month = v.mo WHERE v.n > 0`,
+          `SELECT ${MISSING_MONTH}, m.mo, 0, ${none}, ${noBlock}, NULL, k.rk, NULL FROM full_months AS m CROSS JOIN keys AS k
+WHERE NOT EXISTS (SELECT 1 FROM summary_months AS s WHERE s.org_key = ?1 AND s.repo_key = k.rk AND s.month = m.mo)`,
+        ]
+      : []),
+  ];
   const sql = `WITH RECURSIVE ${days},
 metrics AS (
   ${bounded(`SELECT * FROM (${inWindow}\n  UNION ALL\n  ${viaIds(unionAll(outside))})`)}
 )
-SELECT grp AS grouping, ${keyOf("k")} AS key, ${aggregates}, ${BLOCK_JSON.map((c) => `NULL AS ${c}`).join(", ")}, NULL AS version, NULL AS rk
-FROM (${keyed})
-GROUP BY grp, k, pid % ${limits.arrayParts}
-UNION ALL
-${
-  read === null
-    ? `SELECT ${BLOCK}, v.day, v.n, ${none}, ${blockSelect}, s.version, v.rk
-FROM served AS v CROSS JOIN summary_days AS s ON s.org_key = ?1 AND s.repo_key = v.rk AND s.day = v.day WHERE v.n > 0`
-    : `SELECT ${STALE}, ${readCount} - (SELECT COUNT(*) FROM served), 0, ${none}, ${noBlock}, NULL, NULL`
-}
-UNION ALL
-SELECT ${MISSING}, d, 0, ${none}, ${noBlock}, NULL, k.rk FROM full_days CROSS JOIN keys AS k
-WHERE (k.rk, d) NOT IN (SELECT rk, day FROM stored)`;
+${unionAll(terms)}`;
   return { sql, params };
 }

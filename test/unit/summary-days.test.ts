@@ -24,12 +24,14 @@ describe("the day blocks' triggers watch every column a block is built from", ()
     expect([...read].filter((column) => !watched.has(column)).sort()).toEqual([]);
   });
 
-  it("inserts and deletes of merged pull requests delete their day's blocks, the organization's and the repository's", () => {
+  it("inserts and deletes of merged pull requests delete their day's blocks, the organization's and the repository's, and the repository's month", () => {
     const latest = readFileSync(
       join(
         "migrations/d1",
         migrations
-          .filter((f) => /summary_day/.test(f))
+          .filter((f) =>
+            readFileSync(join("migrations/d1", f), "utf8").includes("CREATE TRIGGER `summary_days_pull_request_added`"),
+          )
           .sort()
           .at(-1) ?? "",
       ),
@@ -43,9 +45,15 @@ describe("the day blocks' triggers watch every column a block is built from", ()
         new RegExp(
           `AFTER ${event} ON \`pull_requests\`\\nWHEN ${row}\\.\`merged_at\` IS NOT NULL\\nBEGIN\\n` +
             `  DELETE FROM \`summary_days\` WHERE \`org_key\` = ${row}\\.\`org_key\` AND \`repo_key\` = '' AND [^\\n]*\\n` +
-            `  DELETE FROM \`summary_days\` WHERE \`org_key\` = ${row}\\.\`org_key\` AND \`repo_key\` = ${row}\\.\`repo_key\` AND `,
+            `  DELETE FROM \`summary_days\` WHERE \`org_key\` = ${row}\\.\`org_key\` AND \`repo_key\` = ${row}\\.\`repo_key\` AND [^\\n]*\\n` +
+            // and its repository's month block (migration 0014), the month of the same day.
+            `  DELETE FROM \`summary_months\` WHERE \`org_key\` = ${row}\\.\`org_key\` AND \`repo_key\` = ${row}\\.\`repo_key\` AND \`month\` = CAST\\(strftime\\('%s', `,
         ),
       );
     }
+    // An update deletes the month blocks of the row before and after it.
+    expect(latest).toMatch(
+      /AFTER UPDATE ON `pull_requests`[\s\S]*DELETE FROM `summary_months` WHERE `org_key` = old\.`org_key` AND `repo_key` = old\.`repo_key` [\s\S]*DELETE FROM `summary_months` WHERE `org_key` = new\.`org_key` AND `repo_key` = new\.`repo_key` [\s\S]*END;/,
+    );
   });
 });

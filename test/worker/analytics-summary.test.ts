@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { SUMMARY_LIMITS, summarizeGroupings, summarizeMergedPullRequests } from "../../src/storage/analytics-summary";
 import { moveRows } from "../../src/storage/renames";
+import { monthStartDay } from "../../src/storage/summary-days";
 import { appCall, signIn } from "./app-helpers";
 import {
   addMember,
@@ -449,8 +450,11 @@ describe("day blocks (storage/summary-days.ts, issue 31): built by a summary, de
       { groupBys: all, authorKeys: ["bob"], excludedRepoKeys: ["web"] },
       { groupBys: ["day", "week", "month"] as const, counts: true },
       { groupBys: all, repoKeys: ["api"] },
-      { groupBys: ["week"] as const, repoKeys: ["web", "api"], counts: true },
+      // Not a whole month: served by day blocks and their counts (a whole month by month blocks, below).
+      { groupBys: ["week"] as const, repoKeys: ["web", "api"], counts: true, end: Date.parse("2026-10-30T23:59:59.999Z") },
       { groupBys: all, repoKeys: ["api", "web"], authorKeys: ["alice"] },
+      // October whole: each listed repository's month block, its durations day by day.
+      { groupBys: ["day", "week", "month"] as const, repoKeys: ["api", "web"] },
     ];
     // Medians from the buckets however few the pull requests (by default a small window reads durations).
     const limits = { ...SUMMARY_LIMITS, bucketsFrom: 0, bucketsPerBlock: 0 };
@@ -474,11 +478,14 @@ describe("day blocks (storage/summary-days.ts, issue 31): built by a summary, de
       expect(sliced.fromBlocks).toBe(served[i]?.fromBlocks);
     }
     const saved = await db.prepare("SELECT * FROM summary_days WHERE org_key = ?").bind(org).all();
+    const savedMonths = await db.prepare("SELECT * FROM summary_months WHERE org_key = ?").bind(org).all();
     await db.prepare("DELETE FROM summary_days WHERE org_key = ?").bind(org).run();
+    await db.prepare("DELETE FROM summary_months WHERE org_key = ?").bind(org).run();
     const walked: Awaited<ReturnType<typeof figures>> = [];
     for (const scope of scopes) {
       walked.push(await summarizeGroupings(db, { ...scopeOf(org), ...scope }));
       await db.prepare("DELETE FROM summary_days WHERE org_key = ?").bind(org).run();
+      await db.prepare("DELETE FROM summary_months WHERE org_key = ?").bind(org).run();
     }
     const byKey = (g: { groups: { key: string }[] }) => [...g.groups].sort((a, b) => (a.key < b.key ? -1 : 1));
     for (const [i, w] of walked.entries()) {
@@ -489,13 +496,18 @@ describe("day blocks (storage/summary-days.ts, issue 31): built by a summary, de
     }
     // Put the blocks back as they were (the walk above rebuilt them: the same content).
     await db.prepare("DELETE FROM summary_days WHERE org_key = ?").bind(org).run();
-    for (const row of saved.results) {
-      const columns = Object.keys(row);
-      await db
-        .prepare(`INSERT INTO summary_days (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`)
-        .bind(...columns.map((c) => row[c]))
-        .run();
-    }
+    await db.prepare("DELETE FROM summary_months WHERE org_key = ?").bind(org).run();
+    for (const [table, rows] of [
+      ["summary_days", saved.results],
+      ["summary_months", savedMonths.results],
+    ] as const)
+      for (const row of rows) {
+        const columns = Object.keys(row);
+        await db
+          .prepare(`INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`)
+          .bind(...columns.map((c) => row[c]))
+          .run();
+      }
     return served[0] as (typeof served)[number];
   }
 
@@ -620,7 +632,12 @@ describe("day blocks (storage/summary-days.ts, issue 31): built by a summary, de
           .all<{ rk: string; day: number }>()
       ).results.map(({ rk, day }) => `${rk || "*"}:${day}`);
     const [oct5, oct6, oct7] = ["05", "06", "07"].map((d) => day(`2026-10-${d}`)) as [number, number, number];
-    const q = { ...scopeOf(org), repoKeys: ["api"], groupBys: ["week"] as const };
+    // Not a whole month (a whole one is served by month blocks: the next test).
+    const q = {
+      ...scopeOf(org, "2026-10-01T00:00:00.000Z", "2026-10-30T23:59:59.999Z"),
+      repoKeys: ["api"],
+      groupBys: ["week"] as const,
+    };
     const first = await summarizeGroupings(db, q);
     expect([first.fromBlocks, first.groupings[0]?.totals.pullRequests]).toEqual([0, 2]);
     // Every full day from the organization's first merge of the window to its last, for the listed repository only.
@@ -642,5 +659,97 @@ describe("day blocks (storage/summary-days.ts, issue 31): built by a summary, de
     const renamed = await summarizeGroupings(db, { ...q, repoKeys: ["api-v2"] });
     expect(renamed.groupings[0]?.totals).toEqual(first.groupings[0]?.totals);
     expect((await summarizeGroupings(db, q)).groupings[0]?.totals.pullRequests ?? 0).toBe(0);
+  });
+
+  it("a repository list's whole months are read from month blocks made from its day blocks; a write deletes its month", async () => {
+    const { org } = await setup({ installedAt: "2026-01-01T00:00:00Z" });
+    // api: Oct 5 and 6, and Nov 3; web: Oct 7. November is the window's last, cut, month.
+    await postEventsOk([
+      ...[5, 6, 7].flatMap((d, i) => [
+        ev.pr(org, i + 1, { createdAt: at(`0${d}`, "08:00:00"), mergedAt: at(`0${d}`), repo: i === 2 ? "web" : "api" }),
+        ev.review(org, i + 1, `r${i + 1}`, { completedAt: at(`0${d}`, "09:00:00"), repo: i === 2 ? "web" : "api" }),
+      ]),
+      ev.pr(org, 4, { createdAt: "2026-11-03T08:00:00Z", mergedAt: "2026-11-03T10:00:00Z", repo: "api" }),
+      ev.review(org, 4, "r4", { completedAt: "2026-11-03T09:00:00Z", repo: "api" }),
+    ]);
+    const db = await shardDb(org);
+    const months = async () =>
+      (
+        await db
+          .prepare(
+            "SELECT repo_key AS rk, month, pull_requests AS n, lo IS NOT NULL AS content FROM summary_months WHERE org_key = ? ORDER BY rk, month",
+          )
+          .bind(org)
+          .all<{ rk: string; month: number; n: number; content: number }>()
+      ).results.map(({ rk, month, n, content }) => `${rk}:${month}:${n}:${content ? "content" : "marker"}`);
+    const dayBlocks = async (rk: string) =>
+      (
+        await db
+          .prepare("SELECT day FROM summary_days WHERE org_key = ? AND repo_key = ? ORDER BY day")
+          .bind(org, rk)
+          .all<{ day: number }>()
+      ).results.map((r) => r.day);
+    const oct1 = day("2026-10-01");
+    // The triggers' month (SQL) is the Worker's, on every day of four years either side of 1970 and now.
+    const sample = [
+      ...Array.from({ length: 1461 }, (_, i) => i - 730),
+      ...Array.from({ length: 1461 }, (_, i) => oct1 - 730 + i),
+    ];
+    const { results: sqlMonths } = await db
+      .prepare(
+        "SELECT CAST(strftime('%s', value * 86400, 'unixepoch', 'start of month') AS INTEGER) / 86400 AS mo FROM json_each(?) ORDER BY key",
+      )
+      .bind(JSON.stringify(sample))
+      .all<{ mo: number }>();
+    expect(sqlMonths.map((r) => r.mo)).toEqual(sample.map(monthStartDay));
+    // Groups come in no particular order.
+    const ordered = (f: { groupings: { groups: { key: string }[] }[] }) =>
+      f.groupings.map((g) => ({ ...g, groups: [...g.groups].sort((a, b) => (a.key < b.key ? -1 : 1)) }));
+    const q = {
+      ...scopeOf(org, "2026-10-01T00:00:00.000Z", "2026-11-10T23:59:59.999Z"),
+      repoKeys: ["api", "web"],
+      groupBys: ["week", "month"] as const,
+    };
+    const first = await summarizeGroupings(db, q);
+    expect([first.fromBlocks, first.groupings[0]?.totals.pullRequests]).toEqual([0, 4]);
+    // October's month block of each listed repository, and every day of October (the month is made from them).
+    expect(await months()).toEqual([`api:${oct1}:2:content`, `web:${oct1}:1:content`]);
+    expect(await dayBlocks("api")).toEqual(expect.arrayContaining(Array.from({ length: 31 }, (_, i) => oct1 + i)));
+    const again = await summarizeGroupings(db, q);
+    expect([again.fromBlocks, ordered(again)]).toEqual([4, ordered(first)]); // October's three from months, Nov 3 from its day
+
+    // A write to an October pull request of api deletes api's October, not web's.
+    await postEventsOk([ev.review(org, 1, "r1b", { completedAt: at("05", "11:00:00"), repo: "api" })]);
+    expect(await months()).toEqual([`web:${oct1}:1:content`]);
+    const afterWrite = await summarizeGroupings(db, q);
+    expect(afterWrite.fromBlocks).toBe(3); // web's month, api's Oct 6 and Nov 3 day blocks (Oct 5 walked, then built again)
+    expect(afterWrite.groupings[0]?.totals).toEqual(first.groupings[0]?.totals);
+    expect(await months()).toEqual([`api:${oct1}:2:content`, `web:${oct1}:1:content`]);
+
+    // A window that starts after a pull request's review: October's block holds a review before it,
+    // so its days are served by day blocks or walked, and the figures still equal the walk's.
+    const late = { ...q, start: Date.parse("2026-10-05T09:30:00.000Z") };
+    const lateServed = await summarizeGroupings(db, late);
+    await db.prepare("DELETE FROM summary_days WHERE org_key = ?").bind(org).run();
+    await db.prepare("DELETE FROM summary_months WHERE org_key = ?").bind(org).run();
+    const lateWalked = await summarizeGroupings(db, { ...late, start: late.start });
+    expect(ordered(lateServed)).toEqual(ordered(lateWalked));
+    expect(lateServed.groupings[0]?.totals.pullRequests).toBe(4); // pull request 1 by its second review (11:00)
+
+    // A month over the bound of a month block gets a marker: never served, its days served by their blocks.
+    await db.prepare("DELETE FROM summary_months WHERE org_key = ?").bind(org).run();
+    const capped = { ...SUMMARY_LIMITS, monthBlockMax: 1 };
+    await summarizeGroupings(db, q, capped);
+    expect(await months()).toEqual([`api:${oct1}:2:marker`, `web:${oct1}:1:content`]);
+    const withMarker = await summarizeGroupings(db, q, capped);
+    expect([withMarker.fromBlocks, ordered(withMarker)]).toEqual([4, ordered(first)]);
+
+    // A rename rewrites api's rows: its month blocks go, under the old key and the new.
+    await summarizeGroupings(db, { ...q, repoKeys: ["api-v2"] });
+    await moveRows(db, { orgKey: org, repo: "api" }, { orgKey: org, repo: "api-v2" });
+    expect(await months()).toEqual([`web:${oct1}:1:content`]);
+    await summarizeGroupings(db, { ...q, repoKeys: ["api-v2"] });
+    const renamed = await summarizeGroupings(db, { ...q, repoKeys: ["api-v2"] });
+    expect([renamed.fromBlocks, renamed.groupings[0]?.totals.pullRequests]).toEqual([3, 3]);
   });
 });

@@ -350,7 +350,12 @@ describe("attack: listed repositories' blocks (issue 33, merged from main), serv
     await postEventsOk(eventsOf(org, made, 1));
     const db = await shardDb(org);
     for (const groupBys of [["week"], ["day", "month"]] as SummaryGroupBy[][]) {
-      const q: GroupingsQuery = { ...scopeOf(org), repoKeys: ["web", "api", "web"], groupBys };
+      // Not a whole month: the day blocks and their counts (a whole one is served by month blocks, below).
+      const q: GroupingsQuery = {
+        ...scopeOf(org, "2026-10-01T00:00:00.000Z", "2026-10-30T23:59:59.999Z"),
+        repoKeys: ["web", "api", "web"],
+        groupBys,
+      };
       await summarizeGroupings(db, q); // builds the listed repositories' blocks
       const expected = oracle(made, q);
       const served = await summarizeGroupings(db, q, BUCKETS);
@@ -360,6 +365,12 @@ describe("attack: listed repositories' blocks (issue 33, merged from main), serv
       const sliced = await summarizeGroupings(db, q, { ...BUCKETS, blockSliceDays: 3, countSliceDays: 3 });
       expect(shape(sliced)).toEqual(expected);
       expect(inOrder(served)).toEqual(inOrder(await summarizeGroupings(db, q, WALK)));
+      // October whole: the listed repositories' month blocks (made by the first summary, read by the second).
+      const october: GroupingsQuery = { ...q, ...scopeOf(org), repoKeys: q.repoKeys, groupBys };
+      await summarizeGroupings(db, october, BUCKETS);
+      const monthly = await summarizeGroupings(db, october, BUCKETS);
+      expect([monthly.fromBlocks, monthly.bucketValues]).toEqual([expected.totals.pullRequests, 0]);
+      expect(shape(monthly)).toEqual(oracle(made, october));
       // The organization's blocks beside them: unlisted, the three repositories.
       const whole: GroupingsQuery = { ...q, repoKeys: null };
       await summarizeGroupings(db, whole);
