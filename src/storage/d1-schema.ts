@@ -146,8 +146,7 @@ export const summaryDays = sqliteTable(
  * - `pull_requests`, `lo`, `hi`: as a day block's, over the month (`lo` null with pull requests: a
  *   month that is never served, e.g. one of a day without a block's content, or too many pull
  *   requests to send as durations);
- * - `days`: JSON, per day with pull requests in day order, `[day, totals, durations]` as the day
- *   blocks hold them.
+ * - `days`: JSON, the days' totals and durations one after the other (summary-days.ts `MonthBlock`).
  */
 export const summaryMonths = sqliteTable(
   "summary_months",

@@ -2,7 +2,7 @@ import { DAY_MS } from "../lib/time";
 import { bucketKey, bucketStart, EMPTY_FIGURES, isTimeGroupBy } from "../rules/analytics-summary";
 import type { AnalyticsSummaryGroup, AnalyticsSummaryTotals, SummaryGroupBy } from "../schemas/analytics-summary";
 import type { AnalyticsScope } from "./analytics";
-import type { BlockColumns, BlockFilter } from "./summary-days";
+import type { BlockColumns, BlockFilter, MonthBlock } from "./summary-days";
 import { type BlockId, type Durations, noSlices, resolveMedians, type SliceReader } from "./summary-medians";
 import { BLOCK, MISSING, MISSING_MONTH, MONTH_BLOCK, type PartRow, STALE, SUMMED } from "./summary-statement";
 
@@ -94,22 +94,8 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
       return;
     }
     if (grouping === MONTH_BLOCK) {
-      // A month block is its days' blocks, totals and durations (summary-days.ts `buildSummaryMonthsSql`).
-      const repoKey = row.rk ?? "";
       if (row.days === null) throw new Error("a served month block without its days");
-      for (const [day, totals, durations] of JSON.parse(row.days) as MonthDay[]) {
-        const block = {
-          totals,
-          durations,
-          counts: null,
-          repos: null,
-          authors: null,
-          repo_of: null,
-          author_of: null,
-          figures: null,
-        };
-        fromBlocks += addBlock(groupBys, { repoKey, day, version: 0 }, block, filter, groupOf);
-      }
+      fromBlocks += addMonth(groupBys, JSON.parse(row.days) as MonthBlock, groupOf);
       return;
     }
     if (grouping === STALE) {
@@ -179,8 +165,35 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
   return { add, result };
 }
 
-/** One day of a month block: its day number, and its day block's totals and durations. */
-type MonthDay = [day: number, totals: BlockColumns["totals"], durations: NonNullable<BlockColumns["durations"]>];
+/**
+ * Adds a listed repository's month block (served only to an unfiltered request of time groupings)
+ * day by day: each day's sums and durations to its group. Returns how many pull requests it counted.
+ */
+function addMonth(
+  groupBys: readonly SummaryGroupBy[],
+  [days, sums, toFirstReview, toMerge]: MonthBlock,
+  groupOf: (grouping: number, key: string) => Accumulated,
+): number {
+  let at = 0;
+  for (let i = 0; i < days.length; i++) {
+    const day = days[i] as number;
+    const n = sums[7 * i] as number;
+    const tf = present(toFirstReview.slice(at, at + n));
+    const tm = present(toMerge.slice(at, at + n));
+    at += n;
+    for (let grouping = 0; grouping < groupBys.length; grouping++) {
+      const groupBy = groupBys[grouping] as SummaryGroupBy;
+      if (!isTimeGroupBy(groupBy)) throw new Error(`a month block served to a ${groupBy} grouping`);
+      const group = groupOf(grouping, timeKeyOf(groupBy, day));
+      addSums(group, sums.slice(7 * i, 7 * i + 7));
+      group.tf.values.push(tf);
+      group.tm.values.push(tm);
+    }
+  }
+  if (at !== toFirstReview.length || at !== toMerge.length || sums.length !== 7 * days.length)
+    throw new Error("a month block's durations do not match its days' pull requests");
+  return at;
+}
 
 /** A block row's JSON columns, parsed (the ones the statement did not read stay null). */
 function readBlock(row: PartRow): BlockColumns {

@@ -267,7 +267,8 @@ made AS (
   SELECT w.mo AS mo, COUNT(*) AS blocks, w.last - w.mo + 1 AS length, SUM(d.pull_requests) AS n,
     MIN(d.lo) AS lo, MAX(d.hi) AS hi,
     COUNT(*) FILTER (WHERE d.pull_requests > 0 AND (d.lo IS NULL OR d.totals IS NULL OR d.durations IS NULL)) AS unfit,
-    json_group_array(json_array(d.day, json(d.totals), json(d.durations)) ORDER BY d.day) FILTER (WHERE d.pull_requests > 0) AS days
+    json('[' || json_group_array(d.day ORDER BY d.day) FILTER (WHERE d.pull_requests > 0)
+      || ',[' || ${flatten("d.totals")} || '],[' || ${flatten("d.durations -> 0")} || '],[' || ${flatten("d.durations -> 1")} || ']]') AS days
   FROM wanted AS w
   CROSS JOIN summary_days AS d ON d.org_key = ?1 AND d.repo_key = ?2 AND d.day BETWEEN w.mo AND w.last
   GROUP BY w.mo
@@ -278,6 +279,18 @@ FROM (
   SELECT *, unfit = 0 AND n <= ${maxPerMonth} AND COALESCE(length(CAST(days AS BLOB)), 0) <= ${maxBytes} AS fits
   FROM made WHERE blocks = length
 )`;
+
+/** The elements of a JSON array column of the month's days with pull requests, in day order, as one list's text. */
+const flatten = (array: string) =>
+  `COALESCE(group_concat(substr(${array}, 2, length(${array}) - 2), ',' ORDER BY d.day) FILTER (WHERE d.pull_requests > 0), '')`;
+
+/**
+ * A month block's `days` (JSON): the days with pull requests (ascending), their day blocks' totals
+ * one after the other (`BlockSums`, seven a day), and their durations to first review and to merge
+ * one after the other (a day's as many as its pull requests, null where the creation time is).
+ * Flat lists parse and add up faster than a list per day.
+ */
+export type MonthBlock = [days: number[], sums: number[], toFirstReview: (number | null)[], toMerge: (number | null)[]];
 
 /** Makes the month blocks of `months` (`[first day, last day]`) of one repository; see `buildSummaryMonthsSql`. */
 export async function buildSummaryMonths(

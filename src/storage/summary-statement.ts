@@ -425,10 +425,14 @@ usable_months AS MATERIALIZED (
   FROM keys AS k CROSS JOIN full_months AS m CROSS JOIN summary_months AS s ON s.org_key = ?1 AND s.repo_key = k.rk AND s.month = m.mo
   WHERE s.pull_requests = 0 OR (s.lo >= ?2 AND s.hi <= ?3)
 ),
-wanted_days AS MATERIALIZED (
-  SELECT k.rk AS rk, f.d AS d FROM keys AS k CROSS JOIN full_days AS f
-  WHERE NOT EXISTS (SELECT 1 FROM usable_months AS u WHERE u.rk = k.rk AND u.mo = f.mo)
+month_days AS MATERIALIZED (SELECT d, mo, d * ${DAY} >= ?2 AND d * ${DAY} + ${DAY - 1} <= ?3 AS full FROM days),
+open_days AS MATERIALIZED (
+  SELECT o.rk AS rk, x.d AS d, x.full AS full FROM (
+    SELECT k.rk AS rk, a.mo AS mo FROM keys AS k CROSS JOIN (SELECT DISTINCT mo FROM month_days) AS a
+    WHERE NOT EXISTS (SELECT 1 FROM usable_months AS u WHERE u.rk = k.rk AND u.mo = a.mo)
+  ) AS o CROSS JOIN month_days AS x ON x.mo = o.mo
 ),
+wanted_days AS MATERIALIZED (SELECT rk, d FROM open_days WHERE full),
 usable AS MATERIALIZED (
   SELECT w.rk AS rk, s.day AS day, s.pull_requests AS n
   FROM wanted_days AS w CROSS JOIN summary_days AS s ON s.org_key = ?1 AND s.repo_key = w.rk AND s.day = w.d
@@ -454,9 +458,14 @@ served_months AS MATERIALIZED (SELECT rk, mo, last, n FROM usable_months WHERE (
   ON s.org_key = ?1 AND s.repo_key = j.value ->> 0 AND s.day = j.value ->> 1 AND s.version = j.value ->> 2
 ),`
 }
-walked AS (
-  SELECT k.rk AS rk, d FROM keys AS k CROSS JOIN days WHERE NOT EXISTS (SELECT 1 FROM served AS v WHERE v.rk = k.rk AND v.day = d)${
-    withMonths ? `\n    AND NOT EXISTS (SELECT 1 FROM served_months AS u WHERE u.rk = k.rk AND u.mo = days.mo)` : ""
+walked AS (${
+    withMonths
+      ? `
+  SELECT rk, d FROM open_days AS o WHERE NOT EXISTS (SELECT 1 FROM served AS v WHERE v.rk = o.rk AND v.day = o.d)
+  UNION ALL
+  SELECT u.rk, x.d FROM within AS w CROSS JOIN usable_months AS u CROSS JOIN month_days AS x ON x.mo = u.mo WHERE NOT w.ok`
+      : `
+  SELECT k.rk AS rk, d FROM keys AS k CROSS JOIN days WHERE NOT EXISTS (SELECT 1 FROM served AS v WHERE v.rk = k.rk AND v.day = d)`
   }
 )`;
   const noBlock = BLOCK_JSON.map(() => "NULL").join(", ");
