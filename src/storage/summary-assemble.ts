@@ -166,33 +166,50 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
 }
 
 /**
- * Adds a listed repository's month block (served only to an unfiltered request of time groupings)
- * day by day: each day's sums and durations to its group. Returns how many pull requests it counted.
+ * Adds a listed repository's month block (served only to an unfiltered request of time groupings):
+ * each day's sums to its group, and the durations of each run of days in one group as one list
+ * (a week or month takes its days' values in one slice). Returns how many pull requests it counted.
  */
 function addMonth(
   groupBys: readonly SummaryGroupBy[],
   [days, sums, toFirstReview, toMerge]: MonthBlock,
   groupOf: (grouping: number, key: string) => Accumulated,
 ): number {
-  let at = 0;
-  for (let i = 0; i < days.length; i++) {
-    const day = days[i] as number;
-    const n = sums[7 * i] as number;
-    const tf = present(toFirstReview.slice(at, at + n));
-    const tm = present(toMerge.slice(at, at + n));
-    at += n;
-    for (let grouping = 0; grouping < groupBys.length; grouping++) {
-      const groupBy = groupBys[grouping] as SummaryGroupBy;
-      if (!isTimeGroupBy(groupBy)) throw new Error(`a month block served to a ${groupBy} grouping`);
-      const group = groupOf(grouping, timeKeyOf(groupBy, day));
-      addSums(group, sums.slice(7 * i, 7 * i + 7));
-      group.tf.values.push(tf);
-      group.tm.values.push(tm);
-    }
-  }
-  if (at !== toFirstReview.length || at !== toMerge.length || sums.length !== 7 * days.length)
+  const total = toFirstReview.length;
+  if (total !== toMerge.length || sums.length !== 7 * days.length)
     throw new Error("a month block's durations do not match its days' pull requests");
-  return at;
+  for (let grouping = 0; grouping < groupBys.length; grouping++) {
+    const groupBy = groupBys[grouping] as SummaryGroupBy;
+    if (!isTimeGroupBy(groupBy)) throw new Error(`a month block served to a ${groupBy} grouping`);
+    let group: Accumulated | null = null;
+    let runFrom = 0;
+    let at = 0;
+    const flush = (to: number) => {
+      if (group === null || to === runFrom) return;
+      group.tf.values.push(present(toFirstReview.slice(runFrom, to)));
+      group.tm.values.push(present(toMerge.slice(runFrom, to)));
+    };
+    for (let i = 0; i < days.length; i++) {
+      const next = groupOf(grouping, timeKeyOf(groupBy, days[i] as number));
+      if (next !== group) {
+        flush(at);
+        group = next;
+        runFrom = at;
+      }
+      const o = 7 * i;
+      next.pullRequests += sums[o] as number;
+      next.linesAdded += sums[o + 1] as number;
+      next.linesDeleted += sums[o + 2] as number;
+      next.serviceIssuesFlagged += sums[o + 3] as number;
+      next.serviceIssuesFixed += sums[o + 4] as number;
+      next.aiLinesAuthored += sums[o + 5] as number;
+      next.pullRequestsWithAiData += sums[o + 6] as number;
+      at += sums[o] as number;
+    }
+    flush(at);
+    if (at !== total) throw new Error("a month block's durations do not match its days' pull requests");
+  }
+  return total;
 }
 
 /** A block row's JSON columns, parsed (the ones the statement did not read stay null). */
