@@ -244,6 +244,42 @@ const COLUMNS = `p.id AS pid, p.repo AS repo, p.author AS author, p.merged_at AS
  * the window), each group split into `arrayParts` parts by id. Each walk stops after `maxRows + 1`
  * candidates.
  */
+/** Day blocks of at most this many pull requests are folded, this many days to a row (`foldedBlocks`). */
+const FOLD_MAX_PULL_REQUESTS = 100;
+const FOLD_DAYS = 64;
+
+/**
+ * The served day blocks of a request that also reads month blocks (an unfiltered time grouping of
+ * listed repositories): when they are read as durations (`few`), the small ones are folded into rows
+ * of a month block's shape (`MonthBlock`: at most FOLD_DAYS days of at most FOLD_MAX_PULL_REQUESTS
+ * pull requests each, so a row stays far below D1's 1 MB), which the Worker adds up as it does a
+ * month; every other block is a row of its own, as without months. Each row D1 sends costs the
+ * Worker an object and two parses, and a year of a listed repository has dozens of day blocks
+ * beside its months.
+ */
+function foldedBlocks(few: string): string {
+  const element = (array: string) => `group_concat(substr(${array}, 2, length(${array}) - 2), ',' ORDER BY v.day)`;
+  const fold = `(f.few AND v.n <= ${FOLD_MAX_PULL_REQUESTS})`;
+  const folded = `MAX(${fold})`;
+  const columns = BLOCK_JSON.map((name) =>
+    name === "totals"
+      ? `IIF(${folded}, NULL, MIN(s.totals))`
+      : name === "counts"
+        ? "IIF(MAX(f.few), NULL, MIN(s.counts))"
+        : name === "durations"
+          ? `IIF(MAX(f.few) AND NOT ${folded}, MIN(s.durations), NULL)`
+          : "NULL",
+  ).join(", ");
+  const none = ["0", ...SUMMED.slice(1).map(() => "0"), "NULL", "NULL"].join(", ");
+  return `SELECT IIF(${folded}, ${MONTH_BLOCK}, ${BLOCK}), MIN(v.day), SUM(v.n), ${none}, ${columns}, MIN(s.version), v.rk,
+  IIF(${folded}, json('[' || json_group_array(v.day ORDER BY v.day) || ',[' || ${element("s.totals")} || '],['
+    || ${element("s.durations -> 0")} || '],[' || ${element("s.durations -> 1")} || ']]'), NULL)
+FROM (SELECT ${few} AS few) AS f CROSS JOIN served AS v
+CROSS JOIN summary_days AS s ON s.org_key = ?1 AND s.repo_key = v.rk AND s.day = v.day
+WHERE v.n > 0
+GROUP BY v.rk, ${fold}, IIF(${fold}, v.day / ${FOLD_DAYS}, v.day)`;
+}
+
 /** The window's whole UTC calendar months (`[first day, last day]`), of its full days. */
 function monthsOf(q: { start: number; end: number }): [number, number][] {
   const first = Math.ceil(q.start / DAY);
@@ -480,10 +516,12 @@ walked AS (${
     `SELECT grp AS grouping, ${keyOf("k")} AS key, ${aggregates}, ${BLOCK_JSON.map((c) => `NULL AS ${c}`).join(", ")}, NULL AS version, NULL AS rk, NULL AS days
 FROM (${keyed})
 GROUP BY grp, k, pid % ${limits.arrayParts}`,
-    read === null
-      ? `SELECT ${BLOCK}, v.day, v.n, ${none}, ${blockSelect}, s.version, v.rk, NULL
+    withMonths
+      ? foldedBlocks(few)
+      : read === null
+        ? `SELECT ${BLOCK}, v.day, v.n, ${none}, ${blockSelect}, s.version, v.rk, NULL
 FROM served AS v CROSS JOIN summary_days AS s ON s.org_key = ?1 AND s.repo_key = v.rk AND s.day = v.day WHERE v.n > 0`
-      : `SELECT ${STALE}, ${readCount} - (SELECT COUNT(*) FROM served), 0, ${none}, ${noBlock}, NULL, NULL, NULL`,
+        : `SELECT ${STALE}, ${readCount} - (SELECT COUNT(*) FROM served), 0, ${none}, ${noBlock}, NULL, NULL, NULL`,
     withMonths
       ? `SELECT ${MISSING}, w.d, 0, ${none}, ${noBlock}, NULL, w.rk, NULL FROM wanted_days AS w
 WHERE NOT EXISTS (SELECT 1 FROM summary_days AS s WHERE s.org_key = ?1 AND s.repo_key = w.rk AND s.day = w.d)`

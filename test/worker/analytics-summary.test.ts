@@ -744,6 +744,32 @@ describe("day blocks (storage/summary-days.ts, issue 31): built by a summary, de
     const withMarker = await summarizeGroupings(db, q, capped);
     expect([withMarker.fromBlocks, ordered(withMarker)]).toEqual([4, ordered(first)]);
 
+    // Over the bound of pull requests read from blocks, none is served, months included: all walked.
+    const overBound = await summarizeGroupings(db, q, { ...SUMMARY_LIMITS, blocksMax: 1 });
+    expect([overBound.fromBlocks, ordered(overBound)]).toEqual([0, ordered(first)]);
+
+    // Day blocks beside the months, read as durations: the small ones folded into rows of a month's
+    // shape, a day of more than 100 pull requests a row of its own. The same figures as the walk.
+    await postEventsOk(
+      Array.from({ length: 101 }, (_, i) => [
+        ev.pr(org, 100 + i, {
+          createdAt: "2026-11-02T08:00:00Z",
+          mergedAt: `2026-11-02T${String(10 + (i % 10)).padStart(2, "0")}:00:00Z`,
+          repo: "web",
+        }),
+        ev.review(org, 100 + i, `r${100 + i}`, {
+          completedAt: `2026-11-02T09:${String(i % 60).padStart(2, "0")}:00Z`,
+          repo: "web",
+        }),
+      ]).flat(),
+    );
+    await summarizeGroupings(db, q, capped); // builds November 2's blocks
+    const mixed = await summarizeGroupings(db, q, capped);
+    expect(mixed.fromBlocks).toBe(105);
+    const mixedWalked = await summarizeGroupings(db, q, { ...SUMMARY_LIMITS, blocksMax: -1 });
+    expect([mixedWalked.fromBlocks, ordered(mixed)]).toEqual([0, ordered(mixedWalked)]);
+    expect(mixed.groupings[0]?.totals.pullRequests).toBe(105);
+
     // A rename rewrites api's rows: its month blocks go, under the old key and the new.
     await summarizeGroupings(db, { ...q, repoKeys: ["api-v2"] });
     await moveRows(db, { orgKey: org, repo: "api" }, { orgKey: org, repo: "api-v2" });
@@ -751,5 +777,6 @@ describe("day blocks (storage/summary-days.ts, issue 31): built by a summary, de
     await summarizeGroupings(db, { ...q, repoKeys: ["api-v2"] });
     const renamed = await summarizeGroupings(db, { ...q, repoKeys: ["api-v2"] });
     expect([renamed.fromBlocks, renamed.groupings[0]?.totals.pullRequests]).toEqual([3, 3]);
+    expect((await summarizeGroupings(db, { ...q, repoKeys: ["web"] })).groupings[0]?.totals.pullRequests).toBe(102);
   });
 });
