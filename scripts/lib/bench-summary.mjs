@@ -100,7 +100,8 @@ export function summaryFloor(file, cases, { runs }) {
   const sqlite = new DatabaseSync(file, { readOnly: true });
   try {
     for (const c of cases) {
-      const { sql, params } = summaryStatement(input(c));
+      // Without blocks (the column says so), whatever blocks earlier runs left in the file.
+      const { sql, params } = summaryStatement(input(c), undefined, "none");
       const statement = sqlite.prepare(sql);
       statement.all(...params);
       const samples = [];
@@ -286,10 +287,10 @@ export async function dashboardFloor(file, now, { runs }) {
         end: now,
       };
       const singles = groupBys.map((groupBy) => {
-        const { sql, params } = summaryStatement({ ...scope, groupBy });
+        const { sql, params } = summaryStatement({ ...scope, groupBy }, undefined, "none");
         return { groupBy, statement: sqlite.prepare(sql), params };
       });
-      const together = summaryStatement({ ...scope, groupBys });
+      const together = summaryStatement({ ...scope, groupBys }, undefined, "none");
       const combined = { statement: sqlite.prepare(together.sql), params: together.params };
       const separate = [];
       for (const { groupBy, statement, params } of singles)
