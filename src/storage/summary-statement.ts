@@ -335,24 +335,28 @@ export function summaryStatement(
       "p.first_reviewed_at <= ?3",
       "p.last_reviewed_at >= ?2",
     ].join(" AND ");
-  const idRange = (index: string, conditions: string[]): string =>
-    `SELECT p.id AS id FROM pull_requests AS p INDEXED BY ${index} WHERE ${where(conditions)}`;
   const tiers = Array.from({ length: LAST_GAP_TIER + 1 }, (_, tier) => ({ tier, bound: GAP_TIER_BOUNDS_MS[tier] }));
+  // The merges outside the window, per gap tier (`review-span.ts`): one index range per tier,
+  // written as one join over the tiers' bounds (bound once, as JSON) for each side, which compiles
+  // in a fraction of sixteen ranges' time (the statement is compiled for every request). The
+  // last tier has no bound: the largest safe integer stands for it.
+  const tierBounds = bind(
+    JSON.stringify(tiers.map(({ tier, bound }) => [tier, bound === undefined ? Number.MAX_SAFE_INTEGER : bound])),
+  );
+  const tierJoin = (index: string, conditions: string[]) =>
+    `SELECT p.id AS id FROM (SELECT value ->> 0 AS tier, value ->> 1 AS bound FROM json_each(${tierBounds})) AS t
+  CROSS JOIN pull_requests AS p INDEXED BY ${index} ON ${where(conditions)}`;
   const outside = [
-    ...tiers.map(({ tier, bound }) =>
-      idRange("pull_requests_after_merge_walk", [
-        `p.after_merge_tier = ${tier}`,
-        ...(bound === undefined ? [] : [`p.merged_at >= ?2 - ${bound}`]),
-        "p.merged_at < ?2",
-      ]),
-    ),
-    ...tiers.map(({ tier, bound }) =>
-      idRange("pull_requests_before_merge_walk", [
-        `p.before_merge_tier = ${tier}`,
-        "p.merged_at > ?3",
-        ...(bound === undefined ? [] : [`p.merged_at <= ?3 + ${bound}`]),
-      ]),
-    ),
+    tierJoin("pull_requests_after_merge_walk", [
+      "p.after_merge_tier = t.tier",
+      "p.merged_at >= ?2 - t.bound",
+      "p.merged_at < ?2",
+    ]),
+    tierJoin("pull_requests_before_merge_walk", [
+      "p.before_merge_tier = t.tier",
+      "p.merged_at > ?3",
+      "p.merged_at <= ?3 + t.bound",
+    ]),
   ];
   const viaIds = (ids: string) =>
     `SELECT ${COLUMNS} FROM (SELECT id FROM (${ids}) LIMIT -1) AS t JOIN pull_requests AS p ON p.id = t.id${
@@ -512,30 +516,34 @@ walked AS (${
   const groupKeys = groupBys.map((g) => groupKeySql(g));
   const keyed = groupKeys.map((key, i) => `SELECT ${i} AS grp, ${key.row} AS k, * FROM metrics`).join("\n  UNION ALL\n  ");
   const keyOf = (k: string) => `CASE grp ${groupKeys.map((key, i) => `WHEN ${i} THEN ${key.key(k)}`).join(" ")} END`;
-  const terms = [
-    `SELECT grp AS grouping, ${keyOf("k")} AS key, ${aggregates}, ${BLOCK_JSON.map((c) => `NULL AS ${c}`).join(", ")}, NULL AS version, NULL AS rk, NULL AS days
+  const grouped = `SELECT grp AS grouping, ${keyOf("k")} AS key, ${aggregates}, ${BLOCK_JSON.map((c) => `NULL AS ${c}`).join(", ")}, NULL AS version, NULL AS rk, NULL AS days
 FROM (${keyed})
-GROUP BY grp, k, pid % ${limits.arrayParts}`,
-    withMonths
-      ? foldedBlocks(few)
-      : read === null
-        ? `SELECT ${BLOCK}, v.day, v.n, ${none}, ${blockSelect}, s.version, v.rk, NULL
-FROM served AS v CROSS JOIN summary_days AS s ON s.org_key = ?1 AND s.repo_key = v.rk AND s.day = v.day WHERE v.n > 0`
-        : `SELECT ${STALE}, ${readCount} - (SELECT COUNT(*) FROM served), 0, ${none}, ${noBlock}, NULL, NULL, NULL`,
-    withMonths
-      ? `SELECT ${MISSING}, w.d, 0, ${none}, ${noBlock}, NULL, w.rk, NULL FROM wanted_days AS w
-WHERE NOT EXISTS (SELECT 1 FROM summary_days AS s WHERE s.org_key = ?1 AND s.repo_key = w.rk AND s.day = w.d)`
-      : `SELECT ${MISSING}, d, 0, ${none}, ${noBlock}, NULL, k.rk, NULL FROM full_days CROSS JOIN keys AS k
-WHERE (k.rk, d) NOT IN (SELECT rk, day FROM stored)`,
-    ...(withMonths
-      ? [
-          `SELECT ${MONTH_BLOCK}, v.mo, v.n, ${none}, ${noBlock}, NULL, v.rk, s.days
+GROUP BY grp, k, pid % ${limits.arrayParts}`;
+  const terms = withMonths
+    ? [
+        grouped,
+        foldedBlocks(few),
+        `SELECT ${MISSING}, w.d, 0, ${none}, ${noBlock}, NULL, w.rk, NULL FROM wanted_days AS w
+WHERE NOT EXISTS (SELECT 1 FROM summary_days AS s WHERE s.org_key = ?1 AND s.repo_key = w.rk AND s.day = w.d)`,
+        `SELECT ${MONTH_BLOCK}, v.mo, v.n, ${none}, ${noBlock}, NULL, v.rk, s.days
 FROM served_months AS v CROSS JOIN summary_months AS s ON s.org_key = ?1 AND s.repo_key = v.rk AND s.month = v.mo WHERE v.n > 0`,
-          `SELECT ${MISSING_MONTH}, m.mo, 0, ${none}, ${noBlock}, NULL, k.rk, NULL FROM full_months AS m CROSS JOIN keys AS k
+        `SELECT ${MISSING_MONTH}, m.mo, 0, ${none}, ${noBlock}, NULL, k.rk, NULL FROM full_months AS m CROSS JOIN keys AS k
 WHERE NOT EXISTS (SELECT 1 FROM summary_months AS s WHERE s.org_key = ?1 AND s.repo_key = k.rk AND s.month = m.mo)`,
+      ]
+    : read === null
+      ? [
+          grouped,
+          `SELECT ${BLOCK}, v.day, v.n, ${none}, ${blockSelect}, s.version, v.rk, NULL
+FROM served AS v CROSS JOIN summary_days AS s ON s.org_key = ?1 AND s.repo_key = v.rk AND s.day = v.day WHERE v.n > 0`,
+          `SELECT ${MISSING}, d, 0, ${none}, ${noBlock}, NULL, k.rk, NULL FROM full_days CROSS JOIN keys AS k
+WHERE (k.rk, d) NOT IN (SELECT rk, day FROM stored)`,
         ]
-      : []),
-  ];
+      : [
+          grouped,
+          `SELECT ${STALE}, ${readCount} - (SELECT COUNT(*) FROM served), 0, ${none}, ${noBlock}, NULL, NULL, NULL`,
+          `SELECT ${MISSING}, d, 0, ${none}, ${noBlock}, NULL, k.rk, NULL FROM full_days CROSS JOIN keys AS k
+WHERE (k.rk, d) NOT IN (SELECT rk, day FROM stored)`,
+        ];
   const sql = `WITH RECURSIVE ${days},
 metrics AS (
   ${bounded(`SELECT * FROM (${inWindow}\n  UNION ALL\n  ${viaIds(unionAll(outside))})`)}
