@@ -211,6 +211,21 @@ export async function summaryHttp(server, cases, { headers, span, log }) {
     );
     c.paired = { readyz: readyz.p50, endpoint: endpoint.p50, p99: endpoint.p99, ratio: endpoint.p50 / readyz.p50 };
   }
+  // Contract section 21's target compares a list with one of its repositories: the two requests
+  // alternate, one by one, so both p50s are taken at the same moments (runs in sequence on this
+  // shared machine drift by more than the margin the target leaves).
+  for (const c of cases.filter((c) => c.vsOneRepository)) {
+    const one = cases.find((o) => o.name === c.vsOneRepository);
+    log(`Measuring summary, ${c.name} against ${one.name}...`);
+    const [single, list] = await interleave(
+      [
+        { url: server.url, path: `/api/analytics/v1/summary?${one.query}`, headers },
+        { url: server.url, path: `/api/analytics/v1/summary?${c.query}`, headers },
+      ],
+      span,
+    );
+    c.vsOne = { one: single.p50, list: list.p50, ratio: list.p50 / single.p50 };
+  }
 }
 
 export function summaryReport(cases) {
@@ -248,10 +263,10 @@ export function summaryReport(cases) {
   // Contract section 21 (issue 33): a list of repositories against one of them, per request and per pull request counted.
   for (const c of cases.filter((c) => c.vsOneRepository)) {
     const one = cases.find((o) => o.name === c.vsOneRepository);
-    const ratio = c.paired.endpoint / one.paired.endpoint;
+    const { ratio } = c.vsOne;
     const perRow = ratio / (c.pullRequests / Math.max(1, one.pullRequests));
     targets.push(
-      `- ${ratio <= 1.2 ? "met" : "MISSED"}: ${c.name} within 1.2x of one repository (${fmt(c.paired.endpoint)} vs ${fmt(one.paired.endpoint)} ms, ` +
+      `- ${ratio <= 1.2 ? "met" : "MISSED"}: ${c.name} within 1.2x of one repository (requests interleaved: ${fmt(c.vsOne.list)} vs ${fmt(c.vsOne.one)} ms, ` +
         `${fmt(ratio)}x for ${c.pullRequests.toLocaleString("en")} pull requests against ${one.pullRequests.toLocaleString("en")}: ${fmt(perRow)}x per pull request; SQLite ${fmt(c.floor.p50 / one.floor.p50)}x)`,
     );
   }

@@ -288,7 +288,9 @@ const flatten = (array: string) =>
  * A month block's `days` (JSON): the days with pull requests (ascending), their day blocks' totals
  * one after the other (`BlockSums`, seven a day), and their durations to first review and to merge
  * one after the other (a day's as many as its pull requests, null where the creation time is).
- * Flat lists parse and add up faster than a list per day.
+ * Flat lists parse and add up faster than a list per day. Day blocks folded into this shape by the
+ * summary's statement (`summary-statement.ts` `foldedBlocks`) list their days in no order, the four
+ * lists aligned.
  */
 export type MonthBlock = [days: number[], sums: number[], toFirstReview: (number | null)[], toMerge: (number | null)[]];
 

@@ -258,7 +258,10 @@ const FOLD_DAYS = 64;
  * beside its months.
  */
 function foldedBlocks(few: string): string {
-  const element = (array: string) => `group_concat(substr(${array}, 2, length(${array}) - 2), ',' ORDER BY v.day)`;
+  // No ORDER BY in the aggregates (each would sort the group's rows again): every aggregate of a
+  // group sees its rows in the same order, so the days, sums and durations stay aligned, and a
+  // month block's days need not be in order (`addMonth`).
+  const element = (array: string) => `group_concat(substr(${array}, 2, length(${array}) - 2), ',')`;
   const fold = `(f.few AND v.n <= ${FOLD_MAX_PULL_REQUESTS})`;
   const folded = `MAX(${fold})`;
   const columns = BLOCK_JSON.map((name) =>
@@ -272,7 +275,7 @@ function foldedBlocks(few: string): string {
   ).join(", ");
   const none = ["0", ...SUMMED.slice(1).map(() => "0"), "NULL", "NULL"].join(", ");
   return `SELECT IIF(${folded}, ${MONTH_BLOCK}, ${BLOCK}), MIN(v.day), SUM(v.n), ${none}, ${columns}, MIN(s.version), v.rk,
-  IIF(${folded}, json('[' || json_group_array(v.day ORDER BY v.day) || ',[' || ${element("s.totals")} || '],['
+  IIF(${folded}, json('[' || json_group_array(v.day) || ',[' || ${element("s.totals")} || '],['
     || ${element("s.durations -> 0")} || '],[' || ${element("s.durations -> 1")} || ']]'), NULL)
 FROM (SELECT ${few} AS few) AS f CROSS JOIN served AS v
 CROSS JOIN summary_days AS s ON s.org_key = ?1 AND s.repo_key = v.rk AND s.day = v.day
@@ -472,11 +475,10 @@ open_days AS MATERIALIZED (
     WHERE NOT EXISTS (SELECT 1 FROM usable_months AS u WHERE u.rk = k.rk AND u.mo = a.mo)
   ) AS o CROSS JOIN month_days AS x ON x.mo = o.mo
 ),
-wanted_days AS MATERIALIZED (SELECT rk, d FROM open_days WHERE full),
 usable AS MATERIALIZED (
   SELECT w.rk AS rk, s.day AS day, s.pull_requests AS n
-  FROM wanted_days AS w CROSS JOIN summary_days AS s ON s.org_key = ?1 AND s.repo_key = w.rk AND s.day = w.d
-  WHERE s.pull_requests = 0 OR (s.lo >= ?2 AND s.hi <= ?3)
+  FROM open_days AS w CROSS JOIN summary_days AS s ON s.org_key = ?1 AND s.repo_key = w.rk AND s.day = w.d
+  WHERE w.full AND (s.pull_requests = 0 OR (s.lo >= ?2 AND s.hi <= ?3))
 ),`
     : `stored AS MATERIALIZED (
   SELECT k.rk AS rk, s.day AS day, s.pull_requests AS n, s.lo AS lo, s.hi AS hi
@@ -523,8 +525,8 @@ GROUP BY grp, k, pid % ${limits.arrayParts}`;
     ? [
         grouped,
         foldedBlocks(few),
-        `SELECT ${MISSING}, w.d, 0, ${none}, ${noBlock}, NULL, w.rk, NULL FROM wanted_days AS w
-WHERE NOT EXISTS (SELECT 1 FROM summary_days AS s WHERE s.org_key = ?1 AND s.repo_key = w.rk AND s.day = w.d)`,
+        `SELECT ${MISSING}, w.d, 0, ${none}, ${noBlock}, NULL, w.rk, NULL FROM open_days AS w
+WHERE w.full AND NOT EXISTS (SELECT 1 FROM summary_days AS s WHERE s.org_key = ?1 AND s.repo_key = w.rk AND s.day = w.d)`,
         `SELECT ${MONTH_BLOCK}, v.mo, v.n, ${none}, ${noBlock}, NULL, v.rk, s.days
 FROM served_months AS v CROSS JOIN summary_months AS s ON s.org_key = ?1 AND s.repo_key = v.rk AND s.month = v.mo WHERE v.n > 0`,
         `SELECT ${MISSING_MONTH}, m.mo, 0, ${none}, ${noBlock}, NULL, k.rk, NULL FROM full_months AS m CROSS JOIN keys AS k
