@@ -3,7 +3,20 @@ import { describe, expect, it } from "vitest";
 import { SUMMARY_LIMITS, type SummaryLimits, summarizeGroupings } from "../../src/storage/analytics-summary";
 import { moveRows } from "../../src/storage/renames";
 import { MONTH_BLOCK, type PartRow, summaryStatement } from "../../src/storage/summary-statement";
-import { addMember, admin, adminOk, call, createKey, createOrg, createUser, env, postEventsOk, shardDb, unique } from "./helpers";
+import {
+  addMember,
+  admin,
+  adminOk,
+  call,
+  createKey,
+  createOrg,
+  createUser,
+  env,
+  postEventsOk,
+  seededRandom,
+  shardDb,
+  unique,
+} from "./helpers";
 import { type ExportRow, exportRows, type GroupBy, referenceSummary } from "./summary-reference";
 
 /**
@@ -506,6 +519,78 @@ describe("attack: the listed repositories' month blocks against the export", () 
     expect(await fromBlocks(org, OCT_NOV, all)).toBeGreaterThan(0);
     expect(await monthsServed(org, OCT_NOV, all)).toBeGreaterThan(0);
   });
+
+  for (const seed of [1033, 7, 2026])
+    it(`seeded random writes and windows at months' edges, over five months (seed ${seed})`, { timeout: 420_000 }, async () => {
+      const { org, get } = await adminOrg(["api", "web", "docs"]);
+      const next = seededRandom(seed);
+      const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T;
+      const starts = [
+        Date.UTC(2026, 8, 1),
+        Date.UTC(2026, 9, 1),
+        Date.UTC(2026, 10, 1),
+        Date.UTC(2026, 11, 1),
+        Date.UTC(2027, 0, 1),
+      ];
+      const edges = [0, -1, 1, -12 * HOUR, 12 * HOUR];
+      const repos = ["api", "web", "docs", "Web"];
+      let version = 0;
+      const made = new Map<string, Pr>();
+      const randomPr = (n: number): Pr => {
+        const edge = next() < 0.3;
+        const merged = edge
+          ? pick(starts) + pick([0, -1, 1])
+          : Date.UTC(2026, 8, 1) + Math.floor(next() * (Date.UTC(2027, 0, 31) - Date.UTC(2026, 8, 1)));
+        const created = merged - Math.floor(next() * (next() < 0.2 ? 40 * DAY : 2 * DAY));
+        const far = next();
+        const review =
+          far < 0.1
+            ? merged + Math.floor(next() * 20 * DAY)
+            : far < 0.2
+              ? created - DAY
+              : created + Math.floor(next() * (merged - created + 1));
+        const reviews = next() < 0.15 ? [review, review + Math.floor(next() * 10 * DAY)] : [review];
+        const findings = next() < 0.2 ? [{ at: review + Math.floor((next() - 0.5) * 6 * DAY), fixed: next() < 0.5 }] : undefined;
+        return {
+          repo: pick(repos),
+          n,
+          author: pick(["alice", "bob", "Carol"]),
+          created,
+          merged,
+          reviews,
+          ...(findings ? { findings } : {}),
+          ...(next() < 0.3 ? { ai: Math.floor(next() * 50) } : {}),
+          version: `2026-11-01T00:00:${String(version).padStart(2, "0")}.000Z`,
+        };
+      };
+      const write = async (count: number) => {
+        version++;
+        const batch: Pr[] = [];
+        for (let i = 0; i < count; i++) {
+          const existing = next() < 0.4 && made.size > 0 ? pick([...made.values()]) : null;
+          const p = randomPr(existing ? existing.n : 1 + Math.floor(next() * 400));
+          const keep = existing ? { ...p, repo: existing.repo, findings: undefined } : p;
+          made.set(`${keep.repo.toLowerCase()}#${keep.n}`, keep);
+          batch.push(keep);
+        }
+        await postEventsOk(eventsOf(org, batch));
+      };
+      await write(80);
+      const lists = ["api", "api,web", "docs,WEB,api", "web"];
+      let servedMonths = 0;
+      for (let round = 0; round < 8; round++) {
+        const a = Math.floor(next() * 3);
+        const b = a + 1 + Math.floor(next() * (4 - a));
+        const w = { start: (starts[a] as number) + pick(edges), end: (starts[b] as number) - 1 + pick(edges) };
+        for (const repos of lists) await agrees(get, org, w, repos, `round ${round}`);
+        if (round === 3) await moveRows(await shardDb(org), { orgKey: org, repo: "docs" }, { orgKey: org, repo: "web" });
+        else await write(6);
+        for (const repos of lists) await agrees(get, org, w, repos, `round ${round} after`);
+        servedMonths += await monthsServed(org, w, "api,web,docs");
+      }
+      // Month blocks served some of the rounds' windows (or the attack did not reach them).
+      expect(servedMonths).toBeGreaterThan(0);
+    });
 
   it("months built on one shard, the organization moved, written, and moved back", { timeout: 240_000 }, async () => {
     const { org, get } = await adminOrg(["api", "web", "docs"]);
