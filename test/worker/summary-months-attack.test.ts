@@ -2,6 +2,7 @@ import { introspectWorkflow } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { SUMMARY_LIMITS, type SummaryLimits, summarizeGroupings } from "../../src/storage/analytics-summary";
 import { moveRows } from "../../src/storage/renames";
+import { buildSummaryDays, buildSummaryMonths, wholeMonths } from "../../src/storage/summary-days";
 import { MONTH_BLOCK, type PartRow, summaryStatement } from "../../src/storage/summary-statement";
 import {
   addMember,
@@ -591,6 +592,121 @@ describe("attack: the listed repositories' month blocks against the export", () 
       // Month blocks served some of the rounds' windows (or the attack did not reach them).
       expect(servedMonths).toBeGreaterThan(0);
     });
+
+  it("a leap year's window of 366 days, every month a marker, small days folded across months and weeks", {
+    timeout: 240_000,
+  }, async () => {
+    const { org, get } = await adminOrg(["api", "web"]);
+    const made: Pr[] = [];
+    for (let d = 0; d < 366; d += 3)
+      made.push(
+        pr(d % 2 ? "api" : "web", 1 + d, Date.UTC(2028, 0, 1 + d, 3 + (d % 20)), {
+          ageH: 2,
+          reviewH: 1,
+          author: d % 5 ? "bob" : "alice",
+        }),
+      );
+    made.push(pr("api", 900, "2028-12-31T23:59:59.999Z", { ageH: 2, reviewH: 1 }));
+    await postEventsOk(eventsOf(org, made));
+    const YEAR = { start: at("2028-01-01T00:00:00.000Z"), end: at("2028-12-31T23:59:59.999Z") };
+    for (const repos of ["api", "api,web"]) await agrees(get, org, YEAR, repos, "leap year, months", ["week", "month"]);
+    expect(await monthsServed(org, YEAR, "api,web")).toBe(made.length);
+    // Months made markers by a lower limit (a write deletes the stored ones first), then served by folded day blocks.
+    await postEventsOk(
+      eventsOf(
+        org,
+        made.map((p) => ({ ...p, version: "2026-12-09T00:00:00.000Z", ai: 1 })),
+      ),
+    );
+    for (const repos of ["api", "api,web"]) {
+      await storageAgrees(get, org, YEAR, repos, { monthBlockMax: 1 }, "markers built");
+      await storageAgrees(get, org, YEAR, repos, { monthBlockMax: 1 }, "markers read");
+      await agrees(get, org, YEAR, repos, "leap year, markers", ["week", "month"]);
+    }
+    expect(await monthsServed(org, YEAR, "api,web")).toBe(0);
+    expect(await fromBlocks(org, YEAR, "api,web")).toBe(made.length);
+  });
+
+  it("extreme durations: created at the epoch, created after the merge, reviewed before creation, null lines", {
+    timeout: 180_000,
+  }, async () => {
+    const { org, get } = await adminOrg(["api", "web"]);
+    const m = at("2026-10-15T10:00:00.000Z");
+    await postEventsOk(
+      eventsOf(org, [
+        ...boundaryData(),
+        { repo: "api", n: 50, created: 0, merged: m, reviews: [m - HOUR] },
+        { repo: "api", n: 51, created: m + 5 * DAY, merged: m, reviews: [m + HOUR] },
+        { repo: "web", n: 52, created: m - HOUR, merged: m + 2 * DAY, reviews: [m - 3 * DAY] },
+        {
+          repo: "web",
+          n: 53,
+          created: at("2026-11-20T00:00:00Z"),
+          merged: at("2026-11-10T00:00:00Z"),
+          reviews: [at("2026-11-25T00:00:00Z")],
+        },
+      ]),
+    );
+    await postEventsOk([
+      {
+        type: "pull_request",
+        org,
+        repo: "api",
+        prNumber: 54,
+        author: "nul",
+        createdAt: "2026-11-03T00:00:00Z",
+        mergedAt: "2026-11-04T00:00:00Z",
+        linesAdded: null,
+        linesDeleted: null,
+        updatedAt: VERSION,
+      },
+      {
+        type: "review",
+        org,
+        repo: "api",
+        prNumber: 54,
+        reviewId: "r-api-54",
+        status: "completed",
+        completedAt: "2026-11-03T05:00:00Z",
+        updatedAt: VERSION,
+      },
+    ]);
+    for (const repos of ["api", "api,web", "web"]) await agrees(get, org, OCT_NOV, repos, "extreme");
+    expect(await monthsServed(org, OCT_NOV, "api,web")).toBeGreaterThan(0);
+  });
+
+  it("a write between a month's day blocks and its month block; a rename between the statement and the build", {
+    timeout: 180_000,
+  }, async () => {
+    const { org, get } = await adminOrg(["api", "web"]);
+    await postEventsOk(eventsOf(org, boundaryData()));
+    const db = await shardDb(org);
+    const first = Date.UTC(2026, 9, 1) / DAY;
+    const months = wholeMonths(first, Date.UTC(2026, 10, 30) / DAY);
+    const days = Array.from({ length: 61 }, (_, i) => first + i);
+    for (const repoKey of ["api", "web"]) await buildSummaryDays(db, org, days, { repoKey });
+    // The write lands after the day blocks, before the months are made from them.
+    await postEventsOk(eventsOf(org, [pr("api", 60, "2026-10-20T10:00:00.000Z"), pr("web", 61, "2026-11-05T10:00:00.000Z")]));
+    for (const repoKey of ["api", "web"]) await buildSummaryMonths(db, org, repoKey, months);
+    for (const repos of ["api", "api,web", "web"]) await agrees(get, org, OCT_NOV, repos, "day blocks, write, months");
+    expect(await monthsServed(org, OCT_NOV, "api,web")).toBeGreaterThan(0);
+    // A rename of web into api after the statement, before its build of the missing months.
+    await moveRows(db, { orgKey: org, repo: "api" }, { orgKey: org, repo: "core" });
+    const q = {
+      orgKey: org,
+      repoKeys: ["core", "web"],
+      authorKeys: null,
+      accessibleRepoKeys: null,
+      start: OCT_NOV.start,
+      end: OCT_NOV.end,
+      groupBys: TIME,
+    };
+    await summarizeGroupings(db, q, SUMMARY_LIMITS, {
+      beforeMedians: () => moveRows(db, { orgKey: org, repo: "web" }, { orgKey: org, repo: "core" }),
+    });
+    for (const repos of ["core", "core,web", "web", "api,core"]) await agrees(get, org, OCT_NOV, repos, "renamed while building");
+    expect(await monthsServed(org, OCT_NOV, "core")).toBeGreaterThan(0);
+  });
 
   it("months built on one shard, the organization moved, written, and moved back", { timeout: 240_000 }, async () => {
     const { org, get } = await adminOrg(["api", "web", "docs"]);
