@@ -708,6 +708,39 @@ describe("attack: the listed repositories' month blocks against the export", () 
     expect(await monthsServed(org, OCT_NOV, "core")).toBeGreaterThan(0);
   });
 
+  it("a month over the default limit of 2,000 pull requests (a marker) beside months under it", {
+    timeout: 300_000,
+  }, async () => {
+    const { org, get } = await adminOrg(["api", "web"]);
+    const next = seededRandom(2001);
+    const made: Pr[] = [];
+    for (let i = 0; i < 2001; i++) {
+      const merged = Date.UTC(2026, 9, 1 + (i % 31), Math.floor(next() * 24), Math.floor(next() * 60));
+      const created = merged - Math.floor(next() * 5 * DAY);
+      made.push({
+        repo: "api",
+        n: i + 1,
+        author: i % 3 ? "bob" : "alice",
+        created,
+        merged,
+        reviews: [Math.max(created, Date.UTC(2026, 9, 1))],
+      });
+    }
+    for (let i = 0; i < 30; i++) made.push(pr(i % 2 ? "api" : "web", 3000 + i, Date.UTC(2026, 10, 1 + i, 12)));
+    await postEventsOk(eventsOf(org, made));
+    for (const repos of ["api", "api,web"]) await agrees(get, org, OCT_NOV, repos, "over the limit");
+    const months = await monthRows(org);
+    expect(months.find((m) => m.rk === "api" && m.month === Date.UTC(2026, 9, 1) / DAY)).toMatchObject({ n: 2001, lo: null });
+    expect(months.find((m) => m.rk === "api" && m.month === Date.UTC(2026, 10, 1) / DAY)?.lo).not.toBeNull();
+    expect(await monthsServed(org, OCT_NOV, "api,web")).toBe(30);
+    // One pull request leaves October: the month is made again, now under the limit, and served.
+    await postEventsOk(
+      eventsOf(org, [{ ...(made[7] as Pr), merged: Date.UTC(2026, 10, 15, 12), version: "2026-12-10T00:00:00.000Z" }]),
+    );
+    for (const repos of ["api", "api,web"]) await agrees(get, org, OCT_NOV, repos, "under the limit");
+    expect(await monthsServed(org, OCT_NOV, "api,web")).toBe(2031);
+  });
+
   it("months built on one shard, the organization moved, written, and moved back", { timeout: 240_000 }, async () => {
     const { org, get } = await adminOrg(["api", "web", "docs"]);
     await postEventsOk(eventsOf(org, boundaryData()));
