@@ -4,6 +4,7 @@ import { SUMMARY_LIMITS, type SummaryLimits, summarizeGroupings } from "../../sr
 import { moveRows } from "../../src/storage/renames";
 import { buildSummaryDays, buildSummaryMonths, wholeMonths } from "../../src/storage/summary-days";
 import { MONTH_BLOCK, type PartRow, summaryStatement } from "../../src/storage/summary-statement";
+import { appCall, signIn } from "./app-helpers";
 import {
   addMember,
   admin,
@@ -49,7 +50,7 @@ async function adminOrg(repos: string[]) {
     if (res.status !== 200) throw new Error(`${path} → ${res.status}: ${await res.text()}`);
     return res.json();
   };
-  return { org, get };
+  return { org, get, user };
 }
 
 interface Pr {
@@ -739,6 +740,50 @@ describe("attack: the listed repositories' month blocks against the export", () 
     );
     for (const repos of ["api", "api,web"]) await agrees(get, org, OCT_NOV, repos, "under the limit");
     expect(await monthsServed(org, OCT_NOV, "api,web")).toBe(2031);
+  });
+
+  it("another organization's rows moved in after the months were built; the dashboard's time groupings", {
+    timeout: 180_000,
+  }, async () => {
+    const { org, get, user } = await adminOrg(["api", "web"]);
+    const other = await adminOrg(["api", "web"]);
+    await postEventsOk(eventsOf(org, boundaryData()));
+    await postEventsOk(
+      eventsOf(other.org, [
+        pr("api", 1, "2026-10-31T23:59:59.999Z", { author: "zed" }),
+        pr("api", 70, "2026-11-01T00:00:00.000Z", { author: "zed", version: "2026-12-11T00:00:00.000Z" }),
+        pr("web", 71, "2026-10-05T10:00:00.000Z", { author: "yan" }),
+      ]),
+    );
+    for (const repos of LISTS) await agrees(get, org, OCT_NOV, repos, "before");
+    await agrees(other.get, other.org, OCT_NOV, "api,web", "other before");
+    // Both organizations on one shard, then the other's rows into this one (as an organization rename into an existing one).
+    const shardOf = async (o: string) =>
+      ((await (await admin("GET", `/internal/v1/organizations/${o}/move`)).json()) as { shard: string }).shard;
+    if ((await shardOf(org)) !== (await shardOf(other.org))) await moveToOtherShard(other.org);
+    expect(await shardOf(other.org)).toBe(await shardOf(org));
+    await moveRows(await shardDb(org), { orgKey: other.org }, { orgKey: org });
+    for (const repos of LISTS) await agrees(get, org, OCT_NOV, repos, "after");
+    const moved = await agrees(get, org, OCT_NOV, "api,web", "after, both");
+    // api #1 is in both (same version: this organization's row stays); #70 and #71 came in.
+    expect(moved.filter((r) => r.author === "zed" || r.author === "yan").length).toBe(2);
+    expect(await monthsServed(org, OCT_NOV, "api,web")).toBeGreaterThan(0);
+    const session = await signIn(user);
+    for (const w of [OCT_NOV, SEP_DEC])
+      for (const repos of ["api,web", "web"]) {
+        const q = query(org, w, repos);
+        for (let pass = 0; pass < 2; pass++) {
+          const res = await appCall(`/app/api/analytics/summaries?${q}&groupBy=day,week,month`, session);
+          expect(res.status).toBe(200);
+          const { summaries } = (await res.json()) as { summaries: { groupBy: string }[] };
+          expect(summaries.map((x) => x.groupBy)).toEqual(["day", "week", "month"]);
+          for (const summary of summaries)
+            expect(summary, `${repos} ${summary.groupBy} dashboard`).toEqual(
+              await get(`/api/analytics/v1/summary?${q}&groupBy=${summary.groupBy}`),
+            );
+        }
+        await agrees(get, org, w, repos, "dashboard's reference");
+      }
   });
 
   it("months built on one shard, the organization moved, written, and moved back", { timeout: 240_000 }, async () => {
