@@ -786,6 +786,53 @@ describe("attack: the listed repositories' month blocks against the export", () 
       }
   });
 
+  it("a write while a summary of months and counted day blocks reads its medians' buckets (read again)", {
+    timeout: 180_000,
+  }, async () => {
+    const { org, get } = await adminOrg(["api", "web"]);
+    const W = { start: at("2026-09-15T00:00:00.000Z"), end: OCT_NOV.end };
+    const made = [...boundaryData()];
+    for (let d = 15; d <= 30; d++)
+      made.push(pr(d % 2 ? "api" : "web", 100 + d, Date.UTC(2026, 8, d, 12), { ageH: d, reviewH: 1 }));
+    await postEventsOk(eventsOf(org, made));
+    for (const repos of ["api,web"]) await agrees(get, org, W, repos, "built");
+    const db = await shardDb(org);
+    const q = {
+      orgKey: org,
+      repoKeys: ["api", "web"],
+      authorKeys: null,
+      accessibleRepoKeys: null,
+      start: W.start,
+      end: W.end,
+      groupBys: TIME,
+    };
+    const limits = { ...SUMMARY_LIMITS, bucketsFrom: 0, bucketsPerBlock: 0 };
+    let writes = 0;
+    const figures = await summarizeGroupings(db, q, limits, {
+      beforeMedians: async () => {
+        if (writes++ > 0) return;
+        await postEventsOk(
+          eventsOf(org, [
+            { ...pr("api", 117, Date.UTC(2026, 8, 20, 12), { ageH: 300, reviewH: 1 }), version: "2026-12-12T00:00:00.000Z" },
+            pr("web", 200, Date.UTC(2026, 9, 20, 12), { ageH: 1, reviewH: 0 }),
+          ]),
+        );
+      },
+    });
+    expect(writes).toBeGreaterThan(1);
+    const rows = await exportRows<Row>(get, query(org, W, "api,web"), { perPage: 50, maxPages: 200 });
+    TIME.forEach((groupBy, i) => {
+      const ref = referenceSummary(rows, groupBy, W.start, W.end);
+      expect(
+        [...(figures.groupings[i]?.groups ?? [])].sort((a, b) => (a.key < b.key ? -1 : 1)),
+        groupBy,
+      ).toEqual(ref.groups.filter((g) => g.pullRequests > 0));
+      expect(figures.groupings[i]?.totals, `${groupBy} totals`).toEqual(ref.totals);
+    });
+    await agrees(get, org, W, "api,web", "after the raced read");
+    expect(await monthsServed(org, W, "api,web")).toBeGreaterThan(0);
+  });
+
   it("months built on one shard, the organization moved, written, and moved back", { timeout: 240_000 }, async () => {
     const { org, get } = await adminOrg(["api", "web", "docs"]);
     await postEventsOk(eventsOf(org, boundaryData()));
