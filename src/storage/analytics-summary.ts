@@ -14,18 +14,12 @@ import {
   SUMMARY_LIMITS,
   type SummaryLimits,
   type SummaryQuery,
-  summaryStatement,
-} from "./summary-statement";
+} from "./summary-rows";
+import { summaryStatement } from "./summary-statement";
 
 export { assemble, blockFilter, type GroupingsFigures } from "./summary-assemble";
-export {
-  type GroupingsQuery,
-  type PartRow,
-  SUMMARY_LIMITS,
-  type SummaryLimits,
-  type SummaryQuery,
-  summaryStatement,
-} from "./summary-statement";
+export { type GroupingsQuery, type PartRow, SUMMARY_LIMITS, type SummaryLimits, type SummaryQuery } from "./summary-rows";
+export { summaryStatement } from "./summary-statement";
 
 export interface SummaryFigures {
   /** The groups that have rows, in no particular order. */

@@ -4,7 +4,7 @@ import type { AnalyticsSummaryGroup, AnalyticsSummaryTotals, SummaryGroupBy } fr
 import type { AnalyticsScope } from "./analytics";
 import type { BlockColumns, BlockFilter, MonthBlock } from "./summary-days";
 import { type BlockId, type Durations, noSlices, resolveMedians, type SliceReader } from "./summary-medians";
-import { BLOCK, MISSING, MISSING_MONTH, MONTH_BLOCK, type PartRow, STALE, SUMMED } from "./summary-statement";
+import { BLOCK, MISSING, MISSING_MONTH, MONTH_BLOCK, type PartRow, STALE, SUMMED } from "./summary-rows";
 
 /**
  * The summary's rows added up (`analytics-summary.ts` reads them: the statement's, and the blocks

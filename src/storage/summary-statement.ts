@@ -1,181 +1,29 @@
 import { DAY_MS } from "../lib/time";
-import { isTimeGroupBy } from "../rules/analytics-summary";
-import type { AnalyticsSummaryGroup, SummaryGroupBy } from "../schemas/analytics-summary";
-import { type AnalyticsScope, unionAll } from "./analytics";
+import type { SummaryGroupBy } from "../schemas/analytics-summary";
+import { unionAll } from "./analytics";
 import { GAP_TIER_BOUNDS_MS, LAST_GAP_TIER } from "./review-span";
+import { BLOCK_JSON, wholeMonths } from "./summary-days";
 import {
-  BLOCK_JSON,
-  BLOCK_MAX_BYTES,
-  BLOCK_MAX_PULL_REQUESTS,
-  BLOCKS_MAX_PULL_REQUESTS,
-  type BlockColumns,
-  MONTH_BLOCK_MAX_PULL_REQUESTS,
-  wholeMonths,
-} from "./summary-days";
+  BLOCK,
+  type BlocksServed,
+  blockColumns,
+  bucketed,
+  type GroupingsQuery,
+  MISSING,
+  MISSING_MONTH,
+  MONTH_BLOCK,
+  STALE,
+  SUMMARY_LIMITS,
+  SUMMED,
+  type SummaryLimits,
+  type SummaryQuery,
+} from "./summary-rows";
 
 /**
- * The summary's one statement (`summaryStatement`) and what shapes it: the query, the limits, the
- * rows it answers and which of a block's columns a request reads. `analytics-summary.ts` runs it,
- * `summary-assemble.ts` adds its rows up.
+ * The summary's one statement (`summaryStatement`): its SQL. What it is asked and the rows it
+ * answers are `summary-rows.ts`'s; `analytics-summary.ts` runs it, `summary-assemble.ts` adds its
+ * rows up.
  */
-
-/** What the summary needs, in storage terms: the export's scope (its statement input without the page), and the grouping. */
-export type SummaryQuery = AnalyticsScope & { groupBy: SummaryGroupBy };
-
-/** Several groupings of one scope's rows (the dashboard's week, repository and author). */
-export type GroupingsQuery = AnalyticsScope & { groupBys: readonly SummaryGroupBy[] };
-
-/**
- * How much one summary statement may do (contract section 12 and issue 31, item 3), and how it
- * splits each group's durations.
- *
- * - `maxRows`: at most this many candidate pull requests (rows the walk finds before the exact
- *   check) per request; each walk (the window's, the merges' outside it) stops at one more, and
- *   the caller answers 400 instead of figures
- *   (`analytics/summary.ts` `refuseOverBound`).
- *   A request reads about two D1 rows per candidate, so this bounds what one request can hold a
- *   shard for. No legitimate request reaches the default: a shard holds about 7 million pull
- *   requests (contract section 16), so no window of one organization holds 8 million.
- * - `arrayParts`: the groups of a sorted grouping come back in this many parts (split by pull
- *   request id), each with its durations as JSON arrays, so no single value nears D1's cap on a
- *   string (1 MB; local D1 does not enforce it): a duration takes at most 15 characters, so a part
- *   holds about 65,000 of them and a group 8 parts of that. A time grouping walked by day sends
- *   one array per UTC day (65,000 merges in a day would be needed to near the cap).
- */
-export interface SummaryLimits {
-  maxRows: number;
-  arrayParts: number;
-  /** The most pull requests of one day a block holds (`summary-days.ts` `BLOCK_MAX_PULL_REQUESTS`; lower in tests). */
-  dayBlockMax: number;
-  /**
-   * A window of more full days than this reads its blocks in statements of this many days each,
-   * before the statement that walks the rest (`summarizeGroupings`): no statement holds the
-   * database, and no piece of the Worker's work holds its thread, for a whole year of blocks.
-   */
-  blockSliceDays: number;
-  /**
-   * As `blockSliceDays`, for a request that reads the blocks' counts per duration bucket instead of
-   * their durations (`bucketed`): a day's counts weigh about a sixtieth of its durations at a
-   * thousand pull requests a day, so a year of them is one statement, the walk's own.
-   */
-  countSliceDays: number;
-  /**
-   * A request served from the blocks' counts (`bucketed`) whose one statement serves fewer pull
-   * requests than this reads their durations instead: their JSON costs less than the second round
-   * trip that reads the medians' buckets (a small organization's default window).
-   */
-  bucketsFrom: number;
-  /**
-   * And reads their durations too when they hold fewer than this many pull requests a block on
-   * average (a listed repository's blocks of a few pull requests a day): then the counts weigh
-   * about what the durations do, and the buckets' slices are a second round trip for nothing.
-   */
-  bucketsPerBlock: number;
-  /** The most pull requests one request reads from blocks (`summary-days.ts` `BLOCKS_MAX_PULL_REQUESTS`); above it the window is walked. */
-  blocksMax: number;
-  /** The most bytes of JSON one block stores (`summary-days.ts` `BLOCK_MAX_BYTES`). */
-  dayBlockMaxBytes: number;
-  /** The most pull requests a listed repository's month block holds (`summary-days.ts` `MONTH_BLOCK_MAX_PULL_REQUESTS`; lower in tests). */
-  monthBlockMax: number;
-}
-
-export const SUMMARY_LIMITS: SummaryLimits = {
-  maxRows: 8_000_000,
-  arrayParts: 8,
-  dayBlockMax: BLOCK_MAX_PULL_REQUESTS,
-  blockSliceDays: 92,
-  countSliceDays: 366,
-  bucketsFrom: 2_000,
-  bucketsPerBlock: 20,
-  blocksMax: BLOCKS_MAX_PULL_REQUESTS,
-  dayBlockMaxBytes: BLOCK_MAX_BYTES,
-  monthBlockMax: MONTH_BLOCK_MAX_PULL_REQUESTS,
-};
-
-/**
- * Which blocks the statement serves: those it chooses itself (one statement: it reads them too),
- * none, or those read before it in slices (`[day, version]`, which it checks).
- */
-export type BlocksServed = "chosen here" | "none" | [repoKey: string, day: number, version: number][];
-
-/**
- * A block's columns and whether the request reads each: the day's totals always; for an
- * unfiltered request of time groupings only, the durations' counts per bucket (`bucketed`),
- * otherwise the durations; the repositories' and authors' sums and indexes for those groupings;
- * with a filter, all of them.
- */
-export function blockColumns(q: GroupingsQuery): [keyof BlockColumns, boolean][] {
-  const filtered = isFiltered(q);
-  const by = (groupBy: SummaryGroupBy) => q.groupBys.includes(groupBy);
-  const counts = bucketed(q);
-  const needed: Record<keyof BlockColumns, boolean> = {
-    totals: true,
-    counts,
-    repos: filtered || by("repo"),
-    authors: filtered || by("author"),
-    repo_of: filtered || by("repo"),
-    author_of: filtered || by("author"),
-    figures: filtered,
-    durations: !counts,
-  };
-  return BLOCK_JSON.map((name) => [name, needed[name]]);
-}
-
-/** Whether the request counts only some of a block's pull requests (an access list, excluded repositories, authors). */
-export const isFiltered = (q: AnalyticsScope): boolean =>
-  q.accessibleRepoKeys !== null || (q.excludedRepoKeys?.length ?? 0) > 0 || q.authorKeys !== null;
-
-/**
- * Whether the blocks' medians come from their counts per bucket (`resolveMedians`): an unfiltered
- * request of time groupings only. A repository or author grouping needs each group's durations of
- * every day (as many as a day's counts per group would be), and a filter each pull request's.
- */
-export const bucketed = (q: GroupingsQuery): boolean => !isFiltered(q) && q.groupBys.every(isTimeGroupBy);
-
-/**
- * One row of the statement: a group of one grouping (a group may come in several rows, e.g. from the
- * window's walk and from the merges outside it), its candidates (the rows found before the exact
- * check), the sums of its rows, and its durations as JSON arrays in no order, `tf0` and `tm0`.
- * Other kinds of row (`grouping` below 0, `key` a UTC day number): a day's block to add up
- * (`BLOCK`, in the block columns a request needs, `BLOCK_JSON`) and a full
- * day of the window without a block (`MISSING`).
- */
-export type PartRow = Omit<AnalyticsSummaryGroup, "medianMsToFirstReview" | "medianMsToMerge"> & {
-  grouping: number;
-  candidates: number;
-  tf0: string | null;
-  tm0: string | null;
-  /** A block's version (`summary_days.version`; null in other rows). */
-  version: number | null;
-  /** A block's or a missing block's repository key ('' for the organization's; null in other rows). */
-  rk: string | null;
-  /** A month block's days (`summary_months.days`; null in other rows). */
-  days: string | null;
-} & { [column in keyof BlockColumns]: string | null };
-
-export const BLOCK = -1;
-
-export const MISSING = -2;
-
-/** A listed repository's month block (`key` the month's first UTC day, `days` its content). */
-export const MONTH_BLOCK = -4;
-
-/** A whole month of the window without a listed repository's month block (`key` its first day). */
-export const MISSING_MONTH = -5;
-
-/** How many of the blocks read before the statement (`served`) are gone or rebuilt since (`key`). */
-export const STALE = -3;
-
-/** The figures that add up across rows and blocks (the two medians do not). */
-export const SUMMED = [
-  "pullRequests",
-  "linesAdded",
-  "linesDeleted",
-  "serviceIssuesFlagged",
-  "serviceIssuesFixed",
-  "aiLinesAuthored",
-  "pullRequestsWithAiData",
-] as const;
 
 const DAY = DAY_MS;
 
