@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { SUMMARY_LIMITS, type SummaryLimits, summarizeGroupings } from "../../src/storage/analytics-summary";
 import { moveRows } from "../../src/storage/renames";
 import { buildSummaryDays, buildSummaryMonths, wholeMonths } from "../../src/storage/summary-days";
-import { MONTH_BLOCK, type PartRow, summaryStatement } from "../../src/storage/summary-statement";
+import { MONTH_BLOCK, type PartRow } from "../../src/storage/summary-rows";
+import { summaryStatement } from "../../src/storage/summary-statement";
 import { appCall, signIn } from "./app-helpers";
 import {
   addMember,
