@@ -523,7 +523,7 @@ describe("attack: the listed repositories' month blocks against the export", () 
     expect(await monthsServed(org, OCT_NOV, all)).toBeGreaterThan(0);
   });
 
-  for (const seed of [1033, 7, 2026])
+  for (const seed of [2026]) // 1033 and 7 also held when the attack was written; one seed keeps CI short
     it(`seeded random writes and windows at months' edges, over five months (seed ${seed})`, { timeout: 420_000 }, async () => {
       const { org, get } = await adminOrg(["api", "web", "docs"]);
       const next = seededRandom(seed);
