@@ -1,10 +1,20 @@
-import { introspectWorkflow } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { SUMMARY_LIMITS, summarizeGroupings, summarizeMergedPullRequests } from "../../src/storage/analytics-summary";
 import { moveRows } from "../../src/storage/renames";
 import { GAP_TIER_BOUNDS_MS } from "../../src/storage/review-span";
-import { addMember, admin, adminOk, call, createKey, createOrg, createUser, env, postEventsOk, shardDb, unique } from "./helpers";
+import {
+  addMember,
+  adminOk,
+  call,
+  createKey,
+  createOrg,
+  createUser,
+  moveToOtherShard,
+  postEventsOk,
+  shardDb,
+  unique,
+} from "./helpers";
 import { type ExportRow, exportRows, type Figures, GROUP_BYS, referenceSummary } from "./summary-reference";
 
 /**
@@ -217,22 +227,6 @@ function toBatches(org: string, prs: GenPr[], d: GenDelivery): Record<string, un
     ];
   });
   return [...batches, later].filter((b) => b.length > 0);
-}
-
-/** Moves the organization to the other shard and waits until the move is done (contract section 16). */
-async function moveToOtherShard(org: string) {
-  const from = (await (await admin("GET", `/internal/v1/organizations/${org}/move`)).json()) as { shard: string };
-  const to = from.shard === "DB" ? "ANALYTICS_2" : "DB";
-  await using moves = await introspectWorkflow(env.MOVES);
-  const res = await admin("POST", `/internal/v1/organizations/${org}/move`, { shard: to });
-  expect(res.status).toBe(202);
-  const [instance] = await moves.get();
-  await instance?.waitForStatus("complete");
-  const after = (await (await admin("GET", `/internal/v1/organizations/${org}/move`)).json()) as {
-    shard: string;
-    move: { state: string };
-  };
-  expect(after).toMatchObject({ shard: to, move: { state: "done" } });
 }
 
 async function orgWithCaller(role: "admin" | "member") {

@@ -1,3 +1,4 @@
+import { introspectWorkflow } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { AnalyticsScope } from "../../src/storage/analytics";
@@ -274,4 +275,20 @@ export function seededRandom(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/** Moves the organization to the other shard (DB and ANALYTICS_2) and waits until the move is done (contract section 16). */
+export async function moveToOtherShard(org: string): Promise<void> {
+  const from = (await (await admin("GET", `/internal/v1/organizations/${org}/move`)).json()) as { shard: string };
+  const to = from.shard === "DB" ? "ANALYTICS_2" : "DB";
+  await using moves = await introspectWorkflow(env.MOVES);
+  const res = await admin("POST", `/internal/v1/organizations/${org}/move`, { shard: to });
+  expect(res.status).toBe(202);
+  const [instance] = await moves.get();
+  await instance?.waitForStatus("complete");
+  const after = (await (await admin("GET", `/internal/v1/organizations/${org}/move`)).json()) as {
+    shard: string;
+    move: { state: string };
+  };
+  expect(after).toMatchObject({ shard: to, move: { state: "done" } });
 }

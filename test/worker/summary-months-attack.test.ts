@@ -1,4 +1,3 @@
-import { introspectWorkflow } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { SUMMARY_LIMITS, type SummaryLimits, summarizeGroupings } from "../../src/storage/analytics-summary";
 import { moveRows } from "../../src/storage/renames";
@@ -14,12 +13,13 @@ import {
   createKey,
   createOrg,
   createUser,
-  env,
+  moveToOtherShard,
   postEventsOk,
   seededRandom,
   shardDb,
   unique,
 } from "./helpers";
+import { eventsOf, type Pr, pr, VERSION } from "./summary-attack-data";
 import { type ExportRow, exportRows, type GroupBy, referenceSummary } from "./summary-reference";
 
 /**
@@ -53,68 +53,6 @@ async function adminOrg(repos: string[]) {
   };
   return { org, get, user };
 }
-
-interface Pr {
-  repo: string;
-  n: number;
-  author?: string;
-  created: number;
-  merged: number;
-  reviews: number[];
-  findings?: { at: number; fixed: boolean }[];
-  ai?: number;
-  version?: string;
-}
-
-const VERSION = "2026-11-01T00:00:00.000Z";
-function eventsOf(org: string, prs: readonly Pr[]): unknown[] {
-  return prs.flatMap((p) => {
-    const ref = { org, repo: p.repo, prNumber: p.n, updatedAt: p.version ?? VERSION };
-    return [
-      {
-        type: "pull_request",
-        ...ref,
-        author: p.author ?? "alice",
-        createdAt: iso(p.created),
-        mergedAt: iso(p.merged),
-        linesAdded: p.n,
-        linesDeleted: 1,
-      },
-      ...p.reviews.map((r, j) => ({
-        type: "review",
-        ...ref,
-        reviewId: `r-${p.repo.toLowerCase()}-${p.n}-${j}`,
-        status: "completed",
-        completedAt: iso(r),
-      })),
-      ...(p.findings ?? []).map((f, j) => ({
-        type: "finding",
-        ...ref,
-        findingId: `f-${p.repo.toLowerCase()}-${p.n}-${j}`,
-        createdAt: iso(f.at),
-        posted: true,
-        aiAddressed: f.fixed,
-        feedback: null,
-      })),
-      ...(p.ai === undefined
-        ? []
-        : [{ type: "ai_authorship", ...ref, sourceId: `a-${p.repo.toLowerCase()}-${p.n}`, lines: p.ai }]),
-    ];
-  });
-}
-
-/** A pull request merged at `merged` (ms or ISO), created `ageH` hours before, reviewed `reviewH` hours after creation. */
-const pr = (
-  repo: string,
-  n: number,
-  merged: string | number,
-  extra: Partial<Pr> & { ageH?: number; reviewH?: number } = {},
-): Pr => {
-  const m = typeof merged === "number" ? merged : at(merged);
-  const created = m - (extra.ageH ?? 5 + (n % 7)) * HOUR;
-  const { ageH: _a, reviewH, ...rest } = extra;
-  return { repo, n, created, merged: m, reviews: [created + (reviewH ?? 1 + (n % 3)) * HOUR], ...rest };
-};
 
 const query = (org: string, w: Window, repos: string) =>
   `org=${org}&repo=${encodeURIComponent(repos)}&startDate=${encodeURIComponent(iso(w.start))}&endDate=${encodeURIComponent(iso(w.end))}`;
@@ -852,15 +790,3 @@ describe("attack: the listed repositories' month blocks against the export", () 
     expect(await monthsServed(org, OCT_NOV, "docs,web")).toBeGreaterThan(0);
   });
 });
-
-async function moveToOtherShard(org: string) {
-  const from = (await (await admin("GET", `/internal/v1/organizations/${org}/move`)).json()) as { shard: string };
-  const to = from.shard === "DB" ? "ANALYTICS_2" : "DB";
-  await using moves = await introspectWorkflow(env.MOVES);
-  const res = await admin("POST", `/internal/v1/organizations/${org}/move`, { shard: to });
-  expect(res.status).toBe(202);
-  const [instance] = await moves.get();
-  await instance?.waitForStatus("complete");
-  const after = (await (await admin("GET", `/internal/v1/organizations/${org}/move`)).json()) as { shard: string };
-  expect(after.shard).toBe(to);
-}

@@ -1,22 +1,21 @@
-import { introspectWorkflow } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { summarizeGroupings } from "../../src/storage/analytics-summary";
 import { moveRows } from "../../src/storage/renames";
 import { appCall, signIn } from "./app-helpers";
 import {
   addMember,
-  admin,
   adminOk,
   call,
   createKey,
   createOrg,
   createUser,
-  env,
+  moveToOtherShard,
   postEventsOk,
   seededRandom,
   shardDb,
   unique,
 } from "./helpers";
+import { eventsOf, type Pr, pr } from "./summary-attack-data";
 import { type ExportRow, exportRows, GROUP_BYS, referenceSummary } from "./summary-reference";
 import { deliverQueued, example, repoId, world } from "./webhook-helpers";
 
@@ -57,65 +56,6 @@ async function orgWith(role: "admin" | "member", repos: Record<string, { private
   };
   return { org, user, get, raw };
 }
-
-interface Pr {
-  repo: string;
-  n: number;
-  author?: string;
-  created: number;
-  merged: number;
-  /** Completed reviews (ms). */
-  reviews: number[];
-  linesAdded?: number | null;
-  findings?: { at: number; fixed: boolean }[];
-  ai?: number;
-  version?: string;
-}
-
-const VERSION = "2026-11-01T00:00:00.000Z";
-function eventsOf(org: string, prs: readonly Pr[]): unknown[] {
-  return prs.flatMap((p) => {
-    const ref = { org, repo: p.repo, prNumber: p.n, updatedAt: p.version ?? VERSION };
-    return [
-      {
-        type: "pull_request",
-        ...ref,
-        author: p.author ?? "alice",
-        createdAt: iso(p.created),
-        mergedAt: iso(p.merged),
-        linesAdded: p.linesAdded === undefined ? p.n : p.linesAdded,
-        linesDeleted: 1,
-      },
-      ...p.reviews.map((r, j) => ({
-        type: "review",
-        ...ref,
-        reviewId: `r-${p.repo.toLowerCase()}-${p.n}-${j}`,
-        status: "completed",
-        completedAt: iso(r),
-      })),
-      ...(p.findings ?? []).map((f, j) => ({
-        type: "finding",
-        ...ref,
-        findingId: `f-${p.repo.toLowerCase()}-${p.n}-${j}`,
-        createdAt: iso(f.at),
-        posted: true,
-        aiAddressed: f.fixed,
-        feedback: null,
-      })),
-      ...(p.ai === undefined
-        ? []
-        : [{ type: "ai_authorship", ...ref, sourceId: `a-${p.repo.toLowerCase()}-${p.n}`, lines: p.ai }]),
-    ];
-  });
-}
-
-/** A pull request merged at `merged`, created `ageH` hours before, reviewed `reviewH` hours after creation. */
-const pr = (repo: string, n: number, merged: string, extra: Partial<Pr> & { ageH?: number; reviewH?: number } = {}): Pr => {
-  const m = at(merged);
-  const created = m - (extra.ageH ?? 5 + (n % 7)) * HOUR;
-  const { ageH: _a, reviewH, ...rest } = extra;
-  return { repo, n, created, merged: m, reviews: [created + (reviewH ?? 1 + (n % 3)) * HOUR], ...rest };
-};
 
 function query(org: string, w: { start: number; end: number }, repos: string | null, authors: string | null = null) {
   const lists = `${repos ? `&repo=${encodeURIComponent(repos)}` : ""}${authors ? `&author=${encodeURIComponent(authors)}` : ""}`;
@@ -188,21 +128,6 @@ async function servedFromBlocks(
     groupBys: [groupBy],
   });
   return figures[read];
-}
-
-async function moveToOtherShard(org: string) {
-  const from = (await (await admin("GET", `/internal/v1/organizations/${org}/move`)).json()) as { shard: string };
-  const to = from.shard === "DB" ? "ANALYTICS_2" : "DB";
-  await using moves = await introspectWorkflow(env.MOVES);
-  const res = await admin("POST", `/internal/v1/organizations/${org}/move`, { shard: to });
-  expect(res.status).toBe(202);
-  const [instance] = await moves.get();
-  await instance?.waitForStatus("complete");
-  const after = (await (await admin("GET", `/internal/v1/organizations/${org}/move`)).json()) as {
-    shard: string;
-    move: { state: string };
-  };
-  expect(after).toMatchObject({ shard: to, move: { state: "done" } });
 }
 
 /** September 28 to October 4 2026 (whole UTC days): a month boundary and two ISO weeks. */
