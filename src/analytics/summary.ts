@@ -6,6 +6,7 @@ import type { AnalyticsSummary } from "../schemas/analytics-summary";
 import {
   SUMMARY_LIMITS,
   type SummaryFigures,
+  SummaryPlans,
   type SummaryQuery,
   summarizeMergedPullRequests,
 } from "../storage/analytics-summary";
@@ -27,6 +28,13 @@ export function statementInput(query: AnalyticsSummaryQuery, access: AnalyticsAc
 }
 
 /**
+ * The isolate's record of each organization's summaries (`SummaryPlans`): a window seen to hold
+ * few pull requests is walked by a short statement instead of the blocks' full one. Shared by the
+ * summary and the dashboard's summaries.
+ */
+export const SUMMARY_PLANS = new SummaryPlans();
+
+/**
  * The summary's read: the export's read path (`read.ts`) with the summary's statement. Refusals
  * keep the export's order: the access (404, 403) first, then a time grouping over a window that
  * starts at the installation and is too wide, then a repository only an admin could name that no
@@ -35,7 +43,7 @@ export function statementInput(query: AnalyticsSummaryQuery, access: AnalyticsAc
 export const summaryReader = analyticsReader({
   input: statementInput,
   refused: (query) => windowTooWideError(query.groupBy),
-  statement: summarizeMergedPullRequests,
+  statement: (db, input) => summarizeMergedPullRequests(db, input, SUMMARY_LIMITS, { plans: SUMMARY_PLANS }),
   hasRows: (figures) => figures.totals.pullRequests > 0,
 });
 

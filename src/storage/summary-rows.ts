@@ -93,7 +93,7 @@ export const SUMMARY_LIMITS: SummaryLimits = {
  * Which blocks the statement serves: those it chooses itself (one statement: it reads them too),
  * none, or those read before it in slices (`[day, version]`, which it checks).
  */
-export type BlocksServed = "chosen here" | "none" | [repoKey: string, day: number, version: number][];
+export type BlocksServed = "chosen here" | "none" | "walk" | [repoKey: string, day: number, version: number][];
 
 /**
  * A block's columns and whether the request reads each: the day's totals always; for an

@@ -218,12 +218,64 @@ export function summaryStatement(
   // (a listed repository's day is served by that repository's block, `repo_key`; the
   // organization's blocks hold every repository of their day).
   const dayRange = [`p.merged_at >= MAX(w.d * ${DAY}, ?2)`, `p.merged_at <= MIN(w.d * ${DAY} + ${DAY - 1}, ?3)`];
-  const inWindow = repo
-    ? `SELECT ${COLUMNS} FROM (SELECT rk, d FROM walked ORDER BY rk, d LIMIT -1) AS w
+  const walkOnly = served === "walk";
+  const inWindow = walkOnly
+    ? `SELECT ${COLUMNS} FROM pull_requests AS p INDEXED BY ${repo ? "pull_requests_repo_merged_walk" : "pull_requests_summary_walk"}
+    WHERE ${where(["p.merged_at >= ?2", "p.merged_at <= ?3", "p.merged_at IS NOT NULL", ...byAuthor])}`
+    : repo
+      ? `SELECT ${COLUMNS} FROM (SELECT rk, d FROM walked ORDER BY rk, d LIMIT -1) AS w
     CROSS JOIN pull_requests AS p INDEXED BY pull_requests_repo_merged_walk
     ON ${where(["p.repo_key = w.rk", ...dayRange, ...byAuthor], false)}`
-    : `SELECT ${COLUMNS} FROM (SELECT d FROM walked ORDER BY d LIMIT -1) AS w
+      : `SELECT ${COLUMNS} FROM (SELECT d FROM walked ORDER BY d LIMIT -1) AS w
     CROSS JOIN pull_requests AS p INDEXED BY pull_requests_summary_walk ON ${where([...dayRange, ...byAuthor])}`;
+  // Per row: the exact check and the findings in the window (see above), from the candidate's columns.
+  const metrics = `pid, repo, author, m, la, ld, ai, f - c AS tf, m - c AS tm,
+    (f >= ?2 OR l <= ?3 OR EXISTS (SELECT 1 FROM reviews AS r
+      WHERE r.pr_id = pid AND r.status = 'completed' AND r.completed_at BETWEEN ?2 AND ?3)) AS ok,
+    CASE WHEN ff >= ?2 AND lf <= ?3 THEN pf
+      WHEN ff IS NULL OR ff > ?3 OR lf < ?2 THEN 0
+      ELSE (SELECT COUNT(*) FROM findings AS fi
+        WHERE fi.pr_id = pid AND fi.posted = 1 AND fi.created_at BETWEEN ?2 AND ?3) END AS fl,
+    CASE WHEN ff >= ?2 AND lf <= ?3 THEN xf
+      WHEN ff IS NULL OR ff > ?3 OR lf < ?2 OR xf = 0 THEN 0
+      ELSE (SELECT COUNT(*) FROM findings AS fi
+        WHERE fi.pr_id = pid AND fi.posted = 1 AND fi.ai_addressed = 1 AND fi.created_at BETWEEN ?2 AND ?3) END AS fx`;
+  // Per group: its candidates, and the sums and durations of those that qualify.
+  const aggregates = [
+    "COUNT(*) AS candidates",
+    "COUNT(*) FILTER (WHERE ok) AS pullRequests",
+    ...[
+      ["la", "linesAdded"],
+      ["ld", "linesDeleted"],
+      ["fl", "serviceIssuesFlagged"],
+      ["fx", "serviceIssuesFixed"],
+      ["ai", "aiLinesAuthored"],
+    ].map(([column, name]) => `COALESCE(SUM(${column}) FILTER (WHERE ok), 0) AS ${name}`),
+    "COUNT(ai) FILTER (WHERE ok) AS pullRequestsWithAiData",
+    ...["tf", "tm"].map((column) => `json_group_array(${column}) FILTER (WHERE ok AND ${column} IS NOT NULL) AS ${column}0`),
+  ].join(",\n  ");
+  const bounded = (rows: string) => `SELECT ${metrics} FROM (${rows} LIMIT ${limits.maxRows + 1})`;
+
+  // The rows found once, each row once per grouping (k0, k1, ...), and one GROUP BY, which sorts
+  // them; each group split in parts by id. Then the served blocks and the missing days.
+  const groupKeys = groupBys.map((g) => groupKeySql(g));
+  const keyed = groupKeys.map((key, i) => `SELECT ${i} AS grp, ${key.row} AS k, * FROM metrics`).join("\n  UNION ALL\n  ");
+  const keyOf = (k: string) => `CASE grp ${groupKeys.map((key, i) => `WHEN ${i} THEN ${key.key(k)}`).join(" ")} END`;
+  const grouped = `SELECT grp AS grouping, ${keyOf("k")} AS key, ${aggregates}, ${BLOCK_JSON.map((c) => `NULL AS ${c}`).join(", ")}, NULL AS version, NULL AS rk, NULL AS days
+FROM (${keyed})
+GROUP BY grp, k, pid % ${limits.arrayParts}`;
+  // A statement that walks every merge of the window and serves no block (`served` "walk": a
+  // window known to hold few pull requests, `analytics-summary.ts`): a fraction of the full
+  // statement's text, which D1 compiles for every request.
+  if (walkOnly)
+    return {
+      sql: `WITH metrics AS (
+  ${bounded(`SELECT * FROM (${inWindow}\n  UNION ALL\n  ${viaIds(unionAll(outside))})`)}
+)
+${grouped}`,
+      params,
+    };
+
   const blocksOk = served === "none" ? "0" : "1";
   // Whose blocks: the listed repositories' (each its own), or the organization's ('').
   const keys =
@@ -260,34 +312,6 @@ export function summaryStatement(
             : "NULL",
     )
     .join(", ");
-
-  // Per row: the exact check and the findings in the window (see above), from the candidate's columns.
-  const metrics = `pid, repo, author, m, la, ld, ai, f - c AS tf, m - c AS tm,
-    (f >= ?2 OR l <= ?3 OR EXISTS (SELECT 1 FROM reviews AS r
-      WHERE r.pr_id = pid AND r.status = 'completed' AND r.completed_at BETWEEN ?2 AND ?3)) AS ok,
-    CASE WHEN ff >= ?2 AND lf <= ?3 THEN pf
-      WHEN ff IS NULL OR ff > ?3 OR lf < ?2 THEN 0
-      ELSE (SELECT COUNT(*) FROM findings AS fi
-        WHERE fi.pr_id = pid AND fi.posted = 1 AND fi.created_at BETWEEN ?2 AND ?3) END AS fl,
-    CASE WHEN ff >= ?2 AND lf <= ?3 THEN xf
-      WHEN ff IS NULL OR ff > ?3 OR lf < ?2 OR xf = 0 THEN 0
-      ELSE (SELECT COUNT(*) FROM findings AS fi
-        WHERE fi.pr_id = pid AND fi.posted = 1 AND fi.ai_addressed = 1 AND fi.created_at BETWEEN ?2 AND ?3) END AS fx`;
-  // Per group: its candidates, and the sums and durations of those that qualify.
-  const aggregates = [
-    "COUNT(*) AS candidates",
-    "COUNT(*) FILTER (WHERE ok) AS pullRequests",
-    ...[
-      ["la", "linesAdded"],
-      ["ld", "linesDeleted"],
-      ["fl", "serviceIssuesFlagged"],
-      ["fx", "serviceIssuesFixed"],
-      ["ai", "aiLinesAuthored"],
-    ].map(([column, name]) => `COALESCE(SUM(${column}) FILTER (WHERE ok), 0) AS ${name}`),
-    "COUNT(ai) FILTER (WHERE ok) AS pullRequestsWithAiData",
-    ...["tf", "tm"].map((column) => `json_group_array(${column}) FILTER (WHERE ok AND ${column} IS NOT NULL) AS ${column}0`),
-  ].join(",\n  ");
-  const bounded = (rows: string) => `SELECT ${metrics} FROM (${rows} LIMIT ${limits.maxRows + 1})`;
 
   // The days: from the first to the last merge of the organization in the window (two index
   // seeks, so an endless window costs only the days that hold merges). A full day of the window
@@ -361,14 +385,6 @@ walked AS (${
   const noBlock = BLOCK_JSON.map(() => "NULL").join(", ");
   const none = ["0 AS pullRequests", ...SUMMED.slice(1).map((name) => `0 AS ${name}`), "NULL AS tf0", "NULL AS tm0"].join(", ");
 
-  // The rows found once, each row once per grouping (k0, k1, ...), and one GROUP BY, which sorts
-  // them; each group split in parts by id. Then the served blocks and the missing days.
-  const groupKeys = groupBys.map((g) => groupKeySql(g));
-  const keyed = groupKeys.map((key, i) => `SELECT ${i} AS grp, ${key.row} AS k, * FROM metrics`).join("\n  UNION ALL\n  ");
-  const keyOf = (k: string) => `CASE grp ${groupKeys.map((key, i) => `WHEN ${i} THEN ${key.key(k)}`).join(" ")} END`;
-  const grouped = `SELECT grp AS grouping, ${keyOf("k")} AS key, ${aggregates}, ${BLOCK_JSON.map((c) => `NULL AS ${c}`).join(", ")}, NULL AS version, NULL AS rk, NULL AS days
-FROM (${keyed})
-GROUP BY grp, k, pid % ${limits.arrayParts}`;
   const terms = withMonths
     ? [
         grouped,

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { SUMMARY_PLANS } from "../../src/analytics/summary";
 import { SUMMARY_LIMITS, summarizeGroupings, summarizeMergedPullRequests } from "../../src/storage/analytics-summary";
 import { moveRows } from "../../src/storage/renames";
 import { GAP_TIER_BOUNDS_MS } from "../../src/storage/review-span";
@@ -14,6 +15,7 @@ import {
   postEventsOk,
   shardDb,
   unique,
+  walkingPlans,
 } from "./helpers";
 import { type ExportRow, exportRows, type Figures, GROUP_BYS, referenceSummary } from "./summary-reference";
 
@@ -281,7 +283,8 @@ describe("the summary is the export's rows, grouped", () => {
         authorListArb,
         deliveryArb,
         fc.constantFrom(1, 2, 3),
-        async (prs, w, role, repos, authors, delivery, arrayParts) => {
+        fc.boolean(),
+        async (prs, w, role, repos, authors, delivery, arrayParts, planned) => {
           const { start, end } = resolveWindow(w, prs);
           const { org, get } = await orgWithCaller(role as "admin" | "member");
           const batches = toBatches(org, prs, delivery);
@@ -294,6 +297,7 @@ describe("the summary is the export's rows, grouped", () => {
             // move and rename must then invalidate where it changes a day (migration 0012).
             // A wide window builds every day that has merges, the window itself its own days.
             if (i < batches.length - 1) {
+              SUMMARY_PLANS.clear(); // the blocks' statement, which builds them (a walk builds none)
               await get(`/api/analytics/v1/summary?org=${org}&startDate=2026-01-01&endDate=2026-12-31&groupBy=repo`);
               await get(`/api/analytics/v1/summary?${window}&groupBy=week`);
             }
@@ -313,6 +317,10 @@ describe("the summary is the export's rows, grouped", () => {
           }
           for (const groupBy of GROUP_BYS) {
             if (groupBy === "day" && end - start + 1 > 400 * DAY) continue; // a 400, checked elsewhere
+            // Planned: the isolate's plans as they fall (the summaries above taught them this
+            // organization, so a window no longer than a year is mostly walked by the short
+            // statement); otherwise the blocks' statement.
+            if (!planned) SUMMARY_PLANS.clear();
             const summary = (await get(`/api/analytics/v1/summary?${window}&groupBy=${groupBy}`)) as Summary;
             expect(summary).toEqual({
               org,
@@ -337,6 +345,10 @@ describe("the summary is the export's rows, grouped", () => {
               bucketsFrom: 0,
               bucketsPerBlock: 0, // medians from the blocks' buckets, against the durations above
             });
+            // And walked by the short statement, as the isolate's plans read a small organization.
+            const walked = await summarizeMergedPullRequests(db, input, SUMMARY_LIMITS, { plans: walkingPlans(input) });
+            expect(byKey(walked)).toEqual(byKey(arrays));
+            expect([walked.totals, walked.candidates, walked.fromBlocks]).toEqual([arrays.totals, arrays.candidates, 0]);
             expect(byKey(split)).toEqual(byKey(arrays));
             expect(split.totals).toEqual(arrays.totals);
             expect([arrays.candidates, split.candidates]).toEqual([arrays.candidates, arrays.candidates]);

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { SUMMARY_LIMITS, summarizeGroupings, summarizeMergedPullRequests } from "../../src/storage/analytics-summary";
+import { SUMMARY_PLANS } from "../../src/analytics/summary";
+import {
+  SUMMARY_LIMITS,
+  SummaryPlans,
+  summarizeGroupings,
+  summarizeMergedPullRequests,
+} from "../../src/storage/analytics-summary";
 import { moveRows } from "../../src/storage/renames";
 import { monthStartDay } from "../../src/storage/summary-days";
 import { appCall, signIn } from "./app-helpers";
@@ -49,8 +55,12 @@ async function setup(options: OrgOptions & { role?: "member" | "admin" | "viewer
   const user = await createUser();
   await addMember(org, user, options.role ?? "admin");
   const { key } = await createKey(user, "analytics");
-  const get = (query: string, headers: Record<string, string> = {}) =>
-    call(`/api/analytics/v1/summary?${query}`, { headers: { Authorization: `Bearer ${key}`, ...headers } });
+  // The blocks are what this file tests: every request reads the full statement (`SummaryPlans`
+  // would walk a window it saw hold few pull requests; its own tests are below).
+  const get = (query: string, headers: Record<string, string> = {}) => {
+    SUMMARY_PLANS.clear();
+    return call(`/api/analytics/v1/summary?${query}`, { headers: { Authorization: `Bearer ${key}`, ...headers } });
+  };
   const summary = async (query: string): Promise<Summary> => {
     const res = await get(query);
     if (res.status !== 200) throw new Error(`${query} → ${res.status}: ${await res.text()}`);
@@ -778,5 +788,77 @@ describe("day blocks (storage/summary-days.ts, issue 31): built by a summary, de
     const renamed = await summarizeGroupings(db, { ...q, repoKeys: ["api-v2"] });
     expect([renamed.fromBlocks, renamed.groupings[0]?.totals.pullRequests]).toEqual([3, 3]);
     expect((await summarizeGroupings(db, { ...q, repoKeys: ["web"] })).groupings[0]?.totals.pullRequests).toBe(102);
+  });
+});
+
+describe("plans (storage/analytics-summary.ts SummaryPlans): a window seen to hold few pull requests is walked", () => {
+  const scope = (org: string, start: string, end: string) => ({
+    orgKey: org,
+    repoKeys: null,
+    authorKeys: null,
+    accessibleRepoKeys: null,
+    start: Date.parse(start),
+    end: Date.parse(end),
+    groupBys: ["week"] as const,
+  });
+
+  it("chooses the walk only for a window no longer than one seen to hold fewer than walkBelow candidates, learned from requests without filters", () => {
+    const plans = new SummaryPlans(3, 2);
+    const october = scope("a", "2026-10-01T00:00:00Z", "2026-10-31T23:59:59.999Z");
+    expect(plans.walks(october)).toBe(false); // nothing seen
+    plans.record({ ...october, repoKeys: ["api"] }, 0); // a list counts only its repositories
+    plans.record({ ...october, authorKeys: ["alice"] }, 0);
+    plans.record({ ...october, accessibleRepoKeys: ["api"] }, 0);
+    plans.record({ ...october, excludedRepoKeys: ["web"] }, 0);
+    expect(plans.walks(october)).toBe(false);
+    plans.record(october, 2);
+    expect(plans.walks(october)).toBe(true);
+    expect(plans.walks({ ...october, repoKeys: ["api"], authorKeys: ["bob"] })).toBe(true); // filtered: fewer still
+    expect(plans.walks({ ...october, end: october.end + 1 })).toBe(false); // a longer window
+    expect(plans.walks({ ...october, orgKey: "b" })).toBe(false);
+    plans.record(october, 3); // as many as walkBelow: the full statement again
+    expect(plans.walks(october)).toBe(false);
+    plans.record(october, 0);
+    plans.record({ ...october, orgKey: "b" }, 0);
+    plans.record({ ...october, orgKey: "c" }, 0); // over the capacity: the oldest ("a") is forgotten
+    expect(["a", "b", "c"].map((orgKey) => plans.walks({ ...october, orgKey }))).toEqual([false, true, true]);
+    plans.clear();
+    expect(["b", "c"].map((orgKey) => plans.walks({ ...october, orgKey }))).toEqual([false, false]);
+  });
+
+  it("a small organization's second summary is walked: the same figures, no block read or built, until its plans are forgotten", async () => {
+    const org = await createOrg(unique("plan"), { plan: "pro", installedAt: "2026-01-01T00:00:00Z" });
+    const user = await createUser();
+    await addMember(org, user, "admin");
+    const { key } = await createKey(user, "analytics");
+    const window = `org=${org}&startDate=2026-10-01&endDate=2026-10-31`;
+    const summary = async (query: string) => {
+      const res = await call(`/api/analytics/v1/summary?${window}&${query}`, { headers: { Authorization: `Bearer ${key}` } });
+      expect(res.status).toBe(200);
+      return res.json();
+    };
+    await postEventsOk(
+      [5, 6, 7].flatMap((d, i) => [
+        ev.pr(org, i + 1, { createdAt: `2026-10-0${d}T08:00:00Z`, mergedAt: `2026-10-0${d}T10:00:00Z` }),
+        ev.review(org, i + 1, `r${i + 1}`, { completedAt: `2026-10-0${d}T09:00:00Z` }),
+      ]),
+    );
+    const db = await shardDb(org);
+    SUMMARY_PLANS.clear();
+    const first = await summary("groupBy=week"); // the full statement: builds the days
+    const days = [day("2026-10-05"), day("2026-10-06"), day("2026-10-07")];
+    expect(await blockDays(db, org)).toEqual(days);
+    // A write deletes Oct 6's block; the next summaries are walked (three candidates seen), so
+    // none builds it again, and each answers what the full statement answers.
+    await postEventsOk([ev.review(org, 2, "r2b", { completedAt: "2026-10-06T11:00:00Z" })]);
+    expect(await blockDays(db, org)).toEqual([days[0], days[2]]);
+    const walked = await summary("groupBy=week");
+    const byRepo = await summary("groupBy=repo&repo=api");
+    expect(await blockDays(db, org)).toEqual([days[0], days[2]]);
+    SUMMARY_PLANS.clear();
+    expect(await summary("groupBy=week")).toEqual(walked);
+    expect(await summary("groupBy=repo&repo=api")).toEqual(byRepo);
+    expect(await blockDays(db, org)).toEqual(days); // the full statement built it again
+    expect(walked).toEqual(first);
   });
 });

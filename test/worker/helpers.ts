@@ -2,6 +2,7 @@ import { introspectWorkflow } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { AnalyticsScope } from "../../src/storage/analytics";
+import { SummaryPlans } from "../../src/storage/analytics-summary";
 import { checkAgainstDocuments } from "./contract";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
@@ -291,4 +292,11 @@ export async function moveToOtherShard(org: string): Promise<void> {
     move: { state: string };
   };
   expect(after).toMatchObject({ shard: to, move: { state: "done" } });
+}
+
+/** Plans (`SummaryPlans`) that walk `q`'s window: as if the isolate had seen it hold no pull request. */
+export function walkingPlans(q: AnalyticsScope): SummaryPlans {
+  const plans = new SummaryPlans(1);
+  plans.record({ ...q, repoKeys: null, authorKeys: null, accessibleRepoKeys: null, excludedRepoKeys: [], groupBys: [] }, 0);
+  return plans;
 }

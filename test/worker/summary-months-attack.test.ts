@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { SUMMARY_PLANS } from "../../src/analytics/summary";
 import { SUMMARY_LIMITS, type SummaryLimits, summarizeGroupings } from "../../src/storage/analytics-summary";
 import { moveRows } from "../../src/storage/renames";
 import { buildSummaryDays, buildSummaryMonths, wholeMonths } from "../../src/storage/summary-days";
@@ -47,6 +48,7 @@ async function adminOrg(repos: string[]) {
   for (const repo of repos) await adminOk("PUT", `/internal/v1/organizations/${org}/repositories/${repo}`, { private: false });
   const { key } = await createKey(user, "analytics");
   const get: Get = async (path) => {
+    SUMMARY_PLANS.clear(); // the blocks' statement, always (`SummaryPlans` would walk a window seen to hold few)
     const res = await call(path, { headers: { Authorization: `Bearer ${key}` } });
     if (res.status !== 200) throw new Error(`${path} → ${res.status}: ${await res.text()}`);
     return res.json();
