@@ -254,7 +254,10 @@ export function summaryStatement(
     "COUNT(ai) FILTER (WHERE ok) AS pullRequestsWithAiData",
     ...["tf", "tm"].map((column) => `json_group_array(${column}) FILTER (WHERE ok AND ${column} IS NOT NULL) AS ${column}0`),
   ].join(",\n  ");
-  const bounded = (rows: string) => `SELECT ${metrics} FROM (${rows} LIMIT ${limits.maxRows + 1})`;
+  // `LIMIT -1 OFFSET 0` keeps the metrics from being flattened into the grouping: flattened, each
+  // aggregate that reads `ok`, `fl` or `fx` computed its expression (subqueries included) again,
+  // nine times a row; now once (the 30-day window's statement 20 -> 17 ms on the 1M file).
+  const bounded = (rows: string) => `SELECT ${metrics} FROM (${rows} LIMIT ${limits.maxRows + 1}) LIMIT -1 OFFSET 0`;
 
   // The rows found once, each row once per grouping (k0, k1, ...), and one GROUP BY, which sorts
   // them; each group split in parts by id. Then the served blocks and the missing days.
