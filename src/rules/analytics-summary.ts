@@ -105,7 +105,7 @@ export function selectRank(values: Float64Array, k: number): number {
     const x = values[lo] as number;
     const y = values[(lo + hi) >>> 1] as number;
     const z = values[hi] as number;
-    const pivot = x < y ? (y < z ? y : x < z ? z : x) : x < z ? x : y < z ? z : y;
+    const pivot = Math.max(Math.min(x, y), Math.min(Math.max(x, y), z));
     let i = lo;
     let j = hi;
     while (i <= j) {
