@@ -54,10 +54,13 @@ export interface SummaryFigures {
 export class SummaryPlans {
   readonly #seen = new Map<string, { candidates: number; windowMs: number }>();
 
-  constructor(
-    readonly walkBelow = 200,
-    readonly capacity = 10_000,
-  ) {}
+  readonly walkBelow: number;
+  readonly capacity: number;
+
+  constructor(walkBelow = 200, capacity = 10_000) {
+    this.walkBelow = walkBelow;
+    this.capacity = capacity;
+  }
 
   /** Whether this request's window is read by the walk alone. */
   walks(q: GroupingsQuery): boolean {
