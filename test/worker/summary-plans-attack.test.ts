@@ -294,17 +294,26 @@ describe("attack: the summary's walk (SummaryPlans) against the export", () => {
     await agrees(b, b.org, INNER, "", "other organization", ["week"]);
     await agrees(b, b.org, OCT, "", "other organization", ["week"]);
     expect(await blockCount(b.org)).toBeGreaterThan(0);
-    // A's shorter window is walked; a longer one is not (and learns the longer window).
-    await agrees(a, a.org, INNER, "", "shorter", ["week", "repo"]);
-    expect(await blockCount(a.org)).toBe(0);
-    const SEP_OCT = { start: at("2026-09-30T00:00:00.000Z"), end: OCT.end };
+    // A window one millisecond longer than the one learned is not walked (and is learned itself);
+    // a shorter one, anywhere, is walked, and learned: the plan is the last unfiltered summary's.
+    const SEP_OCT = { start: OCT.start - 1, end: OCT.end };
     await agrees(a, a.org, SEP_OCT, "", "longer", ["week"]);
     expect(await blockCount(a.org), "a longer window reads the full statement").toBeGreaterThan(0);
+    await dropBlocks(a.org);
+    await agrees(a, a.org, INNER, "", "shorter", ["week", "repo"]);
+    expect(await blockCount(a.org)).toBe(0);
+    await agrees(a, a.org, { start: INNER.start + 1, end: INNER.end + 1 }, "", "as long, later", ["week"]);
+    expect(await blockCount(a.org)).toBe(0);
+    await agrees(a, a.org, OCT, "", "longer than the last", ["week"]);
+    expect(await blockCount(a.org), "the plan is the last unfiltered summary's window").toBeGreaterThan(0);
     // A filtered request does not teach: a plan learned over a short window stays short.
     await learn(a, a.org, INNER);
     await agrees(a, a.org, OCT, "&repo=api", "filtered after a short plan", ["week"]);
     await dropBlocks(a.org);
     await agrees(a, a.org, OCT, "&author=u1", "still not walked", ["week"]);
+    expect(await blockCount(a.org), "a longer window, filtered: the full statement").toBeGreaterThan(0);
+    await dropBlocks(a.org);
+    await agrees(a, a.org, OCT, "&author=u1", "and again", ["week"]);
     expect(await blockCount(a.org), "the filtered requests taught no longer window").toBeGreaterThan(0);
 
     // Growth past 200 between requests: the next answer (walked, as planned) is still exact, and
