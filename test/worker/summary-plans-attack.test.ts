@@ -332,6 +332,11 @@ describe("attack: the summary's walk (SummaryPlans) against the export", () => {
     expect(await blockCount(a.org), "planned before the growth: walked").toBe(0);
     await agrees(a, a.org, OCT, "", "grown, full", ["month", "author"]);
     expect(await blockCount(a.org), "the walk's count switched the plan back").toBeGreaterThan(0);
+    // The author grouping above read every pull request from those blocks: the organization still
+    // counts as large (the blocks' pull requests are candidates too).
+    await dropBlocks(a.org);
+    await agrees(a, a.org, OCT, "", "grown, after a summary from blocks", ["week"]);
+    expect(await blockCount(a.org), "a summary from blocks kept the plan on the blocks").toBeGreaterThan(0);
   });
 
   it("the dashboard's summaries answered by the walk equal the single summaries", { timeout: 60_000 }, async () => {
