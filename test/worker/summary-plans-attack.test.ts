@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { SUMMARY_PLANS } from "../../src/analytics/summary";
 import type { AnalyticsScope } from "../../src/storage/analytics";
-import { SummaryPlans, summarizeGroupings } from "../../src/storage/analytics-summary";
+import { SUMMARY_LIMITS, SummaryPlans, summarizeGroupings } from "../../src/storage/analytics-summary";
 import { moveRows } from "../../src/storage/renames";
 import { appCall, signIn } from "./app-helpers";
 import {
@@ -370,6 +370,26 @@ describe("attack: the summary's walk (SummaryPlans) against the export", () => {
     // The draw is worth its time: many windows hold pull requests, and blocks served some.
     expect(answered).toBeGreaterThan(15);
     expect(fromBlocks).toBeGreaterThan(0);
+  });
+
+  it("storage: under any maxRows the walk refuses exactly when the full statement does, and answers the same otherwise", async () => {
+    const c = await adminOrg([{ name: "api" }, { name: "web" }, { name: "docs" }]);
+    await postEventsOk(eventsOf(c.org, edgeData()));
+    const db = await shardDb(c.org);
+    const q = { ...scopeOf(c.org), excludedRepoKeys: [] };
+    const groupBys: GroupBy[] = ["week", "repo"];
+    const all = (await summarizeGroupings(db, { ...q, groupBys })).candidates;
+    expect(all).toBeGreaterThan(10);
+    for (const maxRows of [0, 1, 5, all - 1, all, all + 1]) {
+      const limits = { ...SUMMARY_LIMITS, maxRows };
+      const full = await summarizeGroupings(db, { ...q, groupBys }, limits); // from blocks where they serve
+      const walked = await summarizeGroupings(db, { ...q, groupBys }, limits, { plans: walkingPlans(q) });
+      expect([walked.candidates > maxRows, full.candidates > maxRows], `maxRows ${maxRows}`).toEqual([
+        all > maxRows,
+        all > maxRows,
+      ]);
+      if (all <= maxRows) expect(byKey(walked), `maxRows ${maxRows}`).toEqual(byKey(full));
+    }
   });
 
   it("a plan is the organization's and the window length's; growing past walkBelow switches back to the blocks", {
