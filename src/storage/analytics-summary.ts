@@ -10,7 +10,6 @@ import {
   blockColumns,
   bucketed,
   type GroupingsQuery,
-  isFiltered,
   type PartRow,
   SUMMARY_LIMITS,
   type SummaryLimits,
@@ -62,10 +61,15 @@ export class SummaryPlans {
     this.capacity = capacity;
   }
 
-  /** Whether this request's window is read by the walk alone. */
+  /**
+   * Whether this request's window is read by the walk alone: its organization's last recorded
+   * window held fewer than `walkBelow` candidates, and this one is at most a day longer (a window
+   * from a `startDate` to now grows with every request; a day of a small organization adds a few
+   * pull requests, and each walked request records its own count).
+   */
   walks(q: GroupingsQuery): boolean {
     const seen = this.#seen.get(q.orgKey);
-    return seen !== undefined && seen.candidates < this.walkBelow && q.end - q.start <= seen.windowMs;
+    return seen !== undefined && seen.candidates < this.walkBelow && q.end - q.start <= seen.windowMs + DAY_MS;
   }
 
   /** Forgets every organization: each one's next summary reads the full statement (tests of the blocks over HTTP). */
@@ -73,9 +77,16 @@ export class SummaryPlans {
     this.#seen.clear();
   }
 
-  /** Notes an answered request's candidates: only one without filters or lists counts the whole organization's window. */
+  /**
+   * Notes an answered request's candidates. Only a request that counts the organization's window
+   * as an admin sees it teaches: without lists and without a member's access list. The
+   * repositories removed from the installation (`excludedRepoKeys`) are left out of every admin's
+   * request of the organization, so they do not stop it teaching (an organization that ever removed
+   * a repository would never learn otherwise); their rows are skipped by the walk's index range as
+   * they are by the blocks'.
+   */
   record(q: GroupingsQuery, candidates: number): void {
-    if (isFiltered(q) || q.repoKeys !== null) return;
+    if (q.repoKeys !== null || q.authorKeys !== null || q.accessibleRepoKeys !== null) return;
     this.#seen.delete(q.orgKey);
     this.#seen.set(q.orgKey, { candidates, windowMs: q.end - q.start });
     if (this.#seen.size > this.capacity)

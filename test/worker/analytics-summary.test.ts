@@ -802,19 +802,22 @@ describe("plans (storage/analytics-summary.ts SummaryPlans): a window seen to ho
     groupBys: ["week"] as const,
   });
 
-  it("chooses the walk only for a window no longer than one seen to hold fewer than walkBelow candidates, learned from requests without filters", () => {
+  it("chooses the walk only for a window at most a day longer than one seen to hold fewer than walkBelow candidates, learned from an admin's requests without lists", () => {
     const plans = new SummaryPlans(3, 2);
     const october = scope("a", "2026-10-01T00:00:00Z", "2026-10-31T23:59:59.999Z");
     expect(plans.walks(october)).toBe(false); // nothing seen
     plans.record({ ...october, repoKeys: ["api"] }, 0); // a list counts only its repositories
     plans.record({ ...october, authorKeys: ["alice"] }, 0);
-    plans.record({ ...october, accessibleRepoKeys: ["api"] }, 0);
-    plans.record({ ...october, excludedRepoKeys: ["web"] }, 0);
+    plans.record({ ...october, accessibleRepoKeys: ["api"] }, 0); // a member's access list
     expect(plans.walks(october)).toBe(false);
+    // Repositories removed from the installation are left out of every admin's request: it teaches.
+    plans.record({ ...october, excludedRepoKeys: ["web"] }, 2);
+    expect(plans.walks(october)).toBe(true);
     plans.record(october, 2);
     expect(plans.walks(october)).toBe(true);
     expect(plans.walks({ ...october, repoKeys: ["api"], authorKeys: ["bob"] })).toBe(true); // filtered: fewer still
-    expect(plans.walks({ ...october, end: october.end + 1 })).toBe(false); // a longer window
+    expect(plans.walks({ ...october, end: october.end + DAY })).toBe(true); // a day longer (a window to now grows)
+    expect(plans.walks({ ...october, end: october.end + DAY + 1 })).toBe(false); // longer still
     expect(plans.walks({ ...october, orgKey: "b" })).toBe(false);
     plans.record(october, 3); // as many as walkBelow: the full statement again
     expect(plans.walks(october)).toBe(false);
