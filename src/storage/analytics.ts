@@ -86,31 +86,54 @@ export async function listMergedPullRequests(
   limits: PlanLimits = PLAN_LIMITS,
 ): Promise<MergedPullRequestPage> {
   const { sql, params } = mergedPullRequestsQuery(q, limits);
+  // The page as one JSON text (SQLite builds it): local D1 turned each of a page's 101 rows and
+  // 12 cells into objects on both sides of its binding, about 16 µs a row; one value cost 0.4 ms
+  // less per full page (1.58x -> 1.51x /readyz at 1M, interleaved). A download's page of 1,001
+  // rows is about 300 KB at most, under D1's 1 MB for a value. The aggregate's order is not
+  // promised, so the page is put in the statement's order again here (merged_at, id descending).
   const result = await db
-    .prepare(sql)
+    .prepare(`SELECT json_group_array(json_array(${PAGE_COLUMNS})) AS page FROM (${sql})`)
     .bind(...params)
-    .all<PageRow>();
+    .all<{ page: string }>();
+  const tuples = JSON.parse(result.results[0]?.page ?? "[]") as PageTuple[];
+  tuples.sort((a, b) => b[5] - a[5] || b[0] - a[0]);
   // One literal per row (no rest and spread): the shape every row of every page shares.
   return {
-    rows: result.results.map((row) => ({
-      id: row.id,
-      repo: row.repo,
-      prNumber: row.prNumber,
-      author: row.author,
-      createdAt: row.createdAt,
-      mergedAt: row.mergedAt,
-      linesAdded: row.linesAdded,
-      linesDeleted: row.linesDeleted,
-      firstReviewedAt: row.firstReviewedAt,
-      findingsFlagged: row.findingsUnaddressed + row.findingsFixed,
-      findingsFixed: row.findingsFixed,
-      aiLines: row.aiLines,
+    rows: tuples.map(([id, repo, prNumber, author, createdAt, mergedAt, added, deleted, reviewed, unaddressed, fixed, ai]) => ({
+      id,
+      repo,
+      prNumber,
+      author,
+      createdAt,
+      mergedAt,
+      linesAdded: added,
+      linesDeleted: deleted,
+      firstReviewedAt: reviewed,
+      findingsFlagged: unaddressed + fixed,
+      findingsFixed: fixed,
+      aiLines: ai,
     })),
     rowsRead: result.meta.rows_read,
   };
 }
 
-type PageRow = Omit<MergedPullRequest, "findingsFlagged"> & { findingsUnaddressed: number };
+/** The statement's columns, in `PageTuple`'s order. */
+const PAGE_COLUMNS =
+  "id, repo, prNumber, author, createdAt, mergedAt, linesAdded, linesDeleted, firstReviewedAt, findingsUnaddressed, findingsFixed, aiLines";
+type PageTuple = [
+  id: number,
+  repo: string,
+  prNumber: number,
+  author: string,
+  createdAt: MergedPullRequest["createdAt"],
+  mergedAt: number,
+  linesAdded: MergedPullRequest["linesAdded"],
+  linesDeleted: MergedPullRequest["linesDeleted"],
+  firstReviewedAt: MergedPullRequest["firstReviewedAt"],
+  findingsUnaddressed: number,
+  findingsFixed: number,
+  aiLines: MergedPullRequest["aiLines"],
+];
 
 /** "No upper limit" as a number: later than any time the service stores. */
 const NO_LIMIT = MAX_INSTANT_MS + 1;
