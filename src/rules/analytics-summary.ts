@@ -82,8 +82,8 @@ export const medianIndex = (n: number): number => Math.floor((n - 1) / 2);
 
 /**
  * The value at `medianIndex` of the values in ascending order, without sorting them all: a
- * selection (quickselect, the middle of three as pivot, Hoare's partition) that reorders `values` in place and costs
- * time linear in their number on average. Null when there are none.
+ * selection (quickselect, the middle of three as pivot, Hoare's partition) that reorders `values`
+ * in place and costs time linear in their number on average. Null when there are none.
  */
 export function lowerMedian(values: Float64Array): number | null {
   return values.length === 0 ? null : selectRank(values, medianIndex(values.length));

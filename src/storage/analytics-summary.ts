@@ -41,8 +41,8 @@ export interface SummaryFigures {
 /**
  * What an isolate has seen of each organization's summaries, to choose a statement (issue 31: a
  * small organization's summary within 1.5x of `/readyz`). For each organization, the candidates of
- * its last summary without filters or lists, and that window's length. A window no longer than one
- * that held fewer than `walkBelow` candidates is read by the walk alone (`summaryStatement`'s
+ * its last summary as an admin sees it (`record`), and that window's length. A window at most a
+ * day longer than one that held fewer than `walkBelow` candidates is read by the walk alone (`summaryStatement`'s
  * "walk"): no day blocks, a statement of a fraction of the full one's text, which D1 compiles for
  * every request (0.4 ms against 0.9 ms on the benchmark's small organization), and its few rows
  * walked. Either statement answers exactly the export's rows grouped, so a wrong guess (an

@@ -91,7 +91,9 @@ export const SUMMARY_LIMITS: SummaryLimits = {
 
 /**
  * Which blocks the statement serves: those it chooses itself (one statement: it reads them too),
- * none, or those read before it in slices (`[day, version]`, which it checks).
+ * none, or those read before it in slices (`[day, version]`, which it checks). "walk" serves none
+ * either, in a shorter statement: one index range for the window's merges, no days, no block
+ * built after it (`SummaryPlans`).
  */
 export type BlocksServed = "chosen here" | "none" | "walk" | [repoKey: string, day: number, version: number][];
 

@@ -792,15 +792,7 @@ describe("day blocks (storage/summary-days.ts, issue 31): built by a summary, de
 });
 
 describe("plans (storage/analytics-summary.ts SummaryPlans): a window seen to hold few pull requests is walked", () => {
-  const scope = (org: string, start: string, end: string) => ({
-    orgKey: org,
-    repoKeys: null,
-    authorKeys: null,
-    accessibleRepoKeys: null,
-    start: Date.parse(start),
-    end: Date.parse(end),
-    groupBys: ["week"] as const,
-  });
+  const scope = (org: string, start: string, end: string) => ({ ...scopeOf(org, start, end), groupBys: ["week"] as const });
 
   it("chooses the walk only for a window at most a day longer than one seen to hold fewer than walkBelow candidates, learned from an admin's requests without lists", () => {
     const plans = new SummaryPlans(3, 2);

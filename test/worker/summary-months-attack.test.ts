@@ -21,7 +21,7 @@ import {
   unique,
 } from "./helpers";
 import { eventsOf, type Pr, pr, VERSION } from "./summary-attack-data";
-import { type ExportRow, exportRows, type GroupBy, referenceSummary } from "./summary-reference";
+import { type ExportRow, exportRows, type GroupBy, referenceAnswer, referenceSummary } from "./summary-reference";
 
 /**
  * An outside review's attacks on the listed repositories' month blocks (issue 33: `summary_months`,
@@ -65,13 +65,7 @@ async function agrees(get: Get, org: string, w: Window, repos: string, label = "
   const rows = await exportRows<Row>(get, q, { perPage: 50, maxPages: 200 });
   for (const groupBy of groupBys) {
     if (groupBy === "day" && w.end - w.start + 1 > 400 * DAY) continue;
-    const want = {
-      org,
-      startDate: iso(w.start),
-      endDate: iso(w.end),
-      groupBy,
-      ...referenceSummary(rows, groupBy, w.start, w.end),
-    };
+    const want = referenceAnswer(org, rows, groupBy, w.start, w.end);
     for (const pass of ["first", "second"])
       expect(await get(`/api/analytics/v1/summary?${q}&groupBy=${groupBy}`), `${label} repo=${repos} ${groupBy} ${pass}`).toEqual(
         want,

@@ -21,7 +21,7 @@ import {
   walkingPlans,
 } from "./helpers";
 import { eventsOf, type Pr, pr } from "./summary-attack-data";
-import { type ExportRow, exportRows, GROUP_BYS, type GroupBy, referenceSummary } from "./summary-reference";
+import { type ExportRow, exportRows, GROUP_BYS, type GroupBy, referenceAnswer } from "./summary-reference";
 
 /**
  * An outside review's attacks on the summary's walk plans (`SummaryPlans`, the statement's
@@ -109,13 +109,7 @@ async function agrees(
   }
   const rows = await exportRows<ExportRow>(c.get, q, { perPage: 7, maxPages: 100 });
   for (const groupBy of groupBys) {
-    const want = {
-      org,
-      startDate: iso(w.start),
-      endDate: iso(w.end),
-      groupBy,
-      ...referenceSummary(rows, groupBy, w.start, w.end),
-    };
+    const want = referenceAnswer(org, rows, groupBy, w.start, w.end);
     expect(await c.get(`/api/analytics/v1/summary?${q}&groupBy=${groupBy}`), `${label} ${lists} ${groupBy}`).toEqual(want);
   }
   return rows;
@@ -465,13 +459,9 @@ describe("attack: the summary's walk (SummaryPlans) against the export", () => {
       expect(summaries.map((s) => s.groupBy)).toEqual(["day", "repo", "author", "week"]);
       const rows = await exportRows<ExportRow>(c.get, q, { perPage: 50, maxPages: 10 });
       for (const summary of summaries)
-        expect(summary, `${lists} ${summary.groupBy} dashboard`).toEqual({
-          org: c.org,
-          startDate: iso(INNER.start),
-          endDate: iso(INNER.end),
-          groupBy: summary.groupBy,
-          ...referenceSummary(rows, summary.groupBy, INNER.start, INNER.end),
-        });
+        expect(summary, `${lists} ${summary.groupBy} dashboard`).toEqual(
+          referenceAnswer(c.org, rows, summary.groupBy, INNER.start, INNER.end),
+        );
     }
     expect(await blockCount(c.org), "the dashboard's requests were walked").toBe(0);
   });

@@ -74,6 +74,12 @@ export function referenceSummary(rows: ExportRow[], groupBy: GroupBy, start: num
   return { groups, totals: figures(rows) };
 }
 
+/** The whole answer of `GET /api/analytics/v1/summary` for the rows of the export of `org` over [start, end]. */
+export function referenceAnswer(org: string, rows: ExportRow[], groupBy: GroupBy, start: number, end: number) {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  return { org, startDate: iso(start), endDate: iso(end), groupBy, ...referenceSummary(rows, groupBy, start, end) };
+}
+
 /** Every row of the export for `query` (its parameters without `perPage` and `cursor`), page by page. */
 export async function exportRows<R extends ExportRow>(
   get: (path: string) => Promise<unknown>,
