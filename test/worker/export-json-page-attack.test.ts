@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DOWNLOAD_PAGE_ROWS } from "../../src/analytics/download";
 import {
+  JSON_PAGE_MAX_ROWS,
   listMergedPullRequests,
   type MergedPullRequest,
   type MergedPullRequestQuery,
@@ -287,5 +288,52 @@ describe("an empty window", () => {
     expect((await listMergedPullRequests(db, none)).rows).toEqual([]);
     // The October window holds the one row (the empty answers above are not an empty shard).
     expect((await listMergedPullRequests(db, { ...base, ...scopeOf(org.toLowerCase()) })).rows).toHaveLength(1);
+  });
+});
+
+describe("the page's one JSON value stays under D1's cap of 1,000,000 bytes for a string", () => {
+  it("at the longest rows the events allow, for the largest page read as JSON; larger pages read as before", {
+    timeout: 180_000,
+  }, async () => {
+    const { org, user } = await adminWithKey();
+    // The widest row: a 255-character author of control characters (6 bytes each in JSON), a
+    // 100-character repository, the largest numbers. Local D1 does not enforce the cap; D1 does.
+    const author = "\u0001".repeat(255);
+    const repo = "R".repeat(100);
+    const MAX_INSTANT = "9999-12-31T23:59:59.999Z";
+    const count = DOWNLOAD_PAGE_ROWS + 2;
+    const events = Array.from({ length: count }, (_, i) => {
+      const pr = 2_147_483_647 - i;
+      return [
+        ev.pr(org, pr, { repo, author, createdAt: MAX_INSTANT, mergedAt: MAX_INSTANT, linesAdded: 1e9, linesDeleted: 1e9 }),
+        ev.review(org, pr, `r${pr}`, { repo, completedAt: "2026-10-10T00:00:00Z" }),
+        ...(i === 0 ? [ev.ai(org, pr, "a1", 1e9, { repo }), ev.ai(org, pr, "a2", 1e9, { repo })] : []),
+      ];
+    }).flat();
+    // Under the events route's 1 MB body.
+    for (let i = 0; i < events.length; i += 300) await postEventsOk(events.slice(i, i + 300));
+
+    const db = await shardDb(org);
+    const q: MergedPullRequestQuery = { ...scopeOf(org.toLowerCase()), after: null, limit: 1, now: NOW };
+    const { sql, params } = mergedPullRequestsQuery(q);
+    const widest = await db
+      .prepare(
+        `SELECT length(CAST(json_array(id, repo, prNumber, author, createdAt, mergedAt, linesAdded, linesDeleted, firstReviewedAt, findingsUnaddressed, findingsFixed, aiLines) AS BLOB)) AS bytes FROM (${sql})`,
+      )
+      .bind(...params)
+      .first<{ bytes: number }>();
+    // The numbers not at their widest here (the id, the findings' counts): 64 bytes more a row.
+    const rowBytes = (widest?.bytes ?? 0) + 64;
+    expect(rowBytes).toBeGreaterThan(1_700);
+    // One comma per row and the brackets.
+    expect((rowBytes + 1) * JSON_PAGE_MAX_ROWS + 2).toBeLessThan(1_000_000);
+    // The export's largest page (perPage 100) still reads as one value.
+    expect(JSON_PAGE_MAX_ROWS).toBeGreaterThanOrEqual(101);
+
+    // The download's pages of 1,001 rows (read row by row) equal the bare statement, and the file holds every row.
+    expect(await expectSameAsBare(org, DOWNLOAD_PAGE_ROWS)).toHaveLength(count);
+    const res = await appCall(`/app/api/analytics/prs.csv?org=${org}&${WINDOW}`, await signIn(user));
+    expect(res.status).toBe(200);
+    expect((await res.text()).split("\r\n")).toHaveLength(1 + count + 1);
   });
 });
