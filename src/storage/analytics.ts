@@ -91,22 +91,24 @@ export async function listMergedPullRequests(
   // less per full page (1.58x -> 1.51x /readyz at 1M, interleaved). The aggregate's order is not
   // promised, so the page is put in the statement's order again here (merged_at, id descending).
   // Larger pages (the download's 1,001 rows) read row by row: see `JSON_PAGE_MAX_ROWS`.
-  const asJson = q.limit <= JSON_PAGE_MAX_ROWS;
-  const result = asJson
-    ? await db
-        .prepare(`SELECT json_group_array(json_array(${PAGE_COLUMNS})) AS page FROM (${sql})`)
-        .bind(...params)
-        .all<{ page: string }>()
-    : await db
-        .prepare(sql)
-        .bind(...params)
-        .all();
-  const tuples = asJson
-    ? (JSON.parse((result.results[0]?.page as string | undefined) ?? "[]") as PageTuple[]).sort(
-        (a, b) => b[5] - a[5] || b[0] - a[0],
-      )
-    : // The statement's columns are `PAGE_COLUMNS`, in that order, and already in the page's order.
-      result.results.map((row) => Object.values(row) as PageTuple);
+  let tuples: PageTuple[];
+  let rowsRead: number;
+  if (q.limit <= JSON_PAGE_MAX_ROWS) {
+    const { results, meta } = await db
+      .prepare(`SELECT json_group_array(json_array(${PAGE_COLUMNS.join(", ")})) AS page FROM (${sql})`)
+      .bind(...params)
+      .all<{ page: string }>();
+    tuples = (JSON.parse(results[0]?.page ?? "[]") as PageTuple[]).sort((a, b) => b[5] - a[5] || b[0] - a[0]);
+    rowsRead = meta.rows_read;
+  } else {
+    const { results, meta } = await db
+      .prepare(sql)
+      .bind(...params)
+      .all<Record<(typeof PAGE_COLUMNS)[number], unknown>>();
+    // Already in the page's order; each row's cells by name, in `PageTuple`'s order.
+    tuples = results.map((row) => PAGE_COLUMNS.map((column) => row[column]) as PageTuple);
+    rowsRead = meta.rows_read;
+  }
   // One literal per row (no rest and spread): the shape every row of every page shares.
   return {
     rows: tuples.map(([id, repo, prNumber, author, createdAt, mergedAt, added, deleted, reviewed, unaddressed, fixed, ai]) => ({
@@ -123,7 +125,7 @@ export async function listMergedPullRequests(
       findingsFixed: fixed,
       aiLines: ai,
     })),
-    rowsRead: result.meta.rows_read,
+    rowsRead,
   };
 }
 
@@ -136,8 +138,20 @@ export async function listMergedPullRequests(
 export const JSON_PAGE_MAX_ROWS = 500;
 
 /** The statement's columns, in `PageTuple`'s order. */
-const PAGE_COLUMNS =
-  "id, repo, prNumber, author, createdAt, mergedAt, linesAdded, linesDeleted, firstReviewedAt, findingsUnaddressed, findingsFixed, aiLines";
+const PAGE_COLUMNS = [
+  "id",
+  "repo",
+  "prNumber",
+  "author",
+  "createdAt",
+  "mergedAt",
+  "linesAdded",
+  "linesDeleted",
+  "firstReviewedAt",
+  "findingsUnaddressed",
+  "findingsFixed",
+  "aiLines",
+] as const;
 type PageTuple = [
   id: number,
   repo: string,
