@@ -18,8 +18,28 @@ export const DURATION_BUCKET_BOUNDS: readonly number[] = Array.from({ length: 21
 /** How many buckets there are: one more than bounds. */
 export const DURATION_BUCKETS = DURATION_BUCKET_BOUNDS.length + 1;
 
-/** The bucket of a duration in ms: how many bounds are at most it (a binary search). */
+const LOG_STEP = Math.log(1.1);
+const LAST_BOUND = DURATION_BUCKET_BOUNDS[DURATION_BUCKET_BOUNDS.length - 1] as number;
+
+/**
+ * The bucket of a duration in ms: how many bounds are at most it. Its logarithm names the bucket
+ * to within one (the bounds are rounded), which the bounds then settle; a summary grouped by
+ * repository counts each walked duration into its group's buckets and the totals'.
+ */
 export function durationBucket(ms: number): number {
+  if (!(ms >= (DURATION_BUCKET_BOUNDS[0] as number))) return 0;
+  if (ms >= LAST_BOUND) return DURATION_BUCKET_BOUNDS.length;
+  let b = Math.floor(Math.log(ms / 1000) / LOG_STEP) + 1;
+  if (b < 1) b = 1;
+  if (b > DURATION_BUCKET_BOUNDS.length) b = DURATION_BUCKET_BOUNDS.length;
+  // Bucket b holds [BOUNDS[b - 1], BOUNDS[b]).
+  while (b > 0 && (DURATION_BUCKET_BOUNDS[b - 1] as number) > ms) b--;
+  while (b < DURATION_BUCKET_BOUNDS.length && (DURATION_BUCKET_BOUNDS[b] as number) <= ms) b++;
+  return b;
+}
+
+/** `durationBucket` by binary search: its reference in the tests. */
+export function exactBucket(ms: number): number {
   let lo = 0;
   let hi = DURATION_BUCKET_BOUNDS.length;
   while (lo < hi) {

@@ -3,6 +3,7 @@ import { DAY_MS } from "../lib/time";
 import type { AnalyticsSummaryGroup, AnalyticsSummaryTotals } from "../schemas/analytics-summary";
 import { type Assembled, accumulator, blockFilter, type GroupingsFigures } from "./summary-assemble";
 import { buildSummaryDays, buildSummaryMonths, wholeMonths } from "./summary-days";
+import { buildGroupMonths, type GroupKind, groupMonthKinds, readGroupMonths } from "./summary-group-months";
 import { type BlockId, sliceReader } from "./summary-medians";
 import {
   BLOCK,
@@ -34,6 +35,8 @@ export interface SummaryFigures {
   candidates: number;
   /** Of the candidates, those counted from day blocks (`summary-days.ts`) instead of walked. */
   fromBlocks: number;
+  /** Of those, the ones counted from month blocks per group (`summary-group-months.ts`). */
+  fromGroupMonths: number;
   /** Durations read from the blocks' sorted values (`resolveMedians`: only the medians' buckets). */
   bucketValues: number;
 }
@@ -159,14 +162,29 @@ export async function summarizeGroupings(
   // whole is read again; the third time without blocks, as it is when the blocks hold more than
   // `limits.blocksMax` pull requests.
   const slices = sliceReader(db, q.orgKey);
+  // A grouping by repository or author alone reads the window's whole months from their month
+  // blocks per group when they serve it (`summary-group-months.ts`), and their days' blocks not.
+  const kinds = limits.groupMonths ? groupMonthKinds(q) : null;
+  let missingGroupMonths: { kind: GroupKind; month: number }[] = [];
   for (let attempt = 0; assembled === null; attempt++) {
     let figures = accumulator(q.groupBys, filter);
     let served: BlocksServed = walk ? "walk" : sliced || attempt >= 2 ? "none" : "chosen here";
     if (!walk && sliced && attempt < 2) {
-      const read = await readBlocks(db, q, days, { ...limits, blockSliceDays: sliceDays }, figures.add);
+      const monthDays: [string, number, number][] = [];
+      if (kinds !== null && days !== null) {
+        const months = wholeMonths(days.first, days.last).map(([first]) => first);
+        const read = await readGroupMonths(db, q.orgKey, kinds, months, q.start, q.end);
+        rowsRead += read.rowsRead;
+        missingGroupMonths = read.missing;
+        for (const month of read.served) figures.addGroupMonth(month);
+        for (const month of read.served.filter((m) => m.kind === kinds[0]))
+          for (const [day, version] of month.days) monthDays.push(["", day, version]);
+      }
+      const skip = new Set(monthDays.map(([, day]) => day));
+      const read = await readBlocks(db, q, days, { ...limits, blockSliceDays: sliceDays }, figures.add, skip);
       rowsRead += read.rowsRead;
       if (read.served === null) figures = accumulator(q.groupBys, filter); // over the bound: none counts
-      served = read.served ?? "none";
+      served = read.served === null ? "none" : [...read.served, ...monthDays];
     }
     await hooks.beforeWalk?.();
     const { sql, params } = summaryStatement(q, limits, served);
@@ -188,6 +206,8 @@ export async function summarizeGroupings(
   // reading is what the bound prevents). The answer is already known: a build that fails is
   // logged, not answered.
   const { missingDays, missingMonths } = assembled;
+  if (assembled.candidates <= limits.maxRows && missingGroupMonths.length > 0)
+    await buildMissingGroupMonths(db, q.orgKey, missingGroupMonths, limits);
   if ((missingDays.length > 0 || missingMonths.length > 0) && assembled.candidates <= limits.maxRows) {
     // Per repository ('' the organization), the days to build: those reported, and every day of a
     // month reported without its block (a build keeps the day blocks already stored); then its months,
@@ -227,8 +247,48 @@ export async function summarizeGroupings(
       });
     }
   }
-  const { groupings, candidates, fromBlocks, bucketValues } = assembled;
-  return { groupings, candidates, fromBlocks, bucketValues, rowsRead };
+  const { groupings, candidates, fromBlocks, fromGroupMonths, bucketValues } = assembled;
+  return { groupings, candidates, fromBlocks, fromGroupMonths, bucketValues, rowsRead };
+}
+
+/**
+ * Builds the month blocks per group that a summary found missing (`summary-group-months.ts`): first
+ * the organization's day blocks those months still lack (a day outside the span of merges the
+ * statement walked is never reported missing), then the months of each kind.
+ * The answer is already known: a build that fails is logged, not answered.
+ */
+async function buildMissingGroupMonths(
+  db: D1Database | D1DatabaseSession,
+  orgKey: string,
+  missing: readonly { kind: GroupKind; month: number }[],
+  limits: SummaryLimits,
+): Promise<void> {
+  try {
+    const months = [...new Set(missing.map(({ month }) => month))].flatMap((month) => wholeMonths(month, month + 30));
+    const { results } = await db
+      .prepare(
+        `SELECT d.day AS day FROM json_each(?2) AS m CROSS JOIN summary_days AS d
+ON d.org_key = ?1 AND d.repo_key = '' AND d.day BETWEEN m.value ->> 0 AND m.value ->> 1`,
+      )
+      .bind(orgKey, JSON.stringify(months))
+      .all<{ day: number }>();
+    const stored = new Set(results.map(({ day }) => day));
+    const lacking: number[] = [];
+    for (const [first, last] of months) for (let day = first; day <= last; day++) if (!stored.has(day)) lacking.push(day);
+    for (let i = 0; i < lacking.length; i += BUILD_DAYS_PER_STATEMENT)
+      await buildSummaryDays(db, orgKey, lacking.slice(i, i + BUILD_DAYS_PER_STATEMENT), {
+        maxPerDay: limits.dayBlockMax,
+        maxBytes: limits.dayBlockMaxBytes,
+      });
+    for (const kind of ["repo", "author"] as const) {
+      const of = months.filter(([first]) => missing.some((m) => m.kind === kind && m.month === first));
+      // A month per batch: each reads and sorts a month of the organization's pull requests.
+      for (const month of of) await buildGroupMonths(db, orgKey, kind, [month], { maxBytes: limits.dayBlockMaxBytes });
+    }
+    log.info("summary month blocks per group built", { orgKey, months: missing.length, days: lacking.length });
+  } catch (error) {
+    log.warn("summary month blocks per group not built", { orgKey, months: missing.length, error: errorField(error) });
+  }
 }
 
 /**
@@ -239,13 +299,23 @@ export async function summarizeGroupings(
 async function deleteBlocks(db: D1Database | D1DatabaseSession, orgKey: string, blocks: readonly BlockId[]): Promise<void> {
   log.warn("summary blocks malformed, deleted", { orgKey, blocks: blocks.length });
   try {
-    await db
-      .prepare(
-        `DELETE FROM summary_days WHERE org_key = ?1 AND (repo_key, day, version) IN
+    const days = blocks.filter((b) => b.group === undefined);
+    const groups = blocks.filter((b) => b.group !== undefined);
+    await db.batch([
+      db
+        .prepare(
+          `DELETE FROM summary_days WHERE org_key = ?1 AND (repo_key, day, version) IN
   (SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?2))`,
-      )
-      .bind(orgKey, JSON.stringify(blocks.map(({ repoKey, day, version }) => [repoKey, day, version])))
-      .run();
+        )
+        .bind(orgKey, JSON.stringify(days.map(({ repoKey, day, version }) => [repoKey, day, version]))),
+      // A group's month block: its month's head of that kind (its group rows are then never served).
+      db
+        .prepare(
+          `DELETE FROM summary_group_month_heads WHERE org_key = ?1 AND (month, kind, version) IN
+  (SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?2))`,
+        )
+        .bind(orgKey, JSON.stringify(groups.map(({ day, group, version }) => [day, group?.kind, version]))),
+    ]);
   } catch (error) {
     log.warn("summary blocks malformed, not deleted", { orgKey, error: errorField(error) });
   }
@@ -274,6 +344,7 @@ async function readBlocks(
   days: { first: number; last: number } | null,
   limits: SummaryLimits,
   add: (row: PartRow) => void,
+  skip: ReadonlySet<number> = new Set(),
 ): Promise<{ served: [string, number, number][] | null; rowsRead: number }> {
   const served: [string, number, number][] = [];
   const keys = JSON.stringify(q.repoKeys === null ? [""] : [...new Set(q.repoKeys)]);
@@ -291,6 +362,7 @@ FROM (
   FROM (
     SELECT *, pull_requests = 0 OR (lo >= ?2 AND hi <= ?3) AS usable FROM summary_days
     WHERE org_key = ?1 AND repo_key IN (SELECT value FROM json_each(?7)) AND day BETWEEN ?4 AND ?5
+      AND day NOT IN (SELECT value FROM json_each(?8))
   )
 ) AS s ORDER BY s.day, s.repo_key`,
       )
@@ -302,6 +374,7 @@ FROM (
         Math.min(days.last, from + limits.blockSliceDays - 1),
         limits.blocksMax - pullRequests,
         keys,
+        JSON.stringify([...skip].filter((day) => day >= from && day < from + limits.blockSliceDays)),
       )
       .all<{ rk: string; day: number; n: number; version: number; usable: number; within: number } & PartRow>();
     rowsRead += meta.rows_read;

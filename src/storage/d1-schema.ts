@@ -162,6 +162,56 @@ export const summaryMonths = sqliteTable(
   (t) => [primaryKey({ columns: [t.orgKey, t.repoKey, t.month] })],
 );
 
+/**
+ * The summary's month blocks per group (storage/summary-group-months.ts; issue 31): for an
+ * organization, a UTC calendar month and a kind of grouping (`repo` or `author`), what a summary
+ * grouped by repository or author reads of the month: each group's sums and its durations' counts
+ * per bucket, in one row (the head), and each group's durations sorted, in a row of its own (read
+ * only in slices, for the medians' buckets). Made from the month's rows when every day of it has
+ * the organization's day block, and deleted (the head) whenever one of those day blocks is
+ * (migration 0015's trigger): a head that stands equals what a build would write now.
+ *
+ * - `pull_requests`, `lo`, `hi`: as a day block's, over the month (`lo` null with pull requests: a
+ *   month never served, e.g. one of a day block without content, or of a group too big for a row);
+ * - `days`: JSON, `[day, version]` of each of the month's day blocks it was made from;
+ * - `groups`: JSON, per group `[key as the rows spell it, ...BlockSums, tf buckets, tf counts, tm
+ *   buckets, tm counts]` (summary-group-months.ts `GroupEntry`);
+ * - `version`: random at every build, the same in the head and its group rows.
+ */
+export const summaryGroupMonthHeads = sqliteTable(
+  "summary_group_month_heads",
+  {
+    orgKey: text("org_key").notNull(),
+    month: integer("month").notNull(),
+    kind: text("kind", { enum: ["repo", "author"] }).notNull(),
+    pullRequests: integer("pull_requests").notNull(),
+    lo: integer("lo"),
+    hi: integer("hi"),
+    version: integer("version").notNull(),
+    days: text("days"),
+    groups: text("groups"),
+  },
+  (t) => [primaryKey({ columns: [t.orgKey, t.month, t.kind] })],
+);
+
+/**
+ * A group's durations of a month (`summary_group_month_heads`): `sorted` as a day block's (those to
+ * first review ascending, then those to merge), fixed-width text in a BLOB, read in slices. Served
+ * only while its head stands with the same `version`.
+ */
+export const summaryGroupMonths = sqliteTable(
+  "summary_group_months",
+  {
+    orgKey: text("org_key").notNull(),
+    kind: text("kind", { enum: ["repo", "author"] }).notNull(),
+    month: integer("month").notNull(),
+    groupKey: text("group_key").notNull(),
+    version: integer("version").notNull(),
+    sorted: blob("sorted"),
+  },
+  (t) => [primaryKey({ columns: [t.orgKey, t.kind, t.month, t.groupKey] })],
+);
+
 export const reviews = sqliteTable(
   "reviews",
   {

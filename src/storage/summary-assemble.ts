@@ -3,6 +3,7 @@ import { bucketKey, bucketStart, EMPTY_FIGURES, isTimeGroupBy } from "../rules/a
 import type { AnalyticsSummaryGroup, AnalyticsSummaryTotals, SummaryGroupBy } from "../schemas/analytics-summary";
 import type { AnalyticsScope } from "./analytics";
 import type { BlockColumns, BlockFilter, MonthBlock } from "./summary-days";
+import type { GroupMonth } from "./summary-group-months";
 import { type BlockId, type Durations, noSlices, resolveMedians, type SliceReader } from "./summary-medians";
 import { BLOCK, MISSING, MISSING_MONTH, MONTH_BLOCK, type PartRow, STALE, SUMMED } from "./summary-rows";
 
@@ -20,6 +21,8 @@ export interface GroupingsFigures {
   candidates: number;
   /** Of the candidates, those counted from day blocks (`summary-days.ts`) instead of walked. */
   fromBlocks: number;
+  /** Of those, the ones counted from month blocks per group (`summary-group-months.ts`). */
+  fromGroupMonths: number;
   /** As `SummaryFigures.bucketValues`. */
   bucketValues: number;
 }
@@ -80,6 +83,7 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
   };
   let candidates = 0;
   let fromBlocks = 0;
+  let fromGroupMonths = 0;
   let stale = 0;
   const missingDays: { repoKey: string; day: number }[] = [];
   const missingMonths: { repoKey: string; month: number }[] = [];
@@ -113,6 +117,31 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
     if (row.tf0 !== null) group.tf.values.push(JSON.parse(row.tf0) as number[]);
     if (row.tm0 !== null) group.tm.values.push(JSON.parse(row.tm0) as number[]);
   };
+  /**
+   * Adds a group's month blocks of one month and kind (`summary-group-months.ts`) to the groupings
+   * of that kind: each group's sums, and its counts per bucket as parts of its durations. Counts
+   * the month's pull requests once, for the first kind the request asks.
+   */
+  const addGroupMonth = ({ kind, month, version, pullRequests, groups }: GroupMonth): void => {
+    let added = false;
+    groupBys.forEach((groupBy, grouping) => {
+      if (groupBy !== kind) return;
+      for (const entry of groups ?? []) {
+        const [key, n, la, ld, fl, fx, al, nal, tfBuckets, tfCounts, tmBuckets, tmCounts] = entry;
+        const group = groupOf(grouping, key);
+        addSums(group, [n, la, ld, fl, fx, al, nal]);
+        const part = { repoKey: "", day: month, version, group: { kind, key } };
+        group.tf.parts.push({ ...part, buckets: tfBuckets, counts: tfCounts, start: 0 });
+        const start = Array.isArray(tfCounts) ? tfCounts.reduce((sum, count) => sum + count, 0) : 0;
+        group.tm.parts.push({ ...part, buckets: tmBuckets, counts: tmCounts, start });
+      }
+      added = true;
+    });
+    if (added && groupBys.find((groupBy) => groupBy === "repo" || groupBy === "author") === kind) {
+      fromBlocks += pullRequests;
+      fromGroupMonths += pullRequests;
+    }
+  };
   const result = async (slices: SliceReader): Promise<Assembled> => {
     candidates += fromBlocks;
     // A group of candidates none of which qualified is no group (every row of it failed the check).
@@ -132,6 +161,7 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
         groupings: [],
         candidates,
         fromBlocks,
+        fromGroupMonths,
         missingDays,
         missingMonths,
         stale: stale + 1,
@@ -154,6 +184,7 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
       })),
       candidates,
       fromBlocks,
+      fromGroupMonths,
       missingDays,
       missingMonths,
       stale,
@@ -162,7 +193,7 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
       corrupt: [],
     };
   };
-  return { add, result };
+  return { add, addGroupMonth, result };
 }
 
 /**

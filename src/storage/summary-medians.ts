@@ -1,5 +1,6 @@
 import { lowerMedian, medianIndex, selectRank } from "../rules/analytics-summary";
-import { DURATION_BUCKETS, decodeSorted, durationBucket, SORTED_WIDTH } from "../rules/duration-buckets";
+import { DURATION_BUCKET_BOUNDS, DURATION_BUCKETS, decodeSorted, durationBucket, SORTED_WIDTH } from "../rules/duration-buckets";
+import type { GroupKind } from "./summary-group-months";
 
 /**
  * The summary's medians (contract section 12: the lower median of each group's durations, exact),
@@ -15,7 +16,10 @@ import { DURATION_BUCKETS, decodeSorted, durationBucket, SORTED_WIDTH } from "..
 export interface BucketedPart {
   /** The block's repository key ('' for the organization's block of the day). */
   repoKey: string;
+  /** The block's day, or a group's month block's month (its first day). */
   day: number;
+  /** A group's month block (`summary-group-months.ts`): its kind and group key; absent for a day block. */
+  group?: BlockGroup;
   version: number;
   buckets: readonly number[];
   counts: readonly number[];
@@ -39,13 +43,21 @@ export function median(parts: readonly (readonly number[])[]): number | null {
   return lowerMedian(values);
 }
 
+/** A group's month block: the kind of grouping and the group's key as the rows spell it. */
+export interface BlockGroup {
+  kind: GroupKind;
+  key: string;
+}
+
 /**
  * One slice of a block's sorted values: `count` values from position `offset` of the block of
- * `day` (the organization's, `repoKey` '', or a repository's), which must still be stored at `version`.
+ * `day` (the organization's, `repoKey` '', or a repository's), or of a group's month block
+ * (`group`, `day` its month), which must still be stored at `version`.
  */
 export interface SliceRequest {
   repoKey: string;
   day: number;
+  group?: BlockGroup;
   version: number;
   offset: number;
   count: number;
@@ -61,10 +73,14 @@ export type SliceReader = (
   requests: readonly SliceRequest[],
 ) => Promise<{ texts: string[] | null; rowsRead: number; corrupt: BlockId[] }>;
 
-/** A stored block: whose (the organization's, repository key '', or a repository's), which day, which version. */
+/**
+ * A stored block: whose (the organization's, repository key '', or a repository's), which day,
+ * which version; or a group's month block (`group`, `day` its month).
+ */
 export interface BlockId {
   repoKey: string;
   day: number;
+  group?: BlockGroup;
   version: number;
 }
 
@@ -75,7 +91,7 @@ export const noSlices: SliceReader = () => {
 /** Slices per statement: each a seek and about 30 bytes of bound JSON. */
 const SLICES_PER_STATEMENT = 2_000;
 
-/** The blocks' slices as stored in `summary_days` of one organization, read through D1. */
+/** The blocks' slices as stored in `summary_days` (and `summary_group_months`) of one organization, read through D1. */
 export const sliceReader = (db: D1Database | D1DatabaseSession, orgKey: string): SliceReader =>
   sliceReaderOf(async (sql, params) => {
     const { results, meta } = await db
@@ -87,38 +103,60 @@ export const sliceReader = (db: D1Database | D1DatabaseSession, orgKey: string):
 
 type SliceRow = { i: number; version: number; text: string | null };
 
+const SLICE_TEXT = `CAST(substr(s.sorted, (j.value ->> 2) * ${SORTED_WIDTH} + 1, (j.value ->> 3) * ${SORTED_WIDTH}) AS TEXT) AS text`;
+
+/** A day block's slices: `?2` JSON `[[repo key, day, offset, count], ...]`. */
+const DAY_SLICES = `SELECT j.key AS i, s.version AS version, ${SLICE_TEXT}
+FROM json_each(?2) AS j CROSS JOIN summary_days AS s
+ON s.org_key = ?1 AND s.repo_key = j.value ->> 0 AND s.day = j.value ->> 1`;
+
+/** A group's month block's slices: `?2` JSON `[["kind/key" as JSON, month, offset, count], ...]`. */
+const GROUP_SLICES = `SELECT j.key AS i, s.version AS version, ${SLICE_TEXT}
+FROM json_each(?2) AS j CROSS JOIN summary_group_months AS s
+ON s.org_key = ?1 AND s.kind = j.value ->> '$[0][0]' AND s.month = j.value ->> 1 AND s.group_key = j.value ->> '$[0][1]'`;
+
 /**
- * The blocks' slices as stored in `summary_days` of one organization, by one statement per
- * `SLICES_PER_STATEMENT` run by `run` (D1 in the Worker; the benchmark's SQLite file).
+ * The blocks' slices as stored in `summary_days` and `summary_group_months` of one organization,
+ * by one statement per `SLICES_PER_STATEMENT` of one table, run by `run` (D1 in the Worker; the
+ * benchmark's SQLite file).
  */
 export function sliceReaderOf(
   run: (sql: string, params: [string, string]) => Promise<{ results: SliceRow[]; rowsRead: number }>,
   orgKey: string,
 ): SliceReader {
   return async (requests) => {
-    const texts: string[] = [];
+    const texts: string[] = new Array(requests.length);
     let rowsRead = 0;
-    for (let from = 0; from < requests.length; from += SLICES_PER_STATEMENT) {
-      const chunk = requests.slice(from, from + SLICES_PER_STATEMENT);
-      const { results, rowsRead: read } = await run(
-        `SELECT j.key AS i, s.version AS version,
-  CAST(substr(s.sorted, (j.value ->> 2) * ${SORTED_WIDTH} + 1, (j.value ->> 3) * ${SORTED_WIDTH}) AS TEXT) AS text
-FROM json_each(?2) AS j CROSS JOIN summary_days AS s
-ON s.org_key = ?1 AND s.repo_key = j.value ->> 0 AND s.day = j.value ->> 1`,
-        [orgKey, JSON.stringify(chunk.map(({ repoKey, day, offset, count }) => [repoKey, day, offset, count]))],
-      );
-      rowsRead += read;
-      const found = new Map(results.map((row) => [row.i, row]));
-      for (const [i, request] of chunk.entries()) {
-        const row = found.get(i);
-        if (row === undefined || row.version !== request.version) return { texts: null, rowsRead, corrupt: [] };
-        if (row.text === null || row.text.length !== request.count * SORTED_WIDTH) {
-          const { repoKey, day, version } = request;
-          return { texts: null, rowsRead, corrupt: [{ repoKey, day, version }] };
+    const tables = [
+      { sql: DAY_SLICES, of: requests.flatMap((r, at) => (r.group === undefined ? [{ r, at }] : [])) },
+      { sql: GROUP_SLICES, of: requests.flatMap((r, at) => (r.group === undefined ? [] : [{ r, at }])) },
+    ];
+    for (const { sql, of } of tables)
+      for (let from = 0; from < of.length; from += SLICES_PER_STATEMENT) {
+        const chunk = of.slice(from, from + SLICES_PER_STATEMENT);
+        const { results, rowsRead: read } = await run(sql, [
+          orgKey,
+          JSON.stringify(
+            chunk.map(({ r: { repoKey, group, day, offset, count } }) => [
+              group === undefined ? repoKey : [group.kind, group.key],
+              day,
+              offset,
+              count,
+            ]),
+          ),
+        ]);
+        rowsRead += read;
+        const found = new Map(results.map((row) => [row.i, row]));
+        for (const [i, { r: request, at }] of chunk.entries()) {
+          const row = found.get(i);
+          if (row === undefined || row.version !== request.version) return { texts: null, rowsRead, corrupt: [] };
+          if (row.text === null || row.text.length !== request.count * SORTED_WIDTH) {
+            const { repoKey, day, version, group } = request;
+            return { texts: null, rowsRead, corrupt: [{ repoKey, day, version, ...(group ? { group } : {}) }] };
+          }
+          texts[at] = row.text;
         }
-        texts.push(row.text);
       }
-    }
     return { texts, rowsRead, corrupt: [] };
   };
 }
@@ -140,8 +178,9 @@ export async function resolveMedians(
   const values: (number | null)[] = [];
   const malformed = new Map<string, BlockId>();
   for (const { parts } of sources)
-    for (const { repoKey, day, version, buckets, counts } of parts)
-      if (!wellFormed(buckets, counts)) malformed.set(JSON.stringify([repoKey, day, version]), { repoKey, day, version });
+    for (const { repoKey, day, version, group, buckets, counts } of parts)
+      if (!wellFormed(buckets, counts))
+        malformed.set(JSON.stringify([repoKey, day, version, group]), { repoKey, day, version, ...(group ? { group } : {}) });
   if (malformed.size > 0) return { values, stale: true, bucketValues: 0, rowsRead: 0, corrupt: [...malformed.values()] };
   const requests = new Map<string, SliceRequest & { index: number }>();
   const pending: { source: number; rank: number; own: number[]; slices: number[]; size: number }[] = [];
@@ -171,7 +210,11 @@ export async function resolveMedians(
     let rank = medianIndex(n);
     let bucket = 0;
     while (rank >= (counts[bucket] ?? 0)) rank -= counts[bucket++] ?? 0;
-    const own = lists.flatMap((list) => list.filter((v) => durationBucket(v) === bucket));
+    // The bucket's range of values: [bound below it, bound above it), open at the ends.
+    const from = bucket === 0 ? Number.NEGATIVE_INFINITY : (DURATION_BUCKET_BOUNDS[bucket - 1] as number);
+    const below =
+      bucket === DURATION_BUCKET_BOUNDS.length ? Number.POSITIVE_INFINITY : (DURATION_BUCKET_BOUNDS[bucket] as number);
+    const own = lists.flatMap((list) => list.filter((v) => v >= from && v < below));
     const wanted: number[] = [];
     let size = own.length;
     for (const part of parts) {
@@ -182,10 +225,11 @@ export async function resolveMedians(
         if (b < bucket) offset += count;
         else {
           if (b === bucket) {
-            const key = JSON.stringify([part.repoKey, part.day, offset, count]);
+            const { repoKey, day, version, group } = part;
+            const key = JSON.stringify([repoKey, day, group?.kind, group?.key, offset, count]);
             let request = requests.get(key);
             if (request === undefined) {
-              request = { repoKey: part.repoKey, day: part.day, version: part.version, offset, count, index: requests.size };
+              request = { repoKey, day, version, ...(group ? { group } : {}), offset, count, index: requests.size };
               requests.set(key, request);
             }
             wanted.push(request.index);

@@ -74,6 +74,12 @@ export interface SummaryLimits {
   dayBlockMaxBytes: number;
   /** The most pull requests a listed repository's month block holds (`summary-days.ts` `MONTH_BLOCK_MAX_PULL_REQUESTS`; lower in tests). */
   monthBlockMax: number;
+  /**
+   * Whether a request grouped by repository or author alone reads the window's whole months from
+   * month blocks per group (`summary-group-months.ts`), and builds those missing. Off in tests that
+   * compare with the day blocks alone.
+   */
+  groupMonths: boolean;
 }
 
 export const SUMMARY_LIMITS: SummaryLimits = {
@@ -87,6 +93,7 @@ export const SUMMARY_LIMITS: SummaryLimits = {
   blocksMax: BLOCKS_MAX_PULL_REQUESTS,
   dayBlockMaxBytes: BLOCK_MAX_BYTES,
   monthBlockMax: MONTH_BLOCK_MAX_PULL_REQUESTS,
+  groupMonths: true,
 };
 
 /**

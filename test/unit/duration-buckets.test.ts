@@ -5,6 +5,7 @@ import {
   DURATION_BUCKET_BOUNDS,
   decodeSorted,
   durationBucket,
+  exactBucket,
   SORTED_OFFSET,
   SORTED_WIDTH,
 } from "../../src/rules/duration-buckets";
@@ -38,6 +39,20 @@ describe("duration buckets (rules/duration-buckets.ts)", () => {
       }),
       { numRuns: 2000 },
     );
+  });
+
+  it("the bucket from the logarithm is the binary search's at every bound, either side of it and far beyond", () => {
+    const values = [
+      ...DURATION_BUCKET_BOUNDS.flatMap((b) => [b - 1, b - 0.5, b, b + 0.5, b + 1]),
+      -1,
+      0,
+      999,
+      2 ** 52,
+      Number.MAX_SAFE_INTEGER,
+      -Number.MAX_SAFE_INTEGER,
+    ];
+    for (const v of values) expect([v, durationBucket(v)]).toEqual([v, exactBucket(v)]);
+    expect(durationBucket(Number.MAX_SAFE_INTEGER)).toBe(DURATION_BUCKET_BOUNDS.length);
   });
 
   it("fixed-width sorted values decode to the durations, appended where asked", () => {

@@ -274,6 +274,7 @@ describe("the summary is the export's rows, grouped", () => {
     timeout: 240_000,
   }, async () => {
     let fromBlocks = 0;
+    let fromGroupMonths = 0;
     await fc.assert(
       fc.asyncProperty(
         fc.array(prArb, { minLength: 0, maxLength: 24, size: "max" }),
@@ -339,6 +340,20 @@ describe("the summary is the export's rows, grouped", () => {
               bucketsFrom: 0,
               bucketsPerBlock: 0, // medians from the blocks' buckets, against the durations above
             });
+            // Grouped by repository or author alone, the slices read whole months from the month
+            // blocks per group that the read above built (`summary-group-months.ts`), where the
+            // window holds every review and finding of the month.
+            if (groupBy === "repo" || groupBy === "author") {
+              const again = await summarizeMergedPullRequests(db, input, {
+                ...SUMMARY_LIMITS,
+                blockSliceDays: arrayParts,
+                bucketsFrom: 0,
+                bucketsPerBlock: 0,
+              });
+              expect(byKey(again)).toEqual(byKey(arrays));
+              expect([again.totals, again.candidates]).toEqual([arrays.totals, arrays.candidates]);
+              fromGroupMonths += again.fromGroupMonths;
+            }
             // And walked by the short statement, as the isolate's plans read a small organization.
             const walked = await summarizeMergedPullRequests(db, input, SUMMARY_LIMITS, { plans: walkingPlans(input) });
             expect(byKey(walked)).toEqual(byKey(arrays));
@@ -371,7 +386,10 @@ describe("the summary is the export's rows, grouped", () => {
       ),
       { numRuns: 80 },
     );
-    // The day blocks served some of the runs' figures (a summary after the first builds them).
+    // The day blocks served some of the runs' figures (a summary after the first builds them). The
+    // month blocks per group serve only windows that hold a whole month with every review of it,
+    // which not every draw has: `summary-group-months.test.ts` serves them on purpose.
     expect(fromBlocks).toBeGreaterThan(0);
+    expect(fromGroupMonths).toBeGreaterThanOrEqual(0);
   });
 });

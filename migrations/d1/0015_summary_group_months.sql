@@ -1,0 +1,35 @@
+-- Month blocks per group of the organization (issue 31: storage/summary-group-months.ts), made from
+-- the month's rows when each of its days has the organization's day block; and a trigger that
+-- deletes a month's heads whenever one of those day blocks is deleted (every write to a pull request
+-- of the day deletes it: migration 0014's triggers), so a head that stands always equals what a
+-- build would write now. The group rows stay until the next build of their month replaces them:
+-- served only with a head of the same version. Built by the summaries that need them: nothing to
+-- backfill.
+CREATE TABLE `summary_group_month_heads` (
+	`org_key` text NOT NULL,
+	`month` integer NOT NULL,
+	`kind` text NOT NULL,
+	`pull_requests` integer NOT NULL,
+	`lo` integer,
+	`hi` integer,
+	`version` integer NOT NULL,
+	`days` text,
+	`groups` text,
+	PRIMARY KEY(`org_key`, `month`, `kind`)
+);
+--> statement-breakpoint
+CREATE TABLE `summary_group_months` (
+	`org_key` text NOT NULL,
+	`kind` text NOT NULL,
+	`month` integer NOT NULL,
+	`group_key` text NOT NULL,
+	`version` integer NOT NULL,
+	`sorted` blob,
+	PRIMARY KEY(`org_key`, `kind`, `month`, `group_key`)
+);
+--> statement-breakpoint
+CREATE TRIGGER `summary_group_months_day_gone` AFTER DELETE ON `summary_days`
+WHEN old.`repo_key` = ''
+BEGIN
+  DELETE FROM `summary_group_month_heads` WHERE `org_key` = old.`org_key` AND `month` = CAST(strftime('%s', old.`day` * 86400, 'unixepoch', 'start of month') AS INTEGER) / 86400;
+END;

@@ -1,0 +1,294 @@
+import { describe, expect, it } from "vitest";
+import { SUMMARY_PLANS } from "../../src/analytics/summary";
+import { type GroupingsQuery, SUMMARY_LIMITS, type SummaryLimits, summarizeGroupings } from "../../src/storage/analytics-summary";
+import { buildSummaryDays } from "../../src/storage/summary-days";
+import { buildGroupMonths } from "../../src/storage/summary-group-months";
+import {
+  addMember,
+  adminOk,
+  call,
+  createKey,
+  createOrg,
+  createUser,
+  postEventsOk,
+  seededRandom,
+  shardDb,
+  unique,
+} from "./helpers";
+import { eventsOf, type Pr } from "./summary-attack-data";
+import { type ExportRow, exportRows, type GroupBy, referenceAnswer, referenceSummary } from "./summary-reference";
+
+/**
+ * The month blocks per group (`summary-group-months.ts`, migration 0015): a summary grouped by
+ * repository or author alone reads the window's whole months from them once built. The oracle is
+ * contract section 12: the summary is exactly the export's rows (every page), grouped.
+ */
+
+const DAY = 86_400_000;
+const HOUR = 3_600_000;
+const iso = (ms: number) => new Date(ms).toISOString();
+const JAN = Date.parse("2026-01-01T00:00:00Z");
+/** January to April 2026: four whole months, more full days than a slice of blocks (92), so read in slices. */
+const WINDOW = { start: JAN, end: Date.parse("2026-04-30T23:59:59.999Z") };
+const REPOS = ["api", "web", "docs"];
+const AUTHORS = ["alice", "Bob", "carol", "dave"];
+
+/** Pull requests every few hours from January to April, each reviewed and merged inside its own day. */
+function pullRequests(seed: number): Pr[] {
+  const random = seededRandom(seed);
+  const prs: Pr[] = [];
+  for (let t = JAN + 2 * HOUR, n = 1; t < WINDOW.end - 6 * HOUR; t += (3 + Math.floor(random() * 20)) * HOUR, n++) {
+    const created = t - Math.floor(random() * 4) * HOUR;
+    const review = Math.max(created + 1, t - Math.floor(random() * 2 * HOUR));
+    const merged = t + Math.floor(random() * 3 * HOUR);
+    prs.push({
+      repo: REPOS[Math.floor(random() * REPOS.length)] as string,
+      n,
+      author: AUTHORS[Math.floor(random() * AUTHORS.length)] as string,
+      created,
+      merged,
+      reviews: [review, ...(random() < 0.2 ? [merged - 1] : [])],
+      linesAdded: random() < 0.1 ? null : Math.floor(random() * 500),
+      findings: random() < 0.3 ? [{ at: review, fixed: random() < 0.5 }] : [],
+      ...(random() < 0.5 ? { ai: Math.floor(random() * 100) } : {}),
+    });
+  }
+  return prs;
+}
+
+async function adminOrg() {
+  const org = await createOrg(unique("gmonth"), { plan: "pro", installedAt: "2024-01-01T00:00:00Z" });
+  const user = await createUser();
+  await addMember(org, user, "admin");
+  for (const repo of REPOS) await adminOk("PUT", `/internal/v1/organizations/${org}/repositories/${repo}`, { private: false });
+  const { key } = await createKey(user, "analytics");
+  const get = async (path: string) => {
+    SUMMARY_PLANS.clear(); // the blocks' statement, always
+    const res = await call(path, { headers: { Authorization: `Bearer ${key}` } });
+    if (res.status !== 200) throw new Error(`${path} → ${res.status}: ${await res.text()}`);
+    return res.json();
+  };
+  return { org, get };
+}
+
+const windowQuery = (org: string, w: { start: number; end: number }) =>
+  `org=${org}&startDate=${encodeURIComponent(iso(w.start))}&endDate=${encodeURIComponent(iso(w.end))}`;
+
+const scopeOf = (org: string, w: { start: number; end: number }, groupBys: GroupBy[]): GroupingsQuery => ({
+  orgKey: org,
+  repoKeys: null,
+  authorKeys: null,
+  accessibleRepoKeys: null,
+  start: w.start,
+  end: w.end,
+  groupBys,
+});
+
+const byKey = (groups: readonly { key: string }[]) => [...groups].sort((a, b) => (a.key < b.key ? -1 : 1));
+
+/** The storage's groupings against the export's rows grouped (groups with rows only, as the storage answers). */
+function expectGrouped(
+  figures: Awaited<ReturnType<typeof summarizeGroupings>>,
+  groupBys: GroupBy[],
+  rows: ExportRow[],
+  label: string,
+) {
+  groupBys.forEach((groupBy, i) => {
+    const want = referenceSummary(rows, groupBy, WINDOW.start, WINDOW.end);
+    const got = figures.groupings[i];
+    expect(byKey(got?.groups ?? []), `${label} ${groupBy}`).toEqual(byKey(want.groups.filter((g) => g.pullRequests > 0)));
+    expect(got?.totals, `${label} ${groupBy} totals`).toEqual(want.totals);
+  });
+}
+
+async function heads(org: string): Promise<{ month: number; kind: string; lo: number | null; version: number }[]> {
+  const { results } = await (await shardDb(org))
+    .prepare("SELECT month, kind, lo, version FROM summary_group_month_heads WHERE org_key = ?1 ORDER BY month, kind")
+    .bind(org)
+    .all<{ month: number; kind: string; lo: number | null; version: number }>();
+  return results;
+}
+
+const MONTHS = ["2026-01-01", "2026-02-01", "2026-03-01", "2026-04-01"].map((d) => Date.parse(d) / DAY);
+
+describe("month blocks per group (summary-group-months.ts)", () => {
+  it("a window grouped by repository or author reads its whole months from them once built, and agrees with the export", async () => {
+    const { org, get } = await adminOrg();
+    const prs = pullRequests(11);
+    await postEventsOk(eventsOf(org, prs));
+    const q = windowQuery(org, WINDOW);
+    const rows = await exportRows<ExportRow>(get, q, { perPage: 100, maxPages: 100 });
+    expect(rows.length).toBeGreaterThan(200);
+    for (const groupBy of ["repo", "author"] as const) {
+      const want = referenceAnswer(org, rows, groupBy, WINDOW.start, WINDOW.end);
+      for (const pass of ["builds", "reads"])
+        expect(await get(`/api/analytics/v1/summary?${q}&groupBy=${groupBy}`), `${groupBy} ${pass}`).toEqual(want);
+    }
+    // Every whole month has a head of each kind, with content.
+    const built = await heads(org);
+    expect(built.map(({ month, kind }) => [month, kind])).toEqual(
+      MONTHS.flatMap((m) => [
+        [m, "author"],
+        [m, "repo"],
+      ]),
+    );
+    expect(built.every((h) => h.lo !== null)).toBe(true);
+    // Served: every pull request of the window from the months (each merged, reviewed and found inside one).
+    const db = await shardDb(org);
+    for (const groupBys of [["repo"], ["author"], ["repo", "author"], ["author", "repo", "repo"]] as GroupBy[][]) {
+      const figures = await summarizeGroupings(db, scopeOf(org, WINDOW, groupBys));
+      expect(figures.fromGroupMonths, groupBys.join()).toBe(rows.length);
+      expect(figures.candidates).toBe(rows.length);
+      expect(figures.bucketValues).toBeGreaterThan(0); // the medians' buckets read as slices
+      expectGrouped(figures, groupBys, rows, groupBys.join());
+    }
+    // A time grouping, a filter or a list does not read them.
+    const week = await summarizeGroupings(db, scopeOf(org, WINDOW, ["repo", "week"]));
+    expect(week.fromGroupMonths).toBe(0);
+    const listed = await summarizeGroupings(db, { ...scopeOf(org, WINDOW, ["repo"]), repoKeys: ["api", "web"] });
+    expect(listed.fromGroupMonths).toBe(0);
+    const authors = await summarizeGroupings(db, { ...scopeOf(org, WINDOW, ["repo"]), authorKeys: ["alice"] });
+    expect(authors.fromGroupMonths).toBe(0);
+    expect(byKey(authors.groupings[0]?.groups ?? [])).toEqual(
+      byKey(
+        referenceSummary(
+          rows.filter((r) => r.author.toLowerCase() === "alice"),
+          "repo",
+          WINDOW.start,
+          WINDOW.end,
+        ).groups,
+      ),
+    );
+  });
+
+  it("a month whose reviews begin before the window is not served; its days are", async () => {
+    const { org } = await adminOrg();
+    const prs = pullRequests(12);
+    await postEventsOk(eventsOf(org, prs));
+    const db = await shardDb(org);
+    const from = { start: JAN + 3 * HOUR, end: WINDOW.end }; // January's first reviews lie before it
+    const q = scopeOf(org, from, ["repo"]);
+    await summarizeGroupings(db, q);
+    const figures = await summarizeGroupings(db, q);
+    const inJanuary = prs.filter((p) => p.merged < Date.parse("2026-02-01")).length;
+    const rows = await summarizeGroupings(db, q, { ...SUMMARY_LIMITS, groupMonths: false });
+    expect(figures.fromGroupMonths).toBe(prs.length - inJanuary);
+    expect(byKey(figures.groupings[0]?.groups ?? [])).toEqual(byKey(rows.groupings[0]?.groups ?? []));
+    expect(figures.groupings[0]?.totals).toEqual(rows.groupings[0]?.totals);
+  });
+
+  it("a write to a day deletes its month's heads; the next summary counts the write and builds the month again", async () => {
+    const { org, get } = await adminOrg();
+    const prs = pullRequests(13);
+    await postEventsOk(eventsOf(org, prs));
+    const q = windowQuery(org, WINDOW);
+    await get(`/api/analytics/v1/summary?${q}&groupBy=repo`);
+    await get(`/api/analytics/v1/summary?${q}&groupBy=author`);
+    const before = await heads(org);
+    expect(before).toHaveLength(8);
+    // A February pull request changes its lines and author.
+    const target = prs.find((p) => p.merged >= Date.parse("2026-02-10") && p.merged < Date.parse("2026-02-20")) as Pr;
+    await postEventsOk(
+      eventsOf(org, [{ ...target, linesAdded: 99_999, author: "zed", version: "2026-11-02T00:00:00.000Z" }]).slice(0, 1),
+    );
+    const after = await heads(org);
+    expect(after.map((h) => h.month)).toEqual(before.map((h) => h.month).filter((m) => m !== MONTHS[1]));
+    const rows = await exportRows<ExportRow>(get, q, { perPage: 100, maxPages: 100 });
+    expect(rows.some((r) => r.author === "zed" && r.linesAdded === 99_999)).toBe(true);
+    for (const groupBy of ["repo", "author"] as const)
+      for (const pass of ["builds", "reads"])
+        expect(await get(`/api/analytics/v1/summary?${q}&groupBy=${groupBy}`), `${groupBy} ${pass}`).toEqual(
+          referenceAnswer(org, rows, groupBy, WINDOW.start, WINDOW.end),
+        );
+    const rebuilt = await heads(org);
+    expect(rebuilt).toHaveLength(8);
+    const february = rebuilt.filter((h) => h.month === MONTHS[1]);
+    for (const head of february)
+      expect(before.find((h) => h.month === head.month && h.kind === head.kind)?.version).not.toBe(head.version);
+  });
+
+  it("a month rebuilt between the counts and the slices makes the summary read again; one only deleted is read as it was", async () => {
+    const { org, get } = await adminOrg();
+    const prs = pullRequests(14);
+    await postEventsOk(eventsOf(org, prs));
+    const q = windowQuery(org, WINDOW);
+    const rowsBefore = await exportRows<ExportRow>(get, q, { perPage: 100, maxPages: 100 });
+    await get(`/api/analytics/v1/summary?${q}&groupBy=repo`);
+    await get(`/api/analytics/v1/summary?${q}&groupBy=repo`);
+    const db = await shardDb(org);
+    const target = prs.find((p) => p.merged >= Date.parse("2026-03-10") && p.merged < Date.parse("2026-03-20")) as Pr;
+    const write = () =>
+      postEventsOk(
+        eventsOf(org, [{ ...target, author: "zed", linesAdded: 77_777, version: "2026-11-03T00:00:00.000Z" }]).slice(0, 1),
+      );
+    // Deleted only (the write): the group rows the counts came from are still stored, so the
+    // summary is the state its statement read, before the write.
+    let writes = 0;
+    const deletedOnly = await summarizeGroupings(db, scopeOf(org, WINDOW, ["repo"]), SUMMARY_LIMITS, {
+      beforeMedians: async () => {
+        if (writes++ === 0) await write();
+      },
+    });
+    expectGrouped(deletedOnly, ["repo"], rowsBefore, "deleted only");
+    const rowsAfter = await exportRows<ExportRow>(get, q, { perPage: 100, maxPages: 100 });
+    expect(rowsAfter).not.toEqual(rowsBefore);
+    // Rebuilt in between (another summary built March again): its slices are of another version,
+    // so the whole is read again, and counts the write.
+    await get(`/api/analytics/v1/summary?${q}&groupBy=repo`); // builds March again
+    const march = [Date.parse("2026-03-01") / DAY, Date.parse("2026-03-31") / DAY] as const;
+    let rebuilds = 0;
+    const rebuilt = await summarizeGroupings(db, scopeOf(org, WINDOW, ["repo"]), SUMMARY_LIMITS, {
+      beforeMedians: async () => {
+        if (rebuilds++ > 0) return;
+        await postEventsOk(
+          eventsOf(org, [{ ...target, author: "yan", linesAdded: 5, version: "2026-11-04T00:00:00.000Z" }]).slice(0, 1),
+        );
+        const days = Array.from({ length: march[1] - march[0] + 1 }, (_, i) => march[0] + i);
+        await buildSummaryDays(db, org, days);
+        await buildGroupMonths(db, org, "repo", [march]);
+      },
+    });
+    expect(rebuilds).toBeGreaterThan(1); // read again
+    const rowsLast = await exportRows<ExportRow>(get, q, { perPage: 100, maxPages: 100 });
+    expect(rowsLast.some((r) => r.linesAdded === 5 && r.author === "yan")).toBe(true);
+    expectGrouped(rebuilt, ["repo"], rowsLast, "rebuilt");
+  });
+
+  it("a damaged group row is found, its head deleted and the month built again; a marker head is never served", async () => {
+    const { org, get } = await adminOrg();
+    const prs = pullRequests(15);
+    await postEventsOk(eventsOf(org, prs));
+    const q = windowQuery(org, WINDOW);
+    const rows = await exportRows<ExportRow>(get, q, { perPage: 100, maxPages: 100 });
+    await get(`/api/analytics/v1/summary?${q}&groupBy=author`);
+    const db = await shardDb(org);
+    // Every group row of April loses all but its first value.
+    await db
+      .prepare("UPDATE summary_group_months SET sorted = substr(sorted, 1, 13) WHERE org_key = ?1 AND month = ?2")
+      .bind(org, MONTHS[3])
+      .run();
+    const damaged = await summarizeGroupings(db, scopeOf(org, WINDOW, ["author"]));
+    expectGrouped(damaged, ["author"], rows, "damaged");
+    const { results } = await db
+      .prepare("SELECT MIN(length(sorted)) AS shortest FROM summary_group_months WHERE org_key = ?1 AND month = ?2")
+      .bind(org, MONTHS[3])
+      .all<{ shortest: number }>();
+    expect(results[0]?.shortest).toBeGreaterThan(13); // built again after the answer
+    expect((await summarizeGroupings(db, scopeOf(org, WINDOW, ["author"]))).fromGroupMonths).toBe(rows.length);
+    // Markers: a cap on a row's bytes that no month fits. Never served, never built again until a write.
+    await db.prepare("DELETE FROM summary_group_month_heads WHERE org_key = ?1").bind(org).run();
+    await buildGroupMonths(
+      db,
+      org,
+      "author",
+      MONTHS.map((m, i) => [m, (MONTHS[i + 1] ?? Date.parse("2026-05-01") / DAY) - 1] as const),
+      { maxBytes: 10 },
+    );
+    expect((await heads(org)).map((h) => h.lo)).toEqual([null, null, null, null]);
+    const limits: SummaryLimits = { ...SUMMARY_LIMITS };
+    const markers = await summarizeGroupings(db, scopeOf(org, WINDOW, ["author"]), limits);
+    expect(markers.fromGroupMonths).toBe(0);
+    expectGrouped(markers, ["author"], rows, "markers");
+    expect((await heads(org)).map((h) => h.lo)).toEqual([null, null, null, null]);
+  });
+});
