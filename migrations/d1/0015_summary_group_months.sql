@@ -1,5 +1,6 @@
 -- Month blocks per group of the organization (issue 31: storage/summary-group-months.ts), made from
--- the month's rows when each of its days has the organization's day block; and a trigger that
+-- the rows of a run of a month's days (the whole month, or at a window's edge the days it can
+-- serve) when each of those days has the organization's day block; and a trigger that
 -- deletes a month's heads whenever one of those day blocks is deleted (every write to a pull request
 -- of the day deletes it: migration 0014's triggers), so a head that stands always equals what a
 -- build would write now. The group rows stay until the next build of their month replaces them:
@@ -9,6 +10,8 @@ CREATE TABLE `summary_group_month_heads` (
 	`org_key` text NOT NULL,
 	`month` integer NOT NULL,
 	`kind` text NOT NULL,
+	`first_day` integer NOT NULL,
+	`last_day` integer NOT NULL,
 	`pull_requests` integer NOT NULL,
 	`lo` integer,
 	`hi` integer,

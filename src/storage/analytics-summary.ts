@@ -3,7 +3,15 @@ import { DAY_MS } from "../lib/time";
 import type { AnalyticsSummaryGroup, AnalyticsSummaryTotals } from "../schemas/analytics-summary";
 import { type Assembled, accumulator, blockFilter, type GroupingsFigures } from "./summary-assemble";
 import { buildSummaryDays, buildSummaryMonths, wholeMonths } from "./summary-days";
-import { buildGroupMonths, type GroupKind, groupMonthKinds, readGroupMonths } from "./summary-group-months";
+import {
+  buildGroupMonths,
+  type DayRun,
+  type GroupKind,
+  groupMonthKinds,
+  longestRun,
+  MIN_RUN_DAYS,
+  planGroupMonths,
+} from "./summary-group-months";
 import { type BlockId, sliceReader } from "./summary-medians";
 import {
   BLOCK,
@@ -165,17 +173,16 @@ export async function summarizeGroupings(
   // A grouping by repository or author alone reads the window's whole months from their month
   // blocks per group when they serve it (`summary-group-months.ts`), and their days' blocks not.
   const kinds = limits.groupMonths ? groupMonthKinds(q) : null;
-  let missingGroupMonths: { kind: GroupKind; month: number }[] = [];
+  let missingRuns: DayRun[] = [];
   for (let attempt = 0; assembled === null; attempt++) {
     let figures = accumulator(q.groupBys, filter);
     let served: BlocksServed = walk ? "walk" : sliced || attempt >= 2 ? "none" : "chosen here";
     if (!walk && sliced && attempt < 2) {
       const monthDays: [string, number, number][] = [];
       if (kinds !== null && days !== null) {
-        const months = wholeMonths(days.first, days.last).map(([first]) => first);
-        const read = await readGroupMonths(db, q.orgKey, kinds, months, q.start, q.end);
+        const read = await planGroupMonths(db, q.orgKey, kinds, q, days);
         rowsRead += read.rowsRead;
-        missingGroupMonths = read.missing;
+        missingRuns = read.missing;
         for (const month of read.served) figures.addGroupMonth(month);
         for (const month of read.served.filter((m) => m.kind === kinds[0]))
           for (const [day, version] of month.days) monthDays.push(["", day, version]);
@@ -206,8 +213,8 @@ export async function summarizeGroupings(
   // reading is what the bound prevents). The answer is already known: a build that fails is
   // logged, not answered.
   const { missingDays, missingMonths } = assembled;
-  if (assembled.candidates <= limits.maxRows && missingGroupMonths.length > 0)
-    await buildMissingGroupMonths(db, q.orgKey, missingGroupMonths, limits);
+  if (kinds !== null && assembled.candidates <= limits.maxRows && missingRuns.length > 0)
+    await buildMissingGroupMonths(db, q, kinds, missingRuns, limits);
   if ((missingDays.length > 0 || missingMonths.length > 0) && assembled.candidates <= limits.maxRows) {
     // Per repository ('' the organization), the days to build: those reported, and every day of a
     // month reported without its block (a build keeps the day blocks already stored); then its months,
@@ -252,42 +259,53 @@ export async function summarizeGroupings(
 }
 
 /**
- * Builds the month blocks per group that a summary found missing (`summary-group-months.ts`): first
- * the organization's day blocks those months still lack (a day outside the span of merges the
- * statement walked is never reported missing), then the months of each kind.
- * The answer is already known: a build that fails is logged, not answered.
+ * Builds the month blocks per group that a summary asked for (`summary-group-months.ts`
+ * `planGroupMonths`), for every kind it asked: first the organization's day blocks their runs still
+ * lack (a day outside the span of merges the statement walked is never reported missing), then one
+ * batch per run and kind. The answer is already known: a build that fails is logged, not answered.
  */
 async function buildMissingGroupMonths(
   db: D1Database | D1DatabaseSession,
-  orgKey: string,
-  missing: readonly { kind: GroupKind; month: number }[],
+  q: GroupingsQuery,
+  kinds: readonly GroupKind[],
+  asked: readonly DayRun[],
   limits: SummaryLimits,
 ): Promise<void> {
+  const { orgKey } = q;
   try {
-    const months = [...new Set(missing.map(({ month }) => month))].flatMap((month) => wholeMonths(month, month + 30));
-    const { results } = await db
-      .prepare(
-        `SELECT d.day AS day FROM json_each(?2) AS m CROSS JOIN summary_days AS d
-ON d.org_key = ?1 AND d.repo_key = '' AND d.day BETWEEN m.value ->> 0 AND m.value ->> 1`,
-      )
-      .bind(orgKey, JSON.stringify(months))
-      .all<{ day: number }>();
-    const stored = new Set(results.map(({ day }) => day));
+    // The runs' days as stored: whether each has a block, and whether it serves the window.
+    const daysOf = async () => {
+      const { results } = await db
+        .prepare(
+          `SELECT d.day AS day, d.pull_requests = 0 OR (d.lo >= ?3 AND d.hi <= ?4) AS usable
+FROM json_each(?2) AS r CROSS JOIN summary_days AS d
+ON d.org_key = ?1 AND d.repo_key = '' AND d.day BETWEEN r.value ->> 0 AND r.value ->> 1`,
+        )
+        .bind(orgKey, JSON.stringify(asked.map(({ first, last }) => [first, last])), q.start, q.end)
+        .all<{ day: number; usable: number | null }>();
+      return new Map(results.map(({ day, usable }) => [day, usable === 1]));
+    };
+    let stored = await daysOf();
     const lacking: number[] = [];
-    for (const [first, last] of months) for (let day = first; day <= last; day++) if (!stored.has(day)) lacking.push(day);
+    for (const { first, last } of asked) for (let day = first; day <= last; day++) if (!stored.has(day)) lacking.push(day);
     for (let i = 0; i < lacking.length; i += BUILD_DAYS_PER_STATEMENT)
       await buildSummaryDays(db, orgKey, lacking.slice(i, i + BUILD_DAYS_PER_STATEMENT), {
         maxPerDay: limits.dayBlockMax,
         maxBytes: limits.dayBlockMaxBytes,
       });
-    for (const kind of ["repo", "author"] as const) {
-      const of = months.filter(([first]) => missing.some((m) => m.kind === kind && m.month === first));
-      // A month per batch: each reads and sorts a month of the organization's pull requests.
-      for (const month of of) await buildGroupMonths(db, orgKey, kind, [month], { maxBytes: limits.dayBlockMaxBytes });
-    }
-    log.info("summary month blocks per group built", { orgKey, months: missing.length, days: lacking.length });
+    // The days just built may not serve the window (reviews before it): each run shrinks to its
+    // longest run of days that do.
+    if (lacking.length > 0) stored = await daysOf();
+    const runs = asked.flatMap(({ first, last, month }) => {
+      const run = longestRun(first, last, month, (day) => stored.get(day) === true);
+      return run !== null && run.last - run.first + 1 >= MIN_RUN_DAYS ? [run] : [];
+    });
+    // A run per batch: each reads and sorts up to a month of the organization's pull requests.
+    for (const kind of kinds)
+      for (const run of runs) await buildGroupMonths(db, orgKey, kind, [run], { maxBytes: limits.dayBlockMaxBytes });
+    log.info("summary month blocks per group built", { orgKey, runs: runs.length, kinds: kinds.length, days: lacking.length });
   } catch (error) {
-    log.warn("summary month blocks per group not built", { orgKey, months: missing.length, error: errorField(error) });
+    log.warn("summary month blocks per group not built", { orgKey, runs: asked.length, error: errorField(error) });
   }
 }
 

@@ -164,15 +164,17 @@ export const summaryMonths = sqliteTable(
 
 /**
  * The summary's month blocks per group (storage/summary-group-months.ts; issue 31): for an
- * organization, a UTC calendar month and a kind of grouping (`repo` or `author`), what a summary
+ * organization, a UTC calendar month (or a run of its days) and a kind of grouping (`repo` or `author`), what a summary
  * grouped by repository or author reads of the month: each group's sums and its durations' counts
  * per bucket, in one row (the head), and each group's durations sorted, in a row of its own (read
  * only in slices, for the medians' buckets). Made from the month's rows when every day of it has
  * the organization's day block, and deleted (the head) whenever one of those day blocks is
  * (migration 0015's trigger): a head that stands equals what a build would write now.
  *
- * - `pull_requests`, `lo`, `hi`: as a day block's, over the month (`lo` null with pull requests: a
- *   month never served, e.g. one of a day block without content, or of a group too big for a row);
+ * - `first_day`, `last_day`: the run of the month's days it holds (UTC day numbers): the whole
+ *   month, or at a window's edge the days its window could be served (summary-group-months.ts);
+ * - `pull_requests`, `lo`, `hi`: as a day block's, over those days (`lo` null with pull requests: a
+ *   head never served, e.g. one of a day block without content, or of a group too big for a row);
  * - `days`: JSON, `[day, version]` of each of the month's day blocks it was made from;
  * - `groups`: JSON, per group `[key as the rows spell it, ...BlockSums, tf buckets, tf counts, tm
  *   buckets, tm counts]` (summary-group-months.ts `GroupEntry`);
@@ -184,6 +186,8 @@ export const summaryGroupMonthHeads = sqliteTable(
     orgKey: text("org_key").notNull(),
     month: integer("month").notNull(),
     kind: text("kind", { enum: ["repo", "author"] }).notNull(),
+    firstDay: integer("first_day").notNull(),
+    lastDay: integer("last_day").notNull(),
     pullRequests: integer("pull_requests").notNull(),
     lo: integer("lo"),
     hi: integer("hi"),

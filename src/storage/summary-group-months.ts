@@ -1,6 +1,6 @@
 import { DAY_MS } from "../lib/time";
 import { durationBucketSql, SORTED_OFFSET, sortedValueSql } from "../rules/duration-buckets";
-import { BLOCK_MAX_BYTES, type BlockSums } from "./summary-days";
+import { BLOCK_MAX_BYTES, type BlockSums, monthStartDay } from "./summary-days";
 import { type GroupingsQuery, isFiltered } from "./summary-rows";
 
 /**
@@ -63,19 +63,25 @@ export function groupMonthKinds(q: GroupingsQuery): GroupKind[] | null {
 
 const COLUMN: Record<GroupKind, string> = { repo: "p.repo", author: "p.author" };
 
-/** The months (`?3`: JSON `[[first day, last day], ...]`) each of whose days has the organization's day block. */
-const READY = `wanted AS (SELECT DISTINCT CAST(value ->> 0 AS INTEGER) AS mo, CAST(value ->> 1 AS INTEGER) AS last FROM json_each(?3)),
+/**
+ * The runs of days (`?3`: JSON `[[first day, last day, month's first day], ...]`, one run per month)
+ * each of whose days has the organization's day block.
+ */
+const READY = `wanted AS (
+  SELECT DISTINCT CAST(value ->> 0 AS INTEGER) AS first, CAST(value ->> 1 AS INTEGER) AS last, CAST(value ->> 2 AS INTEGER) AS mo
+  FROM json_each(?3)
+),
 ready AS MATERIALIZED (
-  SELECT w.mo AS mo, w.last AS last, COUNT(*) AS blocks, SUM(d.pull_requests) AS n, MIN(d.lo) AS lo, MAX(d.hi) AS hi,
-    COUNT(*) FILTER (WHERE d.pull_requests > 0 AND d.lo IS NULL) AS unfit,
+  SELECT w.mo AS mo, w.first AS first, w.last AS last, COUNT(*) AS blocks, SUM(d.pull_requests) AS n, MIN(d.lo) AS lo,
+    MAX(d.hi) AS hi, COUNT(*) FILTER (WHERE d.pull_requests > 0 AND d.lo IS NULL) AS unfit,
     json_group_array(json_array(d.day, d.version) ORDER BY d.day) AS days
   FROM wanted AS w
-  CROSS JOIN summary_days AS d ON d.org_key = ?1 AND d.repo_key = '' AND d.day BETWEEN w.mo AND w.last
+  CROSS JOIN summary_days AS d ON d.org_key = ?1 AND d.repo_key = '' AND d.day BETWEEN w.first AND w.last
   GROUP BY w.mo
-  HAVING blocks = w.last - w.mo + 1
+  HAVING blocks = w.last - w.first + 1
 )`;
 
-/** The pull requests of the ready months, with their group (`kind`), as the day blocks take them. */
+/** The pull requests of the ready runs, with their group (`kind`), as the day blocks take them. */
 const found = (kind: GroupKind) => `found AS MATERIALIZED (
   SELECT r.mo AS mo, ${COLUMN[kind]} AS g,
     p.lines_added AS la, p.lines_deleted AS ld, p.ai_lines AS al,
@@ -84,7 +90,7 @@ const found = (kind: GroupKind) => `found AS MATERIALIZED (
     p.first_reviewed_at - p.created_at AS tf, p.merged_at - p.created_at AS tm
   FROM ready AS r
   CROSS JOIN pull_requests AS p INDEXED BY pull_requests_summary_walk
-  ON p.org_key = ?1 AND p.merged_at >= r.mo * ${DAY_MS} AND p.merged_at < (r.last + 1) * ${DAY_MS}
+  ON p.org_key = ?1 AND p.merged_at >= r.first * ${DAY_MS} AND p.merged_at < (r.last + 1) * ${DAY_MS}
     AND p.merged_at IS NOT NULL AND p.first_reviewed_at IS NOT NULL
   WHERE r.unfit = 0
 )`;
@@ -155,14 +161,14 @@ rows_size AS (
   GROUP BY month
 ),
 made AS (
-  SELECT r.mo AS mo, r.n AS n, r.lo AS lo, r.hi AS hi, r.days AS days, e.groups_json AS groups_json,
+  SELECT r.mo AS mo, r.first AS first, r.last AS last, r.n AS n, r.lo AS lo, r.hi AS hi, r.days AS days, e.groups_json AS groups_json,
     r.unfit = 0 AND COALESCE(e.n, 0) = r.n AND COALESCE(e.encodable, 1)
       AND COALESCE(length(CAST(e.groups_json AS BLOB)), 0) <= ${maxBytes}
       AND COALESCE(z.biggest, 0) <= ${maxBytes} AS fits
   FROM ready AS r LEFT JOIN entries AS e ON e.mo = r.mo LEFT JOIN rows_size AS z ON z.mo = r.mo
 )
-INSERT OR REPLACE INTO summary_group_month_heads (org_key, month, kind, pull_requests, lo, hi, version, days, groups)
-SELECT ?1, mo, ?2, n, IIF(fits, lo, NULL), IIF(fits, hi, NULL), ?4, IIF(fits, days, NULL), IIF(fits AND n > 0, groups_json, NULL)
+INSERT OR REPLACE INTO summary_group_month_heads (org_key, month, kind, first_day, last_day, pull_requests, lo, hi, version, days, groups)
+SELECT ?1, mo, ?2, first, last, n, IIF(fits, lo, NULL), IIF(fits, hi, NULL), ?4, IIF(fits, days, NULL), IIF(fits AND n > 0, groups_json, NULL)
 FROM made`;
 
 /** A random version below 2^53 (read back exactly as a number), the same in a month's head and its group rows. */
@@ -171,28 +177,38 @@ function newVersion(): number {
   return (high & 0x1f_ffff) * 2 ** 32 + low;
 }
 
+/** A run of a month's days: its first and last day (UTC day numbers) and the month's first day. */
+export interface DayRun {
+  first: number;
+  last: number;
+  month: number;
+}
+
 /**
- * Makes the month blocks of `kind` for `months` (`[first day, last day]` of whole calendar months)
- * of one organization, in one batch (one transaction): the months' old group rows deleted, the new
- * ones written, then the heads (replacing any stored). A month some day of which has no day block
- * yet is left unmade (a later summary reports it again).
+ * Makes the month blocks of `kind` for `runs` (at most one per month) of one organization, in one
+ * batch (one transaction): the months' old group rows deleted, the new ones written, then the heads
+ * (replacing any stored). A run some day of which has no day block yet is left unmade (a later
+ * summary asks for it again).
  */
 export async function buildGroupMonths(
   db: D1Database | D1DatabaseSession,
   orgKey: string,
   kind: GroupKind,
-  months: readonly (readonly [number, number])[],
+  runs: readonly DayRun[],
   { maxBytes = BLOCK_MAX_BYTES }: { maxBytes?: number } = {},
 ): Promise<void> {
-  if (months.length === 0) return;
+  if (runs.length === 0) return;
   if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) throw new RangeError(`maxBytes must be a whole number, got ${maxBytes}`);
+  for (const { first, last, month } of runs)
+    if (monthStartDay(first) !== month || monthStartDay(last) !== month || last < first)
+      throw new RangeError(`a run of days must lie in its month: ${first}..${last} of ${month}`);
   const version = newVersion();
-  const params = [orgKey, kind, JSON.stringify(months), version] as const;
+  const params = [orgKey, kind, JSON.stringify(runs.map(({ first, last, month }) => [first, last, month])), version] as const;
   await db.batch([
     db
       .prepare(
         `DELETE FROM summary_group_months WHERE org_key = ?1 AND kind = ?2
-  AND month IN (SELECT CAST(value ->> 0 AS INTEGER) FROM json_each(?3)) AND ?4 IS NOT NULL`,
+  AND month IN (SELECT CAST(value ->> 2 AS INTEGER) FROM json_each(?3)) AND ?4 IS NOT NULL`,
       )
       .bind(...params),
     db.prepare(buildGroupRowsSql(kind)).bind(...params),
@@ -200,58 +216,129 @@ export async function buildGroupMonths(
   ]);
 }
 
+/** A run shorter than this many days is not worth a head: its days are read as day blocks. */
+export const MIN_RUN_DAYS = 7;
+
 /**
- * Reads the heads of `kinds` for `months` (their first days) that can serve a window from `start`
- * to `end` (ms): every review and finding of their pull requests inside it, or none. A month is
- * served only when it has a servable head of every kind asked, all made from the same day blocks;
- * a month without a head of a kind is `missing` that kind (to build after the answer).
+ * A served head is built again for a longer run only when the window could be served for this
+ * many more of the month's days: a window that ends today gains a day a day, and its month's head
+ * is made again once a week, not every day.
  */
-export async function readGroupMonths(
+export const RUN_SLACK_DAYS = 7;
+
+/** What a summary serves from month blocks per group, and what it asks to build after its answer. */
+export interface GroupMonthsPlan {
+  served: GroupMonth[];
+  /** Runs to build, each for every kind asked: the longest run of days each month could serve this window. */
+  missing: DayRun[];
+  rowsRead: number;
+}
+
+/**
+ * Chooses, for each month that meets the window's full days (`days`), whether a head of every kind
+ * asked serves it, and reads those heads: one batch (one snapshot) of the window's day blocks' edges
+ * and the months' heads. A head serves when it lies in the window's full days, every review and
+ * finding of its pull requests lies in the window (its `lo` and `hi`), and every kind's head holds
+ * the same day blocks. Each month's best run is the longest run of its days in the window whose
+ * day blocks could be served (or are not built yet); a month is asked to be built for it when it has
+ * no serving head, or one shorter than that by more than `RUN_SLACK_DAYS`, and the run has at least
+ * `MIN_RUN_DAYS` days.
+ */
+export async function planGroupMonths(
   db: D1Database | D1DatabaseSession,
   orgKey: string,
   kinds: readonly GroupKind[],
-  months: readonly number[],
-  start: number,
-  end: number,
-): Promise<{ served: GroupMonth[]; missing: { kind: GroupKind; month: number }[]; rowsRead: number }> {
-  if (months.length === 0 || kinds.length === 0) return { served: [], missing: [], rowsRead: 0 };
-  const { results, meta } = await db
-    .prepare(
-      `SELECT h.month AS month, h.kind AS kind, h.version AS version, h.pull_requests AS n, h.days AS days, h.groups AS groups,
-  h.pull_requests = 0 OR (h.lo >= ?2 AND h.hi <= ?3) AS usable
-FROM json_each(?4) AS m CROSS JOIN json_each(?5) AS k
-CROSS JOIN summary_group_month_heads AS h ON h.org_key = ?1 AND h.month = m.value AND h.kind = k.value`,
-    )
-    .bind(orgKey, start, end, JSON.stringify(months), JSON.stringify(kinds))
-    .all<{
-      month: number;
-      kind: GroupKind;
-      version: number;
-      n: number;
-      days: string | null;
-      groups: string | null;
-      usable: number;
-    }>();
-  const byMonth = new Map<number, typeof results>();
-  for (const row of results) byMonth.set(row.month, [...(byMonth.get(row.month) ?? []), row]);
+  window: { start: number; end: number },
+  days: { first: number; last: number },
+): Promise<GroupMonthsPlan> {
+  const { start, end } = window;
+  const [dayRows, headRows] = await db.batch([
+    db
+      .prepare(
+        `SELECT day, pull_requests AS n, pull_requests = 0 OR (lo >= ?4 AND hi <= ?5) AS usable FROM summary_days
+WHERE org_key = ?1 AND repo_key = '' AND day BETWEEN ?2 AND ?3`,
+      )
+      .bind(orgKey, days.first, days.last, start, end),
+    db
+      .prepare(
+        `SELECT month, kind, first_day AS first, last_day AS last, version, pull_requests AS n, days,
+  IIF(serves, groups, NULL) AS groups, serves
+FROM (
+  SELECT *, days IS NOT NULL AND first_day >= ?4 AND last_day <= ?5 AND (pull_requests = 0 OR (lo >= ?2 AND hi <= ?3)) AS serves
+  FROM summary_group_month_heads
+  WHERE org_key = ?1 AND month BETWEEN ?6 AND ?5 AND kind IN (SELECT value FROM json_each(?7))
+)`,
+      )
+      .bind(orgKey, start, end, days.first, days.last, monthStartDay(days.first), JSON.stringify(kinds)),
+  ]);
+  const usable = new Map<number, boolean>();
+  for (const row of (dayRows?.results ?? []) as { day: number; usable: number }[]) usable.set(row.day, row.usable === 1);
+  type HeadRow = {
+    month: number;
+    kind: GroupKind;
+    first: number;
+    last: number;
+    version: number;
+    n: number;
+    days: string | null;
+    groups: string | null;
+    serves: number;
+  };
+  const heads = new Map<number, HeadRow[]>();
+  for (const row of (headRows?.results ?? []) as HeadRow[]) heads.set(row.month, [...(heads.get(row.month) ?? []), row]);
   const served: GroupMonth[] = [];
-  const missing: { kind: GroupKind; month: number }[] = [];
-  for (const month of months) {
-    const heads = byMonth.get(month) ?? [];
-    if (heads.length < kinds.length) {
-      for (const kind of kinds) if (!heads.some((h) => h.kind === kind)) missing.push({ kind, month });
-      continue;
-    }
-    if (!heads.every((h) => h.usable && h.days !== null && h.days === heads[0]?.days)) continue;
-    for (const h of heads)
-      served.push({
-        kind: h.kind,
-        month,
-        version: h.version,
-        pullRequests: h.n,
-        days: JSON.parse(h.days as string) as [number, number][],
-        groups: h.groups === null ? null : (JSON.parse(h.groups) as GroupEntry[]),
-      });
+  const missing: DayRun[] = [];
+  for (const [monthFirst, monthLast] of monthsMeeting(days.first, days.last)) {
+    const a = Math.max(monthFirst, days.first);
+    const b = Math.min(monthLast, days.last);
+    // The longest run of days whose blocks serve the window, or that have none yet (built before the run).
+    const best = longestRun(a, b, monthFirst, (day) => usable.get(day) !== false);
+    const of = heads.get(monthFirst) ?? [];
+    const first = of[0];
+    const serving =
+      first !== undefined &&
+      kinds.every((kind) => of.some((h) => h.kind === kind)) &&
+      of.every((h) => h.serves === 1 && h.days === first.days);
+    if (serving)
+      for (const h of of)
+        served.push({
+          kind: h.kind,
+          month: monthFirst,
+          version: h.version,
+          pullRequests: h.n,
+          days: JSON.parse(h.days as string) as [number, number][],
+          groups: h.groups === null ? null : (JSON.parse(h.groups) as GroupEntry[]),
+        });
+    const length = (run: { first: number; last: number }) => run.last - run.first + 1;
+    // A marker (never served: too big, or a day block without content) of a run that holds the
+    // best one stays until a write deletes it: building it again would make the same marker.
+    const marker = of.some((h) => h.days === null && h.first <= (best?.first ?? 0) && h.last >= (best?.last ?? 0));
+    if (best !== null && length(best) >= MIN_RUN_DAYS && !marker && (!serving || length(first) < length(best) - RUN_SLACK_DAYS))
+      missing.push(best);
   }
-  return { served, missing, rowsRead: meta.rows_read };
+  const rowsRead = (dayRows?.meta.rows_read ?? 0) + (headRows?.meta.rows_read ?? 0);
+  return { served, missing, rowsRead };
+}
+
+/** The longest run of days from `a` to `b` (of the month starting `month`) that `ok` passes; null when none. */
+export function longestRun(a: number, b: number, month: number, ok: (day: number) => boolean): DayRun | null {
+  let best: DayRun | null = null;
+  for (let day = a, from = a; day <= b + 1; day++) {
+    if (day <= b && ok(day)) continue;
+    if (day - from > (best === null ? 0 : best.last - best.first + 1)) best = { first: from, last: day - 1, month };
+    from = day + 1;
+  }
+  return best;
+}
+
+/** The calendar months that meet the UTC days from `first` to `last`, as `[first day, last day]`. */
+function monthsMeeting(first: number, last: number): [number, number][] {
+  const months: [number, number][] = [];
+  for (let mo = monthStartDay(first); mo <= last; ) {
+    const date = new Date(mo * DAY_MS);
+    const next = Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1) / DAY_MS;
+    months.push([mo, next - 1]);
+    mo = next;
+  }
+  return months;
 }

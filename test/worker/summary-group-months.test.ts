@@ -101,13 +101,22 @@ function expectGrouped(
   });
 }
 
-async function heads(org: string): Promise<{ month: number; kind: string; lo: number | null; version: number }[]> {
+type Head = { month: number; kind: string; first: number; last: number; lo: number | null; version: number };
+
+async function heads(org: string): Promise<Head[]> {
   const { results } = await (await shardDb(org))
-    .prepare("SELECT month, kind, lo, version FROM summary_group_month_heads WHERE org_key = ?1 ORDER BY month, kind")
+    .prepare(
+      `SELECT month, kind, first_day AS first, last_day AS last, lo, version FROM summary_group_month_heads
+WHERE org_key = ?1 ORDER BY month, kind`,
+    )
     .bind(org)
-    .all<{ month: number; kind: string; lo: number | null; version: number }>();
+    .all<Head>();
   return results;
 }
+
+/** The pull requests merged on the days of the heads of one kind. */
+const inRuns = (prs: readonly Pr[], of: readonly Head[]) =>
+  prs.filter((p) => of.some((h) => p.merged >= h.first * DAY && p.merged < (h.last + 1) * DAY)).length;
 
 const MONTHS = ["2026-01-01", "2026-02-01", "2026-03-01", "2026-04-01"].map((d) => Date.parse(d) / DAY);
 
@@ -161,20 +170,55 @@ describe("month blocks per group (summary-group-months.ts)", () => {
     );
   });
 
-  it("a month whose reviews begin before the window is not served; its days are", async () => {
+  it("at the window's edges a head holds the run of the month's days the window can serve, made again as the window moves", async () => {
     const { org } = await adminOrg();
-    const prs = pullRequests(12);
+    // A pull request merged on January 3 with a review on December 31: before the window, so
+    // January's days up to the 3rd cannot be served from blocks.
+    const early: Pr = {
+      repo: "api",
+      n: 9_999,
+      author: "alice",
+      created: Date.parse("2025-12-30T10:00:00Z"),
+      merged: Date.parse("2026-01-03T12:00:00Z"),
+      reviews: [Date.parse("2025-12-31T10:00:00Z")],
+    };
+    const prs = [...pullRequests(12), early];
     await postEventsOk(eventsOf(org, prs));
     const db = await shardDb(org);
-    const from = { start: JAN + 3 * HOUR, end: WINDOW.end }; // January's first reviews lie before it
-    const q = scopeOf(org, from, ["repo"]);
-    await summarizeGroupings(db, q);
-    const figures = await summarizeGroupings(db, q);
-    const inJanuary = prs.filter((p) => p.merged < Date.parse("2026-02-01")).length;
-    const rows = await summarizeGroupings(db, q, { ...SUMMARY_LIMITS, groupMonths: false });
-    expect(figures.fromGroupMonths).toBe(prs.length - inJanuary);
-    expect(byKey(figures.groupings[0]?.groups ?? [])).toEqual(byKey(rows.groupings[0]?.groups ?? []));
-    expect(figures.groupings[0]?.totals).toEqual(rows.groupings[0]?.totals);
+    const day = (text: string) => Date.parse(text) / DAY;
+    const check = async (w: { start: number; end: number }, label: string) => {
+      const q = scopeOf(org, w, ["repo"]);
+      const figures = await summarizeGroupings(db, q);
+      const days = await summarizeGroupings(db, q, { ...SUMMARY_LIMITS, groupMonths: false });
+      expect(byKey(figures.groupings[0]?.groups ?? []), label).toEqual(byKey(days.groupings[0]?.groups ?? []));
+      expect(figures.groupings[0]?.totals, label).toEqual(days.groupings[0]?.totals);
+      return figures;
+    };
+    const to20 = { start: JAN + 3 * HOUR, end: Date.parse("2026-04-20T23:59:59.999Z") };
+    await check(to20, "builds");
+    const built = (await heads(org)).filter((h) => h.kind === "repo");
+    expect(built.map((h) => [h.first, h.last])).toEqual([
+      [day("2026-01-04"), day("2026-01-31")],
+      [day("2026-02-01"), day("2026-02-28")],
+      [day("2026-03-01"), day("2026-03-31")],
+      [day("2026-04-01"), day("2026-04-20")],
+    ]);
+    expect((await check(to20, "reads")).fromGroupMonths).toBe(inRuns(prs, built));
+    // Five more days: the April head still serves (within the slack), the new days from their blocks.
+    const to25 = { ...to20, end: Date.parse("2026-04-25T23:59:59.999Z") };
+    expect((await check(to25, "five days more")).fromGroupMonths).toBe(inRuns(prs, built));
+    expect((await heads(org)).filter((h) => h.kind === "repo")).toEqual(built);
+    // Ten more: April is made again for its thirty days.
+    await check(WINDOW, "ten days more, builds");
+    const longer = (await heads(org)).filter((h) => h.kind === "repo");
+    expect(longer.at(-1)).toMatchObject({ first: day("2026-04-01"), last: day("2026-04-30") });
+    expect((await check(WINDOW, "ten days more, reads")).fromGroupMonths).toBe(inRuns(prs, longer));
+    // A window that starts after January's run began: January is not served, and too short (from
+    // the 27th) to be made again; its days are read as day blocks.
+    const late = { start: Date.parse("2026-01-27T00:00:00Z"), end: WINDOW.end };
+    await check(late, "late start");
+    const lateFigures = await check(late, "late start, reads");
+    expect(lateFigures.fromGroupMonths).toBe(inRuns(prs, longer.slice(1)));
   });
 
   it("a write to a day deletes its month's heads; the next summary counts the write and builds the month again", async () => {
@@ -235,7 +279,11 @@ describe("month blocks per group (summary-group-months.ts)", () => {
     // Rebuilt in between (another summary built March again): its slices are of another version,
     // so the whole is read again, and counts the write.
     await get(`/api/analytics/v1/summary?${q}&groupBy=repo`); // builds March again
-    const march = [Date.parse("2026-03-01") / DAY, Date.parse("2026-03-31") / DAY] as const;
+    const march = {
+      first: Date.parse("2026-03-01") / DAY,
+      last: Date.parse("2026-03-31") / DAY,
+      month: Date.parse("2026-03-01") / DAY,
+    };
     let rebuilds = 0;
     const rebuilt = await summarizeGroupings(db, scopeOf(org, WINDOW, ["repo"]), SUMMARY_LIMITS, {
       beforeMedians: async () => {
@@ -243,7 +291,7 @@ describe("month blocks per group (summary-group-months.ts)", () => {
         await postEventsOk(
           eventsOf(org, [{ ...target, author: "yan", linesAdded: 5, version: "2026-11-04T00:00:00.000Z" }]).slice(0, 1),
         );
-        const days = Array.from({ length: march[1] - march[0] + 1 }, (_, i) => march[0] + i);
+        const days = Array.from({ length: march.last - march.first + 1 }, (_, i) => march.first + i);
         await buildSummaryDays(db, org, days);
         await buildGroupMonths(db, org, "repo", [march]);
       },
@@ -281,7 +329,7 @@ describe("month blocks per group (summary-group-months.ts)", () => {
       db,
       org,
       "author",
-      MONTHS.map((m, i) => [m, (MONTHS[i + 1] ?? Date.parse("2026-05-01") / DAY) - 1] as const),
+      MONTHS.map((m, i) => ({ first: m, last: (MONTHS[i + 1] ?? Date.parse("2026-05-01") / DAY) - 1, month: m })),
       { maxBytes: 10 },
     );
     expect((await heads(org)).map((h) => h.lo)).toEqual([null, null, null, null]);
