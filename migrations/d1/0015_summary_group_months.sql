@@ -3,9 +3,20 @@
 -- serve) when each of those days has the organization's day block; and a trigger that
 -- deletes a month's heads whenever one of those day blocks is deleted (every write to a pull request
 -- of the day deletes it: migration 0014's triggers), so a head that stands always equals what a
--- build would write now. The group rows stay until the next build of their month replaces them:
+-- build would write now. The group and bucket rows stay until the next build of their month replaces them:
 -- served only with a head of the same version. Built by the summaries that need them: nothing to
 -- backfill.
+CREATE TABLE `summary_group_month_buckets` (
+	`org_key` text NOT NULL,
+	`kind` text NOT NULL,
+	`month` integer NOT NULL,
+	`metric` integer NOT NULL,
+	`bucket` integer NOT NULL,
+	`version` integer NOT NULL,
+	`sorted` blob,
+	PRIMARY KEY(`org_key`, `kind`, `month`, `metric`, `bucket`)
+);
+--> statement-breakpoint
 CREATE TABLE `summary_group_month_heads` (
 	`org_key` text NOT NULL,
 	`month` integer NOT NULL,

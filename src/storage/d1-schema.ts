@@ -216,6 +216,26 @@ export const summaryGroupMonths = sqliteTable(
   (t) => [primaryKey({ columns: [t.orgKey, t.kind, t.month, t.groupKey] })],
 );
 
+/**
+ * A month block's durations of one bucket, of every group together (`summary_group_month_heads`):
+ * `metric` 0 for the durations to first review, 1 to merge; `sorted` the bucket's values ascending,
+ * as a day block's. The totals' medians read one such row per month instead of a slice of every
+ * group's row. Served only with a head of the same `version`.
+ */
+export const summaryGroupMonthBuckets = sqliteTable(
+  "summary_group_month_buckets",
+  {
+    orgKey: text("org_key").notNull(),
+    kind: text("kind", { enum: ["repo", "author"] }).notNull(),
+    month: integer("month").notNull(),
+    metric: integer("metric").notNull(),
+    bucket: integer("bucket").notNull(),
+    version: integer("version").notNull(),
+    sorted: blob("sorted"),
+  },
+  (t) => [primaryKey({ columns: [t.orgKey, t.kind, t.month, t.metric, t.bucket] })],
+);
+
 export const reviews = sqliteTable(
   "reviews",
   {

@@ -4,7 +4,7 @@ import type { AnalyticsSummaryGroup, AnalyticsSummaryTotals, SummaryGroupBy } fr
 import type { AnalyticsScope } from "./analytics";
 import type { BlockColumns, BlockFilter, MonthBlock } from "./summary-days";
 import type { GroupMonth } from "./summary-group-months";
-import { type BlockId, type Durations, noSlices, resolveMedians, type SliceReader } from "./summary-medians";
+import { type BlockId, type BucketedPart, type Durations, noSlices, resolveMedians, type SliceReader } from "./summary-medians";
 import { BLOCK, MISSING, MISSING_MONTH, MONTH_BLOCK, type PartRow, STALE, SUMMED } from "./summary-rows";
 
 /**
@@ -85,6 +85,8 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
   let fromBlocks = 0;
   let fromGroupMonths = 0;
   let stale = 0;
+  /** The month blocks' parts of the totals' durations (to first review, to merge). */
+  const totalParts: [BucketedPart[], BucketedPart[]] = [[], []];
   const missingDays: { repoKey: string; day: number }[] = [];
   const missingMonths: { repoKey: string; month: number }[] = [];
   const add = (row: PartRow): void => {
@@ -124,6 +126,26 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
    */
   const addGroupMonth = ({ kind, month, version, pullRequests, groups }: GroupMonth): void => {
     let added = false;
+    // The totals' medians come from the first grouping's groups: of a month block, from its
+    // counts of every group added up, and its bucket rows (`summary_group_month_buckets`).
+    if (groupBys[0] === kind) {
+      const sums = [new Map<number, number>(), new Map<number, number>()] as const;
+      for (const entry of groups ?? [])
+        for (const [metric, at] of [
+          [0, 8],
+          [1, 10],
+        ] as const) {
+          const buckets = entry[at] as number[];
+          const counts = entry[at + 1] as number[];
+          for (let i = 0; i < buckets.length; i++)
+            sums[metric].set(buckets[i] as number, (sums[metric].get(buckets[i] as number) ?? 0) + (counts[i] as number));
+        }
+      for (const metric of [0, 1] as const) {
+        const buckets = [...sums[metric].keys()].sort((a, b) => a - b);
+        const part = { repoKey: "", day: month, version, group: { kind, key: "" }, metric, start: 0 };
+        totalParts[metric].push({ ...part, buckets, counts: buckets.map((b) => sums[metric].get(b) as number) });
+      }
+    }
     groupBys.forEach((groupBy, grouping) => {
       if (groupBy !== kind) return;
       for (const entry of groups ?? []) {
@@ -152,7 +174,8 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
     for (const group of first) for (const name of SUMMED) totals[name] += group[name];
     const all = (of: "tf" | "tm"): Durations => ({
       values: first.flatMap((g) => g[of].values),
-      parts: first.flatMap((g) => g[of].parts),
+      // A group's month block part stands in the totals as its month's bucket rows (`totalParts`).
+      parts: [...first.flatMap((g) => g[of].parts.filter((p) => p.group === undefined)), ...totalParts[of === "tf" ? 0 : 1]],
     });
     const sources = [all("tf"), all("tm"), ...lists.flatMap((list) => list.flatMap((g) => [g.tf, g.tm]))];
     const medians = await resolveMedians(sources, slices);

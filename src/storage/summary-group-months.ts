@@ -111,6 +111,21 @@ WHERE g IS NOT NULL
 GROUP BY mo, g`;
 
 /** A group's sums, `BlockSums` order (as a day block's). */
+/**
+ * The bucket rows of the ready runs (`?4` the version): per duration and bucket, the values of every
+ * group together, ascending (`summary_group_month_buckets`).
+ */
+export const buildBucketRowsSql = (kind: GroupKind): string => `WITH ${READY},
+${found(kind)}
+INSERT INTO summary_group_month_buckets (org_key, kind, month, metric, bucket, version, sorted)
+SELECT ?1, ?2, mo, metric, b, ?4, CAST(group_concat(${sortedValueSql("v")}, '' ORDER BY v) AS BLOB)
+FROM (
+  SELECT mo, 0 AS metric, ${durationBucketSql("tf")} AS b, tf AS v FROM found WHERE tf IS NOT NULL
+  UNION ALL
+  SELECT mo, 1, ${durationBucketSql("tm")}, tm FROM found WHERE tm IS NOT NULL
+)
+GROUP BY mo, metric, b`;
+
 const SUMS = [
   "COUNT(*)",
   "COALESCE(SUM(la), 0)",
@@ -156,9 +171,15 @@ entries AS (
   GROUP BY s.mo
 ),
 rows_size AS (
-  SELECT month AS mo, MAX(length(sorted)) AS biggest FROM summary_group_months
-  WHERE org_key = ?1 AND kind = ?2 AND version = ?4 AND month IN (SELECT mo FROM ready)
-  GROUP BY month
+  SELECT mo, MAX(biggest) AS biggest FROM (
+    SELECT month AS mo, MAX(length(sorted)) AS biggest FROM summary_group_months
+    WHERE org_key = ?1 AND kind = ?2 AND version = ?4 AND month IN (SELECT mo FROM ready)
+    GROUP BY month
+    UNION ALL
+    SELECT month, MAX(length(sorted)) FROM summary_group_month_buckets
+    WHERE org_key = ?1 AND kind = ?2 AND version = ?4 AND month IN (SELECT mo FROM ready)
+    GROUP BY month
+  ) GROUP BY mo
 ),
 made AS (
   SELECT r.mo AS mo, r.first AS first, r.last AS last, r.n AS n, r.lo AS lo, r.hi AS hi, r.days AS days, e.groups_json AS groups_json,
@@ -186,7 +207,7 @@ export interface DayRun {
 
 /**
  * Makes the month blocks of `kind` for `runs` (at most one per month) of one organization, in one
- * batch (one transaction): the months' old group rows deleted, the new ones written, then the heads
+ * batch (one transaction): the months' old group and bucket rows deleted, the new ones written, then the heads
  * (replacing any stored). A run some day of which has no day block yet is left unmade (a later
  * summary asks for it again).
  */
@@ -204,14 +225,18 @@ export async function buildGroupMonths(
       throw new RangeError(`a run of days must lie in its month: ${first}..${last} of ${month}`);
   const version = newVersion();
   const params = [orgKey, kind, JSON.stringify(runs.map(({ first, last, month }) => [first, last, month])), version] as const;
-  await db.batch([
+  const clear = (table: string) =>
     db
       .prepare(
-        `DELETE FROM summary_group_months WHERE org_key = ?1 AND kind = ?2
+        `DELETE FROM ${table} WHERE org_key = ?1 AND kind = ?2
   AND month IN (SELECT CAST(value ->> 2 AS INTEGER) FROM json_each(?3)) AND ?4 IS NOT NULL`,
       )
-      .bind(...params),
+      .bind(...params);
+  await db.batch([
+    clear("summary_group_months"),
+    clear("summary_group_month_buckets"),
     db.prepare(buildGroupRowsSql(kind)).bind(...params),
+    db.prepare(buildBucketRowsSql(kind)).bind(...params),
     db.prepare(buildGroupHeadsSql(kind, maxBytes)).bind(...params),
   ]);
 }

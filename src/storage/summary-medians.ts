@@ -20,6 +20,11 @@ export interface BucketedPart {
   day: number;
   /** A group's month block (`summary-group-months.ts`): its kind and group key; absent for a day block. */
   group?: BlockGroup;
+  /**
+   * A month block's values of every group together (`summary_group_month_buckets`, `group.key`
+   * ''): 0 the durations to first review, 1 to merge. A bucket's values are then a row of their own.
+   */
+  metric?: 0 | 1;
   version: number;
   buckets: readonly number[];
   counts: readonly number[];
@@ -58,6 +63,8 @@ export interface SliceRequest {
   repoKey: string;
   day: number;
   group?: BlockGroup;
+  /** A month block's bucket row (`BucketedPart.metric`): the duration and the bucket; `offset` 0. */
+  bucketRow?: { metric: 0 | 1; bucket: number };
   version: number;
   offset: number;
   count: number;
@@ -122,6 +129,12 @@ const GROUP_SLICES = asOneRow(`SELECT j.key AS i, s.version AS version, ${SLICE_
 FROM json_each(?2) AS j CROSS JOIN summary_group_months AS s
 ON s.org_key = ?1 AND s.kind = j.value ->> '$[0][0]' AND s.month = j.value ->> 1 AND s.group_key = j.value ->> '$[0][1]'`);
 
+/** A month block's bucket rows: `?2` JSON `[[[kind, metric, bucket], month, 0, count], ...]`. */
+const BUCKET_SLICES = asOneRow(`SELECT j.key AS i, s.version AS version, ${SLICE_TEXT}
+FROM json_each(?2) AS j CROSS JOIN summary_group_month_buckets AS s
+ON s.org_key = ?1 AND s.kind = j.value ->> '$[0][0]' AND s.month = j.value ->> 1
+  AND s.metric = j.value ->> '$[0][1]' AND s.bucket = j.value ->> '$[0][2]'`);
+
 /**
  * The blocks' slices as stored in `summary_days` and `summary_group_months` of one organization,
  * by one statement per `SLICES_PER_STATEMENT` of one table, run by `run` (D1 in the Worker; the
@@ -134,18 +147,24 @@ export function sliceReaderOf(
   return async (requests) => {
     const texts: string[] = new Array(requests.length);
     let rowsRead = 0;
-    const tables = [
-      { sql: DAY_SLICES, of: requests.flatMap((r, at) => (r.group === undefined ? [{ r, at }] : [])) },
-      { sql: GROUP_SLICES, of: requests.flatMap((r, at) => (r.group === undefined ? [] : [{ r, at }])) },
-    ];
+    const table = (r: SliceRequest) =>
+      r.group === undefined ? DAY_SLICES : r.bucketRow === undefined ? GROUP_SLICES : BUCKET_SLICES;
+    const tables = [DAY_SLICES, GROUP_SLICES, BUCKET_SLICES].map((sql) => ({
+      sql,
+      of: requests.flatMap((r, at) => (table(r) === sql ? [{ r, at }] : [])),
+    }));
     for (const { sql, of } of tables)
       for (let from = 0; from < of.length; from += SLICES_PER_STATEMENT) {
         const chunk = of.slice(from, from + SLICES_PER_STATEMENT);
         const { results, rowsRead: read } = await run(sql, [
           orgKey,
           JSON.stringify(
-            chunk.map(({ r: { repoKey, group, day, offset, count } }) => [
-              group === undefined ? repoKey : [group.kind, group.key],
+            chunk.map(({ r: { repoKey, group, bucketRow, day, offset, count } }) => [
+              group === undefined
+                ? repoKey
+                : bucketRow === undefined
+                  ? [group.kind, group.key]
+                  : [group.kind, bucketRow.metric, bucketRow.bucket],
               day,
               offset,
               count,
@@ -233,11 +252,22 @@ export async function resolveMedians(
         if (b < bucket) offset += count;
         else {
           if (b === bucket) {
-            const { repoKey, day, version, group } = part;
-            const key = JSON.stringify([repoKey, day, group?.kind, group?.key, offset, count]);
+            const { repoKey, day, version, group, metric } = part;
+            // A bucket row holds the bucket's values alone: the whole row, from its start.
+            const at = metric === undefined ? offset : 0;
+            const key = JSON.stringify([repoKey, day, group?.kind, group?.key, metric, b, at, count]);
             let request = requests.get(key);
             if (request === undefined) {
-              request = { repoKey, day, version, ...(group ? { group } : {}), offset, count, index: requests.size };
+              request = {
+                repoKey,
+                day,
+                version,
+                ...(group ? { group } : {}),
+                ...(metric === undefined ? {} : { bucketRow: { metric, bucket: b } }),
+                offset: at,
+                count,
+                index: requests.size,
+              };
               requests.set(key, request);
             }
             wanted.push(request.index);
