@@ -1,0 +1,37 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { groupMonthKinds, longestRun } from "../../src/storage/summary-group-months";
+
+const scope = { orgKey: "o", repoKeys: null, authorKeys: null, accessibleRepoKeys: null, start: 0, end: 1 };
+
+describe("month blocks per group: the choices (summary-group-months.ts)", () => {
+  it("longestRun is the first longest run of days that pass, against every run tried", () => {
+    fc.assert(
+      fc.property(fc.array(fc.boolean(), { maxLength: 40 }), fc.integer({ min: -5, max: 5 }), (passes, a) => {
+        const ok = (day: number) => passes[day - a] === true;
+        const b = a + passes.length - 1;
+        let want: { first: number; last: number } | null = null;
+        for (let first = a; first <= b; first++)
+          for (let last = first; last <= b; last++) {
+            let all = true;
+            for (let day = first; day <= last; day++) all &&= ok(day);
+            if (all && (want === null || last - first > want.last - want.first)) want = { first, last };
+          }
+        expect(longestRun(a, b, 7, ok)).toEqual(want === null ? null : { ...want, month: 7 });
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("serves a request grouped by repository or author alone, of the whole organization", () => {
+    expect(groupMonthKinds({ ...scope, groupBys: ["repo"] })).toEqual(["repo"]);
+    expect(groupMonthKinds({ ...scope, groupBys: ["author", "repo", "author"] })).toEqual(["author", "repo"]);
+    expect(groupMonthKinds({ ...scope, groupBys: ["repo", "week"] })).toBeNull();
+    expect(groupMonthKinds({ ...scope, groupBys: [] })).toBeNull();
+    expect(groupMonthKinds({ ...scope, groupBys: ["repo"], repoKeys: ["api"] })).toBeNull();
+    expect(groupMonthKinds({ ...scope, groupBys: ["repo"], authorKeys: ["alice"] })).toBeNull();
+    expect(groupMonthKinds({ ...scope, groupBys: ["repo"], accessibleRepoKeys: ["api"] })).toBeNull();
+    expect(groupMonthKinds({ ...scope, groupBys: ["repo"], excludedRepoKeys: ["old"] })).toBeNull();
+    expect(groupMonthKinds({ ...scope, groupBys: ["repo"], excludedRepoKeys: [] })).toEqual(["repo"]);
+  });
+});
