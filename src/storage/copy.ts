@@ -21,11 +21,17 @@ export const ORGANIZATION_TABLES = ["pull_requests", "reviews", "findings", "ai_
 
 /**
  * Tables derived from the organization's rows, never copied: the summary's day and month blocks
- * (`summary-days.ts`) and its month blocks per group (`summary-group-months.ts`) are rebuilt from the copied rows by the target's first summary of each day
- * (copying them would be wasted: the copy's own writes to a day delete its blocks). The delete
- * removes them with the rest.
+ * (`summary-days.ts`) and its month blocks per group (`summary-group-months.ts`) are rebuilt from
+ * the copied rows by the target's first summaries (copying them would be wasted: the copy's own
+ * writes to a day delete its blocks). The delete removes them with the rest.
  */
-export const DERIVED_TABLES = ["summary_days", "summary_months", "summary_group_month_heads", "summary_group_months"] as const;
+export const DERIVED_TABLES = [
+  "summary_days",
+  "summary_months",
+  "summary_group_month_heads",
+  "summary_group_months",
+  "summary_group_month_buckets",
+] as const;
 
 /** Source and target of a copy: a database, the organization's key there, the target shard's index. */
 export interface CopyTarget {

@@ -1,5 +1,5 @@
 import { DAY_MS } from "../lib/time";
-import { durationBucketSql, SORTED_OFFSET, sortedValueSql } from "../rules/duration-buckets";
+import { durationBucketSql, SORTED_OFFSET, SORTED_WIDTH, sortedValueSql } from "../rules/duration-buckets";
 import { BLOCK_MAX_BYTES, type BlockSums, monthStartDay } from "./summary-days";
 import { type GroupingsQuery, isFiltered } from "./summary-rows";
 
@@ -100,7 +100,7 @@ const found = (kind: GroupKind) => `found AS MATERIALIZED (
  * it deleted the months' old ones: each group's durations to first review ascending, then those to
  * merge, as a day block's `sorted`.
  */
-export const buildGroupRowsSql = (kind: GroupKind): string => `WITH ${READY},
+export const buildGroupRowsSql = (kind: GroupKind, maxBytes: number = BLOCK_MAX_BYTES): string => `WITH ${READY},
 ${found(kind)}
 INSERT INTO summary_group_months (org_key, kind, month, group_key, version, sorted)
 SELECT ?1, ?2, mo, g, ?4,
@@ -108,14 +108,18 @@ SELECT ?1, ?2, mo, g, ?4,
     || COALESCE(group_concat(IIF(tm IS NULL, NULL, ${sortedValueSql("tm")}), '' ORDER BY tm), '') AS BLOB)
 FROM found
 WHERE g IS NOT NULL
-GROUP BY mo, g`;
+GROUP BY mo, g
+HAVING ${GROUP_ROW_BYTES} <= ${maxBytes}`;
+
+/** A group row's bytes (a bucket row's: `COUNT(*)` values), from its values' count: rows over D1's cap are never written. */
+const GROUP_ROW_BYTES = `(COUNT(tf) + COUNT(tm)) * ${SORTED_WIDTH}`;
 
 /** A group's sums, `BlockSums` order (as a day block's). */
 /**
  * The bucket rows of the ready runs (`?4` the version): per duration and bucket, the values of every
  * group together, ascending (`summary_group_month_buckets`).
  */
-export const buildBucketRowsSql = (kind: GroupKind): string => `WITH ${READY},
+export const buildBucketRowsSql = (kind: GroupKind, maxBytes: number = BLOCK_MAX_BYTES): string => `WITH ${READY},
 ${found(kind)}
 INSERT INTO summary_group_month_buckets (org_key, kind, month, metric, bucket, version, sorted)
 SELECT ?1, ?2, mo, metric, b, ?4, CAST(group_concat(${sortedValueSql("v")}, '' ORDER BY v) AS BLOB)
@@ -124,7 +128,8 @@ FROM (
   UNION ALL
   SELECT mo, 1, ${durationBucketSql("tm")}, tm FROM found WHERE tm IS NOT NULL
 )
-GROUP BY mo, metric, b`;
+GROUP BY mo, metric, b
+HAVING COUNT(*) * ${SORTED_WIDTH} <= ${maxBytes}`;
 
 const SUMS = [
   "COUNT(*)",
@@ -159,7 +164,7 @@ counts AS (
   FROM bucket_counts GROUP BY mo, g
 ),
 sums AS (
-  SELECT mo, g, ${SUMS.map((sum, i) => `${sum} AS s${i}`).join(", ")},
+  SELECT mo, g, ${SUMS.map((sum, i) => `${sum} AS s${i}`).join(", ")}, ${GROUP_ROW_BYTES} AS bytes,
     MAX(COALESCE(MAX(abs(tf)), 0), COALESCE(MAX(abs(tm)), 0)) < ${SORTED_OFFSET} AS encodable
   FROM found GROUP BY mo, g
 ),
@@ -171,14 +176,10 @@ entries AS (
   GROUP BY s.mo
 ),
 rows_size AS (
-  SELECT mo, MAX(biggest) AS biggest FROM (
-    SELECT month AS mo, MAX(length(sorted)) AS biggest FROM summary_group_months
-    WHERE org_key = ?1 AND kind = ?2 AND version = ?4 AND month IN (SELECT mo FROM ready)
-    GROUP BY month
+  SELECT mo, MAX(bytes) AS biggest FROM (
+    SELECT mo, bytes FROM sums
     UNION ALL
-    SELECT month, MAX(length(sorted)) FROM summary_group_month_buckets
-    WHERE org_key = ?1 AND kind = ?2 AND version = ?4 AND month IN (SELECT mo FROM ready)
-    GROUP BY month
+    SELECT mo, c * ${SORTED_WIDTH} FROM bucket_counts
   ) GROUP BY mo
 ),
 made AS (
@@ -235,8 +236,8 @@ export async function buildGroupMonths(
   await db.batch([
     clear("summary_group_months"),
     clear("summary_group_month_buckets"),
-    db.prepare(buildGroupRowsSql(kind)).bind(...params),
-    db.prepare(buildBucketRowsSql(kind)).bind(...params),
+    db.prepare(buildGroupRowsSql(kind, maxBytes)).bind(...params),
+    db.prepare(buildBucketRowsSql(kind, maxBytes)).bind(...params),
     db.prepare(buildGroupHeadsSql(kind, maxBytes)).bind(...params),
   ]);
 }
@@ -266,8 +267,8 @@ export interface GroupMonthsPlan {
  * finding of its pull requests lies in the window (its `lo` and `hi`), and every kind's head holds
  * the same day blocks. Each month's best run is the longest run of its days in the window whose
  * day blocks could be served (or are not built yet); a month is asked to be built for it when it has
- * no serving head, or one shorter than that by more than `RUN_SLACK_DAYS`, and the run has at least
- * `MIN_RUN_DAYS` days.
+ * no serving head, or one shorter than that by more than `RUN_SLACK_DAYS`, the run has at least
+ * `MIN_RUN_DAYS` days and holds every head the month has. At most `MAX_RUNS_BUILT` runs a request.
  */
 export async function planGroupMonths(
   db: D1Database | D1DatabaseSession,
@@ -277,7 +278,11 @@ export async function planGroupMonths(
   days: { first: number; last: number },
 ): Promise<GroupMonthsPlan> {
   const { start, end } = window;
-  const [dayRows, headRows] = await db.batch([
+  const edge = (fn: "MIN" | "MAX") =>
+    `(SELECT ${fn}(merged_at) FROM pull_requests INDEXED BY pull_requests_summary_walk
+  WHERE org_key = ?1 AND merged_at >= ?2 AND merged_at <= ?3 AND merged_at IS NOT NULL AND first_reviewed_at IS NOT NULL)`;
+  const [mergeRows, dayRows, headRows] = await db.batch([
+    db.prepare(`SELECT ${edge("MIN")} AS lo, ${edge("MAX")} AS hi`).bind(orgKey, start, end),
     db
       .prepare(
         `SELECT day, pull_requests AS n, pull_requests = 0 OR (lo >= ?4 AND hi <= ?5) AS usable FROM summary_days
@@ -313,9 +318,15 @@ FROM (
   for (const row of (headRows?.results ?? []) as HeadRow[]) heads.set(row.month, [...(heads.get(row.month) ?? []), row]);
   const served: GroupMonth[] = [];
   const missing: DayRun[] = [];
-  for (const [monthFirst, monthLast] of monthsMeeting(days.first, days.last)) {
-    const a = Math.max(monthFirst, days.first);
-    const b = Math.min(monthLast, days.last);
+  // Only the days from the window's first merge to its last (as the statement walks them): an
+  // endless window of a young organization plans its few years, not every month since 1970.
+  const merges = mergeRows?.results[0] as { lo: number | null; hi: number | null } | undefined;
+  if (merges?.lo == null || merges.hi == null) return { served, missing, rowsRead: 0 };
+  const from = Math.max(days.first, Math.floor(merges.lo / DAY_MS));
+  const to = Math.min(days.last, Math.floor(merges.hi / DAY_MS));
+  for (const [monthFirst, monthLast] of monthsMeeting(from, to)) {
+    const a = Math.max(monthFirst, from);
+    const b = Math.min(monthLast, to);
     // The longest run of days whose blocks serve the window, or that have none yet (built before the run).
     const best = longestRun(a, b, monthFirst, (day) => usable.get(day) !== false);
     const of = heads.get(monthFirst) ?? [];
@@ -335,15 +346,28 @@ FROM (
           groups: h.groups === null ? null : (JSON.parse(h.groups) as GroupEntry[]),
         });
     const length = (run: { first: number; last: number }) => run.last - run.first + 1;
-    // A marker (never served: too big, or a day block without content) of a run that holds the
-    // best one stays until a write deletes it: building it again would make the same marker.
-    const marker = of.some((h) => h.days === null && h.first <= (best?.first ?? 0) && h.last >= (best?.last ?? 0));
-    if (best !== null && length(best) >= MIN_RUN_DAYS && !marker && (!serving || length(first) < length(best) - RUN_SLACK_DAYS))
+    // A head is replaced only by a run that holds its days: one head a month, and another window
+    // (a shorter one that starts inside the month) must not take it from the window it serves,
+    // nor that window take it back (each would rebuild it on every request). Such a window reads
+    // the month's days from their day blocks. A marker (never served: too big, or a day block
+    // without content) of a run that holds the best one stays until a write deletes it.
+    type Run = { first: number; last: number };
+    const holds = (outer: Run, inner: Run) => outer.first <= inner.first && outer.last >= inner.last;
+    const replaceable = best !== null && of.every((h) => holds(best, h) && !(h.days === null && holds(h, best)));
+    if (
+      best !== null &&
+      replaceable &&
+      length(best) >= MIN_RUN_DAYS &&
+      (!serving || length(first) < length(best) - RUN_SLACK_DAYS)
+    )
       missing.push(best);
   }
-  const rowsRead = (dayRows?.meta.rows_read ?? 0) + (headRows?.meta.rows_read ?? 0);
-  return { served, missing, rowsRead };
+  const rowsRead = [mergeRows, dayRows, headRows].reduce((n, r) => n + (r?.meta.rows_read ?? 0), 0);
+  return { served, missing: missing.slice(0, MAX_RUNS_BUILT), rowsRead };
 }
+
+/** The most runs one request builds after its answer (a year's): a longer window gets the rest from its next requests. */
+export const MAX_RUNS_BUILT = 13;
 
 /** The longest run of days from `a` to `b` (of the month starting `month`) that `ok` passes; null when none. */
 export function longestRun(a: number, b: number, month: number, ok: (day: number) => boolean): DayRun | null {

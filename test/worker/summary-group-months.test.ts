@@ -221,6 +221,71 @@ describe("month blocks per group (summary-group-months.ts)", () => {
     expect(lateFigures.fromGroupMonths).toBe(inRuns(prs, longer.slice(1)));
   });
 
+  it("two windows that start in one month do not take its head from each other", async () => {
+    const { org, get } = await adminOrg();
+    await postEventsOk(eventsOf(org, pullRequests(16)));
+    const fromJanuary15 = { start: Date.parse("2026-01-15T00:00:00Z"), end: WINDOW.end };
+    const answers = async () => {
+      for (const w of [WINDOW, fromJanuary15]) {
+        const q = windowQuery(org, w);
+        const rows = await exportRows<ExportRow>(get, q, { perPage: 100, maxPages: 100 });
+        expect(await get(`/api/analytics/v1/summary?${q}&groupBy=repo`)).toEqual(
+          referenceAnswer(org, rows, "repo", w.start, w.end),
+        );
+      }
+    };
+    await answers();
+    await answers();
+    const settled = await heads(org);
+    expect(settled.find((h) => h.month === MONTHS[0])).toMatchObject({ first: MONTHS[0], last: (MONTHS[0] as number) + 30 });
+    for (let i = 0; i < 3; i++) await answers();
+    expect(await heads(org)).toEqual(settled); // nothing built again
+  });
+
+  it("an endless window plans only the months from its first merge to its last", async () => {
+    const { org, get } = await adminOrg();
+    const prs = pullRequests(17);
+    await postEventsOk(eventsOf(org, prs));
+    const endless = { start: Date.parse("1990-01-01T00:00:00Z"), end: Date.parse("2099-12-31T23:59:59.999Z") };
+    const q = windowQuery(org, endless);
+    const rows = await exportRows<ExportRow>(get, q, { perPage: 100, maxPages: 100 });
+    for (const pass of ["builds", "reads"])
+      expect(await get(`/api/analytics/v1/summary?${q}&groupBy=author`), pass).toEqual(
+        referenceAnswer(org, rows, "author", endless.start, endless.end),
+      );
+    expect((await heads(org)).map((h) => h.month)).toEqual(MONTHS);
+    const { results } = await (await shardDb(org))
+      .prepare("SELECT COUNT(*) AS n FROM summary_days WHERE org_key = ?1")
+      .bind(org)
+      .all<{ n: number }>();
+    expect(results[0]?.n).toBeLessThanOrEqual(121); // the days of January to April, not a century's
+  });
+
+  it("a group or bucket row over the cap on a row is not written, and its month is a marker", async () => {
+    const { org } = await adminOrg();
+    const prs = pullRequests(18);
+    await postEventsOk(eventsOf(org, prs));
+    const db = await shardDb(org);
+    await summarizeGroupings(db, scopeOf(org, WINDOW, ["repo"])); // the day blocks
+    const march = { first: MONTHS[2] as number, last: (MONTHS[2] as number) + 30, month: MONTHS[2] as number };
+    await db.prepare("DELETE FROM summary_group_month_heads WHERE org_key = ?1").bind(org).run();
+    await buildGroupMonths(db, org, "repo", [march], { maxBytes: 5 * 13 });
+    const { results } = await db
+      .prepare(
+        `SELECT MAX(length(sorted)) AS biggest FROM (
+  SELECT sorted FROM summary_group_months WHERE org_key = ?1 AND month = ?2
+  UNION ALL SELECT sorted FROM summary_group_month_buckets WHERE org_key = ?1 AND month = ?2)`,
+      )
+      .bind(org, march.month)
+      .all<{ biggest: number | null }>();
+    expect(results[0]?.biggest ?? 0).toBeLessThanOrEqual(5 * 13);
+    expect((await heads(org)).map((h) => [h.month, h.lo])).toEqual([[MONTHS[2], null]]);
+    const rows = await summarizeGroupings(db, scopeOf(org, WINDOW, ["repo"]), { ...SUMMARY_LIMITS, groupMonths: false });
+    const served = await summarizeGroupings(db, scopeOf(org, WINDOW, ["repo"]));
+    expect(byKey(served.groupings[0]?.groups ?? [])).toEqual(byKey(rows.groupings[0]?.groups ?? []));
+    expect(served.groupings[0]?.totals).toEqual(rows.groupings[0]?.totals);
+  });
+
   it("a write to a day deletes its month's heads; the next summary counts the write and builds the month again", async () => {
     const { org, get } = await adminOrg();
     const prs = pullRequests(13);
