@@ -255,7 +255,8 @@ export async function resolveMedians(
             const { repoKey, day, version, group, metric } = part;
             // A bucket row holds the bucket's values alone: the whole row, from its start.
             const at = metric === undefined ? offset : 0;
-            const key = JSON.stringify([repoKey, day, group?.kind, group?.key, metric, b, at, count]);
+            // A key per slice (a year by author asks some 10,000): a template is cheaper than JSON.
+            const key = `${repoKey}\u0000${day}\u0000${group?.kind}\u0000${group?.key}\u0000${metric}\u0000${b}\u0000${at}\u0000${count}`;
             let request = requests.get(key);
             if (request === undefined) {
               request = {

@@ -64,6 +64,8 @@ describe("duration buckets (rules/duration-buckets.ts)", () => {
       }),
     );
     expect(() => decodeSorted("abc", new Float64Array(1), 0)).toThrow(/not a multiple of 13/);
+    for (const bad of ["000000000000g", "00000000000A0", "0000000\u00e900000", "-000000000000"])
+      expect(() => decodeSorted(`${encode(5)}${bad}`, new Float64Array(2), 0), bad).toThrow(/not a hexadecimal digit/);
   });
 
   it("selectRank is the value at that position of the values sorted; a position outside them is refused", () => {
