@@ -3,18 +3,19 @@
 -- serve) when each of those days has the organization's day block; and a trigger that
 -- deletes a month's heads whenever one of those day blocks is deleted (every write to a pull request
 -- of the day deletes it: migration 0014's triggers), so a head that stands always equals what a
--- build would write now. The group and bucket rows stay until the next build of their month replaces them:
--- served only with a head of the same version. Built by the summaries that need them: nothing to
--- backfill.
+-- build would write now. The group and bucket rows of a deleted head stay until the next build of
+-- their month deletes them: served only with a head of the same version. Built by the summaries
+-- that need them: nothing to backfill.
 CREATE TABLE `summary_group_month_buckets` (
 	`org_key` text NOT NULL,
 	`kind` text NOT NULL,
 	`month` integer NOT NULL,
+	`first_day` integer NOT NULL,
 	`metric` integer NOT NULL,
 	`bucket` integer NOT NULL,
 	`version` integer NOT NULL,
 	`sorted` blob,
-	PRIMARY KEY(`org_key`, `kind`, `month`, `metric`, `bucket`)
+	PRIMARY KEY(`org_key`, `kind`, `month`, `first_day`, `metric`, `bucket`)
 );
 --> statement-breakpoint
 CREATE TABLE `summary_group_month_heads` (
@@ -23,23 +24,25 @@ CREATE TABLE `summary_group_month_heads` (
 	`kind` text NOT NULL,
 	`first_day` integer NOT NULL,
 	`last_day` integer NOT NULL,
+	`built` integer NOT NULL,
 	`pull_requests` integer NOT NULL,
 	`lo` integer,
 	`hi` integer,
 	`version` integer NOT NULL,
 	`days` text,
 	`groups` text,
-	PRIMARY KEY(`org_key`, `month`, `kind`)
+	PRIMARY KEY(`org_key`, `month`, `kind`, `first_day`)
 );
 --> statement-breakpoint
 CREATE TABLE `summary_group_months` (
 	`org_key` text NOT NULL,
 	`kind` text NOT NULL,
 	`month` integer NOT NULL,
+	`first_day` integer NOT NULL,
 	`group_key` text NOT NULL,
 	`version` integer NOT NULL,
 	`sorted` blob,
-	PRIMARY KEY(`org_key`, `kind`, `month`, `group_key`)
+	PRIMARY KEY(`org_key`, `kind`, `month`, `first_day`, `group_key`)
 );
 --> statement-breakpoint
 CREATE TRIGGER `summary_group_months_day_gone` AFTER DELETE ON `summary_days`

@@ -329,10 +329,10 @@ async function deleteBlocks(db: D1Database | D1DatabaseSession, orgKey: string, 
       // A group's month block: its month's head of that kind (its group rows are then never served).
       db
         .prepare(
-          `DELETE FROM summary_group_month_heads WHERE org_key = ?1 AND (month, kind, version) IN
-  (SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?2))`,
+          `DELETE FROM summary_group_month_heads WHERE org_key = ?1 AND (month, kind, first_day, version) IN
+  (SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?2))`,
         )
-        .bind(orgKey, JSON.stringify(groups.map(({ day, group, version }) => [day, group?.kind, version]))),
+        .bind(orgKey, JSON.stringify(groups.map(({ day, group, version }) => [day, group?.kind, group?.run, version]))),
     ]);
   } catch (error) {
     log.warn("summary blocks malformed, not deleted", { orgKey, error: errorField(error) });

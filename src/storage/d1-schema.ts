@@ -173,6 +173,8 @@ export const summaryMonths = sqliteTable(
  *
  * - `first_day`, `last_day`: the run of the month's days it holds (UTC day numbers): the whole
  *   month, or at a window's edge the days its window could be served (summary-group-months.ts);
+ *   a month may hold a few runs, for windows that start on different days of it;
+ * - `built`: when it was made (ms), so that a month keeps only its latest few runs;
  * - `pull_requests`, `lo`, `hi`: as a day block's, over those days (`lo` null with pull requests: a
  *   head never served, e.g. one of a day block without content, or of a group too big for a row);
  * - `days`: JSON, `[day, version]` of each of the month's day blocks it was made from;
@@ -188,6 +190,7 @@ export const summaryGroupMonthHeads = sqliteTable(
     kind: text("kind", { enum: ["repo", "author"] }).notNull(),
     firstDay: integer("first_day").notNull(),
     lastDay: integer("last_day").notNull(),
+    built: integer("built").notNull(),
     pullRequests: integer("pull_requests").notNull(),
     lo: integer("lo"),
     hi: integer("hi"),
@@ -195,11 +198,11 @@ export const summaryGroupMonthHeads = sqliteTable(
     days: text("days"),
     groups: text("groups"),
   },
-  (t) => [primaryKey({ columns: [t.orgKey, t.month, t.kind] })],
+  (t) => [primaryKey({ columns: [t.orgKey, t.month, t.kind, t.firstDay] })],
 );
 
 /**
- * A group's durations of a month (`summary_group_month_heads`): `sorted` as a day block's (those to
+ * A group's durations of a month's run (`summary_group_month_heads`): `sorted` as a day block's (those to
  * first review ascending, then those to merge), fixed-width text in a BLOB, read in slices. Served
  * only while its head stands with the same `version`.
  */
@@ -209,11 +212,12 @@ export const summaryGroupMonths = sqliteTable(
     orgKey: text("org_key").notNull(),
     kind: text("kind", { enum: ["repo", "author"] }).notNull(),
     month: integer("month").notNull(),
+    firstDay: integer("first_day").notNull(),
     groupKey: text("group_key").notNull(),
     version: integer("version").notNull(),
     sorted: blob("sorted"),
   },
-  (t) => [primaryKey({ columns: [t.orgKey, t.kind, t.month, t.groupKey] })],
+  (t) => [primaryKey({ columns: [t.orgKey, t.kind, t.month, t.firstDay, t.groupKey] })],
 );
 
 /**
@@ -228,12 +232,13 @@ export const summaryGroupMonthBuckets = sqliteTable(
     orgKey: text("org_key").notNull(),
     kind: text("kind", { enum: ["repo", "author"] }).notNull(),
     month: integer("month").notNull(),
+    firstDay: integer("first_day").notNull(),
     metric: integer("metric").notNull(),
     bucket: integer("bucket").notNull(),
     version: integer("version").notNull(),
     sorted: blob("sorted"),
   },
-  (t) => [primaryKey({ columns: [t.orgKey, t.kind, t.month, t.metric, t.bucket] })],
+  (t) => [primaryKey({ columns: [t.orgKey, t.kind, t.month, t.firstDay, t.metric, t.bucket] })],
 );
 
 export const reviews = sqliteTable(

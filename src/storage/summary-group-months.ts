@@ -40,6 +40,8 @@ export type GroupEntry = [
 export interface GroupMonth {
   kind: GroupKind;
   month: number;
+  /** The first day of the head's run (its rows' key beside the month). */
+  first: number;
   version: number;
   pullRequests: number;
   days: [day: number, version: number][];
@@ -83,7 +85,7 @@ ready AS MATERIALIZED (
 
 /** The pull requests of the ready runs, with their group (`kind`), as the day blocks take them. */
 const found = (kind: GroupKind) => `found AS MATERIALIZED (
-  SELECT r.mo AS mo, ${COLUMN[kind]} AS g,
+  SELECT r.mo AS mo, r.first AS fd, ${COLUMN[kind]} AS g,
     p.lines_added AS la, p.lines_deleted AS ld, p.ai_lines AS al,
     CASE WHEN p.first_finding_at IS NULL THEN 0 ELSE p.posted_findings END AS fl,
     CASE WHEN p.first_finding_at IS NULL THEN 0 ELSE p.fixed_findings END AS fx,
@@ -102,35 +104,36 @@ const found = (kind: GroupKind) => `found AS MATERIALIZED (
  */
 export const buildGroupRowsSql = (kind: GroupKind, maxBytes: number = BLOCK_MAX_BYTES): string => `WITH ${READY},
 ${found(kind)}
-INSERT INTO summary_group_months (org_key, kind, month, group_key, version, sorted)
-SELECT ?1, ?2, mo, g, ?4,
+INSERT INTO summary_group_months (org_key, kind, month, first_day, group_key, version, sorted)
+SELECT ?1, ?2, mo, fd, g, ?4,
   CAST(COALESCE(group_concat(IIF(tf IS NULL, NULL, ${sortedValueSql("tf")}), '' ORDER BY tf), '')
     || COALESCE(group_concat(IIF(tm IS NULL, NULL, ${sortedValueSql("tm")}), '' ORDER BY tm), '') AS BLOB)
 FROM found
-WHERE g IS NOT NULL
-GROUP BY mo, g
+WHERE g IS NOT NULL AND ?5 IS NOT NULL
+GROUP BY mo, fd, g
 HAVING ${GROUP_ROW_BYTES} <= ${maxBytes}`;
 
 /** A group row's bytes (a bucket row's: `COUNT(*)` values), from its values' count: rows over D1's cap are never written. */
 const GROUP_ROW_BYTES = `(COUNT(tf) + COUNT(tm)) * ${SORTED_WIDTH}`;
 
-/** A group's sums, `BlockSums` order (as a day block's). */
 /**
  * The bucket rows of the ready runs (`?4` the version): per duration and bucket, the values of every
  * group together, ascending (`summary_group_month_buckets`).
  */
 export const buildBucketRowsSql = (kind: GroupKind, maxBytes: number = BLOCK_MAX_BYTES): string => `WITH ${READY},
 ${found(kind)}
-INSERT INTO summary_group_month_buckets (org_key, kind, month, metric, bucket, version, sorted)
-SELECT ?1, ?2, mo, metric, b, ?4, CAST(group_concat(${sortedValueSql("v")}, '' ORDER BY v) AS BLOB)
+INSERT INTO summary_group_month_buckets (org_key, kind, month, first_day, metric, bucket, version, sorted)
+SELECT ?1, ?2, mo, fd, metric, b, ?4, CAST(group_concat(${sortedValueSql("v")}, '' ORDER BY v) AS BLOB)
 FROM (
-  SELECT mo, 0 AS metric, ${durationBucketSql("tf")} AS b, tf AS v FROM found WHERE tf IS NOT NULL
+  SELECT mo, fd, 0 AS metric, ${durationBucketSql("tf")} AS b, tf AS v FROM found WHERE tf IS NOT NULL
   UNION ALL
-  SELECT mo, 1, ${durationBucketSql("tm")}, tm FROM found WHERE tm IS NOT NULL
+  SELECT mo, fd, 1, ${durationBucketSql("tm")}, tm FROM found WHERE tm IS NOT NULL
 )
-GROUP BY mo, metric, b
+WHERE ?5 IS NOT NULL
+GROUP BY mo, fd, metric, b
 HAVING COUNT(*) * ${SORTED_WIDTH} <= ${maxBytes}`;
 
+/** A group's sums, `BlockSums` order (as a day block's). */
 const SUMS = [
   "COUNT(*)",
   "COALESCE(SUM(la), 0)",
@@ -179,7 +182,7 @@ rows_size AS (
   SELECT mo, MAX(bytes) AS biggest FROM (
     SELECT mo, bytes FROM sums
     UNION ALL
-    SELECT mo, c * ${SORTED_WIDTH} FROM bucket_counts
+    SELECT mo, SUM(c) * ${SORTED_WIDTH} FROM bucket_counts GROUP BY mo, metric, b
   ) GROUP BY mo
 ),
 made AS (
@@ -189,8 +192,10 @@ made AS (
       AND COALESCE(z.biggest, 0) <= ${maxBytes} AS fits
   FROM ready AS r LEFT JOIN entries AS e ON e.mo = r.mo LEFT JOIN rows_size AS z ON z.mo = r.mo
 )
-INSERT OR REPLACE INTO summary_group_month_heads (org_key, month, kind, first_day, last_day, pull_requests, lo, hi, version, days, groups)
-SELECT ?1, mo, ?2, first, last, n, IIF(fits, lo, NULL), IIF(fits, hi, NULL), ?4, IIF(fits, days, NULL), IIF(fits AND n > 0, groups_json, NULL)
+INSERT OR REPLACE INTO summary_group_month_heads
+  (org_key, month, kind, first_day, last_day, built, pull_requests, lo, hi, version, days, groups)
+SELECT ?1, mo, ?2, first, last, ?5, n, IIF(fits, lo, NULL), IIF(fits, hi, NULL), ?4, IIF(fits, days, NULL),
+  IIF(fits AND n > 0, groups_json, NULL)
 FROM made`;
 
 /** A random version below 2^53 (read back exactly as a number), the same in a month's head and its group rows. */
@@ -217,7 +222,7 @@ export async function buildGroupMonths(
   orgKey: string,
   kind: GroupKind,
   runs: readonly DayRun[],
-  { maxBytes = BLOCK_MAX_BYTES }: { maxBytes?: number } = {},
+  { maxBytes = BLOCK_MAX_BYTES, now = Date.now() }: { maxBytes?: number; now?: number } = {},
 ): Promise<void> {
   if (runs.length === 0) return;
   if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) throw new RangeError(`maxBytes must be a whole number, got ${maxBytes}`);
@@ -225,22 +230,59 @@ export async function buildGroupMonths(
     if (monthStartDay(first) !== month || monthStartDay(last) !== month || last < first)
       throw new RangeError(`a run of days must lie in its month: ${first}..${last} of ${month}`);
   const version = newVersion();
-  const params = [orgKey, kind, JSON.stringify(runs.map(({ first, last, month }) => [first, last, month])), version] as const;
-  const clear = (table: string) =>
-    db
-      .prepare(
-        `DELETE FROM ${table} WHERE org_key = ?1 AND kind = ?2
-  AND month IN (SELECT CAST(value ->> 2 AS INTEGER) FROM json_each(?3)) AND ?4 IS NOT NULL`,
-      )
-      .bind(...params);
+  const params = [
+    orgKey,
+    kind,
+    JSON.stringify(runs.map(({ first, last, month }) => [first, last, month])),
+    version,
+    now,
+  ] as const;
   await db.batch([
-    clear("summary_group_months"),
-    clear("summary_group_month_buckets"),
+    ...["summary_group_months", "summary_group_month_buckets"].map((table) => db.prepare(clearRowsSql(table)).bind(...params)),
+    db.prepare(clearHeadsSql).bind(...params),
     db.prepare(buildGroupRowsSql(kind, maxBytes)).bind(...params),
     db.prepare(buildBucketRowsSql(kind, maxBytes)).bind(...params),
     db.prepare(buildGroupHeadsSql(kind, maxBytes)).bind(...params),
   ]);
 }
+
+/** At most this many runs of one month and kind are kept. */
+export const KEPT_RUNS = 4;
+
+/**
+ * The heads of `kind` (`?2`) that a build of the runs (`?3`) makes useless: those of a run the new
+ * one holds, and beyond the month's `KEPT_RUNS - 1` latest (each window that starts inside a
+ * month, or a few days after its start, has a run of its own: a window that moves a day a day
+ * leaves one behind every few days).
+ */
+const DOOMED = `doomed AS (
+  SELECT h.month AS month, h.first_day AS first_day
+  FROM (SELECT DISTINCT CAST(value ->> 0 AS INTEGER) AS first, CAST(value ->> 1 AS INTEGER) AS last, CAST(value ->> 2 AS INTEGER) AS mo
+    FROM json_each(?3)) AS w
+  CROSS JOIN summary_group_month_heads AS h ON h.org_key = ?1 AND h.month = w.mo AND h.kind = ?2
+  WHERE (h.first_day >= w.first AND h.last_day <= w.last) OR h.first_day IN (
+    SELECT o.first_day FROM summary_group_month_heads AS o WHERE o.org_key = ?1 AND o.month = w.mo AND o.kind = ?2
+    ORDER BY o.built DESC LIMIT -1 OFFSET ${KEPT_RUNS - 1})
+)`;
+
+/**
+ * Deletes the group or bucket rows (`table`) of the runs' months that no head will stand for: of
+ * the runs rebuilt, of the doomed heads, and of heads already gone (a write deleted them). `?4`,
+ * `?5` unused (the batch binds one list).
+ */
+const clearRowsSql = (table: string) => `WITH ${DOOMED}
+DELETE FROM ${table} WHERE org_key = ?1 AND kind = ?2
+  AND month IN (SELECT CAST(value ->> 2 AS INTEGER) FROM json_each(?3))
+  AND (first_day IN (SELECT CAST(value ->> 0 AS INTEGER) FROM json_each(?3))
+    OR (month, first_day) IN (SELECT month, first_day FROM doomed)
+    OR NOT EXISTS (SELECT 1 FROM summary_group_month_heads AS h WHERE h.org_key = ?1 AND h.kind = ?2
+      AND h.month = ${table}.month AND h.first_day = ${table}.first_day))
+  AND ?4 IS NOT NULL AND ?5 IS NOT NULL`;
+
+/** Deletes the doomed heads (after their rows). */
+const clearHeadsSql = `WITH ${DOOMED}
+DELETE FROM summary_group_month_heads WHERE org_key = ?1 AND kind = ?2 AND (month, first_day) IN (SELECT month, first_day FROM doomed)
+  AND ?4 IS NOT NULL AND ?5 IS NOT NULL`;
 
 /** A run shorter than this many days is not worth a head: its days are read as day blocks. */
 export const MIN_RUN_DAYS = 7;
@@ -265,10 +307,11 @@ export interface GroupMonthsPlan {
  * asked serves it, and reads those heads: one batch (one snapshot) of the window's day blocks' edges
  * and the months' heads. A head serves when it lies in the window's full days, every review and
  * finding of its pull requests lies in the window (its `lo` and `hi`), and every kind's head holds
- * the same day blocks. Each month's best run is the longest run of its days in the window whose
- * day blocks could be served (or are not built yet); a month is asked to be built for it when it has
- * no serving head, or one shorter than that by more than `RUN_SLACK_DAYS`, the run has at least
- * `MIN_RUN_DAYS` days and holds every head the month has. At most `MAX_RUNS_BUILT` runs a request.
+ * the same day blocks; of a month's runs, the longest that serves (its heads alone are sent with
+ * their groups). Each month's best run is the longest run of its days in the window whose day
+ * blocks could be served (or are not built yet); a month is asked to be built for it when no run
+ * serves, or the one that does is shorter than that by more than `RUN_SLACK_DAYS`, and the run has
+ * at least `MIN_RUN_DAYS` days. At most `MAX_RUNS_BUILT` runs a request.
  */
 export async function planGroupMonths(
   db: D1Database | D1DatabaseSession,
@@ -292,11 +335,14 @@ WHERE org_key = ?1 AND repo_key = '' AND day BETWEEN ?2 AND ?3`,
     db
       .prepare(
         `SELECT month, kind, first_day AS first, last_day AS last, version, pull_requests AS n, days,
-  IIF(serves, groups, NULL) AS groups, serves
+  IIF(serves AND top = 1, groups, NULL) AS groups, serves AND top = 1 AS serves
 FROM (
-  SELECT *, days IS NOT NULL AND first_day >= ?4 AND last_day <= ?5 AND (pull_requests = 0 OR (lo >= ?2 AND hi <= ?3)) AS serves
-  FROM summary_group_month_heads
-  WHERE org_key = ?1 AND month BETWEEN ?6 AND ?5 AND kind IN (SELECT value FROM json_each(?7))
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY month, kind ORDER BY serves DESC, last_day - first_day DESC, first_day) AS top
+  FROM (
+    SELECT *, days IS NOT NULL AND first_day >= ?4 AND last_day <= ?5 AND (pull_requests = 0 OR (lo >= ?2 AND hi <= ?3)) AS serves
+    FROM summary_group_month_heads
+    WHERE org_key = ?1 AND month BETWEEN ?6 AND ?5 AND kind IN (SELECT value FROM json_each(?7))
+  )
 )`,
       )
       .bind(orgKey, start, end, days.first, days.last, monthStartDay(days.first), JSON.stringify(kinds)),
@@ -324,42 +370,39 @@ FROM (
   if (merges?.lo == null || merges.hi == null) return { served, missing, rowsRead: 0 };
   const from = Math.max(days.first, Math.floor(merges.lo / DAY_MS));
   const to = Math.min(days.last, Math.floor(merges.hi / DAY_MS));
+  const length = (run: { first: number; last: number }) => run.last - run.first + 1;
   for (const [monthFirst, monthLast] of monthsMeeting(from, to)) {
     const a = Math.max(monthFirst, from);
     const b = Math.min(monthLast, to);
     // The longest run of days whose blocks serve the window, or that have none yet (built before the run).
     const best = longestRun(a, b, monthFirst, (day) => usable.get(day) !== false);
     const of = heads.get(monthFirst) ?? [];
-    const first = of[0];
-    const serving =
-      first !== undefined &&
-      kinds.every((kind) => of.some((h) => h.kind === kind)) &&
-      of.every((h) => h.serves === 1 && h.days === first.days);
-    if (serving)
-      for (const h of of)
-        served.push({
-          kind: h.kind,
-          month: monthFirst,
-          version: h.version,
-          pullRequests: h.n,
-          days: JSON.parse(h.days as string) as [number, number][],
-          groups: h.groups === null ? null : (JSON.parse(h.groups) as GroupEntry[]),
-        });
-    const length = (run: { first: number; last: number }) => run.last - run.first + 1;
-    // A head is replaced only by a run that holds its days: one head a month, and another window
-    // (a shorter one that starts inside the month) must not take it from the window it serves,
-    // nor that window take it back (each would rebuild it on every request). Such a window reads
-    // the month's days from their day blocks. A marker (never served: too big, or a day block
-    // without content) of a run that holds the best one stays until a write deletes it.
-    type Run = { first: number; last: number };
-    const holds = (outer: Run, inner: Run) => outer.first <= inner.first && outer.last >= inner.last;
-    const replaceable = best !== null && of.every((h) => holds(best, h) && !(h.days === null && holds(h, best)));
-    if (
-      best !== null &&
-      replaceable &&
-      length(best) >= MIN_RUN_DAYS &&
-      (!serving || length(first) < length(best) - RUN_SLACK_DAYS)
-    )
+    // The runs (by first day) with a serving head of every kind asked, all of the same day blocks.
+    const runs = new Map<number, HeadRow[]>();
+    for (const h of of) runs.set(h.first, [...(runs.get(h.first) ?? []), h]);
+    let chosen: HeadRow[] | null = null;
+    for (const run of runs.values()) {
+      const head = run[0] as HeadRow;
+      const serves =
+        kinds.every((kind) => run.some((h) => h.kind === kind)) && run.every((h) => h.serves === 1 && h.days === head.days);
+      if (serves && (chosen === null || length(head) > length(chosen[0] as HeadRow))) chosen = run;
+    }
+    for (const h of chosen ?? [])
+      served.push({
+        kind: h.kind,
+        month: monthFirst,
+        first: h.first,
+        version: h.version,
+        pullRequests: h.n,
+        days: JSON.parse(h.days as string) as [number, number][],
+        groups: h.groups === null ? null : (JSON.parse(h.groups) as GroupEntry[]),
+      });
+    // Built when no run serves, or the one that does is shorter than the best by more than the
+    // slack; not when a marker (never served: too big, or a day block without content) holds the
+    // best run: building it again would make the same marker, until a write deletes it.
+    const covered = chosen === null ? 0 : length(chosen[0] as HeadRow);
+    const marker = best !== null && of.some((h) => h.days === null && h.first <= best.first && h.last >= best.last);
+    if (best !== null && length(best) >= MIN_RUN_DAYS && !marker && (covered === 0 || covered < length(best) - RUN_SLACK_DAYS))
       missing.push(best);
   }
   const rowsRead = [mergeRows, dayRows, headRows].reduce((n, r) => n + (r?.meta.rows_read ?? 0), 0);

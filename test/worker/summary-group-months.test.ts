@@ -107,7 +107,7 @@ async function heads(org: string): Promise<Head[]> {
   const { results } = await (await shardDb(org))
     .prepare(
       `SELECT month, kind, first_day AS first, last_day AS last, lo, version FROM summary_group_month_heads
-WHERE org_key = ?1 ORDER BY month, kind`,
+WHERE org_key = ?1 ORDER BY month, kind, first_day`,
     )
     .bind(org)
     .all<Head>();
@@ -237,9 +237,53 @@ describe("month blocks per group (summary-group-months.ts)", () => {
     await answers();
     await answers();
     const settled = await heads(org);
-    expect(settled.find((h) => h.month === MONTHS[0])).toMatchObject({ first: MONTHS[0], last: (MONTHS[0] as number) + 30 });
+    // January has a run for each: from its first day, and from the 15th.
+    const january15 = Date.parse("2026-01-15") / DAY;
+    expect(settled.filter((h) => h.month === MONTHS[0]).map((h) => [h.first, h.last])).toEqual([
+      [MONTHS[0], (MONTHS[0] as number) + 30],
+      [january15, (MONTHS[0] as number) + 30],
+    ]);
     for (let i = 0; i < 3; i++) await answers();
     expect(await heads(org)).toEqual(settled); // nothing built again
+  });
+
+  it("a month keeps its latest few runs, none that a newer run holds, and no rows without a head", async () => {
+    const { org } = await adminOrg();
+    await postEventsOk(eventsOf(org, pullRequests(19)));
+    const db = await shardDb(org);
+    await summarizeGroupings(db, scopeOf(org, WINDOW, ["repo"])); // the day blocks, and the months
+    const jan = MONTHS[0] as number;
+    const run = (first: number, last = jan + 30) => ({ first, last, month: jan });
+    const count = async (table: string) => {
+      const { results } = await db
+        .prepare(`SELECT COUNT(DISTINCT first_day) AS runs FROM ${table} WHERE org_key = ?1 AND month = ?2`)
+        .bind(org, jan)
+        .all<{ runs: number }>();
+      return results[0]?.runs;
+    };
+    const januaryRuns = async () => (await heads(org)).filter((h) => h.month === jan && h.kind === "repo").map((h) => h.first);
+    // Runs of windows that start later and later in January: the latest four are kept (the whole
+    // month's, which each of them would hold, is older than them and goes first).
+    let now = Date.now() + 1000; // later than the summary's build above
+    for (const first of [jan + 2, jan + 5, jan + 9, jan + 13, jan + 17])
+      await buildGroupMonths(db, org, "repo", [run(first)], { now: now++ });
+    expect(await januaryRuns()).toEqual([jan + 5, jan + 9, jan + 13, jan + 17]);
+    expect([await count("summary_group_months"), await count("summary_group_month_buckets")]).toEqual([4, 4]);
+    // A run that holds them replaces them all.
+    await buildGroupMonths(db, org, "repo", [run(jan + 3)], { now: now++ });
+    expect(await januaryRuns()).toEqual([jan + 3]);
+    expect([await count("summary_group_months"), await count("summary_group_month_buckets")]).toEqual([1, 1]);
+    // A write deletes the heads; the next build deletes the rows no head stands for.
+    await buildGroupMonths(db, org, "repo", [run(jan + 20)], { now: now++ });
+    await db
+      .prepare("DELETE FROM summary_days WHERE org_key = ?1 AND repo_key = '' AND day = ?2")
+      .bind(org, jan + 25)
+      .run();
+    expect(await januaryRuns()).toEqual([]);
+    await buildSummaryDays(db, org, [jan + 25]);
+    await buildGroupMonths(db, org, "repo", [run(jan + 10, jan + 20)], { now: now++ });
+    expect(await januaryRuns()).toEqual([jan + 10]);
+    expect([await count("summary_group_months"), await count("summary_group_month_buckets")]).toEqual([1, 1]);
   });
 
   it("an endless window plans only the months from its first merge to its last", async () => {
