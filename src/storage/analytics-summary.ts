@@ -372,6 +372,9 @@ async function readBlocks(
     .map(([name, needed]) => `IIF(usable AND within AND s.pull_requests > 0 AND ${needed ? 1 : 0}, s.${name}, NULL) AS ${name}`)
     .join(", ");
   for (let from = days?.first ?? 0; days !== null && from <= days.last; from += limits.blockSliceDays) {
+    // A slice whose every day a month block per group serves has nothing to read.
+    const through = Math.min(days.last, from + limits.blockSliceDays - 1);
+    if (skip.size > 0 && Array.from({ length: through - from + 1 }, (_, i) => from + i).every((day) => skip.has(day))) continue;
     const { results, meta } = await db
       .prepare(
         `SELECT s.repo_key AS rk, s.day AS day, s.pull_requests AS n, s.version AS version, usable, within, ${columns}
