@@ -519,7 +519,7 @@ try {
         "other work: read the ratios with that caveat; rows read do not depend on the load). `GET /api/analytics/v1/summary` as bench's admin,",
         `one client alternating between the case and /readyz request by request for ${seconds} s after a warm-up, so both p50s are taken at`,
         "the same moments. Before timing, each case's totals are checked against the export's statement walked page by page on the file",
-        '(the "pull requests" column), twice: the first request builds the window\'s day blocks (its rows read in their own column), the',
+        '(the "pull requests" column), twice: the first request builds the window\'s day blocks (grouped by repository or author, also its month blocks per group; its rows read in their own column), the',
         'second and every later one reads them. "SQLite, without blocks" times the statement that walks every row of the window (the',
         "summary before blocks) on the D1 file with node:sqlite.",
         "",

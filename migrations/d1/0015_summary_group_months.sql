@@ -11,11 +11,12 @@ CREATE TABLE `summary_group_month_buckets` (
 	`kind` text NOT NULL,
 	`month` integer NOT NULL,
 	`first_day` integer NOT NULL,
+	`last_day` integer NOT NULL,
 	`metric` integer NOT NULL,
 	`bucket` integer NOT NULL,
 	`version` integer NOT NULL,
 	`sorted` blob,
-	PRIMARY KEY(`org_key`, `kind`, `month`, `first_day`, `metric`, `bucket`)
+	PRIMARY KEY(`org_key`, `kind`, `month`, `first_day`, `last_day`, `metric`, `bucket`)
 );
 --> statement-breakpoint
 CREATE TABLE `summary_group_month_heads` (
@@ -31,7 +32,7 @@ CREATE TABLE `summary_group_month_heads` (
 	`version` integer NOT NULL,
 	`days` text,
 	`groups` text,
-	PRIMARY KEY(`org_key`, `month`, `kind`, `first_day`)
+	PRIMARY KEY(`org_key`, `month`, `kind`, `first_day`, `last_day`)
 );
 --> statement-breakpoint
 CREATE TABLE `summary_group_months` (
@@ -39,10 +40,11 @@ CREATE TABLE `summary_group_months` (
 	`kind` text NOT NULL,
 	`month` integer NOT NULL,
 	`first_day` integer NOT NULL,
+	`last_day` integer NOT NULL,
 	`group_key` text NOT NULL,
 	`version` integer NOT NULL,
 	`sorted` blob,
-	PRIMARY KEY(`org_key`, `kind`, `month`, `first_day`, `group_key`)
+	PRIMARY KEY(`org_key`, `kind`, `month`, `first_day`, `last_day`, `group_key`)
 );
 --> statement-breakpoint
 CREATE TRIGGER `summary_group_months_day_gone` AFTER DELETE ON `summary_days`

@@ -174,7 +174,8 @@ export function exportTotalsOf(file, window) {
 
 /**
  * Each case twice (both checked): the first request builds the window's day blocks
- * (`storage/summary-days.ts`) and its rows read say what that costs once; the second is what
+ * (`storage/summary-days.ts`; grouped by repository or author, also its month blocks per group,
+ * `storage/summary-group-months.ts`) and its rows read say what that costs once; the second is what
  * every later request reads. Then each is interleaved with /readyz for `span` (bench-common `span`).
  */
 export async function summaryHttp(server, cases, { headers, span, log }) {

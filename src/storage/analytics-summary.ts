@@ -4,12 +4,13 @@ import type { AnalyticsSummaryGroup, AnalyticsSummaryTotals } from "../schemas/a
 import { type Assembled, accumulator, blockFilter, type GroupingsFigures } from "./summary-assemble";
 import { buildSummaryDays, buildSummaryMonths, wholeMonths } from "./summary-days";
 import {
+  alignedRun,
   buildGroupMonths,
   type DayRun,
   type GroupKind,
   groupMonthKinds,
   longestRun,
-  MIN_RUN_DAYS,
+  monthLastDay,
   planGroupMonths,
 } from "./summary-group-months";
 import { type BlockId, sliceReader } from "./summary-medians";
@@ -298,7 +299,8 @@ ON d.org_key = ?1 AND d.repo_key = '' AND d.day BETWEEN r.value ->> 0 AND r.valu
     if (lacking.length > 0) stored = await daysOf();
     const runs = asked.flatMap(({ first, last, month }) => {
       const run = longestRun(first, last, month, (day) => stored.get(day) === true);
-      return run !== null && run.last - run.first + 1 >= MIN_RUN_DAYS ? [run] : [];
+      const aligned = run === null ? null : alignedRun(run, monthLastDay(month));
+      return aligned === null ? [] : [aligned];
     });
     // A run per batch: each reads and sorts up to a month of the organization's pull requests.
     for (const kind of kinds)
@@ -329,10 +331,13 @@ async function deleteBlocks(db: D1Database | D1DatabaseSession, orgKey: string, 
       // A group's month block: its month's head of that kind (its group rows are then never served).
       db
         .prepare(
-          `DELETE FROM summary_group_month_heads WHERE org_key = ?1 AND (month, kind, first_day, version) IN
-  (SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?2))`,
+          `DELETE FROM summary_group_month_heads WHERE org_key = ?1 AND (month, kind, first_day, last_day, version) IN
+  (SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(?2))`,
         )
-        .bind(orgKey, JSON.stringify(groups.map(({ day, group, version }) => [day, group?.kind, group?.run, version]))),
+        .bind(
+          orgKey,
+          JSON.stringify(groups.map(({ day, group, version }) => [day, group?.kind, group?.first, group?.last, version])),
+        ),
     ]);
   } catch (error) {
     log.warn("summary blocks malformed, not deleted", { orgKey, error: errorField(error) });

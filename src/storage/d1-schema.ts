@@ -172,8 +172,8 @@ export const summaryMonths = sqliteTable(
  * (migration 0015's trigger): a head that stands equals what a build would write now.
  *
  * - `first_day`, `last_day`: the run of the month's days it holds (UTC day numbers): the whole
- *   month, or at a window's edge the days its window could be served (summary-group-months.ts);
- *   a month may hold a few runs, for windows that start on different days of it;
+ *   month, or at a window's edge the days its window could be served, from and to a week's
+ *   boundary of the month (summary-group-months.ts); a month may hold a few runs;
  * - `built`: when it was made (ms), so that a month keeps only its latest few runs;
  * - `pull_requests`, `lo`, `hi`: as a day block's, over those days (`lo` null with pull requests: a
  *   head never served, e.g. one of a day block without content, or of a group too big for a row);
@@ -198,7 +198,7 @@ export const summaryGroupMonthHeads = sqliteTable(
     days: text("days"),
     groups: text("groups"),
   },
-  (t) => [primaryKey({ columns: [t.orgKey, t.month, t.kind, t.firstDay] })],
+  (t) => [primaryKey({ columns: [t.orgKey, t.month, t.kind, t.firstDay, t.lastDay] })],
 );
 
 /**
@@ -213,11 +213,12 @@ export const summaryGroupMonths = sqliteTable(
     kind: text("kind", { enum: ["repo", "author"] }).notNull(),
     month: integer("month").notNull(),
     firstDay: integer("first_day").notNull(),
+    lastDay: integer("last_day").notNull(),
     groupKey: text("group_key").notNull(),
     version: integer("version").notNull(),
     sorted: blob("sorted"),
   },
-  (t) => [primaryKey({ columns: [t.orgKey, t.kind, t.month, t.firstDay, t.groupKey] })],
+  (t) => [primaryKey({ columns: [t.orgKey, t.kind, t.month, t.firstDay, t.lastDay, t.groupKey] })],
 );
 
 /**
@@ -233,12 +234,13 @@ export const summaryGroupMonthBuckets = sqliteTable(
     kind: text("kind", { enum: ["repo", "author"] }).notNull(),
     month: integer("month").notNull(),
     firstDay: integer("first_day").notNull(),
+    lastDay: integer("last_day").notNull(),
     metric: integer("metric").notNull(),
     bucket: integer("bucket").notNull(),
     version: integer("version").notNull(),
     sorted: blob("sorted"),
   },
-  (t) => [primaryKey({ columns: [t.orgKey, t.kind, t.month, t.firstDay, t.metric, t.bucket] })],
+  (t) => [primaryKey({ columns: [t.orgKey, t.kind, t.month, t.firstDay, t.lastDay, t.metric, t.bucket] })],
 );
 
 export const reviews = sqliteTable(

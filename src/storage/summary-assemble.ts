@@ -124,7 +124,7 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
    * of that kind: each group's sums, and its counts per bucket as parts of its durations. Counts
    * the month's pull requests once, for the first kind the request asks.
    */
-  const addGroupMonth = ({ kind, month, first: run, version, pullRequests, groups }: GroupMonth): void => {
+  const addGroupMonth = ({ kind, month, first, last, version, pullRequests, groups }: GroupMonth): void => {
     let added = false;
     // The totals' medians come from the first grouping's groups: of a month block, from its
     // counts of every group added up, and its bucket rows (`summary_group_month_buckets`).
@@ -142,7 +142,7 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
         }
       for (const metric of [0, 1] as const) {
         const buckets = [...sums[metric].keys()].sort((a, b) => a - b);
-        const part = { repoKey: "", day: month, version, group: { kind, key: "", run }, metric, start: 0 };
+        const part = { repoKey: "", day: month, version, group: { kind, key: "", first, last }, metric, start: 0 };
         totalParts[metric].push({ ...part, buckets, counts: buckets.map((b) => sums[metric].get(b) as number) });
       }
     }
@@ -152,7 +152,7 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
         const [key, n, la, ld, fl, fx, al, nal, tfBuckets, tfCounts, tmBuckets, tmCounts] = entry;
         const group = groupOf(grouping, key);
         addSums(group, [n, la, ld, fl, fx, al, nal]);
-        const part = { repoKey: "", day: month, version, group: { kind, key, run } };
+        const part = { repoKey: "", day: month, version, group: { kind, key, first, last } };
         group.tf.parts.push({ ...part, buckets: tfBuckets, counts: tfCounts, start: 0 });
         const start = Array.isArray(tfCounts) ? tfCounts.reduce((sum, count) => sum + count, 0) : 0;
         group.tm.parts.push({ ...part, buckets: tmBuckets, counts: tmCounts, start });

@@ -40,8 +40,9 @@ export type GroupEntry = [
 export interface GroupMonth {
   kind: GroupKind;
   month: number;
-  /** The first day of the head's run (its rows' key beside the month). */
+  /** The first and last day of the head's run (its rows' key beside the month). */
   first: number;
+  last: number;
   version: number;
   pullRequests: number;
   days: [day: number, version: number][];
@@ -85,7 +86,7 @@ ready AS MATERIALIZED (
 
 /** The pull requests of the ready runs, with their group (`kind`), as the day blocks take them. */
 const found = (kind: GroupKind) => `found AS MATERIALIZED (
-  SELECT r.mo AS mo, r.first AS fd, ${COLUMN[kind]} AS g,
+  SELECT r.mo AS mo, r.first AS fd, r.last AS ldy, ${COLUMN[kind]} AS g,
     p.lines_added AS la, p.lines_deleted AS ld, p.ai_lines AS al,
     CASE WHEN p.first_finding_at IS NULL THEN 0 ELSE p.posted_findings END AS fl,
     CASE WHEN p.first_finding_at IS NULL THEN 0 ELSE p.fixed_findings END AS fx,
@@ -104,13 +105,13 @@ const found = (kind: GroupKind) => `found AS MATERIALIZED (
  */
 export const buildGroupRowsSql = (kind: GroupKind, maxBytes: number = BLOCK_MAX_BYTES): string => `WITH ${READY},
 ${found(kind)}
-INSERT INTO summary_group_months (org_key, kind, month, first_day, group_key, version, sorted)
-SELECT ?1, ?2, mo, fd, g, ?4,
+INSERT INTO summary_group_months (org_key, kind, month, first_day, last_day, group_key, version, sorted)
+SELECT ?1, ?2, mo, fd, ldy, g, ?4,
   CAST(COALESCE(group_concat(IIF(tf IS NULL, NULL, ${sortedValueSql("tf")}), '' ORDER BY tf), '')
     || COALESCE(group_concat(IIF(tm IS NULL, NULL, ${sortedValueSql("tm")}), '' ORDER BY tm), '') AS BLOB)
 FROM found
 WHERE g IS NOT NULL AND ?5 IS NOT NULL
-GROUP BY mo, fd, g
+GROUP BY mo, fd, ldy, g
 HAVING ${GROUP_ROW_BYTES} <= ${maxBytes}`;
 
 /** A group row's bytes (a bucket row's: `COUNT(*)` values), from its values' count: rows over D1's cap are never written. */
@@ -122,15 +123,15 @@ const GROUP_ROW_BYTES = `(COUNT(tf) + COUNT(tm)) * ${SORTED_WIDTH}`;
  */
 export const buildBucketRowsSql = (kind: GroupKind, maxBytes: number = BLOCK_MAX_BYTES): string => `WITH ${READY},
 ${found(kind)}
-INSERT INTO summary_group_month_buckets (org_key, kind, month, first_day, metric, bucket, version, sorted)
-SELECT ?1, ?2, mo, fd, metric, b, ?4, CAST(group_concat(${sortedValueSql("v")}, '' ORDER BY v) AS BLOB)
+INSERT INTO summary_group_month_buckets (org_key, kind, month, first_day, last_day, metric, bucket, version, sorted)
+SELECT ?1, ?2, mo, fd, ldy, metric, b, ?4, CAST(group_concat(${sortedValueSql("v")}, '' ORDER BY v) AS BLOB)
 FROM (
-  SELECT mo, fd, 0 AS metric, ${durationBucketSql("tf")} AS b, tf AS v FROM found WHERE tf IS NOT NULL
+  SELECT mo, fd, ldy, 0 AS metric, ${durationBucketSql("tf")} AS b, tf AS v FROM found WHERE tf IS NOT NULL
   UNION ALL
-  SELECT mo, fd, 1, ${durationBucketSql("tm")}, tm FROM found WHERE tm IS NOT NULL
+  SELECT mo, fd, ldy, 1, ${durationBucketSql("tm")}, tm FROM found WHERE tm IS NOT NULL
 )
 WHERE ?5 IS NOT NULL
-GROUP BY mo, fd, metric, b
+GROUP BY mo, fd, ldy, metric, b
 HAVING COUNT(*) * ${SORTED_WIDTH} <= ${maxBytes}`;
 
 /** A group's sums, `BlockSums` order (as a day block's). */
@@ -229,6 +230,7 @@ export async function buildGroupMonths(
   for (const { first, last, month } of runs)
     if (monthStartDay(first) !== month || monthStartDay(last) !== month || last < first)
       throw new RangeError(`a run of days must lie in its month: ${first}..${last} of ${month}`);
+  if (new Set(runs.map(({ month }) => month)).size !== runs.length) throw new RangeError("at most one run of a month per build");
   const version = newVersion();
   const params = [
     orgKey,
@@ -246,53 +248,50 @@ export async function buildGroupMonths(
   ]);
 }
 
-/** At most this many runs of one month and kind are kept. */
-export const KEPT_RUNS = 4;
-
 /**
- * The heads of `kind` (`?2`) that a build of the runs (`?3`) makes useless: those of a run the new
- * one holds, and beyond the month's `KEPT_RUNS - 1` latest (each window that starts inside a
- * month, or a few days after its start, has a run of its own: a window that moves a day a day
- * leaves one behind every few days).
+ * At most this many runs of one month and kind are kept, the latest built: runs start and end on a
+ * week's boundary of their month (`alignedRun`), so the windows that meet a month ask for a few
+ * runs at most, and a window that moves a day a day asks for a new one once a week.
  */
-const DOOMED = `doomed AS (
-  SELECT h.month AS month, h.first_day AS first_day
-  FROM (SELECT DISTINCT CAST(value ->> 0 AS INTEGER) AS first, CAST(value ->> 1 AS INTEGER) AS last, CAST(value ->> 2 AS INTEGER) AS mo
-    FROM json_each(?3)) AS w
+export const KEPT_RUNS = 6;
+
+/** The heads of `kind` (`?2`) beyond the month's `KEPT_RUNS - 1` latest other than the run built (`?3`). */
+const DOOMED = `wanted_run AS (
+  SELECT DISTINCT CAST(value ->> 0 AS INTEGER) AS first, CAST(value ->> 1 AS INTEGER) AS last, CAST(value ->> 2 AS INTEGER) AS mo
+  FROM json_each(?3)
+),
+doomed AS (
+  SELECT h.month AS month, h.first_day AS first_day, h.last_day AS last_day
+  FROM wanted_run AS w
   CROSS JOIN summary_group_month_heads AS h ON h.org_key = ?1 AND h.month = w.mo AND h.kind = ?2
-  WHERE (h.first_day >= w.first AND h.last_day <= w.last) OR h.first_day IN (
-    SELECT o.first_day FROM summary_group_month_heads AS o WHERE o.org_key = ?1 AND o.month = w.mo AND o.kind = ?2
+  WHERE (h.first_day, h.last_day) IN (
+    SELECT o.first_day, o.last_day FROM summary_group_month_heads AS o
+    WHERE o.org_key = ?1 AND o.month = w.mo AND o.kind = ?2 AND NOT (o.first_day = w.first AND o.last_day = w.last)
     ORDER BY o.built DESC LIMIT -1 OFFSET ${KEPT_RUNS - 1})
 )`;
 
 /**
- * Deletes the group or bucket rows (`table`) of the runs' months that no head will stand for: of
- * the runs rebuilt, of the doomed heads, and of heads already gone (a write deleted them). `?4`,
+ * Deletes the group or bucket rows (`table`) of the run's month that no head will stand for: of
+ * the run rebuilt, of the doomed heads, and of heads already gone (a write deleted them). `?4`,
  * `?5` unused (the batch binds one list).
  */
 const clearRowsSql = (table: string) => `WITH ${DOOMED}
 DELETE FROM ${table} WHERE org_key = ?1 AND kind = ?2
-  AND month IN (SELECT CAST(value ->> 2 AS INTEGER) FROM json_each(?3))
-  AND (first_day IN (SELECT CAST(value ->> 0 AS INTEGER) FROM json_each(?3))
-    OR (month, first_day) IN (SELECT month, first_day FROM doomed)
+  AND month IN (SELECT mo FROM wanted_run)
+  AND ((first_day, last_day) IN (SELECT first, last FROM wanted_run)
+    OR (month, first_day, last_day) IN (SELECT month, first_day, last_day FROM doomed)
     OR NOT EXISTS (SELECT 1 FROM summary_group_month_heads AS h WHERE h.org_key = ?1 AND h.kind = ?2
-      AND h.month = ${table}.month AND h.first_day = ${table}.first_day))
+      AND h.month = ${table}.month AND h.first_day = ${table}.first_day AND h.last_day = ${table}.last_day))
   AND ?4 IS NOT NULL AND ?5 IS NOT NULL`;
 
 /** Deletes the doomed heads (after their rows). */
 const clearHeadsSql = `WITH ${DOOMED}
-DELETE FROM summary_group_month_heads WHERE org_key = ?1 AND kind = ?2 AND (month, first_day) IN (SELECT month, first_day FROM doomed)
+DELETE FROM summary_group_month_heads WHERE org_key = ?1 AND kind = ?2
+  AND (month, first_day, last_day) IN (SELECT month, first_day, last_day FROM doomed)
   AND ?4 IS NOT NULL AND ?5 IS NOT NULL`;
 
 /** A run shorter than this many days is not worth a head: its days are read as day blocks. */
 export const MIN_RUN_DAYS = 7;
-
-/**
- * A served head is built again for a longer run only when the window could be served for this
- * many more of the month's days: a window that ends today gains a day a day, and its month's head
- * is made again once a week, not every day.
- */
-export const RUN_SLACK_DAYS = 7;
 
 /** What a summary serves from month blocks per group, and what it asks to build after its answer. */
 export interface GroupMonthsPlan {
@@ -307,11 +306,12 @@ export interface GroupMonthsPlan {
  * asked serves it, and reads those heads: one batch (one snapshot) of the window's day blocks' edges
  * and the months' heads. A head serves when it lies in the window's full days, every review and
  * finding of its pull requests lies in the window (its `lo` and `hi`), and every kind's head holds
- * the same day blocks; of a month's runs, the longest that serves (its heads alone are sent with
- * their groups). Each month's best run is the longest run of its days in the window whose day
- * blocks could be served (or are not built yet); a month is asked to be built for it when no run
- * serves, or the one that does is shorter than that by more than `RUN_SLACK_DAYS`, and the run has
- * at least `MIN_RUN_DAYS` days. At most `MAX_RUNS_BUILT` runs a request.
+ * the same day blocks; of a month's runs, the longest that serves every kind asked (its heads
+ * alone are sent with their groups). Each month's best run is the longest run of its days in the
+ * window whose day blocks could be served (or are not built yet), narrowed to a week's boundaries
+ * of the month (`alignedRun`); a month is asked to be built for it when no run serves as many of
+ * its days, the run has at least `MIN_RUN_DAYS` days, and no marker stands for that very run. At
+ * most `MAX_RUNS_BUILT` runs a request.
  */
 export async function planGroupMonths(
   db: D1Database | D1DatabaseSession,
@@ -335,17 +335,20 @@ WHERE org_key = ?1 AND repo_key = '' AND day BETWEEN ?2 AND ?3`,
     db
       .prepare(
         `SELECT month, kind, first_day AS first, last_day AS last, version, pull_requests AS n, days,
-  IIF(serves AND top = 1, groups, NULL) AS groups, serves AND top = 1 AS serves
+  IIF(all_serve AND top = 1, groups, NULL) AS groups, all_serve AND top = 1 AS serves
 FROM (
-  SELECT *, ROW_NUMBER() OVER (PARTITION BY month, kind ORDER BY serves DESC, last_day - first_day DESC, first_day) AS top
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY month, kind ORDER BY all_serve DESC, last_day - first_day DESC, first_day) AS top
   FROM (
-    SELECT *, days IS NOT NULL AND first_day >= ?4 AND last_day <= ?5 AND (pull_requests = 0 OR (lo >= ?2 AND hi <= ?3)) AS serves
-    FROM summary_group_month_heads
-    WHERE org_key = ?1 AND month BETWEEN ?6 AND ?5 AND kind IN (SELECT value FROM json_each(?7))
+    SELECT *, COUNT(*) FILTER (WHERE serves) OVER (PARTITION BY month, first_day, last_day) = ?8 AS all_serve
+    FROM (
+      SELECT *, days IS NOT NULL AND first_day >= ?4 AND last_day <= ?5 AND (pull_requests = 0 OR (lo >= ?2 AND hi <= ?3)) AS serves
+      FROM summary_group_month_heads
+      WHERE org_key = ?1 AND month BETWEEN ?6 AND ?5 AND kind IN (SELECT value FROM json_each(?7))
+    )
   )
 )`,
       )
-      .bind(orgKey, start, end, days.first, days.last, monthStartDay(days.first), JSON.stringify(kinds)),
+      .bind(orgKey, start, end, days.first, days.last, monthStartDay(days.first), JSON.stringify(kinds), kinds.length),
   ]);
   const usable = new Map<number, boolean>();
   for (const row of (dayRows?.results ?? []) as { day: number; usable: number }[]) usable.set(row.day, row.usable === 1);
@@ -374,12 +377,14 @@ FROM (
   for (const [monthFirst, monthLast] of monthsMeeting(from, to)) {
     const a = Math.max(monthFirst, from);
     const b = Math.min(monthLast, to);
-    // The longest run of days whose blocks serve the window, or that have none yet (built before the run).
-    const best = longestRun(a, b, monthFirst, (day) => usable.get(day) !== false);
+    // The longest run of days whose blocks serve the window, or that have none yet (built before
+    // the run), narrowed to a week's boundaries of the month.
+    const longest = longestRun(a, b, monthFirst, (day) => usable.get(day) !== false);
+    const best = longest === null ? null : alignedRun(longest, monthLast);
     const of = heads.get(monthFirst) ?? [];
-    // The runs (by first day) with a serving head of every kind asked, all of the same day blocks.
-    const runs = new Map<number, HeadRow[]>();
-    for (const h of of) runs.set(h.first, [...(runs.get(h.first) ?? []), h]);
+    // The runs with a serving head of every kind asked, all of the same day blocks.
+    const runs = new Map<string, HeadRow[]>();
+    for (const h of of) runs.set(`${h.first}/${h.last}`, [...(runs.get(`${h.first}/${h.last}`) ?? []), h]);
     let chosen: HeadRow[] | null = null;
     for (const run of runs.values()) {
       const head = run[0] as HeadRow;
@@ -392,18 +397,18 @@ FROM (
         kind: h.kind,
         month: monthFirst,
         first: h.first,
+        last: h.last,
         version: h.version,
         pullRequests: h.n,
         days: JSON.parse(h.days as string) as [number, number][],
         groups: h.groups === null ? null : (JSON.parse(h.groups) as GroupEntry[]),
       });
-    // Built when no run serves, or the one that does is shorter than the best by more than the
-    // slack; not when a marker (never served: too big, or a day block without content) holds the
-    // best run: building it again would make the same marker, until a write deletes it.
+    // Built when no run serves as many days as the best; not when a marker (never served: too
+    // big, or a day block without content) stands for that very run: building it again would make
+    // the same marker, until a write deletes it.
     const covered = chosen === null ? 0 : length(chosen[0] as HeadRow);
-    const marker = best !== null && of.some((h) => h.days === null && h.first <= best.first && h.last >= best.last);
-    if (best !== null && length(best) >= MIN_RUN_DAYS && !marker && (covered === 0 || covered < length(best) - RUN_SLACK_DAYS))
-      missing.push(best);
+    const marker = best !== null && of.some((h) => h.days === null && h.first === best.first && h.last === best.last);
+    if (best !== null && !marker && covered < length(best)) missing.push(best);
   }
   const rowsRead = [mergeRows, dayRows, headRows].reduce((n, r) => n + (r?.meta.rows_read ?? 0), 0);
   return { served, missing: missing.slice(0, MAX_RUNS_BUILT), rowsRead };
@@ -411,6 +416,19 @@ FROM (
 
 /** The most runs one request builds after its answer (a year's): a longer window gets the rest from its next requests. */
 export const MAX_RUNS_BUILT = 13;
+
+/**
+ * A run narrowed to a week's boundaries of its month: from its month's day 1, 8, 15, 22 or 29 (the
+ * first at or after its start) to the day before one of them or the month's last day (the last at
+ * or before its end); null when fewer than `MIN_RUN_DAYS` days remain. A window that moves a day a
+ * day then asks for the same run for a week, and the windows that meet a month for a few runs at
+ * most (`KEPT_RUNS`).
+ */
+export function alignedRun({ first, last, month }: DayRun, monthLast: number): DayRun | null {
+  const from = month + Math.ceil((first - month) / 7) * 7;
+  const to = last === monthLast ? last : month + Math.floor((last - month + 1) / 7) * 7 - 1;
+  return to - from + 1 >= MIN_RUN_DAYS ? { first: from, last: to, month } : null;
+}
 
 /** The longest run of days from `a` to `b` (of the month starting `month`) that `ok` passes; null when none. */
 export function longestRun(a: number, b: number, month: number, ok: (day: number) => boolean): DayRun | null {
@@ -423,14 +441,15 @@ export function longestRun(a: number, b: number, month: number, ok: (day: number
   return best;
 }
 
+/** The last UTC day of the calendar month that starts on UTC day `month`. */
+export function monthLastDay(month: number): number {
+  const date = new Date(month * DAY_MS);
+  return Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1) / DAY_MS - 1;
+}
+
 /** The calendar months that meet the UTC days from `first` to `last`, as `[first day, last day]`. */
 function monthsMeeting(first: number, last: number): [number, number][] {
   const months: [number, number][] = [];
-  for (let mo = monthStartDay(first); mo <= last; ) {
-    const date = new Date(mo * DAY_MS);
-    const next = Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1) / DAY_MS;
-    months.push([mo, next - 1]);
-    mo = next;
-  }
+  for (let mo = monthStartDay(first); mo <= last; mo = monthLastDay(mo) + 1) months.push([mo, monthLastDay(mo)]);
   return months;
 }

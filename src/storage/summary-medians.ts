@@ -52,8 +52,9 @@ export function median(parts: readonly (readonly number[])[]): number | null {
 export interface BlockGroup {
   kind: GroupKind;
   key: string;
-  /** The first day of the month block's run (its rows' key beside the month). */
-  run: number;
+  /** The first and last day of the month block's run (its rows' key beside the month). */
+  first: number;
+  last: number;
 }
 
 /**
@@ -126,17 +127,17 @@ const DAY_SLICES = asOneRow(`SELECT j.key AS i, s.version AS version, ${SLICE_TE
 FROM json_each(?2) AS j CROSS JOIN summary_days AS s
 ON s.org_key = ?1 AND s.repo_key = j.value ->> 0 AND s.day = j.value ->> 1`);
 
-/** A group's month block's slices: `?2` JSON `[[[kind, group key, run], month, offset, count], ...]`. */
+/** A group's month block's slices: `?2` JSON `[[[kind, group key, first, last], month, offset, count], ...]`. */
 const GROUP_SLICES = asOneRow(`SELECT j.key AS i, s.version AS version, ${SLICE_TEXT}
 FROM json_each(?2) AS j CROSS JOIN summary_group_months AS s
 ON s.org_key = ?1 AND s.kind = j.value ->> '$[0][0]' AND s.month = j.value ->> 1 AND s.first_day = j.value ->> '$[0][2]'
-  AND s.group_key = j.value ->> '$[0][1]'`);
+  AND s.last_day = j.value ->> '$[0][3]' AND s.group_key = j.value ->> '$[0][1]'`);
 
-/** A month block's bucket rows: `?2` JSON `[[[kind, metric, bucket, run], month, 0, count], ...]`. */
+/** A month block's bucket rows: `?2` JSON `[[[kind, metric, bucket, first, last], month, 0, count], ...]`. */
 const BUCKET_SLICES = asOneRow(`SELECT j.key AS i, s.version AS version, ${SLICE_TEXT}
 FROM json_each(?2) AS j CROSS JOIN summary_group_month_buckets AS s
 ON s.org_key = ?1 AND s.kind = j.value ->> '$[0][0]' AND s.month = j.value ->> 1 AND s.first_day = j.value ->> '$[0][3]'
-  AND s.metric = j.value ->> '$[0][1]' AND s.bucket = j.value ->> '$[0][2]'`);
+  AND s.last_day = j.value ->> '$[0][4]' AND s.metric = j.value ->> '$[0][1]' AND s.bucket = j.value ->> '$[0][2]'`);
 
 /**
  * The blocks' slices as stored in `summary_days` and `summary_group_months` of one organization,
@@ -166,8 +167,8 @@ export function sliceReaderOf(
               group === undefined
                 ? repoKey
                 : bucketRow === undefined
-                  ? [group.kind, group.key, group.run]
-                  : [group.kind, bucketRow.metric, bucketRow.bucket, group.run],
+                  ? [group.kind, group.key, group.first, group.last]
+                  : [group.kind, bucketRow.metric, bucketRow.bucket, group.first, group.last],
               day,
               offset,
               count,
@@ -259,7 +260,7 @@ export async function resolveMedians(
             // A bucket row holds the bucket's values alone: the whole row, from its start.
             const at = metric === undefined ? offset : 0;
             // A key per slice (a year by author asks some 10,000): a template is cheaper than JSON.
-            const key = `${repoKey}\u0000${day}\u0000${group?.kind}\u0000${group?.key}\u0000${group?.run}\u0000${metric}\u0000${b}\u0000${at}\u0000${count}`;
+            const key = `${repoKey}\u0000${day}\u0000${group?.kind}\u0000${group?.key}\u0000${group?.first}\u0000${group?.last}\u0000${metric}\u0000${b}\u0000${at}\u0000${count}`;
             let request = requests.get(key);
             if (request === undefined) {
               request = {

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { groupMonthKinds, longestRun } from "../../src/storage/summary-group-months";
+import { alignedRun, groupMonthKinds, longestRun, monthLastDay } from "../../src/storage/summary-group-months";
 
 const scope = { orgKey: "o", repoKeys: null, authorKeys: null, accessibleRepoKeys: null, start: 0, end: 1 };
 
@@ -21,6 +21,23 @@ describe("month blocks per group: the choices (summary-group-months.ts)", () => 
       }),
       { numRuns: 500 },
     );
+  });
+
+  it("a run is narrowed to a week's boundaries of its month, or dropped when under seven days", () => {
+    const jan = Date.parse("2026-01-01") / 86_400_000;
+    const feb = Date.parse("2026-02-01") / 86_400_000;
+    expect(monthLastDay(jan)).toBe(jan + 30);
+    expect(monthLastDay(feb)).toBe(feb + 27);
+    const run = (first: number, last: number, month = jan) => alignedRun({ first, last, month }, monthLastDay(month));
+    expect(run(jan, jan + 30)).toEqual({ first: jan, last: jan + 30, month: jan });
+    expect(run(jan + 5, jan + 30)).toEqual({ first: jan + 7, last: jan + 30, month: jan });
+    expect(run(jan + 7, jan + 30)).toEqual({ first: jan + 7, last: jan + 30, month: jan });
+    expect(run(jan, jan + 19)).toEqual({ first: jan, last: jan + 13, month: jan });
+    expect(run(jan, jan + 20)).toEqual({ first: jan, last: jan + 20, month: jan });
+    expect(run(jan + 1, jan + 26)).toEqual({ first: jan + 7, last: jan + 20, month: jan });
+    expect(run(jan + 22, jan + 30)).toBeNull(); // from the 29th: three days
+    expect(run(jan + 1, jan + 12)).toBeNull();
+    expect(run(feb + 3, feb + 27, feb)).toEqual({ first: feb + 7, last: feb + 27, month: feb });
   });
 
   it("serves a request grouped by repository or author alone, of the whole organization", () => {

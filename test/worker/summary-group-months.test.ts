@@ -170,7 +170,7 @@ describe("month blocks per group (summary-group-months.ts)", () => {
     );
   });
 
-  it("at the window's edges a head holds the run of the month's days the window can serve, made again as the window moves", async () => {
+  it("at the window's edges a head holds the run of the month's days the window can serve, from and to a week's boundary", async () => {
     const { org } = await adminOrg();
     // A pull request merged on January 3 with a review on December 31: before the window, so
     // January's days up to the 3rd cannot be served from blocks.
@@ -194,39 +194,54 @@ describe("month blocks per group (summary-group-months.ts)", () => {
       expect(figures.groupings[0]?.totals, label).toEqual(days.groupings[0]?.totals);
       return figures;
     };
+    const runs = async () => (await heads(org)).filter((h) => h.kind === "repo").map((h) => [h.first, h.last]);
     const to20 = { start: JAN + 3 * HOUR, end: Date.parse("2026-04-20T23:59:59.999Z") };
     await check(to20, "builds");
-    const built = (await heads(org)).filter((h) => h.kind === "repo");
-    expect(built.map((h) => [h.first, h.last])).toEqual([
-      [day("2026-01-04"), day("2026-01-31")],
+    // January from the 8th (its 4th to 7th from day blocks), April to the 14th (then the 15th to 20th).
+    const first = [
+      [day("2026-01-08"), day("2026-01-31")],
       [day("2026-02-01"), day("2026-02-28")],
       [day("2026-03-01"), day("2026-03-31")],
-      [day("2026-04-01"), day("2026-04-20")],
-    ]);
-    expect((await check(to20, "reads")).fromGroupMonths).toBe(inRuns(prs, built));
-    // Five more days: the April head still serves (within the slack), the new days from their blocks.
-    const to25 = { ...to20, end: Date.parse("2026-04-25T23:59:59.999Z") };
-    expect((await check(to25, "five days more")).fromGroupMonths).toBe(inRuns(prs, built));
-    expect((await heads(org)).filter((h) => h.kind === "repo")).toEqual(built);
-    // Ten more: April is made again for its thirty days.
-    await check(WINDOW, "ten days more, builds");
-    const longer = (await heads(org)).filter((h) => h.kind === "repo");
-    expect(longer.at(-1)).toMatchObject({ first: day("2026-04-01"), last: day("2026-04-30") });
-    expect((await check(WINDOW, "ten days more, reads")).fromGroupMonths).toBe(inRuns(prs, longer));
-    // A window that starts after January's run began: January is not served, and too short (from
-    // the 27th) to be made again; its days are read as day blocks.
+      [day("2026-04-01"), day("2026-04-14")],
+    ];
+    expect(await runs()).toEqual(first);
+    const served = (of: number[][]) =>
+      inRuns(
+        prs,
+        of.map(([a, b]) => ({ first: a, last: b }) as Head),
+      );
+    expect((await check(to20, "reads")).fromGroupMonths).toBe(served(first));
+    // One day more: the same runs serve (April's next boundary is the 21st).
+    const to21 = { ...to20, end: Date.parse("2026-04-21T23:59:59.999Z") };
+    expect((await check(to21, "a day more, builds")).fromGroupMonths).toBe(served(first));
+    const april21 = [day("2026-04-01"), day("2026-04-21")];
+    expect(await runs()).toEqual([...first, april21]); // April to the 21st, beside the run to the 14th
+    expect((await check(to21, "a day more, reads")).fromGroupMonths).toBe(served([...first.slice(0, 3), april21]));
+    // To the month's end: April whole.
+    await check(WINDOW, "to April's end, builds");
+    expect((await runs()).at(-1)).toEqual([day("2026-04-01"), day("2026-04-30")]);
+    const whole = [...first.slice(0, 3), [day("2026-04-01"), day("2026-04-30")]];
+    expect((await check(WINDOW, "to April's end, reads")).fromGroupMonths).toBe(served(whole));
+    // A window that starts on January 27th: its January run would start on the 29th, too short to
+    // be made; its days are read as day blocks.
     const late = { start: Date.parse("2026-01-27T00:00:00Z"), end: WINDOW.end };
     await check(late, "late start");
-    const lateFigures = await check(late, "late start, reads");
-    expect(lateFigures.fromGroupMonths).toBe(inRuns(prs, longer.slice(1)));
+    expect((await check(late, "late start, reads")).fromGroupMonths).toBe(served(whole.slice(1)));
   });
 
-  it("two windows that start in one month do not take its head from each other", async () => {
+  it("windows that start or end on different days of a month each have their run, and stop asking for one", async () => {
     const { org, get } = await adminOrg();
     await postEventsOk(eventsOf(org, pullRequests(16)));
-    const fromJanuary15 = { start: Date.parse("2026-01-15T00:00:00Z"), end: WINDOW.end };
+    const windows = [
+      WINDOW,
+      ...["2026-01-03", "2026-01-08", "2026-01-13", "2026-01-18", "2026-01-23"].map((d) => ({
+        start: Date.parse(`${d}T00:00:00Z`),
+        end: WINDOW.end,
+      })),
+      { start: WINDOW.start, end: Date.parse("2026-04-15T23:59:59.999Z") },
+    ];
     const answers = async () => {
-      for (const w of [WINDOW, fromJanuary15]) {
+      for (const w of windows) {
         const q = windowQuery(org, w);
         const rows = await exportRows<ExportRow>(get, q, { perPage: 100, maxPages: 100 });
         expect(await get(`/api/analytics/v1/summary?${q}&groupBy=repo`)).toEqual(
@@ -237,17 +252,22 @@ describe("month blocks per group (summary-group-months.ts)", () => {
     await answers();
     await answers();
     const settled = await heads(org);
-    // January has a run for each: from its first day, and from the 15th.
-    const january15 = Date.parse("2026-01-15") / DAY;
-    expect(settled.filter((h) => h.month === MONTHS[0]).map((h) => [h.first, h.last])).toEqual([
-      [MONTHS[0], (MONTHS[0] as number) + 30],
-      [january15, (MONTHS[0] as number) + 30],
+    const jan = MONTHS[0] as number;
+    const apr = MONTHS[3] as number;
+    // January: whole, from the 8th, 15th and 22nd (the 23rd's would start on the 29th: too short).
+    expect(settled.filter((h) => h.month === jan).map((h) => [h.first, h.last])).toEqual(
+      [0, 7, 14, 21].map((d) => [jan + d, jan + 30]),
+    );
+    // April: whole, and to the 14th.
+    expect(settled.filter((h) => h.month === apr).map((h) => [h.first, h.last])).toEqual([
+      [apr, apr + 13],
+      [apr, apr + 29],
     ]);
-    for (let i = 0; i < 3; i++) await answers();
+    for (let i = 0; i < 2; i++) await answers();
     expect(await heads(org)).toEqual(settled); // nothing built again
   });
 
-  it("a month keeps its latest few runs, none that a newer run holds, and no rows without a head", async () => {
+  it("a month keeps its latest few runs and no rows without a head", async () => {
     const { org } = await adminOrg();
     await postEventsOk(eventsOf(org, pullRequests(19)));
     const db = await shardDb(org);
@@ -256,25 +276,29 @@ describe("month blocks per group (summary-group-months.ts)", () => {
     const run = (first: number, last = jan + 30) => ({ first, last, month: jan });
     const count = async (table: string) => {
       const { results } = await db
-        .prepare(`SELECT COUNT(DISTINCT first_day) AS runs FROM ${table} WHERE org_key = ?1 AND month = ?2`)
+        .prepare(`SELECT COUNT(DISTINCT first_day || '/' || last_day) AS runs FROM ${table} WHERE org_key = ?1 AND month = ?2`)
         .bind(org, jan)
         .all<{ runs: number }>();
       return results[0]?.runs;
     };
-    const januaryRuns = async () => (await heads(org)).filter((h) => h.month === jan && h.kind === "repo").map((h) => h.first);
-    // Runs of windows that start later and later in January: the latest four are kept (the whole
-    // month's, which each of them would hold, is older than them and goes first).
+    const januaryRuns = async () =>
+      (await heads(org)).filter((h) => h.month === jan && h.kind === "repo").map((h) => [h.first, h.last]);
+    // Seven more runs of January, one after the other: the latest six of all are kept.
     let now = Date.now() + 1000; // later than the summary's build above
-    for (const first of [jan + 2, jan + 5, jan + 9, jan + 13, jan + 17])
-      await buildGroupMonths(db, org, "repo", [run(first)], { now: now++ });
-    expect(await januaryRuns()).toEqual([jan + 5, jan + 9, jan + 13, jan + 17]);
-    expect([await count("summary_group_months"), await count("summary_group_month_buckets")]).toEqual([4, 4]);
-    // A run that holds them replaces them all.
-    await buildGroupMonths(db, org, "repo", [run(jan + 3)], { now: now++ });
-    expect(await januaryRuns()).toEqual([jan + 3]);
-    expect([await count("summary_group_months"), await count("summary_group_month_buckets")]).toEqual([1, 1]);
+    const firsts = [1, 2, 3, 4, 5, 6, 7].map((d) => jan + d);
+    for (const first of firsts) await buildGroupMonths(db, org, "repo", [run(first)], { now: now++ });
+    expect(await januaryRuns()).toEqual(firsts.slice(1).map((first) => [first, jan + 30]));
+    expect([await count("summary_group_months"), await count("summary_group_month_buckets")]).toEqual([6, 6]);
+    // The same first day to another last day is another run; the same run again replaces itself.
+    await buildGroupMonths(db, org, "repo", [run(jan + 7, jan + 20)], { now: now++ });
+    await buildGroupMonths(db, org, "repo", [run(jan + 7, jan + 20)], { now: now++ });
+    expect(await januaryRuns()).toEqual(
+      [...firsts.slice(2).map((first) => [first, jan + 30]), [jan + 7, jan + 20]].sort(
+        (a, b) => (a[0] as number) - (b[0] as number) || (a[1] as number) - (b[1] as number),
+      ),
+    );
+    expect(await count("summary_group_months")).toBe(6);
     // A write deletes the heads; the next build deletes the rows no head stands for.
-    await buildGroupMonths(db, org, "repo", [run(jan + 20)], { now: now++ });
     await db
       .prepare("DELETE FROM summary_days WHERE org_key = ?1 AND repo_key = '' AND day = ?2")
       .bind(org, jan + 25)
@@ -282,8 +306,10 @@ describe("month blocks per group (summary-group-months.ts)", () => {
     expect(await januaryRuns()).toEqual([]);
     await buildSummaryDays(db, org, [jan + 25]);
     await buildGroupMonths(db, org, "repo", [run(jan + 10, jan + 20)], { now: now++ });
-    expect(await januaryRuns()).toEqual([jan + 10]);
+    expect(await januaryRuns()).toEqual([[jan + 10, jan + 20]]);
     expect([await count("summary_group_months"), await count("summary_group_month_buckets")]).toEqual([1, 1]);
+    // One run of a month per build.
+    await expect(buildGroupMonths(db, org, "repo", [run(jan + 1), run(jan + 2)])).rejects.toThrow(/one run of a month/);
   });
 
   it("an endless window plans only the months from its first merge to its last", async () => {
