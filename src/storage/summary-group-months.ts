@@ -4,20 +4,24 @@ import { BLOCK_MAX_BYTES, type BlockSums, monthStartDay } from "./summary-days";
 import { type GroupingsQuery, isFiltered } from "./summary-rows";
 
 /**
- * The summary's month blocks per group (`summary_group_month_heads` and `summary_group_months`,
- * d1-schema.ts; issue 31): for a summary grouped by repository or by author, a whole calendar month
- * of the window as one row of each group's sums and counts of durations per bucket, instead of its
- * thirty day blocks' every duration and pull request's group. The medians' buckets are then read as
- * slices of the groups' sorted durations (`summary-medians.ts`), as a time grouping reads its days'.
+ * The summary's month blocks per group (`summary_group_month_heads`, `summary_group_months` and
+ * `summary_group_month_buckets`, d1-schema.ts; issue 31): for a summary grouped by repository or
+ * by author, a run of a calendar month's days (the whole month, or at a window's edge the days it
+ * can serve, from and to a week's boundary: `alignedRun`) as one row of each group's sums and
+ * counts of durations per bucket, instead of its day blocks' every duration and pull request's
+ * group. The medians' buckets are then read as slices of the groups' sorted durations, and the
+ * totals' from each bucket's values of every group (`summary-medians.ts`), as a time grouping
+ * reads its days'.
  *
- * Exact by construction, as the day blocks are (`summary-days.ts`): a month is made, in one batch,
+ * Exact by construction, as the day blocks are (`summary-days.ts`): a run is made, in one batch,
  * only when each of its days has the organization's day block with content, from the same rows
  * those blocks hold, and its head records the blocks' versions; deleting one of those day blocks
  * (every write to a pull request of the day does) deletes the month's heads (migration 0015). A
- * head that stands therefore holds the month as its day blocks do, and a summary serves it exactly
- * when it would serve all of those day blocks: each of them in the window (`lo`, `hi` of the month).
+ * head that stands therefore holds its days as their day blocks do, and a summary serves it exactly
+ * when it would serve all of those day blocks: each of them in the window (`lo`, `hi` of the run).
  * The summary then checks those day blocks' versions in its statement, as it checks the day blocks
- * it read before it, so a write in between makes it read again.
+ * it read before it, so a write in between makes it read again; its slices check the head's
+ * version, so a rebuild in between does too.
  */
 
 /** The kinds of grouping a month block per group serves. */
@@ -214,9 +218,10 @@ export interface DayRun {
 
 /**
  * Makes the month blocks of `kind` for `runs` (at most one per month) of one organization, in one
- * batch (one transaction): the months' old group and bucket rows deleted, the new ones written, then the heads
- * (replacing any stored). A run some day of which has no day block yet is left unmade (a later
- * summary asks for it again).
+ * batch (one transaction): the rows of the runs rebuilt, of the runs beyond each month's
+ * `KEPT_RUNS` latest and of heads already gone deleted, the new rows written, then the heads
+ * (replacing a stored run of the same days). A run some day of which has no day block yet is left
+ * unmade (a later summary asks for it again).
  */
 export async function buildGroupMonths(
   db: D1Database | D1DatabaseSession,
@@ -296,7 +301,7 @@ export const MIN_RUN_DAYS = 7;
 /** What a summary serves from month blocks per group, and what it asks to build after its answer. */
 export interface GroupMonthsPlan {
   served: GroupMonth[];
-  /** Runs to build, each for every kind asked: the longest run of days each month could serve this window. */
+  /** Runs to build, each for every kind asked: per month, the longest run of days that could serve this window, aligned. */
   missing: DayRun[];
   rowsRead: number;
 }
