@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { appCall, signIn } from "./app-helpers";
 import { addMember, adminOk, call, createKey, createOrg, createUser, ev, fetchWithEnv, postEventsOk, unique } from "./helpers";
 import { callTool, listTools, refusalOf } from "./mcp-helpers";
+import { exportRows } from "./summary-reference";
 
 /**
  * Contract section 21: `repo` takes a list of repositories and `author` a list of logins, on the
@@ -41,23 +42,16 @@ async function setup() {
   await postEventsOk(events);
   const keys = { admin: (await createKey(admin, "analytics")).key, member: (await createKey(member, "analytics")).key };
   const get = (path: string, as: keyof typeof keys = "admin") => call(path, { headers: { Authorization: `Bearer ${keys[as]}` } });
-  const walk = async (query: string, perPage: number, as: keyof typeof keys = "admin"): Promise<Row[]> => {
-    const rows: Row[] = [];
-    let cursor: string | null = null;
-    for (let i = 0; i < 100; i++) {
-      const res = await get(
-        `/api/analytics/v1/prs?org=${org}&${WINDOW}&${query}&perPage=${perPage}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
-        as,
-      );
-      expect(res.status).toBe(200);
-      const page = (await res.json()) as Page;
-      if (page.nextCursor !== null) expect(page.data).toHaveLength(perPage);
-      rows.push(...page.data);
-      cursor = page.nextCursor;
-      if (cursor === null) return rows;
-    }
-    throw new Error("the walk did not end");
-  };
+  const walk = (query: string, perPage: number, as: keyof typeof keys = "admin"): Promise<Row[]> =>
+    exportRows<Row>(
+      async (path) => {
+        const res = await get(path, as);
+        expect(res.status).toBe(200);
+        return res.json();
+      },
+      `org=${org}&${WINDOW}&${query}`,
+      { perPage, maxPages: 100 },
+    );
   return { org, admin, member, keys, get, walk };
 }
 

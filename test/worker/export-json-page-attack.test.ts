@@ -9,6 +9,7 @@ import {
 } from "../../src/storage/analytics";
 import { appCall, signIn } from "./app-helpers";
 import { addMember, call, createKey, createOrg, createUser, ev, postEventsOk, scopeOf, shardDb, unique } from "./helpers";
+import { exportRows } from "./summary-reference";
 
 /**
  * Commit 70eecd3 reads the export's page as one JSON text built by SQLite
@@ -22,7 +23,6 @@ const WINDOW = "startDate=2026-10-01&endDate=2026-10-31";
 /** The time of every direct statement: two weeks after the window. */
 const NOW = Date.parse("2026-11-15T00:00:00Z");
 type Row = Record<string, unknown> & { repo: string; author: string; prNumber: number; mergedAt: string };
-type Page = { data: Row[]; nextCursor: string | null };
 
 /** Authors JSON and SQLite's json_array treat specially (the event schema takes any 1-255 characters). */
 const SPECIAL_AUTHORS = [
@@ -57,20 +57,17 @@ async function adminWithKey() {
 }
 
 /** Walks the export over HTTP until nextCursor is null; every page but the last is full. */
-async function walk(get: (q: string) => Promise<Response>, query: string, perPage: number): Promise<Row[]> {
-  const rows: Row[] = [];
-  let cursor: string | null = null;
-  for (let i = 0; i < 2000; i++) {
-    const res = await get(`${query}&perPage=${perPage}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
-    expect(res.status).toBe(200);
-    const page = (await res.json()) as Page;
-    if (page.nextCursor !== null) expect(page.data).toHaveLength(perPage);
-    rows.push(...page.data);
-    cursor = page.nextCursor;
-    if (cursor === null) return rows;
-  }
-  throw new Error("the walk did not end");
-}
+/** Every page of the export through `get` (a query without the path), as `exportRows` walks it. */
+const walk = (get: (q: string) => Promise<Response>, query: string, perPage: number): Promise<Row[]> =>
+  exportRows<Row>(
+    async (path) => {
+      const res = await get(path.slice(path.indexOf("?") + 1));
+      expect(res.status).toBe(200);
+      return res.json();
+    },
+    query,
+    { perPage, maxPages: 2000 },
+  );
 
 /** The bare statement, as the page read it before the JSON wrapper: its rows, mapped as before. */
 async function bareRows(db: D1Database, q: MergedPullRequestQuery): Promise<MergedPullRequest[]> {

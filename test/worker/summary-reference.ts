@@ -80,8 +80,11 @@ export function referenceAnswer(org: string, rows: ExportRow[], groupBy: GroupBy
   return { org, startDate: iso(start), endDate: iso(end), groupBy, ...referenceSummary(rows, groupBy, start, end) };
 }
 
-/** Every row of the export for `query` (its parameters without `perPage` and `cursor`), page by page. */
-export async function exportRows<R extends ExportRow>(
+/**
+ * Every row of the export for `query` (its parameters without `perPage` and `cursor`), page by
+ * page; every page but the last is full (contract section 9: no empty last page).
+ */
+export async function exportRows<R = ExportRow>(
   get: (path: string) => Promise<unknown>,
   query: string,
   { perPage, maxPages }: { perPage: number; maxPages: number },
@@ -92,6 +95,7 @@ export async function exportRows<R extends ExportRow>(
     const page = (await get(
       `/api/analytics/v1/prs?${query}&perPage=${perPage}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
     )) as { data: R[]; nextCursor: string | null };
+    if (page.nextCursor !== null) expect(page.data).toHaveLength(perPage);
     rows.push(...page.data);
     cursor = page.nextCursor;
     if (cursor === null) return rows;
