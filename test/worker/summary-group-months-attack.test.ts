@@ -1,0 +1,369 @@
+import { describe, expect, it } from "vitest";
+import { SUMMARY_PLANS } from "../../src/analytics/summary";
+import { summarizeGroupings } from "../../src/storage/analytics-summary";
+import { moveRows } from "../../src/storage/renames";
+import { appCall, signIn } from "./app-helpers";
+import { addMember, adminOk, call, createKey, createOrg, createUser, postEventsOk, shardDb, unique } from "./helpers";
+import { eventsOf, type Pr, pr } from "./summary-attack-data";
+import { type ExportRow, exportRows, type GroupBy, referenceAnswer } from "./summary-reference";
+
+/**
+ * An outside review's attacks on the month blocks per group (`summary-group-months.ts`, migration
+ * 0015), over HTTP. The oracle is contract sections 12 and 21: the summary is exactly the export's
+ * rows for the same parameters (every page), grouped. Every summary is asked twice (the first
+ * builds the month blocks after its answer, the second reads them), and each time compared with
+ * the export walked page by page. A failing test is a finding.
+ */
+
+const DAY = 86_400_000;
+const HOUR = 3_600_000;
+const iso = (ms: number) => new Date(ms).toISOString();
+const at = (text: string) => Date.parse(text);
+const JAN = at("2026-01-01T00:00:00.000Z");
+const FEB = at("2026-02-01T00:00:00.000Z");
+const MAR = at("2026-03-01T00:00:00.000Z");
+const APR = at("2026-04-01T00:00:00.000Z");
+const MAY = at("2026-05-01T00:00:00.000Z");
+const JUL = at("2026-07-01T00:00:00.000Z");
+/** January to June 2026: six whole months. */
+const HALF = { start: JAN, end: JUL - 1 };
+/** Late June (the data of a month that stops before its end). */
+const JUN_END = JUL - 3 * DAY;
+const LATER = "2026-11-05T00:00:00.000Z";
+
+type Window = { start: number; end: number };
+type Get = (path: string) => Promise<unknown>;
+
+async function orgWith(role: "admin" | "member", repos: Record<string, { private: boolean; collaborator?: boolean }>) {
+  const org = await createOrg(unique("gmatk"), { plan: "pro", installedAt: "2024-01-01T00:00:00Z" });
+  const user = await createUser();
+  await addMember(org, user, role);
+  for (const [repo, r] of Object.entries(repos))
+    await adminOk("PUT", `/internal/v1/organizations/${org}/repositories/${repo}`, {
+      private: r.private,
+      ...(r.collaborator ? { collaborators: [user] } : {}),
+    });
+  const { key } = await createKey(user, "analytics");
+  const get: Get = async (path) => {
+    SUMMARY_PLANS.clear(); // the blocks' statement, always
+    const res = await call(path, { headers: { Authorization: `Bearer ${key}` } });
+    if (res.status !== 200) throw new Error(`${path} → ${res.status}: ${await res.text()}`);
+    return res.json();
+  };
+  return { org, user, get };
+}
+
+const windowQuery = (org: string, w: Window) =>
+  `org=${org}&startDate=${encodeURIComponent(iso(w.start))}&endDate=${encodeURIComponent(iso(w.end))}`;
+
+/** Each grouping asked twice (builds, reads) equals the export's rows grouped; answers the rows. */
+async function agrees(get: Get, org: string, w: Window, label: string, groupBys: GroupBy[] = ["repo", "author"]) {
+  const q = windowQuery(org, w);
+  const rows = await exportRows<ExportRow>(get, q, { perPage: 100, maxPages: 100 });
+  for (const groupBy of groupBys) {
+    const want = referenceAnswer(org, rows, groupBy, w.start, w.end);
+    for (const pass of ["builds", "reads", "reads again"])
+      expect(await get(`/api/analytics/v1/summary?${q}&groupBy=${groupBy}`), `${label}: ${groupBy} ${pass}`).toEqual(want);
+  }
+  return rows;
+}
+
+async function headCount(org: string): Promise<number> {
+  const { results } = await (await shardDb(org))
+    .prepare("SELECT COUNT(*) AS n FROM summary_group_month_heads WHERE org_key = ?1 AND lo IS NOT NULL")
+    .bind(org)
+    .all<{ n: number }>();
+  return results[0]?.n ?? 0;
+}
+
+/** How many of the window's pull requests the organization's month blocks serve now (admin scope, no list). */
+async function servedFromMonths(org: string, w: Window, groupBy: "repo" | "author"): Promise<number> {
+  const figures = await summarizeGroupings(await shardDb(org), {
+    orgKey: org,
+    repoKeys: null,
+    authorKeys: null,
+    accessibleRepoKeys: null,
+    start: w.start,
+    end: w.end,
+    groupBys: [groupBy],
+  });
+  return figures.fromGroupMonths;
+}
+
+const REPOS = ["api", "web", "docs"];
+const AUTHORS = ["alice", "Bob", "bob", "carol", "BOB"];
+
+/**
+ * Three pull requests a day from `from` to `to` (exclusive), deterministic, with nulls, findings
+ * and AI lines; numbers from `first`.
+ */
+function daily(from: number, to: number, first = 1, skip: (day: number) => boolean = () => false): Pr[] {
+  const prs: Pr[] = [];
+  let n = first;
+  for (let day = from, d = 0; day < to; day += DAY, d++) {
+    if (skip(day)) continue;
+    for (let k = 0; k < 3; k++, n++) {
+      const merged = day + (3 + 7 * k + (n % 5)) * HOUR + (n % 13) * 60_000;
+      prs.push(
+        pr(REPOS[(d + k) % REPOS.length] as string, n, merged, {
+          author: AUTHORS[(d * 3 + k) % AUTHORS.length] as string,
+          linesAdded: n % 10 === 0 ? null : n * 3,
+          findings: n % 4 === 0 ? [{ at: merged - HOUR, fixed: n % 8 === 0 }] : [],
+          ...(n % 3 === 0 ? { ai: n % 50 } : {}),
+        }),
+      );
+    }
+  }
+  return prs;
+}
+
+/** Pull requests merged or reviewed on the instants around midnights and months' starts. */
+function edges(first: number): Pr[] {
+  const list: [merged: number, reviewed: number][] = [
+    [JAN - 1, JAN - 2],
+    [JAN, JAN - 1],
+    [JAN + 1, JAN],
+    [FEB - 1, FEB - 1],
+    [FEB, FEB - 1],
+    [FEB + 1, FEB],
+    [MAR, MAR],
+    [APR - 1, APR - 2 * HOUR],
+    [APR + DAY, APR - 1],
+    [MAY - 1, MAY - 1],
+    [MAY, MAY - 1],
+    [JUL - 1, JUL - 1],
+    [JUL, JUL - 1],
+    [JUL + 1, JUL],
+    [MAR + 10 * DAY, MAR + 10 * DAY - 1], // a midnight inside a month
+  ];
+  return list.map(([merged, reviewed], i) => ({
+    repo: REPOS[i % REPOS.length] as string,
+    n: first + i,
+    author: AUTHORS[i % AUTHORS.length] as string,
+    created: reviewed - (i + 1) * HOUR,
+    merged,
+    reviews: [reviewed],
+    findings: i % 2 === 0 ? [{ at: reviewed, fixed: i % 4 === 0 }] : [],
+  }));
+}
+
+describe("attack: the month blocks per group against the export", () => {
+  it("late events between a reading summary and the next: a review, a finding, a merge moved, an author's case, a rename", {
+    timeout: 300_000,
+  }, async () => {
+    const { org, get } = await orgWith("admin", { api: { private: false }, web: { private: false }, docs: { private: false } });
+    const prs = daily(JAN, MAY);
+    await postEventsOk(eventsOf(org, prs));
+    const W = { start: JAN, end: MAY - 1 };
+    const before = await agrees(get, org, W, "before");
+    expect(before.length).toBe(prs.length);
+    expect(await headCount(org)).toBeGreaterThan(0); // the month blocks are built, and read by the later passes
+    for (const g of ["repo", "author"] as const) expect(await servedFromMonths(org, W, g), g).toBeGreaterThan(300);
+    const ref = (p: Pr) => ({ org, repo: p.repo, prNumber: p.n, updatedAt: LATER });
+    const inMonth = (from: number, i = 0) => prs.filter((p) => p.merged >= from + 5 * DAY)[i] as Pr;
+    // A review earlier than the first one, on a January pull request.
+    const jan = inMonth(JAN);
+    await postEventsOk([
+      { type: "review", ...ref(jan), reviewId: "late-r-1", status: "completed", completedAt: iso(jan.created + 60_000) },
+    ]);
+    const reviewed = await agrees(get, org, W, "late review");
+    expect(reviewed.find((r) => r.prNumber === jan.n)?.serviceFirstReviewedAt).toBe(iso(jan.created + 60_000));
+    // A review before the window on a pull request merged on January 2nd; another created a year
+    // before its merge (a duration in another bucket); one merged after the window's end.
+    const second = prs.find((p) => p.merged >= JAN + DAY) as Pr;
+    const old = inMonth(MAR, 7);
+    const out = inMonth(APR, 9);
+    await postEventsOk([
+      { type: "review", ...ref(second), reviewId: "late-r-2", status: "completed", completedAt: iso(JAN - 5 * HOUR) },
+      ...eventsOf(org, [
+        { ...old, created: old.created - 365 * DAY, version: LATER },
+        { ...out, merged: MAY + 2 * DAY, version: LATER },
+      ]).filter((e) => (e as { type: string }).type === "pull_request"),
+    ]);
+    const shifted = await agrees(get, org, W, "review before the window, old creation, merged after");
+    // Still listed (its other review is in the window), its first review now before the window.
+    expect(shifted.find((r) => r.prNumber === second.n)?.serviceFirstReviewedAt).toBe(iso(JAN - 5 * HOUR));
+    expect(shifted.some((r) => r.prNumber === out.n)).toBe(true); // reviewed in the window, merged after it
+    for (const g of ["repo", "author"] as const) expect(await servedFromMonths(org, W, g), g).toBeGreaterThan(0);
+    // A finding added to a February pull request (flagged and fixed).
+    const feb = inMonth(FEB);
+    await postEventsOk([
+      {
+        type: "finding",
+        ...ref(feb),
+        findingId: "late-f-1",
+        createdAt: iso(feb.merged - 30 * 60_000),
+        posted: true,
+        aiAddressed: true,
+        feedback: null,
+      },
+    ]);
+    await agrees(get, org, W, "late finding");
+    // A March pull request's merge moved to April; an April one's to January.
+    const mar = inMonth(MAR);
+    const apr = inMonth(APR, 4);
+    await postEventsOk(
+      eventsOf(org, [
+        { ...mar, merged: mar.merged + 25 * DAY, version: LATER },
+        { ...apr, merged: JAN + 20 * DAY, created: JAN + 19 * DAY, reviews: [JAN + 19 * DAY + HOUR], version: LATER },
+      ]).filter((e) => (e as { type: string }).type !== "finding"),
+    );
+    await agrees(get, org, W, "merge moved");
+    // An author's login changes case on one pull request of each month (alice → ALICE, Bob → bob).
+    const recased = prs
+      .filter((p) => p.merged < MAY && (p.author === "alice" || p.author === "Bob") && p.n % 11 === 0)
+      .map((p) => ({ ...p, author: p.author === "alice" ? "ALICE" : "bob", version: LATER }));
+    expect(recased.length).toBeGreaterThan(4);
+    await postEventsOk(eventsOf(org, recased).filter((e) => (e as { type: string }).type === "pull_request"));
+    const after = await agrees(get, org, W, "author's case");
+    expect(after.some((r) => r.author === "ALICE")).toBe(true);
+    // docs renamed into web (the rows' move a repository rename makes), then api renamed to API.
+    await moveRows(await shardDb(org), { orgKey: org, repo: "docs" }, { orgKey: org, repo: "web" });
+    const renamed = await agrees(get, org, W, "docs into web");
+    expect(renamed.some((r) => r.repo === "docs")).toBe(false);
+    await moveRows(await shardDb(org), { orgKey: org, repo: "api" }, { orgKey: org, repo: "Core" });
+    const core = await agrees(get, org, W, "api to Core");
+    expect(core.some((r) => r.repo === "Core")).toBe(true);
+    for (const g of ["repo", "author"] as const) expect(await servedFromMonths(org, W, g), g).toBeGreaterThan(300);
+  });
+
+  it("windows whose start or end falls a millisecond either side of midnight or of a month's start", {
+    timeout: 300_000,
+  }, async () => {
+    const { org, get } = await orgWith("admin", { api: { private: false }, web: { private: false }, docs: { private: false } });
+    await postEventsOk(eventsOf(org, [...daily(JAN - 3 * DAY, JUL + 3 * DAY), ...edges(10_000)]));
+    const windows: Window[] = [
+      HALF,
+      { start: JAN - 1, end: JUL - 1 },
+      { start: JAN + 1, end: JUL - 2 },
+      { start: JAN, end: JUL },
+      { start: FEB - 1, end: JUL + 1 },
+      { start: FEB + 1, end: JUL - 1 },
+      { start: FEB, end: MAY + 10 * DAY - 1 },
+      { start: JAN + 10 * DAY + 1, end: MAY + 10 * DAY },
+      { start: MAR + 10 * DAY - 1, end: JUL - 1 },
+      { start: MAR + 10 * DAY, end: JUL + 1 },
+    ];
+    for (const w of windows) {
+      await agrees(get, org, w, `${iso(w.start)}..${iso(w.end)}`);
+      for (const g of ["repo", "author"] as const) expect(await servedFromMonths(org, w, g), g).toBeGreaterThan(0);
+    }
+    // Asked again in another order, now that every window's runs are built.
+    for (const w of [...windows].reverse()) await agrees(get, org, w, `again ${iso(w.start)}..${iso(w.end)}`);
+  });
+
+  it("months with no pull requests, a month with one group only, and groups differing only by case", {
+    timeout: 300_000,
+  }, async () => {
+    const { org, get } = await orgWith("admin", { api: { private: false }, web: { private: false }, docs: { private: false } });
+    // January and May full; February and April empty; March only api by Bob; June only a few days.
+    const march = daily(MAR, APR, 5_000).map((p) => ({ ...p, repo: "api", author: "Bob" }));
+    const prs = [
+      ...daily(JAN, FEB),
+      ...march,
+      ...daily(MAY, JUN_END, 7_000),
+      ...daily(JUL - 3 * DAY, JUL, 9_000, (day) => day === JUL - 2 * DAY),
+      // bob and BOB in March too, on other repositories, on the month's last day.
+      pr("web", 9_500, APR - HOUR, { author: "bob" }),
+      pr("docs", 9_501, APR - 2 * HOUR, { author: "BOB" }),
+    ];
+    await postEventsOk(eventsOf(org, prs));
+    for (const w of [HALF, { start: FEB, end: MAY - 1 }, { start: FEB, end: JUL - 1 }, { start: JAN, end: APR - 1 }]) {
+      const rows = await agrees(get, org, w, `${iso(w.start)}..${iso(w.end)}`);
+      if (w.start <= MAR && w.end >= APR - 1)
+        expect(new Set(rows.filter((r) => r.author.toLowerCase() === "bob").map((r) => r.author))).toEqual(
+          new Set(["Bob", "bob", "BOB"]),
+        );
+    }
+    // The only March group changes its case on every pull request: March is then bob's alone.
+    await postEventsOk(
+      eventsOf(
+        org,
+        march.map((p) => ({ ...p, author: "bob", version: LATER })),
+      ).filter((e) => (e as { type: string }).type === "pull_request"),
+    );
+    await agrees(get, org, HALF, "March recased");
+    // An empty month gets one pull request.
+    await postEventsOk(eventsOf(org, [pr("web", 9_600, FEB + 14 * DAY + HOUR, { author: "Bob" })]));
+    await agrees(get, org, HALF, "February's first");
+  });
+
+  it("both groupings in one request through the dashboard's summaries, built and read", { timeout: 300_000 }, async () => {
+    const { org, user, get } = await orgWith("admin", {
+      api: { private: false },
+      web: { private: false },
+      docs: { private: true },
+    });
+    await postEventsOk(eventsOf(org, [...daily(JAN, MAY), ...edges(10_000)]));
+    const session = await signIn(user);
+    const W = { start: JAN, end: MAY - 1 };
+    const q = windowQuery(org, W);
+    const rows = await exportRows<ExportRow>(get, q, { perPage: 100, maxPages: 100 });
+    for (const groupBys of [
+      ["repo", "author"],
+      ["author", "repo"],
+      ["repo", "author"],
+    ] as GroupBy[][]) {
+      SUMMARY_PLANS.clear();
+      const res = await appCall(`/app/api/analytics/summaries?${q}&groupBy=${groupBys.join(",")}`, session);
+      expect(res.status).toBe(200);
+      const { summaries } = (await res.json()) as { summaries: unknown[] };
+      expect(summaries, groupBys.join()).toEqual(groupBys.map((g) => referenceAnswer(org, rows, g, W.start, W.end)));
+    }
+    expect(await headCount(org)).toBeGreaterThan(0);
+    // A late write, then the dashboard first (it builds), then the public summary reads.
+    const late = rows[rows.length >> 1] as ExportRow;
+    await postEventsOk(
+      eventsOf(org, [{ ...pr(late.repo, late.prNumber, FEB + 3 * DAY), author: "Zed", version: LATER }]).filter(
+        (e) => (e as { type: string }).type === "pull_request",
+      ),
+    );
+    const after = await exportRows<ExportRow>(get, q, { perPage: 100, maxPages: 100 });
+    expect(after.some((r) => r.author === "Zed")).toBe(true);
+    for (let pass = 0; pass < 2; pass++) {
+      SUMMARY_PLANS.clear();
+      const res = await appCall(`/app/api/analytics/summaries?${q}&groupBy=repo,author`, session);
+      expect(res.status).toBe(200);
+      const { summaries } = (await res.json()) as { summaries: unknown[] };
+      expect(summaries).toEqual((["repo", "author"] as const).map((g) => referenceAnswer(org, after, g, W.start, W.end)));
+    }
+    await agrees(get, org, W, "public after the dashboard");
+  });
+
+  it("a member (not admin) never uses the month blocks, before or after an admin built them", { timeout: 300_000 }, async () => {
+    const repos = {
+      api: { private: false },
+      web: { private: false },
+      infra: { private: true, collaborator: true },
+      vault: { private: true },
+    };
+    const member = await orgWith("member", repos);
+    const org = member.org;
+    const admin = await createUser();
+    await addMember(org, admin, "admin");
+    const { key } = await createKey(admin, "analytics");
+    const adminGet: Get = async (path) => {
+      SUMMARY_PLANS.clear();
+      const res = await call(path, { headers: { Authorization: `Bearer ${key}` } });
+      if (res.status !== 200) throw new Error(`${path} → ${res.status}: ${await res.text()}`);
+      return res.json();
+    };
+    const prs = daily(JAN, MAY).map((p, i) => ({ ...p, repo: ["api", "web", "infra", "vault"][i % 4] as string }));
+    await postEventsOk(eventsOf(org, prs));
+    const W = { start: JAN, end: MAY - 1 };
+    const seen = await agrees(member.get, org, W, "member first");
+    expect(new Set(seen.map((r) => r.repo))).toEqual(new Set(["api", "web", "infra"]));
+    expect(await headCount(org)).toBe(0);
+    // The admin builds the organization's month blocks; the member's answers stay its own.
+    const all = await agrees(adminGet, org, W, "admin");
+    expect(all.length).toBe(prs.length);
+    expect(await headCount(org)).toBeGreaterThan(0);
+    await agrees(member.get, org, W, "member after the admin's blocks");
+    // vault's rows moved into infra (a rename): the member now sees them.
+    await moveRows(await shardDb(org), { orgKey: org, repo: "vault" }, { orgKey: org, repo: "infra" });
+    const moved = await agrees(member.get, org, W, "member after vault into infra");
+    expect(moved.length).toBe(prs.length);
+    await agrees(adminGet, org, W, "admin after vault into infra");
+    await agrees(member.get, org, W, "member once more");
+  });
+});
