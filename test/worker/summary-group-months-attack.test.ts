@@ -3,7 +3,20 @@ import { SUMMARY_PLANS } from "../../src/analytics/summary";
 import { summarizeGroupings } from "../../src/storage/analytics-summary";
 import { moveRows } from "../../src/storage/renames";
 import { appCall, signIn } from "./app-helpers";
-import { addMember, adminOk, call, createKey, createOrg, createUser, postEventsOk, shardDb, unique } from "./helpers";
+import {
+  addMember,
+  admin,
+  adminOk,
+  call,
+  createKey,
+  createOrg,
+  createUser,
+  moveToOtherShard,
+  postEventsOk,
+  seededRandom,
+  shardDb,
+  unique,
+} from "./helpers";
 import { eventsOf, type Pr, pr } from "./summary-attack-data";
 import { type ExportRow, exportRows, type GroupBy, referenceAnswer } from "./summary-reference";
 
@@ -365,5 +378,110 @@ describe("attack: the month blocks per group against the export", () => {
     expect(moved.length).toBe(prs.length);
     await agrees(adminGet, org, W, "admin after vault into infra");
     await agrees(member.get, org, W, "member once more");
+  });
+
+  it("a repository spelled differently by later pull requests of a built month, and a write between the build and the read", {
+    timeout: 300_000,
+  }, async () => {
+    const { org, get } = await orgWith("admin", { api: { private: false }, web: { private: false }, docs: { private: false } });
+    await postEventsOk(eventsOf(org, daily(JAN, MAY)));
+    const W = { start: JAN, end: MAY - 1 };
+    await agrees(get, org, W, "before");
+    // New pull requests of api spelled API and Api in February, and one of web spelled WEB in March.
+    await postEventsOk(
+      eventsOf(org, [
+        pr("API", 8_001, FEB + 3 * DAY + 5 * HOUR, { author: "bob" }),
+        pr("Api", 8_002, FEB + 9 * DAY + 5 * HOUR, { author: "Bob" }),
+        pr("WEB", 8_003, MAR + 20 * DAY + 5 * HOUR, { author: "carol" }),
+      ]),
+    );
+    const spelled = await agrees(get, org, W, "spellings");
+    expect(spelled.filter((r) => r.prNumber >= 8_001)).toHaveLength(3);
+    // The building request, then a write on a day of a whole month, then the reading one.
+    const q = windowQuery(org, W);
+    for (const groupBy of ["repo", "author"] as const) {
+      await get(`/api/analytics/v1/summary?${q}&groupBy=${groupBy}`);
+      await postEventsOk(eventsOf(org, [pr("docs", 8_100 + (groupBy === "repo" ? 0 : 1), APR + 12 * DAY, { author: "erin" })]));
+      const rows = await exportRows<ExportRow>(get, q, { perPage: 100, maxPages: 100 });
+      expect(await get(`/api/analytics/v1/summary?${q}&groupBy=${groupBy}`), `${groupBy} after the write`).toEqual(
+        referenceAnswer(org, rows, groupBy, W.start, W.end),
+      );
+    }
+    await agrees(get, org, W, "after the writes");
+    for (const g of ["repo", "author"] as const) expect(await servedFromMonths(org, W, g), g).toBeGreaterThan(300);
+  });
+
+  it("exact lower medians from month blocks over thousands of pull requests: negative, zero, equal and year-long durations", {
+    timeout: 300_000,
+  }, async () => {
+    const { org, get } = await orgWith("admin", { api: { private: false }, web: { private: false } });
+    const next = seededRandom(4_242);
+    const prs: Pr[] = [];
+    const durations = [0, 1, 999, HOUR, DAY, 365 * DAY];
+    for (let n = 1; n <= 2_600; n++) {
+      const merged = JAN + Math.floor(next() * (MAY - JAN - HOUR)) + 30 * 60_000;
+      const choice = next();
+      const age =
+        choice < 0.3 ? (durations[Math.floor(next() * durations.length)] as number) : Math.floor(next() * 40 * DAY) - 2 * DAY;
+      const created = merged - age;
+      // A review inside the window: before creation (a negative duration) or after.
+      const reviewed = Math.max(JAN, Math.min(merged, created + Math.floor((next() - 0.3) * 3 * DAY)));
+      prs.push({
+        repo: next() < 0.7 ? "api" : "web",
+        n,
+        author: next() < 0.5 ? "alice" : next() < 0.5 ? "Bob" : "bob",
+        created,
+        merged,
+        reviews: [reviewed],
+        linesAdded: n % 17 === 0 ? null : n,
+      });
+    }
+    await postEventsOk(eventsOf(org, prs));
+    const W = { start: JAN, end: MAY - 1 };
+    const rows = await agrees(get, org, W, "medians");
+    expect(rows.length).toBe(prs.length);
+    expect(rows.some((r) => Date.parse(r.serviceFirstReviewedAt) < Date.parse(r.createdAt))).toBe(true);
+    expect(rows.some((r) => Date.parse(r.mergedAt) < Date.parse(r.createdAt))).toBe(true);
+    for (const g of ["repo", "author"] as const) expect(await servedFromMonths(org, W, g), g).toBeGreaterThan(2_000);
+    // One pull request's creation moved a year back: every median's position shifts by one in its groups.
+    const moved = prs[1_300] as Pr;
+    await postEventsOk(
+      eventsOf(org, [{ ...moved, created: moved.created - 365 * DAY, version: LATER }]).filter(
+        (e) => (e as { type: string }).type === "pull_request",
+      ),
+    );
+    await agrees(get, org, W, "medians after a move");
+    await agrees(get, org, { start: JAN + 5 * DAY + 1, end: MAY + 3 * DAY }, "medians, partial months");
+  });
+
+  it("an organization moved to the other shard after its month blocks were built, then another organization's rows moved in", {
+    timeout: 300_000,
+  }, async () => {
+    const repos = { api: { private: false }, web: { private: false }, docs: { private: false } };
+    const { org, get } = await orgWith("admin", repos);
+    const other = await orgWith("admin", repos);
+    await postEventsOk(eventsOf(org, daily(JAN, MAY)));
+    // The other organization: numbers that collide (1 to 30, an older version) and new ones, in January and March.
+    await postEventsOk(
+      eventsOf(other.org, [
+        ...daily(JAN, JAN + 10 * DAY).map((p) => ({ ...p, author: "zed", version: "2026-10-01T00:00:00.000Z" })),
+        ...daily(MAR, MAR + 10 * DAY, 6_000).map((p) => ({ ...p, author: "yan" })),
+      ]),
+    );
+    const W = { start: JAN, end: MAY - 1 };
+    await agrees(get, org, W, "before");
+    await agrees(other.get, other.org, W, "other before");
+    await moveToOtherShard(org);
+    await agrees(get, org, W, "after the move");
+    for (const g of ["repo", "author"] as const) expect(await servedFromMonths(org, W, g), g).toBeGreaterThan(300);
+    const shardOf = async (o: string) =>
+      ((await (await admin("GET", `/internal/v1/organizations/${o}/move`)).json()) as { shard: string }).shard;
+    if ((await shardOf(org)) !== (await shardOf(other.org))) await moveToOtherShard(other.org);
+    expect(await shardOf(other.org)).toBe(await shardOf(org));
+    await moveRows(await shardDb(org), { orgKey: other.org }, { orgKey: org });
+    const merged = await agrees(get, org, W, "the other's rows moved in");
+    expect(merged.filter((r) => r.author === "yan")).toHaveLength(30);
+    expect(merged.some((r) => r.author === "zed")).toBe(false); // older versions: this organization's rows stay
+    for (const g of ["repo", "author"] as const) expect(await servedFromMonths(org, W, g), g).toBeGreaterThan(300);
   });
 });
