@@ -2,17 +2,9 @@ import { errorField, log } from "../lib/log";
 import { DAY_MS } from "../lib/time";
 import type { AnalyticsSummaryGroup, AnalyticsSummaryTotals } from "../schemas/analytics-summary";
 import { type Assembled, accumulator, blockFilter, type GroupingsFigures } from "./summary-assemble";
-import { buildSummaryDays, buildSummaryMonths, wholeMonths } from "./summary-days";
-import {
-  alignedRun,
-  buildGroupMonths,
-  type DayRun,
-  type GroupKind,
-  groupMonthKinds,
-  longestRun,
-  monthLastDay,
-  planGroupMonths,
-} from "./summary-group-months";
+import { buildSummaryDays, buildSummaryMonths, monthLastDay, wholeMonths } from "./summary-days";
+import { buildGroupMonths, type DayRun, type GroupKind, groupMonthKinds } from "./summary-group-months";
+import { alignedRun, longestRun, planGroupMonths } from "./summary-group-plan";
 import { type BlockId, sliceReader } from "./summary-medians";
 import {
   BLOCK,

@@ -111,7 +111,35 @@ export const BLOCK_JSON = [
  * the organization key, `?2` the days as a JSON array, `?3` the repository's key (`byRepo`: the
  * blocks of that repository's pull requests, found on its own index) or ''.
  */
-const SUMS = "COUNT(*), COALESCE(SUM(la), 0), COALESCE(SUM(ld), 0), SUM(fl), SUM(fx), COALESCE(SUM(al), 0), COUNT(al)";
+/** A set of pull requests' sums as SQL over `BLOCK_FIGURES`' columns, in `BlockSums` order (null lines and AI lines skipped). */
+export const BLOCK_SUMS = [
+  "COUNT(*)",
+  "COALESCE(SUM(la), 0)",
+  "COALESCE(SUM(ld), 0)",
+  "SUM(fl)",
+  "SUM(fx)",
+  "COALESCE(SUM(al), 0)",
+  "COUNT(al)",
+];
+const SUMS = BLOCK_SUMS.join(", ");
+
+/**
+ * What a block reads of a pull request `p` beside its group, as SQL columns: lines added and
+ * deleted, AI lines, posted and fixed findings (none without a first finding), and the two
+ * durations (also the month blocks per group's, `summary-group-months.ts`).
+ */
+export const BLOCK_FIGURES = `p.lines_added AS la, p.lines_deleted AS ld, p.ai_lines AS al,
+    CASE WHEN p.first_finding_at IS NULL THEN 0 ELSE p.posted_findings END AS fl,
+    CASE WHEN p.first_finding_at IS NULL THEN 0 ELSE p.fixed_findings END AS fx,
+    p.first_reviewed_at - p.created_at AS tf, p.merged_at - p.created_at AS tm`;
+
+/**
+ * The first (`MIN`) or last (`MAX`) merge of the organization `?1` from `?2` to `?3` (ms), as a SQL
+ * subquery: the days a summary walks or plans run from one to the other (two index seeks).
+ */
+export const mergeEdgeSql = (fn: "MIN" | "MAX") =>
+  `(SELECT ${fn}(merged_at) FROM pull_requests INDEXED BY pull_requests_summary_walk
+      WHERE org_key = ?1 AND merged_at >= ?2 AND merged_at <= ?3 AND merged_at IS NOT NULL AND first_reviewed_at IS NOT NULL)`;
 export const buildSummaryDaysSql = (
   maxPerDay: number = BLOCK_MAX_PULL_REQUESTS,
   maxBytes: number = BLOCK_MAX_BYTES,
@@ -120,10 +148,7 @@ export const buildSummaryDaysSql = (
 wanted AS (SELECT DISTINCT CAST(value AS INTEGER) AS day FROM json_each(?2)),
 found AS MATERIALIZED (
   SELECT w.day AS day, p.repo_key AS rk, p.repo AS rn, lower(p.author) AS ak, p.author AS an,
-    p.lines_added AS la, p.lines_deleted AS ld, p.ai_lines AS al,
-    CASE WHEN p.first_finding_at IS NULL THEN 0 ELSE p.posted_findings END AS fl,
-    CASE WHEN p.first_finding_at IS NULL THEN 0 ELSE p.fixed_findings END AS fx,
-    p.first_reviewed_at - p.created_at AS tf, p.merged_at - p.created_at AS tm,
+    ${BLOCK_FIGURES},
     MIN(p.first_reviewed_at, COALESCE(p.first_finding_at, p.first_reviewed_at)) AS lo,
     MAX(p.last_reviewed_at, COALESCE(p.last_finding_at, p.last_reviewed_at)) AS hi
   FROM wanted AS w
@@ -238,16 +263,22 @@ export function monthStartDay(day: number): number {
   return Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1) / DAY_MS;
 }
 
+/** The last UTC day of the calendar month that holds UTC day `day`. */
+export function monthLastDay(day: number): number {
+  const date = new Date(day * DAY_MS);
+  return Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1) / DAY_MS - 1;
+}
+
+/** The calendar months that meet the UTC days from `first` to `last` (inclusive), as `[first day, last day]`. */
+export function monthsMeeting(first: number, last: number): [number, number][] {
+  const months: [number, number][] = [];
+  for (let mo = monthStartDay(first); mo <= last; mo = monthLastDay(mo) + 1) months.push([mo, monthLastDay(mo)]);
+  return months;
+}
+
 /** The whole calendar months between UTC days `first` and `last` (inclusive), as `[first day, last day]`. */
 export function wholeMonths(first: number, last: number): [number, number][] {
-  const months: [number, number][] = [];
-  for (let mo = monthStartDay(first); mo <= last; ) {
-    const date = new Date(mo * DAY_MS);
-    const next = Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1) / DAY_MS;
-    if (mo >= first && next - 1 <= last) months.push([mo, next - 1]);
-    mo = next;
-  }
-  return months;
+  return monthsMeeting(first, last).filter(([mo, end]) => mo >= first && end <= last);
 }
 
 /**

@@ -2,7 +2,7 @@ import { DAY_MS } from "../lib/time";
 import type { SummaryGroupBy } from "../schemas/analytics-summary";
 import { unionAll } from "./analytics";
 import { GAP_TIER_BOUNDS_MS, LAST_GAP_TIER } from "./review-span";
-import { BLOCK_JSON, wholeMonths } from "./summary-days";
+import { BLOCK_JSON, mergeEdgeSql, wholeMonths } from "./summary-days";
 import {
   BLOCK,
   type BlocksServed,
@@ -322,14 +322,11 @@ ${grouped}`,
   // finding of its pull requests lies in the window (or it has none) and the served blocks hold
   // at most BLOCKS_MAX_PULL_REQUESTS; every other day is walked. A full day without a block is
   // reported (MISSING) for the caller to build.
-  const edge = (fn: "MIN" | "MAX") =>
-    `(SELECT ${fn}(merged_at) FROM pull_requests INDEXED BY pull_requests_summary_walk
-      WHERE org_key = ?1 AND merged_at >= ?2 AND merged_at <= ?3 AND merged_at IS NOT NULL AND first_reviewed_at IS NOT NULL)`;
   const withinBound = withMonths
     ? `(SELECT COALESCE(SUM(n), 0) FROM usable) + (SELECT COALESCE(SUM(n), 0) FROM usable_months) <= ${limits.blocksMax}`
     : `(SELECT SUM(n) FROM usable) <= ${limits.blocksMax}`;
   const days = `${keys},
-bounds(lo, hi) AS (SELECT ${edge("MIN")}, ${edge("MAX")}),
+bounds(lo, hi) AS (SELECT ${mergeEdgeSql("MIN")}, ${mergeEdgeSql("MAX")}),
 days(d, last${withMonths ? ", mo" : ""}) AS (
   SELECT ${DAY_OF("lo")}, ${DAY_OF("hi")}${withMonths ? `, ${MONTH_OF(DAY_OF("lo"))}` : ""} FROM bounds WHERE lo IS NOT NULL
   UNION ALL SELECT d + 1, last${withMonths ? `, ${MONTH_OF("d + 1")}` : ""} FROM days WHERE d < last

@@ -1,6 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { alignedRun, groupMonthKinds, longestRun, monthLastDay } from "../../src/storage/summary-group-months";
+import { monthLastDay, monthsMeeting, wholeMonths } from "../../src/storage/summary-days";
+import { groupMonthKinds } from "../../src/storage/summary-group-months";
+import { alignedRun, longestRun } from "../../src/storage/summary-group-plan";
 
 const scope = { orgKey: "o", repoKeys: null, authorKeys: null, accessibleRepoKeys: null, start: 0, end: 1 };
 
@@ -28,6 +30,13 @@ describe("month blocks per group: the choices (summary-group-months.ts)", () => 
     const feb = Date.parse("2026-02-01") / 86_400_000;
     expect(monthLastDay(jan)).toBe(jan + 30);
     expect(monthLastDay(feb)).toBe(feb + 27);
+    expect(monthLastDay(feb + 13)).toBe(feb + 27);
+    expect(monthsMeeting(jan + 20, feb + 2)).toEqual([
+      [jan, jan + 30],
+      [feb, feb + 27],
+    ]);
+    expect(wholeMonths(jan + 20, feb + 27)).toEqual([[feb, feb + 27]]);
+    expect(wholeMonths(jan, feb + 26)).toEqual([[jan, jan + 30]]);
     const run = (first: number, last: number, month = jan) => alignedRun({ first, last, month }, monthLastDay(month));
     expect(run(jan, jan + 30)).toEqual({ first: jan, last: jan + 30, month: jan });
     expect(run(jan + 5, jan + 30)).toEqual({ first: jan + 7, last: jan + 30, month: jan });

@@ -1,0 +1,156 @@
+import { DAY_MS } from "../lib/time";
+import { mergeEdgeSql, monthStartDay, monthsMeeting } from "./summary-days";
+import type { DayRun, GroupEntry, GroupKind, GroupMonth } from "./summary-group-months";
+
+/**
+ * Which month blocks per group (`summary-group-months.ts`) a summary serves, and which runs it asks
+ * to build: the runs of days a window can be served from, narrowed to a week's boundaries.
+ */
+
+/** A run shorter than this many days is not worth a head: its days are read as day blocks. */
+export const MIN_RUN_DAYS = 7;
+
+/** What a summary serves from month blocks per group, and what it asks to build after its answer. */
+export interface GroupMonthsPlan {
+  served: GroupMonth[];
+  /** Runs to build, each for every kind asked: per month, the longest run of days that could serve this window, aligned. */
+  missing: DayRun[];
+  rowsRead: number;
+}
+
+/**
+ * Chooses, for each month that meets the window's full days (`days`), whether a head of every kind
+ * asked serves it, and reads those heads: one batch (one snapshot) of the window's day blocks' edges
+ * and the months' heads. A head serves when it lies in the window's full days, every review and
+ * finding of its pull requests lies in the window (its `lo` and `hi`), and every kind's head holds
+ * the same day blocks; of a month's runs, the longest that serves every kind asked (its heads
+ * alone are sent with their groups). Each month's best run is the longest run of its days in the
+ * window whose day blocks could be served (or are not built yet), narrowed to a week's boundaries
+ * of the month (`alignedRun`); a month is asked to be built for it when no run serves as many of
+ * its days, the run has at least `MIN_RUN_DAYS` days, and no marker stands for that very run. At
+ * most `MAX_RUNS_BUILT` runs a request.
+ */
+export async function planGroupMonths(
+  db: D1Database | D1DatabaseSession,
+  orgKey: string,
+  kinds: readonly GroupKind[],
+  window: { start: number; end: number },
+  days: { first: number; last: number },
+): Promise<GroupMonthsPlan> {
+  const { start, end } = window;
+  const [mergeRows, dayRows, headRows] = await db.batch([
+    db.prepare(`SELECT ${mergeEdgeSql("MIN")} AS lo, ${mergeEdgeSql("MAX")} AS hi`).bind(orgKey, start, end),
+    db
+      .prepare(
+        `SELECT day, pull_requests AS n, pull_requests = 0 OR (lo >= ?4 AND hi <= ?5) AS usable FROM summary_days
+WHERE org_key = ?1 AND repo_key = '' AND day BETWEEN ?2 AND ?3`,
+      )
+      .bind(orgKey, days.first, days.last, start, end),
+    db
+      .prepare(
+        `SELECT month, kind, first_day AS first, last_day AS last, version, pull_requests AS n, days,
+  IIF(all_serve AND top = 1, groups, NULL) AS groups, all_serve AND top = 1 AS serves
+FROM (
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY month, kind ORDER BY all_serve DESC, last_day - first_day DESC, first_day) AS top
+  FROM (
+    SELECT *, COUNT(*) FILTER (WHERE serves) OVER (PARTITION BY month, first_day, last_day) = ?8 AS all_serve
+    FROM (
+      SELECT *, days IS NOT NULL AND first_day >= ?4 AND last_day <= ?5 AND (pull_requests = 0 OR (lo >= ?2 AND hi <= ?3)) AS serves
+      FROM summary_group_month_heads
+      WHERE org_key = ?1 AND month BETWEEN ?6 AND ?5 AND kind IN (SELECT value FROM json_each(?7))
+    )
+  )
+)`,
+      )
+      .bind(orgKey, start, end, days.first, days.last, monthStartDay(days.first), JSON.stringify(kinds), kinds.length),
+  ]);
+  const usable = new Map<number, boolean>();
+  for (const row of (dayRows?.results ?? []) as { day: number; usable: number }[]) usable.set(row.day, row.usable === 1);
+  type HeadRow = {
+    month: number;
+    kind: GroupKind;
+    first: number;
+    last: number;
+    version: number;
+    n: number;
+    days: string | null;
+    groups: string | null;
+    serves: number;
+  };
+  const heads = new Map<number, HeadRow[]>();
+  for (const row of (headRows?.results ?? []) as HeadRow[]) heads.set(row.month, [...(heads.get(row.month) ?? []), row]);
+  const served: GroupMonth[] = [];
+  const missing: DayRun[] = [];
+  // Only the days from the window's first merge to its last (as the statement walks them): an
+  // endless window of a young organization plans its few years, not every month since 1970.
+  const merges = mergeRows?.results[0] as { lo: number | null; hi: number | null } | undefined;
+  if (merges?.lo == null || merges.hi == null) return { served, missing, rowsRead: 0 };
+  const from = Math.max(days.first, Math.floor(merges.lo / DAY_MS));
+  const to = Math.min(days.last, Math.floor(merges.hi / DAY_MS));
+  const length = (run: { first: number; last: number }) => run.last - run.first + 1;
+  for (const [monthFirst, monthLast] of monthsMeeting(from, to)) {
+    const a = Math.max(monthFirst, from);
+    const b = Math.min(monthLast, to);
+    // The longest run of days whose blocks serve the window, or that have none yet (built before
+    // the run), narrowed to a week's boundaries of the month.
+    const longest = longestRun(a, b, monthFirst, (day) => usable.get(day) !== false);
+    const best = longest === null ? null : alignedRun(longest, monthLast);
+    const of = heads.get(monthFirst) ?? [];
+    // The runs with a serving head of every kind asked, all of the same day blocks.
+    const runs = new Map<string, HeadRow[]>();
+    for (const h of of) runs.set(`${h.first}/${h.last}`, [...(runs.get(`${h.first}/${h.last}`) ?? []), h]);
+    let chosen: HeadRow[] | null = null;
+    for (const run of runs.values()) {
+      const head = run[0] as HeadRow;
+      const serves =
+        kinds.every((kind) => run.some((h) => h.kind === kind)) && run.every((h) => h.serves === 1 && h.days === head.days);
+      if (serves && (chosen === null || length(head) > length(chosen[0] as HeadRow))) chosen = run;
+    }
+    for (const h of chosen ?? [])
+      served.push({
+        kind: h.kind,
+        month: monthFirst,
+        first: h.first,
+        last: h.last,
+        version: h.version,
+        pullRequests: h.n,
+        days: JSON.parse(h.days as string) as [number, number][],
+        groups: h.groups === null ? null : (JSON.parse(h.groups) as GroupEntry[]),
+      });
+    // Built when no run serves as many days as the best; not when a marker (never served: too
+    // big, or a day block without content) stands for that very run: building it again would make
+    // the same marker, until a write deletes it.
+    const covered = chosen === null ? 0 : length(chosen[0] as HeadRow);
+    const marker = best !== null && of.some((h) => h.days === null && h.first === best.first && h.last === best.last);
+    if (best !== null && !marker && covered < length(best)) missing.push(best);
+  }
+  const rowsRead = [mergeRows, dayRows, headRows].reduce((n, r) => n + (r?.meta.rows_read ?? 0), 0);
+  return { served, missing: missing.slice(0, MAX_RUNS_BUILT), rowsRead };
+}
+
+/** The most runs one request builds after its answer (a year's): a longer window gets the rest from its next requests. */
+export const MAX_RUNS_BUILT = 13;
+
+/**
+ * A run narrowed to a week's boundaries of its month: from its month's day 1, 8, 15, 22 or 29 (the
+ * first at or after its start) to the day before one of them or the month's last day (the last at
+ * or before its end); null when fewer than `MIN_RUN_DAYS` days remain. A window that moves a day a
+ * day then asks for the same run for a week, and the windows that meet a month for a few runs at
+ * most (`KEPT_RUNS`).
+ */
+export function alignedRun({ first, last, month }: DayRun, monthLast: number): DayRun | null {
+  const from = month + Math.ceil((first - month) / 7) * 7;
+  const to = last === monthLast ? last : month + Math.floor((last - month + 1) / 7) * 7 - 1;
+  return to - from + 1 >= MIN_RUN_DAYS ? { first: from, last: to, month } : null;
+}
+
+/** The longest run of days from `a` to `b` (of the month starting `month`) that `ok` passes; null when none. */
+export function longestRun(a: number, b: number, month: number, ok: (day: number) => boolean): DayRun | null {
+  let best: DayRun | null = null;
+  for (let day = a, from = a; day <= b + 1; day++) {
+    if (day <= b && ok(day)) continue;
+    if (day - from > (best === null ? 0 : best.last - best.first + 1)) best = { first: from, last: day - 1, month };
+    from = day + 1;
+  }
+  return best;
+}
