@@ -484,4 +484,65 @@ describe("attack: the month blocks per group against the export", () => {
     expect(merged.some((r) => r.author === "zed")).toBe(false); // older versions: this organization's rows stay
     for (const g of ["repo", "author"] as const) expect(await servedFromMonths(org, W, g), g).toBeGreaterThan(300);
   });
+
+  it("late findings and reviews just outside the window on pull requests of whole months (counted only inside it)", {
+    timeout: 300_000,
+  }, async () => {
+    const { org, get } = await orgWith("admin", { api: { private: false }, web: { private: false }, docs: { private: false } });
+    const prs = daily(JAN - 2 * DAY, MAY + 2 * DAY);
+    await postEventsOk(eventsOf(org, prs));
+    const W = { start: FEB, end: MAY - 1 }; // 89 full days: too few, so also the wider window
+    const WIDE = { start: JAN, end: MAY - 1 };
+    for (const w of [W, WIDE]) await agrees(get, org, w, "before");
+    const ref = (p: Pr) => ({ org, repo: p.repo, prNumber: p.n, updatedAt: LATER });
+    const finding = (p: Pr, id: string, at: number, posted = true) => ({
+      type: "finding",
+      ...ref(p),
+      findingId: id,
+      createdAt: iso(at),
+      posted,
+      aiAddressed: true,
+      feedback: null,
+    });
+    const pick = (from: number, i: number) => prs.filter((p) => p.merged >= from)[i] as Pr;
+    // Findings on pull requests merged in February and March, dated a millisecond either side of
+    // the window's ends, at them, long before, and one not posted.
+    await postEventsOk([
+      finding(pick(FEB, 3), "x-1", JAN - 1),
+      finding(pick(FEB, 4), "x-2", JAN),
+      finding(pick(FEB, 5), "x-3", JAN + 1),
+      finding(pick(MAR, 6), "x-4", MAY - 1),
+      finding(pick(MAR, 7), "x-5", MAY),
+      finding(pick(MAR, 8), "x-6", at("2025-06-01T00:00:00.000Z")),
+      finding(pick(MAR, 9), "x-7", MAR + DAY, false),
+    ]);
+    const rows = await agrees(get, org, WIDE, "findings at the edges");
+    expect(rows.find((r) => r.prNumber === pick(MAR, 7).n)?.numberOfServiceIssuesFlagged).toBe(
+      prs.find((p) => p.n === pick(MAR, 7).n)?.findings?.length,
+    );
+    for (const g of ["repo", "author"] as const) expect(await servedFromMonths(org, WIDE, g), g).toBeGreaterThan(0);
+    // Reviews after the window's end (and at it) on pull requests merged in April and February;
+    // one before its start on a March pull request (its first review, before the window).
+    await postEventsOk([
+      { type: "review", ...ref(pick(APR, 2)), reviewId: "y-1", status: "completed", completedAt: iso(MAY) },
+      { type: "review", ...ref(pick(APR, 3)), reviewId: "y-2", status: "completed", completedAt: iso(MAY - 1) },
+      { type: "review", ...ref(pick(FEB, 10)), reviewId: "y-3", status: "completed", completedAt: iso(JUL) },
+      { type: "review", ...ref(pick(MAR, 11)), reviewId: "y-4", status: "completed", completedAt: iso(JAN - 1) },
+      { type: "review", ...ref(pick(MAR, 12)), reviewId: "y-5", status: "in_progress", completedAt: null },
+      { type: "review", ...ref(pick(MAR, 13)), reviewId: "y-6", status: "failed", completedAt: iso(MAR + 2 * DAY) },
+      // An April pull request's only review turns failed: it leaves the export.
+      {
+        type: "review",
+        ...ref(pick(APR, 14)),
+        reviewId: `r-${pick(APR, 14).repo}-${pick(APR, 14).n}-0`,
+        status: "failed",
+        completedAt: iso(pick(APR, 14).reviews[0] as number),
+      },
+    ]);
+    const reviewed = await agrees(get, org, WIDE, "reviews at the edges");
+    expect(reviewed.some((r) => r.prNumber === pick(APR, 14).n)).toBe(false);
+    await agrees(get, org, { start: JAN - 1, end: MAY }, "a millisecond wider");
+    await agrees(get, org, { start: JAN + 1, end: MAY - 2 }, "a millisecond narrower");
+    for (const g of ["repo", "author"] as const) expect(await servedFromMonths(org, WIDE, g), g).toBeGreaterThan(0);
+  });
 });
