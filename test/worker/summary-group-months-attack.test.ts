@@ -545,4 +545,37 @@ describe("attack: the month blocks per group against the export", () => {
     await agrees(get, org, { start: JAN + 1, end: MAY - 2 }, "a millisecond narrower");
     for (const g of ["repo", "author"] as const) expect(await servedFromMonths(org, WIDE, g), g).toBeGreaterThan(0);
   });
+
+  it("a member who can read every repository, then a repository made private between two of its summaries", {
+    timeout: 300_000,
+  }, async () => {
+    const member = await orgWith("member", { api: { private: false }, web: { private: false }, vault: { private: false } });
+    const org = member.org;
+    const admin = await createUser();
+    await addMember(org, admin, "admin");
+    const { key } = await createKey(admin, "analytics");
+    const adminGet: Get = async (path) => {
+      SUMMARY_PLANS.clear();
+      const res = await call(path, { headers: { Authorization: `Bearer ${key}` } });
+      if (res.status !== 200) throw new Error(`${path} → ${res.status}: ${await res.text()}`);
+      return res.json();
+    };
+    const prs = daily(JAN, MAY).map((p, i) => ({ ...p, repo: ["api", "web", "vault"][i % 3] as string }));
+    await postEventsOk(eventsOf(org, prs));
+    const W = { start: JAN, end: MAY - 1 };
+    expect(await agrees(member.get, org, W, "member sees all")).toHaveLength(prs.length);
+    expect(await headCount(org)).toBe(0); // a member never builds month blocks, even one who reads every repository
+    await agrees(adminGet, org, W, "admin builds");
+    expect(await headCount(org)).toBeGreaterThan(0);
+    await agrees(member.get, org, W, "member after the admin's blocks");
+    // vault becomes private (the member is no collaborator): gone from the member's export and summary.
+    await adminOk("PUT", `/internal/v1/organizations/${org}/repositories/vault`, { private: true, collaborators: [] });
+    const hidden = await agrees(member.get, org, W, "vault private");
+    expect(hidden.some((r) => r.repo === "vault")).toBe(false);
+    expect(hidden.length).toBeGreaterThan(0);
+    expect(await agrees(adminGet, org, W, "admin after vault private")).toHaveLength(prs.length);
+    // And public again.
+    await adminOk("PUT", `/internal/v1/organizations/${org}/repositories/vault`, { private: false });
+    expect(await agrees(member.get, org, W, "vault public again")).toHaveLength(prs.length);
+  });
 });
