@@ -578,4 +578,45 @@ describe("attack: the month blocks per group against the export", () => {
     await adminOk("PUT", `/internal/v1/organizations/${org}/repositories/vault`, { private: false });
     expect(await agrees(member.get, org, W, "vault public again")).toHaveLength(prs.length);
   });
+
+  it("the dashboard's two groupings when only one kind's month blocks exist, or each kind's for another run", {
+    timeout: 300_000,
+  }, async () => {
+    const { org, user, get } = await orgWith("admin", {
+      api: { private: false },
+      web: { private: false },
+      docs: { private: false },
+    });
+    await postEventsOk(eventsOf(org, daily(JAN, JUL)));
+    const session = await signIn(user);
+    const dashboard = async (w: Window, label: string) => {
+      const q = windowQuery(org, w);
+      const rows = await exportRows<ExportRow>(get, q, { perPage: 100, maxPages: 100 });
+      for (const groupBys of [
+        ["repo", "author"],
+        ["author", "repo"],
+      ] as GroupBy[][]) {
+        SUMMARY_PLANS.clear();
+        const res = await appCall(`/app/api/analytics/summaries?${q}&groupBy=${groupBys.join(",")}`, session);
+        expect(res.status).toBe(200);
+        const { summaries } = (await res.json()) as { summaries: unknown[] };
+        expect(summaries, `${label} ${groupBys.join()}`).toEqual(
+          groupBys.map((g) => referenceAnswer(org, rows, g, w.start, w.end)),
+        );
+      }
+    };
+    const A = { start: JAN + 9 * DAY, end: JUL - 1 };
+    const B = { start: JAN, end: MAY + 20 * DAY - 1 };
+    // Only the repository kind's blocks for A, only the author kind's for B.
+    await agrees(get, org, A, "repo over A", ["repo"]);
+    await agrees(get, org, B, "author over B", ["author"]);
+    for (const w of [A, B]) await dashboard(w, `${iso(w.start)}..${iso(w.end)}`);
+    for (const w of [A, B]) await dashboard(w, `again ${iso(w.start)}..${iso(w.end)}`);
+    for (const w of [A, B])
+      for (const g of ["repo", "author"] as const) expect(await servedFromMonths(org, w, g), g).toBeGreaterThan(0);
+    // A write in May (inside both windows' whole months), then the dashboard first.
+    await postEventsOk(eventsOf(org, [pr("docs", 9_900, MAY + 4 * DAY, { author: "zed" })]));
+    for (const w of [A, B, A]) await dashboard(w, `after the write ${iso(w.start)}..${iso(w.end)}`);
+    await agrees(get, org, A, "public after the write");
+  });
 });
