@@ -17,7 +17,7 @@ import {
   type SummaryLimits,
   type SummaryQuery,
 } from "./summary-rows";
-import { summaryStatement } from "./summary-statement";
+import { SERVABLE, summaryStatement } from "./summary-statement";
 
 export { assemble, blockFilter, type GroupingsFigures } from "./summary-assemble";
 export { type GroupingsQuery, type PartRow, SUMMARY_LIMITS, type SummaryLimits, type SummaryQuery } from "./summary-rows";
@@ -378,7 +378,7 @@ async function readBlocks(
 FROM (
   SELECT *, SUM(IIF(usable, pull_requests, 0)) OVER (ORDER BY day, repo_key ROWS UNBOUNDED PRECEDING) <= ?6 AS within
   FROM (
-    SELECT *, pull_requests = 0 OR (lo >= ?2 AND hi <= ?3) AS usable FROM summary_days
+    SELECT *, ${SERVABLE("", limits.corrections)} AS usable FROM summary_days
     WHERE org_key = ?1 AND repo_key IN (SELECT value FROM json_each(?7)) AND day BETWEEN ?4 AND ?5
       AND day NOT IN (SELECT value FROM json_each(?8))
   )

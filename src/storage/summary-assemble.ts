@@ -5,7 +5,7 @@ import type { AnalyticsScope } from "./analytics";
 import type { BlockColumns, BlockFilter, MonthBlock } from "./summary-days";
 import type { GroupMonth } from "./summary-group-months";
 import { type BlockId, type BucketedPart, type Durations, noSlices, resolveMedians, type SliceReader } from "./summary-medians";
-import { BLOCK, MISSING, MISSING_MONTH, MONTH_BLOCK, type PartRow, STALE, SUMMED } from "./summary-rows";
+import { BLOCK, MISSING, MISSING_MONTH, MONTH_BLOCK, type PartRow, removedFrom, STALE, SUMMED } from "./summary-rows";
 
 /**
  * The summary's rows added up (`analytics-summary.ts` reads them: the statement's, and the blocks
@@ -76,7 +76,14 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
     if (!group) {
       const tf: number[] = [];
       const tm: number[] = [];
-      group = { key, ...EMPTY_FIGURES, tf: { values: [tf], parts: [] }, tm: { values: [tm], parts: [] }, ownTf: tf, ownTm: tm };
+      group = {
+        key,
+        ...EMPTY_FIGURES,
+        tf: { values: [tf], parts: [], removed: [] },
+        tm: { values: [tm], parts: [], removed: [] },
+        ownTf: tf,
+        ownTm: tm,
+      };
       groups.set(key, group);
     }
     return group;
@@ -111,6 +118,16 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
     if (grouping === BLOCK) {
       const block = { repoKey: row.rk ?? "", day: Number(key), version: row.version ?? 0 };
       fromBlocks += addBlock(groupBys, block, readBlock(row), filter, groupOf);
+      return;
+    }
+    const from = removedFrom(grouping);
+    if (from !== null) {
+      // A served block's straddling pull requests, as it counted them: they are walked instead.
+      if (from === 0) fromBlocks -= row.candidates;
+      const group = groupOf(from, key);
+      for (const name of SUMMED) group[name] -= row[name];
+      if (row.tf0 !== null) group.tf.removed.push(...(JSON.parse(row.tf0) as number[]));
+      if (row.tm0 !== null) group.tm.removed.push(...(JSON.parse(row.tm0) as number[]));
       return;
     }
     if (grouping === 0) candidates += row.candidates;
@@ -176,6 +193,7 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
       values: first.flatMap((g) => g[of].values),
       // A group's month block part stands in the totals as its month's bucket rows (`totalParts`).
       parts: [...first.flatMap((g) => g[of].parts.filter((p) => p.group === undefined)), ...totalParts[of === "tf" ? 0 : 1]],
+      removed: first.flatMap((g) => g[of].removed),
     });
     const sources = [all("tf"), all("tm"), ...lists.flatMap((list) => list.flatMap((g) => [g.tf, g.tm]))];
     const medians = await resolveMedians(sources, slices);
@@ -424,4 +442,4 @@ function addBlock(
   return counted;
 }
 
-type Accumulated = AnalyticsSummaryGroup & { tf: Durations; tm: Durations; ownTf: number[]; ownTm: number[] };
+type Accumulated = AnalyticsSummaryGroup & { tf: Required<Durations>; tm: Required<Durations>; ownTf: number[]; ownTm: number[] };

@@ -134,6 +134,15 @@ export const BLOCK_FIGURES = `p.lines_added AS la, p.lines_deleted AS ld, p.ai_l
     p.first_reviewed_at - p.created_at AS tf, p.merged_at - p.created_at AS tm`;
 
 /**
+ * A pull request `p`'s earliest and latest completed review or posted finding, as SQL: a block's
+ * `lo` and `hi` are their least and greatest over its day. A pull request whose two lie in a window
+ * counts in it exactly as its block counts it; one whose do not straddles an edge of the window
+ * (`summary-statement.ts`: its block is served without it, and it is walked).
+ */
+export const PULL_REQUEST_LO = "MIN(p.first_reviewed_at, COALESCE(p.first_finding_at, p.first_reviewed_at))";
+export const PULL_REQUEST_HI = "MAX(p.last_reviewed_at, COALESCE(p.last_finding_at, p.last_reviewed_at))";
+
+/**
  * The first (`MIN`) or last (`MAX`) merge of the organization `?1` from `?2` to `?3` (ms), as a SQL
  * subquery: the days a summary walks or plans run from one to the other (two index seeks).
  */
@@ -149,8 +158,8 @@ wanted AS (SELECT DISTINCT CAST(value AS INTEGER) AS day FROM json_each(?2)),
 found AS MATERIALIZED (
   SELECT w.day AS day, p.repo_key AS rk, p.repo AS rn, lower(p.author) AS ak, p.author AS an,
     ${BLOCK_FIGURES},
-    MIN(p.first_reviewed_at, COALESCE(p.first_finding_at, p.first_reviewed_at)) AS lo,
-    MAX(p.last_reviewed_at, COALESCE(p.last_finding_at, p.last_reviewed_at)) AS hi
+    ${PULL_REQUEST_LO} AS lo,
+    ${PULL_REQUEST_HI} AS hi
   FROM wanted AS w
   CROSS JOIN pull_requests AS p INDEXED BY ${byRepo ? "pull_requests_repo_merged_walk" : "pull_requests_summary_walk"}
   ON p.org_key = ?1${byRepo ? " AND p.repo_key = ?3" : ""} AND p.merged_at >= w.day * ${DAY_MS} AND p.merged_at < (w.day + 1) * ${DAY_MS}

@@ -31,21 +31,48 @@ export interface BucketedPart {
   start: number;
 }
 
-/** A group's values of one duration: lists of values, and blocks' parts served by their counts. */
+/**
+ * A group's values of one duration: lists of values, and blocks' parts served by their counts;
+ * less `removed`, values that the lists or parts hold and the group does not (a served block's
+ * pull requests that straddle an edge of the window, `summary-rows.ts` `REMOVED_FROM`).
+ */
 export interface Durations {
   values: number[][];
   parts: BucketedPart[];
+  removed?: number[];
 }
 
-/** The value at `medianIndex` of the parts' values in ascending order (`lowerMedian`); null when there are none. */
-export function median(parts: readonly (readonly number[])[]): number | null {
+/** `values` less the values of `removed` (a multiset: each removed value takes away one equal value). */
+export function withoutRemoved(values: Float64Array, removed: readonly number[]): Float64Array {
+  if (removed.length === 0) return values;
+  const owed = new Map<number, number>();
+  for (const v of removed) owed.set(v, (owed.get(v) ?? 0) + 1);
+  const kept = new Float64Array(values.length - removed.length);
+  let at = 0;
+  for (const v of values) {
+    const left = owed.get(v) ?? 0;
+    if (left > 0) owed.set(v, left - 1);
+    else {
+      if (at === kept.length) throw new Error("a summary removed a duration its group does not hold");
+      kept[at++] = v;
+    }
+  }
+  if (at !== kept.length) throw new Error("a summary removed a duration its group does not hold");
+  return kept;
+}
+
+/**
+ * The value at `medianIndex` of the parts' values (less `removed`) in ascending order
+ * (`lowerMedian`); null when there are none.
+ */
+export function median(parts: readonly (readonly number[])[], removed: readonly number[] = []): number | null {
   const values = new Float64Array(parts.reduce((n, part) => n + part.length, 0));
   let at = 0;
   for (const part of parts) {
     values.set(part, at);
     at += part.length;
   }
-  return lowerMedian(values);
+  return lowerMedian(withoutRemoved(values, removed));
 }
 
 /** A group's month block: the kind of grouping and the group's key as the rows spell it. */
@@ -214,11 +241,11 @@ export async function resolveMedians(
         malformed.set(JSON.stringify([repoKey, day, version, group]), { repoKey, day, version, ...(group ? { group } : {}) });
   if (malformed.size > 0) return { values, stale: true, bucketValues: 0, rowsRead: 0, corrupt: [...malformed.values()] };
   const requests = new Map<string, SliceRequest & { index: number }>();
-  const pending: { source: number; rank: number; own: number[]; slices: number[]; size: number }[] = [];
-  for (const [index, { values: lists, parts }] of sources.entries()) {
+  const pending: { source: number; rank: number; own: number[]; gone: number[]; slices: number[]; size: number }[] = [];
+  for (const [index, { values: lists, parts, removed = [] }] of sources.entries()) {
     values.push(null);
     if (parts.length === 0) {
-      values[index] = median(lists);
+      values[index] = median(lists, removed);
       continue;
     }
     const counts = new Float64Array(DURATION_BUCKETS);
@@ -237,6 +264,11 @@ export async function resolveMedians(
         counts[b] = (counts[b] as number) + count;
         n += count;
       }
+    for (const v of removed) {
+      const b = durationBucket(v);
+      counts[b] = (counts[b] as number) - 1;
+      n--;
+    }
     if (n === 0) continue;
     let rank = medianIndex(n);
     let bucket = 0;
@@ -246,6 +278,7 @@ export async function resolveMedians(
     const below =
       bucket === DURATION_BUCKET_BOUNDS.length ? Number.POSITIVE_INFINITY : (DURATION_BUCKET_BOUNDS[bucket] as number);
     const own = lists.flatMap((list) => list.filter((v) => v >= from && v < below));
+    const gone = removed.filter((v) => v >= from && v < below);
     const wanted: number[] = [];
     let size = own.length;
     for (const part of parts) {
@@ -282,7 +315,7 @@ export async function resolveMedians(
         }
       }
     }
-    pending.push({ source: index, rank, own, slices: wanted, size });
+    pending.push({ source: index, rank, own, gone, slices: wanted, size });
   }
   if (pending.length === 0) return { values, stale: false, bucketValues: 0, rowsRead: 0, corrupt: [] };
   const asked = [...requests.values()];
@@ -294,7 +327,7 @@ export async function resolveMedians(
     decodeSorted(text, into, 0);
     return into;
   });
-  for (const { source, rank, own, slices: wanted, size } of pending) {
+  for (const { source, rank, own, gone, slices: wanted, size } of pending) {
     const bucketValues = new Float64Array(size);
     bucketValues.set(own);
     let at = own.length;
@@ -303,7 +336,7 @@ export async function resolveMedians(
       bucketValues.set(slice, at);
       at += slice.length;
     }
-    values[source] = selectRank(bucketValues, rank);
+    values[source] = selectRank(withoutRemoved(bucketValues, gone), rank);
   }
   return { values, stale: false, bucketValues: asked.reduce((n, r) => n + r.count, 0), rowsRead, corrupt: [] };
 }

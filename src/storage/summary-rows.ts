@@ -80,6 +80,12 @@ export interface SummaryLimits {
    * compare with the day blocks alone.
    */
   groupMonths: boolean;
+  /**
+   * Whether a full day whose block holds pull requests that straddle an edge of the window (a
+   * review or posted finding outside it) is served from its block with corrections: the block
+   * without them (`REMOVED_FROM`), and them walked. Off: such a day is walked whole (tests compare).
+   */
+  corrections: boolean;
 }
 
 export const SUMMARY_LIMITS: SummaryLimits = {
@@ -94,6 +100,7 @@ export const SUMMARY_LIMITS: SummaryLimits = {
   dayBlockMaxBytes: BLOCK_MAX_BYTES,
   monthBlockMax: MONTH_BLOCK_MAX_PULL_REQUESTS,
   groupMonths: true,
+  corrections: true,
 };
 
 /**
@@ -171,6 +178,17 @@ export const MISSING_MONTH = -5;
 
 /** How many of the blocks read before the statement (`served`) are gone or rebuilt since (`key`). */
 export const STALE = -3;
+
+/**
+ * What the served blocks counted of their pull requests that straddle an edge of the window, per
+ * group of grouping `g`: a row of kind `REMOVED_FROM - g`, whose sums and durations the caller
+ * takes away from group `key` (those pull requests are walked and counted as the window counts
+ * them). Below every other kind, whatever the number of groupings.
+ */
+export const REMOVED_FROM = -100;
+
+/** The grouping whose group a row takes away from (`REMOVED_FROM`), or null for any other row. */
+export const removedFrom = (grouping: number): number | null => (grouping <= REMOVED_FROM ? REMOVED_FROM - grouping : null);
 
 /** The figures that add up across rows and blocks (the two medians do not). */
 export const SUMMED = [

@@ -2,7 +2,15 @@ import { DAY_MS } from "../lib/time";
 import type { SummaryGroupBy } from "../schemas/analytics-summary";
 import { unionAll } from "./analytics";
 import { GAP_TIER_BOUNDS_MS, LAST_GAP_TIER } from "./review-span";
-import { BLOCK_JSON, mergeEdgeSql, wholeMonths } from "./summary-days";
+import {
+  BLOCK_FIGURES,
+  BLOCK_JSON,
+  BLOCK_SUMS,
+  mergeEdgeSql,
+  PULL_REQUEST_HI,
+  PULL_REQUEST_LO,
+  wholeMonths,
+} from "./summary-days";
 import {
   BLOCK,
   type BlocksServed,
@@ -12,6 +20,7 @@ import {
   MISSING,
   MISSING_MONTH,
   MONTH_BLOCK,
+  REMOVED_FROM,
   STALE,
   SUMMARY_LIMITS,
   SUMMED,
@@ -138,6 +147,25 @@ function monthsOf(q: { start: number; end: number }): [number, number][] {
   return last >= first ? wholeMonths(first, last) : [];
 }
 
+/**
+ * A pull request `p` that straddles an edge of the window (`?2`, `?3`): a review or posted finding
+ * outside it. Its day's block counts it as if all of them were inside.
+ */
+const STRADDLES = `(${PULL_REQUEST_LO} < ?2 OR ${PULL_REQUEST_HI} > ?3)`;
+
+/**
+ * Whether a stored block (columns prefixed `table`) can serve its full day of the window: it has
+ * no pull request, or its every pull request's reviews and findings lie in the window, or, with
+ * `corrections`, it has its content (not a marker: `lo` null) and is served with the corrections of
+ * its straddling pull requests (`STRADDLED`).
+ */
+export const SERVABLE = (table: string, corrections: boolean, count = `${table}pull_requests`) =>
+  corrections ? `(${count} = 0 OR ${table}lo IS NOT NULL)` : `(${count} = 0 OR (${table}lo >= ?2 AND ${table}hi <= ?3))`;
+
+/** Whether a served block needs corrections: some of its pull requests straddle an edge of the window. */
+const STRADDLED = (table: string, count = `${table}pull_requests`) =>
+  `NOT (${count} = 0 OR (${table}lo >= ?2 AND ${table}hi <= ?3))`;
+
 /** Blocks per bound part of the list of blocks read before the statement: about 40 bytes each. */
 const READ_LIST_PART = 10_000;
 
@@ -176,15 +204,17 @@ export function summaryStatement(
 
   // Every range takes the filters here (the author's only where the range reads the author); the
   // listed repositories' walk of the window names its repository itself.
-  const where = (conditions: string[], listed = true): string =>
+  // `windowed` false: every merged and reviewed pull request, as a day block holds them (`removal`).
+  const where = (conditions: string[], listed = true, windowed = true): string =>
     [
       "p.org_key = ?1",
       ...conditions,
       ...(repo && listed ? [repo] : []),
       ...(access ? [`p.repo_key IN (SELECT value FROM json_each(${access}))`] : []),
       ...(excluded ? [`p.repo_key NOT IN (SELECT value FROM json_each(${excluded}))`] : []),
-      "p.first_reviewed_at <= ?3",
-      "p.last_reviewed_at >= ?2",
+      ...(windowed
+        ? ["p.first_reviewed_at <= ?3", "p.last_reviewed_at >= ?2"]
+        : ["p.merged_at IS NOT NULL", "p.first_reviewed_at IS NOT NULL"]),
     ].join(" AND ");
   const tiers = Array.from({ length: LAST_GAP_TIER + 1 }, (_, tier) => ({ tier, bound: GAP_TIER_BOUNDS_MS[tier] }));
   // The merges outside the window, per gap tier (`review-span.ts`): one index range per tier,
@@ -218,16 +248,15 @@ export function summaryStatement(
   // (a listed repository's day is served by that repository's block, `repo_key`; the
   // organization's blocks hold every repository of their day).
   const dayRange = [`p.merged_at >= MAX(w.d * ${DAY}, ?2)`, `p.merged_at <= MIN(w.d * ${DAY} + ${DAY - 1}, ?3)`];
-  const walkOnly = served === "walk";
-  const inWindow = walkOnly
-    ? `SELECT ${COLUMNS} FROM pull_requests AS p INDEXED BY ${repo ? "pull_requests_repo_merged_walk" : "pull_requests_summary_walk"}
-    WHERE ${where(["p.merged_at >= ?2", "p.merged_at <= ?3", "p.merged_at IS NOT NULL", ...byAuthor])}`
-    : repo
-      ? `SELECT ${COLUMNS} FROM (SELECT rk, d FROM walked ORDER BY rk, d LIMIT -1) AS w
+  // The merges of the days listed in `days` (a CTE of `rk, d`), one index range per day.
+  const dayWalk = (days: string, conditions: string[], windowed = true, columns = COLUMNS) =>
+    repo
+      ? `SELECT ${columns} FROM (SELECT rk, d FROM ${days} ORDER BY rk, d LIMIT -1) AS w
     CROSS JOIN pull_requests AS p INDEXED BY pull_requests_repo_merged_walk
-    ON ${where(["p.repo_key = w.rk", ...dayRange, ...byAuthor], false)}`
-      : `SELECT ${COLUMNS} FROM (SELECT d FROM walked ORDER BY d LIMIT -1) AS w
-    CROSS JOIN pull_requests AS p INDEXED BY pull_requests_summary_walk ON ${where([...dayRange, ...byAuthor])}`;
+    ON ${where(["p.repo_key = w.rk", ...dayRange, ...conditions], false, windowed)}`
+      : `SELECT ${columns} FROM (SELECT d FROM ${days} ORDER BY d LIMIT -1) AS w
+    CROSS JOIN pull_requests AS p INDEXED BY pull_requests_summary_walk ON ${where([...dayRange, ...conditions], true, windowed)}`;
+  const walkOnly = served === "walk";
   // Per row: the exact check and the findings in the window (see above), from the candidate's columns.
   const metrics = `pid, repo, author, m, la, ld, ai, f - c AS tf, m - c AS tm,
     (f >= ?2 OR l <= ?3 OR EXISTS (SELECT 1 FROM reviews AS r
@@ -270,7 +299,9 @@ GROUP BY grp, k, pid % ${limits.arrayParts}`;
   // A statement that walks every merge of the window and serves no block (`served` "walk": a
   // window known to hold few pull requests, `analytics-summary.ts`): a fraction of the full
   // statement's text, which D1 compiles for every request.
-  if (walkOnly)
+  if (walkOnly) {
+    const inWindow = `SELECT ${COLUMNS} FROM pull_requests AS p INDEXED BY ${repo ? "pull_requests_repo_merged_walk" : "pull_requests_summary_walk"}
+    WHERE ${where(["p.merged_at >= ?2", "p.merged_at <= ?3", "p.merged_at IS NOT NULL", ...byAuthor])}`;
     return {
       sql: `WITH metrics AS (
   ${bounded(`SELECT * FROM (${inWindow}\n  UNION ALL\n  ${viaIds(unionAll(outside))})`)}
@@ -278,8 +309,10 @@ GROUP BY grp, k, pid % ${limits.arrayParts}`;
 ${grouped}`,
       params,
     };
+  }
 
   const blocksOk = served === "none" ? "0" : "1";
+  const corrections = limits.corrections;
   // Whose blocks: the listed repositories' (each its own), or the organization's ('').
   const keys =
     named === null
@@ -359,15 +392,15 @@ usable AS MATERIALIZED (
 }
 ${
   read === null
-    ? `${withMonths ? "" : `usable AS MATERIALIZED (SELECT rk, day, n FROM stored WHERE ${blocksOk} AND (n = 0 OR (lo >= ?2 AND hi <= ?3))),\n`}${
+    ? `${withMonths ? "" : `usable AS MATERIALIZED (SELECT rk, day, n, ${STRADDLED("", "n")} AS corr FROM stored WHERE ${blocksOk} AND ${SERVABLE("", corrections, "n")}),\n`}${
         withMonths
           ? `within AS MATERIALIZED (SELECT ${withinBound} AS ok),
 served AS MATERIALIZED (SELECT rk, day, n FROM usable WHERE (SELECT ok FROM within)),
 served_months AS MATERIALIZED (SELECT rk, mo, last, n FROM usable_months WHERE (SELECT ok FROM within)),`
-          : `served AS MATERIALIZED (SELECT rk, day, n FROM usable WHERE ${withinBound}),`
+          : `served AS MATERIALIZED (SELECT rk, day, n, corr FROM usable WHERE ${withinBound}),`
       }`
     : `served AS MATERIALIZED (
-  SELECT s.repo_key AS rk, s.day AS day, s.pull_requests AS n FROM (${readValues}) AS j
+  SELECT s.repo_key AS rk, s.day AS day, s.pull_requests AS n, ${STRADDLED("s.")} AS corr FROM (${readValues}) AS j
   CROSS JOIN summary_days AS s
   ON s.org_key = ?1 AND s.repo_key = j.value ->> 0 AND s.day = j.value ->> 1 AND s.version = j.value ->> 2
 ),`
@@ -379,9 +412,26 @@ walked AS (${
   UNION ALL
   SELECT u.rk, x.d FROM within AS w CROSS JOIN usable_months AS u CROSS JOIN month_days AS x ON x.mo = u.mo WHERE NOT w.ok`
       : `
-  SELECT k.rk AS rk, d FROM keys AS k CROSS JOIN days WHERE NOT EXISTS (SELECT 1 FROM served AS v WHERE v.rk = k.rk AND v.day = d)`
+  SELECT k.rk AS rk, d FROM keys AS k CROSS JOIN days WHERE NOT EXISTS (SELECT 1 FROM served AS v WHERE v.rk = k.rk AND v.day = d)
+),
+corrected AS (SELECT rk, day AS d FROM served WHERE corr`
   }
 )`;
+  // The window's merges: on the days no block serves, and on the days a block serves with
+  // corrections, the pull requests that straddle an edge of the window (their block serves the
+  // day without them: `removal`).
+  const inWindow = withMonths
+    ? dayWalk("walked", byAuthor)
+    : `${dayWalk("walked", byAuthor)}\n  UNION ALL\n  ${dayWalk("corrected", [STRADDLES, ...byAuthor])}`;
+  // Per group, what the served blocks counted of those straddling pull requests, as a block counts
+  // them (every merged and reviewed one, all of its posted findings): the caller takes it away
+  // (`REMOVED_FROM`). Few rows: the straddling pull requests of the window's edge days.
+  const removedKeyed = groupKeys.map((key, i) => `SELECT ${i} AS grp, ${key.row} AS k, * FROM removed`).join("\n  UNION ALL\n  ");
+  const removal = `SELECT ${REMOVED_FROM} - grp AS grouping, ${keyOf("k")} AS key, COUNT(*) AS candidates, ${BLOCK_SUMS.join(", ")},
+  json_group_array(tf) FILTER (WHERE tf IS NOT NULL), json_group_array(tm) FILTER (WHERE tm IS NOT NULL),
+  ${BLOCK_JSON.map(() => "NULL").join(", ")}, NULL, NULL, NULL
+FROM (${removedKeyed})
+GROUP BY grp, k`;
   const noBlock = BLOCK_JSON.map(() => "NULL").join(", ");
   const none = ["0 AS pullRequests", ...SUMMED.slice(1).map((name) => `0 AS ${name}`), "NULL AS tf0", "NULL AS tm0"].join(", ");
 
@@ -403,15 +453,20 @@ WHERE NOT EXISTS (SELECT 1 FROM summary_months AS s WHERE s.org_key = ?1 AND s.r
 FROM served AS v CROSS JOIN summary_days AS s ON s.org_key = ?1 AND s.repo_key = v.rk AND s.day = v.day WHERE v.n > 0`,
           `SELECT ${MISSING}, d, 0, ${none}, ${noBlock}, NULL, k.rk, NULL FROM full_days CROSS JOIN keys AS k
 WHERE (k.rk, d) NOT IN (SELECT rk, day FROM stored)`,
+          removal,
         ]
       : [
           grouped,
           `SELECT ${STALE}, ${readCount} - (SELECT COUNT(*) FROM served), 0, ${none}, ${noBlock}, NULL, NULL, NULL`,
           `SELECT ${MISSING}, d, 0, ${none}, ${noBlock}, NULL, k.rk, NULL FROM full_days CROSS JOIN keys AS k
 WHERE (k.rk, d) NOT IN (SELECT rk, day FROM stored)`,
+          removal,
         ];
+  const removedRows = withMonths
+    ? ""
+    : `removed AS (\n  ${dayWalk("corrected", [STRADDLES, ...byAuthor], false, `p.id AS pid, p.repo AS repo, p.author AS author, p.merged_at AS m, ${BLOCK_FIGURES}`)}\n),\n`;
   const sql = `WITH RECURSIVE ${days},
-metrics AS (
+${removedRows}metrics AS (
   ${bounded(`SELECT * FROM (${inWindow}\n  UNION ALL\n  ${viaIds(unionAll(outside))})`)}
 )
 ${unionAll(terms)}`;

@@ -43,7 +43,8 @@ describe("medians from duration buckets", () => {
     const made: Made[] = [];
     const events: unknown[] = [];
     // Oct 5-8 (one ISO week) and Oct 13-14 (the next): Oct 14 has a pull request reviewed again in
-    // November, so its day is walked and its durations join the Oct 13 block's in that week.
+    // November, so its block serves the day without it (corrections) and it is walked, its durations
+    // joining the blocks' in that week.
     for (const [d, count] of [
       [5, 30],
       [6, 1],
@@ -73,9 +74,9 @@ describe("medians from duration buckets", () => {
     expect(walked.fromBlocks).toBe(0);
     // Few pull requests: by default one statement reads the blocks' durations, no bucket.
     const small = await summarizeGroupings(db, q);
-    expect([small.fromBlocks, small.bucketValues]).toEqual([30 + 1 + 25 + 40 + 35, 0]);
+    expect([small.fromBlocks, small.bucketValues]).toEqual([30 + 1 + 25 + 40 + 35 + 19, 0]);
     const served = await summarizeGroupings(db, q, BUCKETS);
-    expect(served.fromBlocks).toBe(30 + 1 + 25 + 40 + 35);
+    expect(served.fromBlocks).toBe(30 + 1 + 25 + 40 + 35 + 19);
     // Only the medians' buckets were read, not every duration.
     expect(served.bucketValues).toBeGreaterThan(0);
     expect(served.bucketValues).toBeLessThan(made.length * 2);
@@ -121,6 +122,10 @@ describe("medians from duration buckets", () => {
     const inOrder = (figures: typeof served) =>
       figures.groupings.map((g) => ({ ...g, groups: [...g.groups].sort((a, b) => (a.key < b.key ? -1 : 1)) }));
     expect(inOrder(served)).toEqual(inOrder(walked));
+    // Without corrections Oct 14 is walked whole: the same figures.
+    const whole = await summarizeGroupings(db, q, { ...BUCKETS, corrections: false });
+    expect(whole.fromBlocks).toBe(30 + 1 + 25 + 40 + 35);
+    expect(inOrder(whole)).toEqual(inOrder(served));
     // Blocks read in slices before the walk (a window of more than blockSliceDays full days): the same.
     const sliced = await summarizeGroupings(db, q, { ...BUCKETS, blockSliceDays: 2, countSliceDays: 2 });
     expect([sliced.fromBlocks, shape(sliced), sliced.groupings[0]?.totals]).toEqual([
