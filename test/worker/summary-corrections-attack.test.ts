@@ -1,0 +1,492 @@
+import { describe, expect, it } from "vitest";
+import { SUMMARY_PLANS } from "../../src/analytics/summary";
+import { DURATION_BUCKET_BOUNDS } from "../../src/rules/duration-buckets";
+import type { AnalyticsScope } from "../../src/storage/analytics";
+import {
+  type GroupingsFigures,
+  type GroupingsQuery,
+  SUMMARY_LIMITS,
+  type SummaryLimits,
+  summarizeGroupings,
+} from "../../src/storage/analytics-summary";
+import { moveRows } from "../../src/storage/renames";
+import { appCall, signIn } from "./app-helpers";
+import { addMember, adminOk, call, createKey, createOrg, createUser, moveToOtherShard, postEventsOk, shardDb, unique } from "./helpers";
+import { eventsOf, type Pr, VERSION } from "./summary-attack-data";
+import { type ExportRow, exportRows, GROUP_BYS, type GroupBy, referenceAnswer, referenceSummary } from "./summary-reference";
+
+/**
+ * An outside review's attacks on the summary's edge corrections (commit 9ef8c5a): a full day of the
+ * window whose day block holds pull requests straddling an edge of the window (a completed review
+ * or posted finding before its start or after its end) is served from its block, the straddling
+ * pull requests walked, and what the block counted of them taken away (`REMOVED_FROM` rows: sums
+ * subtracted, durations removed as a multiset). The oracle is contract sections 12 and 21: the
+ * summary is exactly the export's rows for the same parameters (every page), grouped. Every summary
+ * over HTTP is asked at least twice (the first builds the day blocks after its answer, the next read
+ * them with corrections); the storage function is also asked directly with corrections on and off,
+ * walked, sliced and from duration buckets, each against the export's rows grouped. A failing test
+ * is a finding.
+ */
+
+const DAY = 86_400_000;
+const HOUR = 3_600_000;
+const MINUTE = 60_000;
+const iso = (ms: number) => new Date(ms).toISOString();
+const at = (text: string) => Date.parse(text);
+
+/** The first full day of the base window (a Sunday) and the last millisecond of its last full day (Friday Mar 20). */
+const S = at("2026-03-01T00:00:00.000Z");
+const E = at("2026-03-21T00:00:00.000Z") - 1;
+const W = { start: S, end: E };
+const LATER = "2026-11-05T00:00:00.000Z";
+
+type Window = { start: number; end: number };
+type Get = (path: string) => Promise<unknown>;
+
+/** Blocks from counts however few pull requests they hold. */
+const BUCKETS: SummaryLimits = { ...SUMMARY_LIMITS, bucketsFrom: 0, bucketsPerBlock: 0 };
+/** No block served: every row walked, as before blocks. */
+const WALK: SummaryLimits = { ...SUMMARY_LIMITS, blocksMax: -1 };
+/** The ways the storage function reads the same rows; each must equal the export's rows grouped. */
+const READS: [string, SummaryLimits][] = [
+  ["corrections", SUMMARY_LIMITS],
+  ["whole days", { ...SUMMARY_LIMITS, corrections: false }],
+  ["walk", WALK],
+  ["sliced", { ...SUMMARY_LIMITS, blockSliceDays: 3, countSliceDays: 3 }],
+  ["buckets", BUCKETS],
+  ["sliced buckets", { ...BUCKETS, blockSliceDays: 2, countSliceDays: 2 }],
+  ["sliced buckets, whole days", { ...BUCKETS, blockSliceDays: 2, countSliceDays: 2, corrections: false }],
+  ["no month blocks", { ...SUMMARY_LIMITS, groupMonths: false, blockSliceDays: 4 }],
+];
+
+async function orgWith(role: "admin" | "member", repos: Record<string, { private: boolean; collaborator?: boolean }>) {
+  const org = await createOrg(unique("corr"), { plan: "pro", installedAt: "2024-01-01T00:00:00Z" });
+  const user = await createUser();
+  await addMember(org, user, role);
+  for (const [repo, r] of Object.entries(repos))
+    await adminOk("PUT", `/internal/v1/organizations/${org}/repositories/${repo}`, {
+      private: r.private,
+      ...(r.collaborator ? { collaborators: [user] } : {}),
+    });
+  const { key } = await createKey(user, "analytics");
+  const get: Get = async (path) => {
+    SUMMARY_PLANS.clear(); // the blocks' statement, never the isolate's walk of a small organization
+    const res = await call(path, { headers: { Authorization: `Bearer ${key}` } });
+    if (res.status !== 200) throw new Error(`${path} → ${res.status}: ${await res.text()}`);
+    return res.json();
+  };
+  return { org, user, get };
+}
+
+const windowQuery = (org: string, w: Window) =>
+  `org=${org}&startDate=${encodeURIComponent(iso(w.start))}&endDate=${encodeURIComponent(iso(w.end))}`;
+
+/** Each grouping asked `passes` times over HTTP equals the export's rows (same parameters) grouped; answers the rows. */
+async function agrees(get: Get, org: string, w: Window, label: string, groupBys: GroupBy[] = GROUP_BYS, extra = "", passes = 2) {
+  const q = `${windowQuery(org, w)}${extra}`;
+  const rows = await exportRows<ExportRow>(get, q, { perPage: 100, maxPages: 100 });
+  for (const groupBy of groupBys) {
+    const want = referenceAnswer(org, rows, groupBy, w.start, w.end);
+    for (let pass = 0; pass < passes; pass++)
+      expect(await get(`/api/analytics/v1/summary?${q}&groupBy=${groupBy}`), `${label}: ${groupBy} pass ${pass}`).toEqual(want);
+  }
+  return rows;
+}
+
+const byKey = (a: { key: string }, b: { key: string }) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+
+/** The storage function's answer in the reference's shape: per grouping its groups (key order) and the totals. */
+const shape = (figures: GroupingsFigures) =>
+  figures.groupings.map(({ groups, totals }) => ({ groups: [...groups].sort(byKey), totals }));
+
+/** The export's rows grouped as the storage function answers them: groups with rows only, key order. */
+function expected(rows: ExportRow[], groupBys: readonly GroupBy[], w: Window) {
+  return groupBys.map((g) => {
+    const { groups, totals } = referenceSummary(rows, g, w.start, w.end);
+    return { groups: groups.filter((x) => x.pullRequests > 0).sort(byKey), totals };
+  });
+}
+
+const scope = (org: string, w: Window, extra: Partial<AnalyticsScope> = {}): AnalyticsScope => ({
+  orgKey: org,
+  repoKeys: null,
+  authorKeys: null,
+  accessibleRepoKeys: null,
+  excludedRepoKeys: [],
+  start: w.start,
+  end: w.end,
+  ...extra,
+});
+
+/**
+ * The storage function read every way of `READS` (first twice with the defaults: builds, then
+ * reads) equals `rows` grouped; answers the blocks' pull requests counted with corrections and
+ * without them.
+ */
+async function directAgrees(db: D1Database, q: GroupingsQuery, rows: ExportRow[], label: string) {
+  const want = expected(rows, q.groupBys as GroupBy[], q);
+  expect(shape(await summarizeGroupings(db, q)), `${label}: builds`).toEqual(want);
+  const served: Record<string, number> = {};
+  for (const [name, limits] of READS) {
+    const figures = await summarizeGroupings(db, q, limits);
+    expect(shape(figures), `${label}: ${name}`).toEqual(want);
+    served[name] = figures.fromBlocks;
+  }
+  return { corrected: served.corrections as number, whole: served["whole days"] as number };
+}
+
+/** The organization's day blocks of the window's full days that hold a pull request straddling its edge. */
+async function straddledBlocks(db: D1Database, org: string, w: Window): Promise<number> {
+  const row = await db
+    .prepare(
+      `SELECT COUNT(*) AS n FROM summary_days WHERE org_key = ?1 AND repo_key = '' AND pull_requests > 0 AND lo IS NOT NULL
+  AND day * 86400000 >= ?2 AND day * 86400000 + 86399999 <= ?3 AND (lo < ?2 OR hi > ?3)`,
+    )
+    .bind(org, w.start, w.end)
+    .first<{ n: number }>();
+  return row?.n ?? 0;
+}
+
+const REPOS = ["api", "web", "docs"];
+const AUTHORS = ["alice", "Bob", "bob", "carol"];
+
+/**
+ * Three pull requests a day from `from` to `to` (exclusive), each merged, created and reviewed on
+ * its day (none straddles a midnight): durations to first review of 1, 2 or 3 hours and to merge
+ * of 5 or 6, so the straddling pull requests below share their values; nulls, findings, AI lines.
+ */
+function daily(from: number, to: number, first: number): Pr[] {
+  const prs: Pr[] = [];
+  let n = first;
+  for (let day = from, d = 0; day < to; day += DAY, d++)
+    for (let k = 0; k < 3; k++, n++) {
+      const merged = day + (9 + 5 * k) * HOUR + (n % 7) * MINUTE;
+      const created = merged - (5 + (n % 2)) * HOUR;
+      prs.push({
+        repo: REPOS[(d + k) % REPOS.length] as string,
+        n,
+        author: AUTHORS[(d * 3 + k) % AUTHORS.length] as string,
+        created,
+        merged,
+        reviews: [created + (1 + (n % 3)) * HOUR],
+        linesAdded: n % 10 === 0 ? null : n * 3,
+        findings: n % 4 === 0 ? [{ at: merged - HOUR, fixed: n % 8 === 0 }] : [],
+        ...(n % 3 === 0 ? { ai: n % 50 } : {}),
+      });
+    }
+  return prs;
+}
+
+/** Extra events a `Pr` cannot say: reviews that failed or are in progress. */
+type Straddler = Pr & { failed?: number[] };
+
+/**
+ * Pull requests merged on day `D` (its first millisecond) whose reviews or findings lie around the
+ * window [s, e]: each kind straddles it, or lies exactly at its edges. `ghost` and `attic` hold only
+ * pull requests that the window's export never lists (their groups must not appear).
+ */
+function straddlers(D: number, s: number, e: number, first: number): Straddler[] {
+  const kinds: ((n: number) => Straddler)[] = [
+    // Its only completed review a millisecond before the start: not listed, but in its day's block.
+    (n) => ({ repo: "attic", n, author: "ghost", created: s - 1 - 2 * HOUR, merged: D + 10 * HOUR, reviews: [s - 1] }),
+    // Reviewed before the start and inside: listed, its first review (before the window) its duration.
+    (n) => ({ repo: "api", n, author: "alice", created: s - 3 * HOUR, merged: D + 11 * HOUR, reviews: [s - 2 * HOUR, D + 11 * HOUR] }),
+    // Reviewed on both sides, never inside: not listed (a candidate that fails the check).
+    (n) => ({ repo: "attic", n, author: "ghost", created: s - 6 * HOUR, merged: D + 12 * HOUR, reviews: [s - 5 * HOUR, e + 5 * HOUR] }),
+    // Its only review a millisecond after the end: not listed; to merge 5 hours, as kept ones.
+    (n) => ({ repo: "web", n, author: "ghost", created: D + 7 * HOUR, merged: D + 12 * HOUR, reviews: [e + 1] }),
+    // Reviewed inside and after the end: listed; 2 hours to first review, 6 to merge.
+    (n) => ({ repo: "web", n, author: "Bob", created: D + 7 * HOUR, merged: D + 13 * HOUR, reviews: [D + 9 * HOUR, e + 1] }),
+    // A fixed finding a millisecond before the start and one inside; AI lines, no lines added.
+    (n) => ({
+      repo: "docs",
+      n,
+      author: "carol",
+      created: D + 9 * HOUR,
+      merged: D + 14 * HOUR,
+      reviews: [D + 10 * HOUR],
+      findings: [
+        { at: s - 1, fixed: true },
+        { at: D + 9 * HOUR + 30 * MINUTE, fixed: false },
+      ],
+      ai: 7,
+      linesAdded: null,
+    }),
+    // A fixed finding a millisecond after the end, and one inside.
+    (n) => ({
+      repo: "api",
+      n,
+      author: "bob",
+      created: D + 9 * HOUR,
+      merged: D + 15 * HOUR,
+      reviews: [D + 12 * HOUR],
+      findings: [
+        { at: e + 1, fixed: true },
+        { at: D + 10 * HOUR, fixed: true },
+      ],
+      ai: 3,
+    }),
+    // Findings only outside, on both sides.
+    (n) => ({
+      repo: "docs",
+      n,
+      author: "alice",
+      created: D + 11 * HOUR,
+      merged: D + 16 * HOUR,
+      reviews: [D + 13 * HOUR],
+      findings: [
+        { at: s - 10 * HOUR, fixed: true },
+        { at: e + 10 * HOUR, fixed: false },
+      ],
+    }),
+    // Completed before the start, failed inside: not listed (a failed review never counts).
+    (n) => ({
+      repo: "attic",
+      n,
+      author: "ghost",
+      created: D + 12 * HOUR,
+      merged: D + 17 * HOUR,
+      reviews: [s - HOUR],
+      failed: [D + 13 * HOUR],
+    }),
+    // Negative durations (created after its first review and its merge), reviewed again after the end.
+    (n) => ({ repo: "api", n, author: "BOB", created: D + 20 * HOUR, merged: D + 18 * HOUR, reviews: [D + 17 * HOUR, e + 2 * HOUR] }),
+    // Reviewed exactly at the start and at the end: inside, no straddle.
+    (n) => ({ repo: "web", n, author: "carol", created: D + 13 * HOUR, merged: D + 19 * HOUR, reviews: [s, e] }),
+    // Findings exactly at the start and at the end, both fixed.
+    (n) => ({
+      repo: "api",
+      n,
+      author: "alice",
+      created: D + 15 * HOUR,
+      merged: D + 20 * HOUR,
+      reviews: [D + 16 * HOUR],
+      findings: [
+        { at: s, fixed: true },
+        { at: e, fixed: true },
+      ],
+    }),
+  ];
+  return kinds.map((kind, i) => kind(first + i));
+}
+
+/** The events of pull requests with their failed reviews. */
+function straddlerEvents(org: string, prs: readonly Straddler[]): unknown[] {
+  return [
+    ...eventsOf(org, prs),
+    ...prs.flatMap((p) =>
+      (p.failed ?? []).map((t, j) => ({
+        type: "review",
+        org,
+        repo: p.repo,
+        prNumber: p.n,
+        reviewId: `failed-${p.repo}-${p.n}-${j}`,
+        status: "failed",
+        completedAt: iso(t),
+        updatedAt: VERSION,
+      })),
+    ),
+  ];
+}
+
+/** The straddlers of the base window on its first, an inner and its last full day, and two merged just outside it. */
+function edgeData(first: number): Straddler[] {
+  return [
+    ...straddlers(S, S, E, first),
+    ...straddlers(S + 9 * DAY, S, E, first + 100),
+    ...straddlers(E + 1 - DAY, S, E, first + 200),
+    // Merged a millisecond before the start and after the end, reviewed inside (walked by the tiers).
+    { repo: "api", n: first + 300, author: "alice", created: S - 5 * HOUR, merged: S - 1, reviews: [S + HOUR] },
+    { repo: "web", n: first + 301, author: "Bob", created: E - 6 * HOUR, merged: E + 1, reviews: [E - HOUR] },
+  ];
+}
+
+const ALL_REPOS = { api: { private: false }, web: { private: false }, docs: { private: false }, attic: { private: false } };
+
+describe("attack: edge corrections against the export", () => {
+  it("straddlers of every kind on the first, an inner and the last full day; windows at, and a millisecond either side of, midnight and their review and finding times", {
+    timeout: 120_000,
+  }, async () => {
+    const { org, get } = await orgWith("admin", ALL_REPOS);
+    const prs = [...daily(S - 4 * DAY, E + 1 + 4 * DAY, 1), ...edgeData(1_000)];
+    await postEventsOk(straddlerEvents(org, prs));
+    const db = await shardDb(org);
+    const base = await agrees(get, org, W, "base window");
+    // ghost and attic hold only pull requests the export does not list: no group of theirs.
+    expect(base.some((r) => r.author === "ghost" || r.repo === "attic")).toBe(false);
+    expect(await straddledBlocks(db, org, W)).toBe(3);
+    const windows: Window[] = [
+      W,
+      { start: S - 1, end: E + 1 }, // the reviews and findings a millisecond outside are inside
+      { start: S + 1, end: E - 1 }, // the first and last days are no longer full
+      { start: S - 2 * HOUR, end: E }, // a start inside a day, at a review
+      { start: S - 2 * HOUR + 1, end: E + 2 * HOUR }, // a millisecond after it; an end at a review
+      { start: S - 5 * HOUR, end: E + 5 * HOUR }, // both reviews of the both-sides kind inside
+      { start: S - 5 * HOUR + 1, end: E + 5 * HOUR - 1 },
+      { start: S - 10 * HOUR, end: E + 10 * HOUR - 1 }, // at one outside finding, a millisecond before the other
+      { start: S + 9 * DAY, end: S + 10 * DAY - 1 }, // one full day: the inner straddlers' own
+    ];
+    for (const w of windows) await agrees(get, org, w, `${iso(w.start)}..${iso(w.end)}`);
+    // The storage function, every way, against the same export; corrections serve more from blocks.
+    for (const w of windows) {
+      const rows = await exportRows<ExportRow>(get, windowQuery(org, w), { perPage: 100, maxPages: 100 });
+      const q: GroupingsQuery = { ...scope(org, w), groupBys: ["day", "repo", "author"] };
+      const { corrected, whole } = await directAgrees(db, q, rows, `${iso(w.start)}..${iso(w.end)}`);
+      // Three straddled days, each of 3 pull requests that straddle nothing and 2 at the edges exactly.
+      if (w === W) expect(corrected - whole).toBe(3 * 5);
+      const weeks = await directAgrees(db, { ...q, groupBys: ["week", "month"] }, rows, `weeks ${iso(w.start)}`);
+      expect(weeks.corrected).toBeGreaterThanOrEqual(weeks.whole);
+    }
+    // Asked again in reverse order, every block now built.
+    for (const w of [...windows].reverse()) await agrees(get, org, w, `again ${iso(w.start)}..${iso(w.end)}`, GROUP_BYS, "", 1);
+  });
+
+  it("multiset removal: equal durations removed and kept, medians exactly on a removed value, groups wholly removed, negative and bucket-bound durations", {
+    timeout: 120_000,
+  }, async () => {
+    const { org, get } = await orgWith("admin", { api: { private: false }, web: { private: false }, attic: { private: false } });
+    const b = DURATION_BUCKET_BOUNDS[60] as number; // about 5.9 minutes
+    const prs: Straddler[] = [];
+    let n = 1;
+    // On each full day of [S, S + 4 days): kept pull requests of api with durations b - 1, b, b, b + 1, and
+    // of web with -HOUR, 0, 0; straddlers (a review after the end) of api with b, b, and of web with 0
+    // and -HOUR; each day also one straddler alone in attic (by ghost), listed on no day.
+    const s = S;
+    const e = S + 4 * DAY - 1;
+    for (let day = S; day <= e; day += DAY) {
+      const kept = (repo: string, tf: number, tm: number, author: string) => {
+        const merged = day + (8 + (n % 10)) * HOUR + n;
+        const created = merged - tm;
+        prs.push({ repo, n: n++, author, created, merged, reviews: [created + tf] });
+      };
+      const straddling = (repo: string, tf: number, tm: number, author: string, late = true) => {
+        const merged = day + (8 + (n % 10)) * HOUR + n;
+        const created = merged - tm;
+        // Either its first review lies inside and a second after the end, or its only one before the start.
+        prs.push({ repo, n: n++, author, created, merged, reviews: late ? [created + tf, e + 1 + n] : [s - 1 - n] });
+      };
+      kept("api", b - 1, b - 1, "alice");
+      kept("api", b, b, "alice");
+      kept("api", b, b, "bob");
+      kept("api", b + 1, b + 1, "bob");
+      kept("web", -HOUR, -HOUR, "carol");
+      kept("web", 0, 0, "carol");
+      kept("web", 0, 0, "alice");
+      straddling("api", b, b, "alice");
+      straddling("api", b, b, "bob", false);
+      straddling("web", 0, 0, "carol");
+      straddling("web", -HOUR, -HOUR, "dave", false);
+      straddling("attic", b, b, "ghost", false);
+    }
+    await postEventsOk(straddlerEvents(org, prs));
+    const db = await shardDb(org);
+    const w = { start: s, end: e };
+    const rows = await agrees(get, org, w, "duplicates", GROUP_BYS, "", 3);
+    expect(rows.some((r) => r.author === "ghost" || r.author === "dave" || r.repo === "attic")).toBe(false);
+    expect(await straddledBlocks(db, org, w)).toBe(4);
+    for (const groupBys of [["day"], ["week", "repo"], ["author", "month", "day"]] as GroupBy[][]) {
+      const { corrected, whole } = await directAgrees(db, { ...scope(org, w), groupBys }, rows, groupBys.join());
+      // Every day served from its block, less its 5 straddlers; without corrections every day walked.
+      expect([corrected, whole]).toEqual([4 * 7, 0]);
+    }
+    // The medians land on values that straddlers also hold (api: b; web: 0).
+    const byRepo = (await get(`/api/analytics/v1/summary?${windowQuery(org, w)}&groupBy=repo`)) as {
+      groups: { key: string; medianMsToFirstReview: number; pullRequests: number }[];
+    };
+    expect(byRepo.groups.map((g) => [g.key, g.pullRequests, g.medianMsToFirstReview])).toEqual([
+      ["api", 20, b],
+      ["web", 16, 0],
+    ]);
+    // A wider window lists the straddlers reviewed before the start and after the end.
+    await agrees(get, org, { start: s - 10 * DAY, end: e + 10 * DAY }, "wider", ["day", "repo", "author"]);
+  });
+
+  it("section 21's lists and a member's access: repositories, authors, private repositories, excluded repositories (direct)", {
+    timeout: 120_000,
+  }, async () => {
+    const repos = {
+      api: { private: false },
+      web: { private: false },
+      docs: { private: true, collaborator: true },
+      attic: { private: true },
+    };
+    const member = await orgWith("member", repos);
+    const org = member.org;
+    const adminUser = await createUser();
+    await addMember(org, adminUser, "admin");
+    const { key } = await createKey(adminUser, "analytics");
+    const adminGet: Get = async (path) => {
+      SUMMARY_PLANS.clear();
+      const res = await call(path, { headers: { Authorization: `Bearer ${key}` } });
+      if (res.status !== 200) throw new Error(`${path} → ${res.status}: ${await res.text()}`);
+      return res.json();
+    };
+    await postEventsOk(straddlerEvents(org, [...daily(S - 2 * DAY, E + 1 + 2 * DAY, 1), ...edgeData(1_000)]));
+    const db = await shardDb(org);
+    // The admin builds the organization's blocks first; then the member reads them (access list).
+    const all = await agrees(adminGet, org, W, "admin");
+    expect(await straddledBlocks(db, org, W)).toBe(3);
+    const seen = await agrees(member.get, org, W, "member");
+    expect(new Set(seen.map((r) => r.repo))).toEqual(new Set(["api", "web", "docs"]));
+    const lists = [
+      "&repo=api",
+      "&repo=api,web",
+      "&repo=docs,web",
+      "&author=bob",
+      "&author=BOB,carol",
+      "&repo=api&author=alice,bob",
+      "&author=ghost",
+    ];
+    for (const extra of lists) {
+      await agrees(member.get, org, W, `member ${extra}`, GROUP_BYS, extra);
+      await agrees(adminGet, org, W, `admin ${extra}`, ["day", "repo", "author"], extra);
+    }
+    await agrees(adminGet, org, { start: S - 1, end: E + 1 }, "admin wider", ["day", "author"], "&repo=api,web");
+    await agrees(member.get, org, { start: S + 1, end: E }, "member narrower", ["week", "repo"], "&author=bob,alice");
+    // Excluded repositories (left the installation) and lists, straight through the storage function.
+    const cases: [Partial<AnalyticsScope>, (r: ExportRow) => boolean][] = [
+      [{ excludedRepoKeys: ["web"] }, (r) => r.repo !== "web"],
+      [{ excludedRepoKeys: ["api", "docs"], authorKeys: ["bob", "carol"] }, (r) => r.repo === "web" && ["bob", "carol"].includes(r.author.toLowerCase())],
+      [{ accessibleRepoKeys: ["api", "docs"] }, (r) => r.repo === "api" || r.repo === "docs"],
+      [{ repoKeys: ["api", "web"], excludedRepoKeys: ["web"] }, (r) => r.repo === "api"],
+      [{ repoKeys: ["docs"] }, (r) => r.repo === "docs"],
+      [{ authorKeys: ["ghost"] }, () => false],
+    ];
+    for (const [extra, keep] of cases) {
+      const q: GroupingsQuery = { ...scope(org, W, extra), groupBys: ["week", "repo", "author"] };
+      await directAgrees(db, q, all.filter(keep), JSON.stringify(extra));
+      await directAgrees(db, { ...q, groupBys: ["day"] }, all.filter(keep), `day ${JSON.stringify(extra)}`);
+    }
+  });
+
+  it("the dashboard's combined request (week, repo, author), built and read, before and after a write on a straddler", {
+    timeout: 120_000,
+  }, async () => {
+    const { org, user, get } = await orgWith("admin", ALL_REPOS);
+    const prs = [...daily(S - 2 * DAY, E + 1 + 2 * DAY, 1), ...edgeData(1_000)];
+    await postEventsOk(straddlerEvents(org, prs));
+    const session = await signIn(user);
+    const dashboard = async (w: Window, label: string) => {
+      const q = windowQuery(org, w);
+      const rows = await exportRows<ExportRow>(get, q, { perPage: 100, maxPages: 100 });
+      for (let pass = 0; pass < 3; pass++) {
+        SUMMARY_PLANS.clear();
+        const res = await appCall(`/app/api/analytics/summaries?${q}&groupBy=week,repo,author`, session);
+        expect(res.status).toBe(200);
+        const { summaries } = (await res.json()) as { summaries: unknown[] };
+        expect(summaries, `${label} pass ${pass}`).toEqual(
+          (["week", "repo", "author"] as const).map((g) => referenceAnswer(org, rows, g, w.start, w.end)),
+        );
+      }
+    };
+    for (const w of [W, { start: S - 1, end: E + 1 }, { start: S - 2 * HOUR, end: E + 2 * HOUR }]) await dashboard(w, iso(w.start));
+    // The first day's straddler reviewed before the start only gets a review inside: now listed.
+    const ghost = prs.find((p) => p.n === 1_000) as Straddler;
+    await postEventsOk([
+      { type: "review", org, repo: ghost.repo, prNumber: ghost.n, reviewId: "late", status: "completed", completedAt: iso(S + HOUR), updatedAt: LATER },
+    ]);
+    await dashboard(W, "after the review");
+    const after = await agrees(get, org, W, "public after the review", ["day", "repo", "author"]);
+    expect(after.some((r) => r.author === "ghost")).toBe(true);
+  });
+});
