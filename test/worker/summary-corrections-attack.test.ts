@@ -401,6 +401,54 @@ describe("attack: edge corrections against the export", () => {
     await agrees(get, org, { start: s - 10 * DAY, end: e + 10 * DAY }, "wider", ["day", "repo", "author"]);
   });
 
+  it("medians from duration buckets (over 2,000 pull requests served): removed values inside the median's bucket, below it, distinct", {
+    timeout: 120_000,
+  }, async () => {
+    const { org, get } = await orgWith("admin", { api: { private: false }, web: { private: false } });
+    const low = DURATION_BUCKET_BOUNDS[99] as number;
+    const T = at("2026-04-06T00:00:00.000Z"); // a Monday
+    const w = { start: T + 12 * HOUR, end: T + 4 * DAY + 12 * HOUR - 1 }; // full days T + 1 to T + 3
+    const prs: Straddler[] = [];
+    let n = 1;
+    // 700 pull requests a full day, to first review low + 1000 + 7i ms (all in one bucket), to merge an hour more.
+    for (let d = 0; d <= 4; d++)
+      for (let i = 0; i < (d === 0 || d === 4 ? 20 : 700); i++) {
+        const merged = T + d * DAY + (d === 0 ? 13 : d === 4 ? 6 : 5) * HOUR + i * 60_000 + d;
+        const tf = low + 1_000 + 7 * n;
+        const created = merged - tf - HOUR;
+        prs.push({ repo: n % 5 === 0 ? "web" : "api", n: n++, author: n % 3 === 0 ? "bob" : "alice", created, merged, reviews: [created + tf] });
+      }
+    // On each full day, straddlers whose durations lie in the same bucket below every kept one: three
+    // listed (a second review after the end), three not (their only review before the start).
+    for (let d = 1; d <= 3; d++)
+      for (let i = 0; i < 6; i++) {
+        const merged = T + d * DAY + 4 * HOUR + i * 60_000;
+        const tf = low + 10 * d + i;
+        if (i % 2 === 0) {
+          const created = merged - tf - HOUR;
+          prs.push({ repo: "api", n: n++, author: "alice", created, merged, reviews: [created + tf, w.end + 1 + i] });
+        } else {
+          const reviewed = w.start - 1 - i;
+          prs.push({ repo: "web", n: n++, author: "bob", created: reviewed - tf, merged, reviews: [reviewed] });
+        }
+      }
+    await postEventsOk(straddlerEvents(org, prs));
+    const db = await shardDb(org);
+    const rows = await agrees(get, org, w, "buckets", ["day", "week", "month", "repo"], "", 3);
+    expect(rows).toHaveLength(2 * 20 + 3 * 700 + 3 * 3);
+    expect(await straddledBlocks(db, org, w)).toBe(3);
+    // The default limits read these blocks' counts and the median's bucket's values (as the route did).
+    const q: GroupingsQuery = { ...scope(org, w), groupBys: ["day", "week"] };
+    const fromCounts = await summarizeGroupings(db, q);
+    expect([fromCounts.fromBlocks, fromCounts.bucketValues > 0]).toEqual([3 * 700, true]);
+    expect(shape(fromCounts)).toEqual(expected(rows, q.groupBys as GroupBy[], w));
+    const { corrected, whole } = await directAgrees(db, q, rows, "day, week");
+    expect([corrected, whole]).toEqual([3 * 700, 0]);
+    // A window a millisecond wider at each end lists every straddler, and one narrower walks none of the first day.
+    await agrees(get, org, { start: w.start - 10, end: w.end + 10 }, "wider", ["day", "month"]);
+    await agrees(get, org, { start: T + DAY + 1, end: w.end }, "narrower", ["week"]);
+  });
+
   it("section 21's lists and a member's access: repositories, authors, private repositories, excluded repositories (direct)", {
     timeout: 120_000,
   }, async () => {
