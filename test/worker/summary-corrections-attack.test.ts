@@ -449,6 +449,171 @@ describe("attack: edge corrections against the export", () => {
     await agrees(get, org, { start: T + DAY + 1, end: w.end }, "narrower", ["week"]);
   });
 
+  it("long windows read in slices (over 92 full days; over 366 for counts), straddlers on their first, an inner and their last full day, an admin and a member", {
+    timeout: 180_000,
+  }, async () => {
+    const repos = {
+      api: { private: false },
+      web: { private: false },
+      docs: { private: true, collaborator: true },
+      attic: { private: true },
+    };
+    const member = await orgWith("member", repos);
+    const org = member.org;
+    const adminUser = await createUser();
+    await addMember(org, adminUser, "admin");
+    const { key } = await createKey(adminUser, "analytics");
+    const adminGet: Get = async (path) => {
+      SUMMARY_PLANS.clear();
+      const res = await call(path, { headers: { Authorization: `Bearer ${key}` } });
+      if (res.status !== 200) throw new Error(`${path} → ${res.status}: ${await res.text()}`);
+      return res.json();
+    };
+    const s = at("2025-01-10T00:00:00.000Z");
+    const e = s + 380 * DAY - 1; // 380 full days
+    const L = { start: s, end: e };
+    // One pull request a day (every third of `daily`'s), straddlers on the first, the 190th and the last day.
+    const prs: Straddler[] = [
+      ...daily(s - 3 * DAY, e + 1 + 3 * DAY, 1).filter((p) => p.n % 3 === 1),
+      ...straddlers(s, s, e, 10_000),
+      ...straddlers(s + 190 * DAY, s, e, 10_100),
+      ...straddlers(e + 1 - DAY, s, e, 10_200),
+    ];
+    await postEventsOk(straddlerEvents(org, prs));
+    const db = await shardDb(org);
+    const all = await agrees(adminGet, org, L, "admin, 380 days", GROUP_BYS, "", 3);
+    expect(await straddledBlocks(db, org, L)).toBe(3);
+    await agrees(member.get, org, L, "member, 380 days", ["day", "repo", "author"]);
+    await agrees(member.get, org, L, "member, 380 days, lists", ["week", "author"], "&repo=api,docs&author=alice,bob");
+    const wider = { start: s - 1, end: e + 1 };
+    await agrees(adminGet, org, wider, "admin, a millisecond wider", ["day", "week", "repo", "author"]);
+    const hundred = { start: s, end: s + 100 * DAY - 1 };
+    await agrees(adminGet, org, hundred, "admin, 100 days", ["day", "repo", "author"]);
+    await agrees(member.get, org, hundred, "member, 100 days", ["month", "repo"]);
+    // Through the storage function: each grouping alone (a repository's or author's month blocks
+    // per group beside the straddled days), and with an access list, every way.
+    for (const groupBys of [["repo"], ["author"], ["day"], ["week", "repo", "author"]] as GroupBy[][]) {
+      const { corrected, whole } = await directAgrees(db, { ...scope(org, L), groupBys }, all, groupBys.join());
+      expect(corrected, groupBys.join()).toBeGreaterThan(whole);
+    }
+    const access = all.filter((r) => r.repo !== "attic" && r.repo !== "web");
+    await directAgrees(db, { ...scope(org, L, { accessibleRepoKeys: ["api", "docs"] }), groupBys: ["day", "repo"] }, access, "access");
+  });
+
+  it("a write on a straddler between the blocks' slices and the statement, or before the medians' values: the answer is the export's before or after it", {
+    timeout: 120_000,
+  }, async () => {
+    const { org, get } = await orgWith("admin", ALL_REPOS);
+    const prs = [...daily(S - 2 * DAY, E + 1 + 2 * DAY, 1), ...edgeData(1_000)];
+    await postEventsOk(straddlerEvents(org, prs));
+    const db = await shardDb(org);
+    await agrees(get, org, W, "before", ["day"]);
+    const byN = (n: number) => prs.find((p) => p.n === n) as Straddler;
+    let version = 0;
+    const ref = (p: Straddler) => ({ org, repo: p.repo, prNumber: p.n, updatedAt: iso(at(LATER) + ++version * 1_000) });
+    const writes: [string, () => unknown[]][] = [
+      // The first day's straddler reviewed only before the start gets a review inside (its block goes).
+      ["review inside, unlisted", () => [{ type: "review", ...ref(byN(1_000)), reviewId: "w1", status: "completed", completedAt: iso(S + 2 * HOUR) }]],
+      // The inner day's straddler reviewed on both sides gets one between them (no column changes: its block stays).
+      ["review between both sides", () => [{ type: "review", ...ref(byN(1_102)), reviewId: "w2", status: "completed", completedAt: iso(S + 9 * DAY + 13 * HOUR) }]],
+      // A posted fixed finding inside on the last day's straddler with a finding after the end.
+      ["finding inside", () => [{ type: "finding", ...ref(byN(1_206)), findingId: "w3", createdAt: iso(E - HOUR), posted: true, aiAddressed: true, feedback: null }]],
+      // The first day's straddler reviewed before and inside: merged on another day, its author changed.
+      [
+        "merge moved",
+        () => {
+          const p = byN(1_001);
+          return [{ type: "pull_request", ...ref(p), author: "dora", createdAt: iso(p.created), mergedAt: iso(S + 5 * DAY + HOUR), linesAdded: 4, linesDeleted: 1 }];
+        },
+      ],
+      // The negative straddler's later review turns failed: it no longer straddles.
+      ["review failed", () => [{ type: "review", ...ref(byN(1_209)), reviewId: "r-api-1209-1", status: "failed", completedAt: iso(E + 2 * HOUR) }]],
+    ];
+    const readings: [string, SummaryLimits, GroupBy[]][] = [
+      ["sliced", { ...SUMMARY_LIMITS, blockSliceDays: 3 }, ["day", "repo", "author"]],
+      ["sliced buckets", { ...BUCKETS, blockSliceDays: 3, countSliceDays: 3 }, ["week", "day"]],
+      ["buckets", BUCKETS, ["month", "day"]],
+    ];
+    for (const [what, write] of writes)
+      for (const [how, limits, groupBys] of readings)
+        for (const hook of ["beforeWalk", "beforeMedians"] as const) {
+          const q: GroupingsQuery = { ...scope(org, W), groupBys };
+          await summarizeGroupings(db, q); // every day's block built
+          const before = await exportRows<ExportRow>(get, windowQuery(org, W), { perPage: 100, maxPages: 100 });
+          let calls = 0;
+          const figures = await summarizeGroupings(db, q, limits, {
+            [hook]: async () => {
+              if (calls++ === 0) await postEventsOk(write());
+            },
+          });
+          const after = await exportRows<ExportRow>(get, windowQuery(org, W), { perPage: 100, maxPages: 100 });
+          const label = `${what}, ${how}, ${hook}`;
+          expect(calls, label).toBeGreaterThan(0);
+          // Before the walk, the statement reads the write; before the medians, either state, but one whole.
+          if (hook === "beforeWalk") expect(shape(figures), label).toEqual(expected(after, groupBys, W));
+          else expect([expected(before, groupBys, W), expected(after, groupBys, W)], label).toContainEqual(shape(figures));
+          expect(shape(await summarizeGroupings(db, q, limits)), `${label}, again`).toEqual(expected(after, groupBys, W));
+        }
+    await agrees(get, org, W, "after the writes");
+  });
+
+  it("renames (a repository into another, one recased) and a move to the other shard, with straddled days built before each", {
+    timeout: 120_000,
+  }, async () => {
+    const { org, get } = await orgWith("admin", ALL_REPOS);
+    await postEventsOk(straddlerEvents(org, [...daily(S - 2 * DAY, E + 1 + 2 * DAY, 1), ...edgeData(1_000)]));
+    const windows = [W, { start: S - 1, end: E + 1 }];
+    for (const w of windows) await agrees(get, org, w, `before ${iso(w.start)}`);
+    await moveRows(await shardDb(org), { orgKey: org, repo: "attic" }, { orgKey: org, repo: "web" });
+    for (const w of windows) await agrees(get, org, w, `attic into web ${iso(w.start)}`);
+    await moveRows(await shardDb(org), { orgKey: org, repo: "api" }, { orgKey: org, repo: "Core" });
+    for (const w of windows) {
+      const rows = await agrees(get, org, w, `api to Core ${iso(w.start)}`);
+      expect(rows.some((r) => r.repo === "Core")).toBe(true);
+    }
+    await moveToOtherShard(org);
+    const db = await shardDb(org);
+    for (const w of windows) {
+      const rows = await agrees(get, org, w, `moved ${iso(w.start)}`);
+      await directAgrees(db, { ...scope(org, w), groupBys: ["week", "repo", "author"] }, rows, `moved ${iso(w.start)}`);
+    }
+    expect(await straddledBlocks(db, org, W)).toBe(3);
+  });
+
+  it("null creation times (set in the table: no event writes one) on straddlers and on the pull requests they share a day with", {
+    timeout: 60_000,
+  }, async () => {
+    const { org } = await orgWith("admin", ALL_REPOS);
+    const prs = [...daily(S - 2 * DAY, E + 1 + 2 * DAY, 1), ...edgeData(1_000)];
+    await postEventsOk(straddlerEvents(org, prs));
+    const db = await shardDb(org);
+    // Every other straddler of the first and last days, and one pull request of each of those days that straddles nothing.
+    const nulled = [
+      ...prs.filter((p) => p.n >= 1_000 && p.n % 2 === 0 && (p.n < 1_100 || (p.n >= 1_200 && p.n < 1_300))),
+      ...prs.filter((p) => p.n < 1_000 && (Math.floor(p.merged / DAY) === S / DAY || Math.floor(p.merged / DAY) === (E + 1) / DAY - 1)).slice(0, 4),
+    ];
+    await db
+      .prepare(
+        "UPDATE pull_requests SET created_at = NULL WHERE org_key = ?1 AND (repo_key, pr_number) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?2))",
+      )
+      .bind(org, JSON.stringify(nulled.map((p) => [p.repo, p.n])))
+      .run();
+    const none = await db
+      .prepare("SELECT COUNT(*) AS n FROM pull_requests WHERE org_key = ?1 AND created_at IS NULL")
+      .bind(org)
+      .first<{ n: number }>();
+    expect(none?.n).toBe(nulled.length);
+    expect(nulled.length).toBe(6 + 6 + 4);
+    for (const w of [W, { start: S - 1, end: E + 1 }])
+      for (const groupBys of [["day", "repo", "author"], ["week"], ["month", "day"]] as GroupBy[][]) {
+        const q: GroupingsQuery = { ...scope(org, w), groupBys };
+        await summarizeGroupings(db, q); // builds
+        const walked = shape(await summarizeGroupings(db, q, WALK));
+        const label = `${iso(w.start)} ${groupBys.join()}`;
+        for (const [name, limits] of READS) expect(shape(await summarizeGroupings(db, q, limits)), `${label}: ${name}`).toEqual(walked);
+      }
+  });
+
   it("section 21's lists and a member's access: repositories, authors, private repositories, excluded repositories (direct)", {
     timeout: 120_000,
   }, async () => {
