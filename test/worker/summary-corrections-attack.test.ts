@@ -11,7 +11,18 @@ import {
 } from "../../src/storage/analytics-summary";
 import { moveRows } from "../../src/storage/renames";
 import { appCall, signIn } from "./app-helpers";
-import { addMember, adminOk, call, createKey, createOrg, createUser, moveToOtherShard, postEventsOk, shardDb, unique } from "./helpers";
+import {
+  addMember,
+  adminOk,
+  call,
+  createKey,
+  createOrg,
+  createUser,
+  moveToOtherShard,
+  postEventsOk,
+  shardDb,
+  unique,
+} from "./helpers";
 import { eventsOf, type Pr, VERSION } from "./summary-attack-data";
 import { type ExportRow, exportRows, GROUP_BYS, type GroupBy, referenceAnswer, referenceSummary } from "./summary-reference";
 
@@ -190,9 +201,23 @@ function straddlers(D: number, s: number, e: number, first: number): Straddler[]
     // Its only completed review a millisecond before the start: not listed, but in its day's block.
     (n) => ({ repo: "attic", n, author: "ghost", created: s - 1 - 2 * HOUR, merged: D + 10 * HOUR, reviews: [s - 1] }),
     // Reviewed before the start and inside: listed, its first review (before the window) its duration.
-    (n) => ({ repo: "api", n, author: "alice", created: s - 3 * HOUR, merged: D + 11 * HOUR, reviews: [s - 2 * HOUR, D + 11 * HOUR] }),
+    (n) => ({
+      repo: "api",
+      n,
+      author: "alice",
+      created: s - 3 * HOUR,
+      merged: D + 11 * HOUR,
+      reviews: [s - 2 * HOUR, D + 11 * HOUR],
+    }),
     // Reviewed on both sides, never inside: not listed (a candidate that fails the check).
-    (n) => ({ repo: "attic", n, author: "ghost", created: s - 6 * HOUR, merged: D + 12 * HOUR, reviews: [s - 5 * HOUR, e + 5 * HOUR] }),
+    (n) => ({
+      repo: "attic",
+      n,
+      author: "ghost",
+      created: s - 6 * HOUR,
+      merged: D + 12 * HOUR,
+      reviews: [s - 5 * HOUR, e + 5 * HOUR],
+    }),
     // Its only review a millisecond after the end: not listed; to merge 5 hours, as kept ones.
     (n) => ({ repo: "web", n, author: "ghost", created: D + 7 * HOUR, merged: D + 12 * HOUR, reviews: [e + 1] }),
     // Reviewed inside and after the end: listed; 2 hours to first review, 6 to merge.
@@ -250,7 +275,14 @@ function straddlers(D: number, s: number, e: number, first: number): Straddler[]
       failed: [D + 13 * HOUR],
     }),
     // Negative durations (created after its first review and its merge), reviewed again after the end.
-    (n) => ({ repo: "api", n, author: "BOB", created: D + 20 * HOUR, merged: D + 18 * HOUR, reviews: [D + 17 * HOUR, e + 2 * HOUR] }),
+    (n) => ({
+      repo: "api",
+      n,
+      author: "BOB",
+      created: D + 20 * HOUR,
+      merged: D + 18 * HOUR,
+      reviews: [D + 17 * HOUR, e + 2 * HOUR],
+    }),
     // Reviewed exactly at the start and at the end: inside, no straddle.
     (n) => ({ repo: "web", n, author: "carol", created: D + 13 * HOUR, merged: D + 19 * HOUR, reviews: [s, e] }),
     // Findings exactly at the start and at the end, both fixed.
@@ -416,7 +448,14 @@ describe("attack: edge corrections against the export", () => {
         const merged = T + d * DAY + (d === 0 ? 13 : d === 4 ? 6 : 5) * HOUR + i * 60_000 + d;
         const tf = low + 1_000 + 7 * n;
         const created = merged - tf - HOUR;
-        prs.push({ repo: n % 5 === 0 ? "web" : "api", n: n++, author: n % 3 === 0 ? "bob" : "alice", created, merged, reviews: [created + tf] });
+        prs.push({
+          repo: n % 5 === 0 ? "web" : "api",
+          n: n++,
+          author: n % 3 === 0 ? "bob" : "alice",
+          created,
+          merged,
+          reviews: [created + tf],
+        });
       }
     // On each full day, straddlers whose durations lie in the same bucket below every kept one: three
     // listed (a second review after the end), three not (their only review before the start).
@@ -497,7 +536,12 @@ describe("attack: edge corrections against the export", () => {
       expect(corrected, groupBys.join()).toBeGreaterThan(whole);
     }
     const access = all.filter((r) => r.repo !== "attic" && r.repo !== "web");
-    await directAgrees(db, { ...scope(org, L, { accessibleRepoKeys: ["api", "docs"] }), groupBys: ["day", "repo"] }, access, "access");
+    await directAgrees(
+      db,
+      { ...scope(org, L, { accessibleRepoKeys: ["api", "docs"] }), groupBys: ["day", "repo"] },
+      access,
+      "access",
+    );
   });
 
   it("a write on a straddler between the blocks' slices and the statement, or before the medians' values: the answer is the export's before or after it", {
@@ -513,21 +557,57 @@ describe("attack: edge corrections against the export", () => {
     const ref = (p: Straddler) => ({ org, repo: p.repo, prNumber: p.n, updatedAt: iso(at(LATER) + ++version * 1_000) });
     const writes: [string, () => unknown[]][] = [
       // The first day's straddler reviewed only before the start gets a review inside (its block goes).
-      ["review inside, unlisted", () => [{ type: "review", ...ref(byN(1_000)), reviewId: "w1", status: "completed", completedAt: iso(S + 2 * HOUR) }]],
+      [
+        "review inside, unlisted",
+        () => [{ type: "review", ...ref(byN(1_000)), reviewId: "w1", status: "completed", completedAt: iso(S + 2 * HOUR) }],
+      ],
       // The inner day's straddler reviewed on both sides gets one between them (no column changes: its block stays).
-      ["review between both sides", () => [{ type: "review", ...ref(byN(1_102)), reviewId: "w2", status: "completed", completedAt: iso(S + 9 * DAY + 13 * HOUR) }]],
+      [
+        "review between both sides",
+        () => [
+          { type: "review", ...ref(byN(1_102)), reviewId: "w2", status: "completed", completedAt: iso(S + 9 * DAY + 13 * HOUR) },
+        ],
+      ],
       // A posted fixed finding inside on the last day's straddler with a finding after the end.
-      ["finding inside", () => [{ type: "finding", ...ref(byN(1_206)), findingId: "w3", createdAt: iso(E - HOUR), posted: true, aiAddressed: true, feedback: null }]],
+      [
+        "finding inside",
+        () => [
+          {
+            type: "finding",
+            ...ref(byN(1_206)),
+            findingId: "w3",
+            createdAt: iso(E - HOUR),
+            posted: true,
+            aiAddressed: true,
+            feedback: null,
+          },
+        ],
+      ],
       // The first day's straddler reviewed before and inside: merged on another day, its author changed.
       [
         "merge moved",
         () => {
           const p = byN(1_001);
-          return [{ type: "pull_request", ...ref(p), author: "dora", createdAt: iso(p.created), mergedAt: iso(S + 5 * DAY + HOUR), linesAdded: 4, linesDeleted: 1 }];
+          return [
+            {
+              type: "pull_request",
+              ...ref(p),
+              author: "dora",
+              createdAt: iso(p.created),
+              mergedAt: iso(S + 5 * DAY + HOUR),
+              linesAdded: 4,
+              linesDeleted: 1,
+            },
+          ];
         },
       ],
       // The negative straddler's later review turns failed: it no longer straddles.
-      ["review failed", () => [{ type: "review", ...ref(byN(1_209)), reviewId: "r-api-1209-1", status: "failed", completedAt: iso(E + 2 * HOUR) }]],
+      [
+        "review failed",
+        () => [
+          { type: "review", ...ref(byN(1_209)), reviewId: "r-api-1209-1", status: "failed", completedAt: iso(E + 2 * HOUR) },
+        ],
+      ],
     ];
     const readings: [string, SummaryLimits, GroupBy[]][] = [
       ["sliced", { ...SUMMARY_LIMITS, blockSliceDays: 3 }, ["day", "repo", "author"]],
@@ -590,7 +670,11 @@ describe("attack: edge corrections against the export", () => {
     // Every other straddler of the first and last days, and one pull request of each of those days that straddles nothing.
     const nulled = [
       ...prs.filter((p) => p.n >= 1_000 && p.n % 2 === 0 && (p.n < 1_100 || (p.n >= 1_200 && p.n < 1_300))),
-      ...prs.filter((p) => p.n < 1_000 && (Math.floor(p.merged / DAY) === S / DAY || Math.floor(p.merged / DAY) === (E + 1) / DAY - 1)).slice(0, 4),
+      ...prs
+        .filter(
+          (p) => p.n < 1_000 && (Math.floor(p.merged / DAY) === S / DAY || Math.floor(p.merged / DAY) === (E + 1) / DAY - 1),
+        )
+        .slice(0, 4),
     ];
     await db
       .prepare(
@@ -610,7 +694,8 @@ describe("attack: edge corrections against the export", () => {
         await summarizeGroupings(db, q); // builds
         const walked = shape(await summarizeGroupings(db, q, WALK));
         const label = `${iso(w.start)} ${groupBys.join()}`;
-        for (const [name, limits] of READS) expect(shape(await summarizeGroupings(db, q, limits)), `${label}: ${name}`).toEqual(walked);
+        for (const [name, limits] of READS)
+          expect(shape(await summarizeGroupings(db, q, limits)), `${label}: ${name}`).toEqual(walked);
       }
   });
 
@@ -659,7 +744,10 @@ describe("attack: edge corrections against the export", () => {
     // Excluded repositories (left the installation) and lists, straight through the storage function.
     const cases: [Partial<AnalyticsScope>, (r: ExportRow) => boolean][] = [
       [{ excludedRepoKeys: ["web"] }, (r) => r.repo !== "web"],
-      [{ excludedRepoKeys: ["api", "docs"], authorKeys: ["bob", "carol"] }, (r) => r.repo === "web" && ["bob", "carol"].includes(r.author.toLowerCase())],
+      [
+        { excludedRepoKeys: ["api", "docs"], authorKeys: ["bob", "carol"] },
+        (r) => r.repo === "web" && ["bob", "carol"].includes(r.author.toLowerCase()),
+      ],
       [{ accessibleRepoKeys: ["api", "docs"] }, (r) => r.repo === "api" || r.repo === "docs"],
       [{ repoKeys: ["api", "web"], excludedRepoKeys: ["web"] }, (r) => r.repo === "api"],
       [{ repoKeys: ["docs"] }, (r) => r.repo === "docs"],
@@ -692,11 +780,21 @@ describe("attack: edge corrections against the export", () => {
         );
       }
     };
-    for (const w of [W, { start: S - 1, end: E + 1 }, { start: S - 2 * HOUR, end: E + 2 * HOUR }]) await dashboard(w, iso(w.start));
+    for (const w of [W, { start: S - 1, end: E + 1 }, { start: S - 2 * HOUR, end: E + 2 * HOUR }])
+      await dashboard(w, iso(w.start));
     // The first day's straddler reviewed before the start only gets a review inside: now listed.
     const ghost = prs.find((p) => p.n === 1_000) as Straddler;
     await postEventsOk([
-      { type: "review", org, repo: ghost.repo, prNumber: ghost.n, reviewId: "late", status: "completed", completedAt: iso(S + HOUR), updatedAt: LATER },
+      {
+        type: "review",
+        org,
+        repo: ghost.repo,
+        prNumber: ghost.n,
+        reviewId: "late",
+        status: "completed",
+        completedAt: iso(S + HOUR),
+        updatedAt: LATER,
+      },
     ]);
     await dashboard(W, "after the review");
     const after = await agrees(get, org, W, "public after the review", ["day", "repo", "author"]);
