@@ -330,6 +330,26 @@ function edgeData(first: number): Straddler[] {
     // Merged a millisecond before the start and after the end, reviewed inside (walked by the tiers).
     { repo: "api", n: first + 300, author: "alice", created: S - 5 * HOUR, merged: S - 1, reviews: [S + HOUR] },
     { repo: "web", n: first + 301, author: "Bob", created: E - 6 * HOUR, merged: E + 1, reviews: [E - HOUR] },
+    // Straddlers merged at the first and the last millisecond of a full day.
+    { repo: "attic", n: first + 302, author: "ghost", created: S - 3 * HOUR, merged: S, reviews: [S - 1] },
+    { repo: "web", n: first + 303, author: "carol", created: E - 5 * HOUR, merged: E, reviews: [E - 4 * HOUR, E + 1] },
+    {
+      repo: "api",
+      n: first + 304,
+      author: "Bob",
+      created: S + 9 * DAY - 2 * HOUR,
+      merged: S + 9 * DAY,
+      reviews: [S - 1, S + 9 * DAY - HOUR],
+    },
+    {
+      repo: "docs",
+      n: first + 305,
+      author: "alice",
+      created: S + 10 * DAY - 5 * HOUR,
+      merged: S + 10 * DAY - 1,
+      reviews: [S + 10 * DAY - 2 * HOUR],
+      findings: [{ at: E + 1, fixed: true }],
+    },
   ];
 }
 
@@ -431,6 +451,31 @@ describe("attack: edge corrections against the export", () => {
     ]);
     // A wider window lists the straddlers reviewed before the start and after the end.
     await agrees(get, org, { start: s - 10 * DAY, end: e + 10 * DAY }, "wider", ["day", "repo", "author"]);
+    // A day whose every pull request is a straddler the window does not list: served from its block,
+    // all of it removed, an answer without groups (and the day's empty bucket).
+    const lone = S + 10 * DAY;
+    const unlisted: Straddler[] = [0, 1, 2].map((i) => ({
+      repo: "api",
+      n: 900 + i,
+      author: "alice",
+      created: lone - 2 * HOUR - i,
+      merged: lone + (3 + i) * HOUR,
+      reviews: [lone - 1 - i],
+    }));
+    await postEventsOk(straddlerEvents(org, unlisted));
+    const empty = await agrees(get, org, { start: lone, end: lone + DAY - 1 }, "a day of straddlers only", GROUP_BYS, "", 3);
+    expect(empty).toEqual([]);
+    const only = await directAgrees(
+      db,
+      { ...scope(org, { start: lone, end: lone + DAY - 1 }), groupBys: ["day", "repo"] },
+      [],
+      "lone",
+    );
+    expect([only.corrected, only.whole]).toEqual([0, 0]);
+    await agrees(get, org, { start: lone - 1, end: lone + DAY - 1 }, "a millisecond earlier: the day's straddlers listed", [
+      "day",
+      "author",
+    ]);
   });
 
   it("medians from duration buckets (over 2,000 pull requests served): removed values inside the median's bucket, below it, distinct", {
@@ -529,6 +574,9 @@ describe("attack: edge corrections against the export", () => {
     const hundred = { start: s, end: s + 100 * DAY - 1 };
     await agrees(adminGet, org, hundred, "admin, 100 days", ["day", "repo", "author"]);
     await agrees(member.get, org, hundred, "member, 100 days", ["month", "repo"]);
+    // A listed repository's whole months come from its month blocks, its straddled days with corrections.
+    await agrees(adminGet, org, L, "admin, api listed", ["day", "week", "month"], "&repo=api");
+    await agrees(adminGet, org, L, "admin, web and docs listed", ["day", "month", "repo"], "&repo=web,docs");
     // Through the storage function: each grouping alone (a repository's or author's month blocks
     // per group beside the straddled days), and with an access list, every way.
     for (const groupBys of [["repo"], ["author"], ["day"], ["week", "repo", "author"]] as GroupBy[][]) {
