@@ -20,6 +20,7 @@ import {
   createUser,
   moveToOtherShard,
   postEventsOk,
+  seededRandom,
   shardDb,
   unique,
 } from "./helpers";
@@ -472,6 +473,13 @@ describe("attack: edge corrections against the export", () => {
       "lone",
     );
     expect([only.corrected, only.whole]).toEqual([0, 0]);
+    // With the four days before it, from the blocks' counts: a week's and the totals' parts less every value of that day.
+    const eleven = { start: S, end: lone + DAY - 1 };
+    const around = await agrees(get, org, eleven, "eleven days", ["week", "day"]);
+    const weeks = await directAgrees(db, { ...scope(org, eleven), groupBys: ["week", "day"] }, around, "eleven days");
+    // The straddlers reviewed after the first four days' end and the lone day's lie inside this window:
+    // those days' blocks keep 9 each (3 reviewed before the start straddle), the lone day's block is served whole.
+    expect([weeks.corrected, weeks.whole]).toEqual([4 * 9 + 3, 3]);
     await agrees(get, org, { start: lone - 1, end: lone + DAY - 1 }, "a millisecond earlier: the day's straddlers listed", [
       "day",
       "author",
@@ -800,6 +808,86 @@ describe("attack: edge corrections against the export", () => {
       .all<{ day: number }>();
     expect(bytesMarkers.results.map((r) => r.day)).toEqual(straddledDays);
     await directAgrees(odb, oq, orows, "byte markers");
+  });
+
+  it("random pull requests with reviews and findings around random windows (fixed seed): every way of reading equals the export", {
+    timeout: 120_000,
+  }, async () => {
+    const { org, get } = await orgWith("admin", ALL_REPOS);
+    const random = seededRandom(90_417);
+    const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)] as T;
+    const T0 = at("2026-05-04T00:00:00.000Z");
+    const ms = () => Math.floor(random() * DAY);
+    const prs: Straddler[] = [];
+    for (let n = 1; n <= 220; n++) {
+      const merged = T0 + Math.floor(random() * 12) * DAY + pick([0, DAY - 1, ms(), ms(), ms()]);
+      const created = merged - pick([0, 1, HOUR, 5 * HOUR, 3 * DAY, -HOUR, Math.floor(random() * 4 * DAY)]);
+      const around = () => merged + Math.floor((random() * 8 - 4) * DAY);
+      prs.push({
+        repo: pick(["api", "web", "docs", "attic"]),
+        n,
+        author: pick(["alice", "Bob", "bob", "carol", "ghost"]),
+        created,
+        merged,
+        reviews: Array.from({ length: 1 + Math.floor(random() * 3) }, around),
+        findings: Array.from({ length: Math.floor(random() * 3) }, () => ({ at: around(), fixed: random() < 0.5 })),
+        linesAdded: random() < 0.1 ? null : n,
+        ...(random() < 0.3 ? { ai: n % 40 } : {}),
+        ...(random() < 0.2 ? { failed: [around()] } : {}),
+      });
+    }
+    await postEventsOk(straddlerEvents(org, prs));
+    const db = await shardDb(org);
+    const windows: Window[] = [];
+    for (let i = 0; i < 6; i++) {
+      const start = T0 + Math.floor(random() * 5) * DAY + pick([0, 0, 1, -1, ms()]);
+      windows.push({ start, end: start + (2 + Math.floor(random() * 6)) * DAY + pick([-1, -1, 0, ms()]) });
+    }
+    let straddled = 0;
+    for (const w of windows) {
+      const label = `${iso(w.start)}..${iso(w.end)}`;
+      const rows = await agrees(get, org, w, label, ["day", "author"]);
+      straddled += await straddledBlocks(db, org, w);
+      for (const groupBys of [
+        ["week", "repo", "author"],
+        ["day", "month"],
+      ] as GroupBy[][])
+        await directAgrees(db, { ...scope(org, w), groupBys }, rows, `${label} ${groupBys.join()}`);
+    }
+    expect(straddled).toBeGreaterThan(10);
+  });
+
+  it("a straddled day at a year's end and a leap day: ISO weeks and months across them", { timeout: 60_000 }, async () => {
+    const { org, get } = await orgWith("admin", ALL_REPOS);
+    const newYear = at("2027-01-01T00:00:00.000Z"); // a Friday: its ISO week starts on 2026-12-28
+    const leap = at("2028-02-29T00:00:00.000Z");
+    const prs = [
+      ...daily(newYear - 3 * DAY, newYear + 3 * DAY, 1),
+      ...straddlers(newYear - DAY, newYear - DAY, newYear + DAY - 1, 1_000),
+      ...straddlers(newYear, newYear - DAY, newYear + DAY - 1, 1_100),
+      ...daily(leap - 2 * DAY, leap + 3 * DAY, 2_000),
+      ...straddlers(leap, leap, leap + DAY - 1, 3_000),
+    ];
+    await postEventsOk(straddlerEvents(org, prs));
+    const db = await shardDb(org);
+    // The straddled days of each window: both around the new year; the leap day, then none (the
+    // wider window holds every review and finding of the leap day's straddlers).
+    for (const [w, straddled] of [
+      [{ start: newYear - DAY, end: newYear + DAY - 1 }, 2],
+      [{ start: newYear - DAY - 1, end: newYear + DAY }, 2],
+      [{ start: leap, end: leap + DAY - 1 }, 1],
+      [{ start: leap - DAY, end: leap + 2 * DAY - 1 }, 0],
+    ] as const) {
+      const rows = await agrees(get, org, w, iso(w.start), GROUP_BYS);
+      expect(await straddledBlocks(db, org, w), iso(w.start)).toBe(straddled);
+      const { corrected, whole } = await directAgrees(
+        db,
+        { ...scope(org, w), groupBys: ["week", "month", "day"] },
+        rows,
+        iso(w.start),
+      );
+      expect(corrected > whole, iso(w.start)).toBe(straddled > 0);
+    }
   });
 
   it("section 21's lists and a member's access: repositories, authors, private repositories, excluded repositories (direct)", {
