@@ -26,6 +26,7 @@ import {
 } from "./helpers";
 import { eventsOf, type Pr, VERSION } from "./summary-attack-data";
 import { type ExportRow, exportRows, GROUP_BYS, type GroupBy, referenceAnswer, referenceSummary } from "./summary-reference";
+import { deliverQueued, example, repoId, world } from "./webhook-helpers";
 
 /**
  * An outside review's attacks on the summary's edge corrections (commit 9ef8c5a): a full day of the
@@ -969,6 +970,41 @@ describe("attack: edge corrections against the export", () => {
       // Each case counts some pull request that straddles nothing on a straddled day (but the ghost's).
       if (extra.authorKeys?.includes("ghost") !== true)
         for (const { corrected, whole } of [mixed, days]) expect(corrected, JSON.stringify(extra)).toBeGreaterThan(whole);
+    }
+  });
+
+  it("a repository leaves the installation after the straddled days' blocks were built (excluded from the admin's answers), and comes back", {
+    timeout: 120_000,
+  }, async () => {
+    const repos = ["api", "web", "docs", "attic"].map((name) => ({ id: repoId(), name, private: false }));
+    const { org, admin } = await world(repos);
+    const get: Get = async (path) => {
+      SUMMARY_PLANS.clear();
+      const res = await call(path, { headers: { Authorization: `Bearer ${admin.analyticsKey}` } });
+      if (res.status !== 200) throw new Error(`${path} → ${res.status}: ${await res.text()}`);
+      return res.json();
+    };
+    await postEventsOk(straddlerEvents(org, [...daily(S - 2 * DAY, E + 1 + 2 * DAY, 1), ...edgeData(1_000)]));
+    const windows = [W, { start: S - 1, end: E + 1 }];
+    for (const w of windows) await agrees(get, org, w, `before ${iso(w.start)}`, ["day", "repo", "author"]);
+    expect(await straddledBlocks(await shardDb(org), org, W)).toBe(3);
+    const change = (action: "removed" | "added", name: string) => {
+      const payload = example("installation_repositories", action, org);
+      const repo = repos.find((r) => r.name === name) as (typeof repos)[number];
+      payload[`repositories_${action}`] = [{ ...repo, full_name: `${org}/${name}`, node_id: "x" }];
+      return deliverQueued("installation_repositories", payload);
+    };
+    // web holds straddlers of every day: the organization's blocks still hold them, the answer not.
+    await change("removed", "web");
+    for (const w of windows) {
+      const rows = await agrees(get, org, w, `web removed ${iso(w.start)}`, GROUP_BYS);
+      expect(rows.some((r) => r.repo === "web")).toBe(false);
+      await agrees(get, org, w, `web removed, listed ${iso(w.start)}`, ["day", "author"], "&repo=api,docs");
+    }
+    await change("added", "web");
+    for (const w of windows) {
+      const rows = await agrees(get, org, w, `web back ${iso(w.start)}`, ["week", "repo"]);
+      expect(rows.some((r) => r.repo === "web")).toBe(true);
     }
   });
 
