@@ -2,15 +2,7 @@ import { DAY_MS } from "../lib/time";
 import type { SummaryGroupBy } from "../schemas/analytics-summary";
 import { unionAll } from "./analytics";
 import { GAP_TIER_BOUNDS_MS, LAST_GAP_TIER } from "./review-span";
-import {
-  BLOCK_FIGURES,
-  BLOCK_JSON,
-  BLOCK_SUMS,
-  mergeEdgeSql,
-  PULL_REQUEST_HI,
-  PULL_REQUEST_LO,
-  wholeMonths,
-} from "./summary-days";
+import { BLOCK_JSON, mergeEdgeSql, PULL_REQUEST_HI, PULL_REQUEST_LO, wholeMonths } from "./summary-days";
 import {
   BLOCK,
   type BlocksServed,
@@ -166,6 +158,39 @@ export const SERVABLE = (table: string, corrections: boolean, count = `${table}p
 const STRADDLED = (table: string, count = `${table}pull_requests`) =>
   `NOT (${count} = 0 OR (${table}lo >= ?2 AND ${table}hi <= ?3))`;
 
+/**
+ * A walked candidate's exact check (it has a completed review in the window: its first or last
+ * does, or one between them, read only when both lie outside), and its posted findings and
+ * AI-addressed ones in the window (its own columns unless they straddle an edge), over `COLUMNS`.
+ */
+const CHECKED = `(f >= ?2 OR l <= ?3 OR EXISTS (SELECT 1 FROM reviews AS r
+      WHERE r.pr_id = pid AND r.status = 'completed' AND r.completed_at BETWEEN ?2 AND ?3))`;
+const FLAGGED = `CASE WHEN ff >= ?2 AND lf <= ?3 THEN pf
+      WHEN ff IS NULL OR ff > ?3 OR lf < ?2 THEN 0
+      ELSE (SELECT COUNT(*) FROM findings AS fi
+        WHERE fi.pr_id = pid AND fi.posted = 1 AND fi.created_at BETWEEN ?2 AND ?3) END`;
+const FIXED = `CASE WHEN ff >= ?2 AND lf <= ?3 THEN xf
+      WHEN ff IS NULL OR ff > ?3 OR lf < ?2 OR xf = 0 THEN 0
+      ELSE (SELECT COUNT(*) FROM findings AS fi
+        WHERE fi.pr_id = pid AND fi.posted = 1 AND fi.ai_addressed = 1 AND fi.created_at BETWEEN ?2 AND ?3) END`;
+
+/**
+ * Per straddling pull request of a day served with corrections (`corrections`, walked on its day's
+ * index range with the filters but not the window's span): what its block counted of it less what
+ * the window counts. `gone`: the window does not list it (no completed review in the window), so
+ * its block's count, lines, AI lines and durations are taken away; `fl`, `fx`: its block's findings
+ * (all posted ones) less the window's, when it is listed; `cand`: whether the window's walk would
+ * have found it (its span meets the window), for the candidates' count.
+ */
+const CORRECTIONS = (walk: string) => `SELECT pid, repo, author, m, la, ld, ai, tf, tm, cand, NOT ok AS gone,
+    IIF(ff IS NULL, 0, pf) - IIF(ok, fl, 0) AS fl, IIF(ff IS NULL, 0, xf) - IIF(ok, fx, 0) AS fx
+  FROM (
+    SELECT *, f - c AS tf, m - c AS tm, cand AND ${CHECKED} AS ok,
+      CASE WHEN cand THEN ${FLAGGED} ELSE 0 END AS fl, CASE WHEN cand THEN ${FIXED} ELSE 0 END AS fx
+    FROM (SELECT *, f <= ?3 AND l >= ?2 AS cand FROM (${walk}) LIMIT -1 OFFSET 0)
+    LIMIT -1 OFFSET 0
+  )`;
+
 /** Blocks per bound part of the list of blocks read before the statement: about 40 bytes each. */
 const READ_LIST_PART = 10_000;
 
@@ -258,17 +283,7 @@ export function summaryStatement(
     CROSS JOIN pull_requests AS p INDEXED BY pull_requests_summary_walk ON ${where([...dayRange, ...conditions], true, windowed)}`;
   const walkOnly = served === "walk";
   // Per row: the exact check and the findings in the window (see above), from the candidate's columns.
-  const metrics = `pid, repo, author, m, la, ld, ai, f - c AS tf, m - c AS tm,
-    (f >= ?2 OR l <= ?3 OR EXISTS (SELECT 1 FROM reviews AS r
-      WHERE r.pr_id = pid AND r.status = 'completed' AND r.completed_at BETWEEN ?2 AND ?3)) AS ok,
-    CASE WHEN ff >= ?2 AND lf <= ?3 THEN pf
-      WHEN ff IS NULL OR ff > ?3 OR lf < ?2 THEN 0
-      ELSE (SELECT COUNT(*) FROM findings AS fi
-        WHERE fi.pr_id = pid AND fi.posted = 1 AND fi.created_at BETWEEN ?2 AND ?3) END AS fl,
-    CASE WHEN ff >= ?2 AND lf <= ?3 THEN xf
-      WHEN ff IS NULL OR ff > ?3 OR lf < ?2 OR xf = 0 THEN 0
-      ELSE (SELECT COUNT(*) FROM findings AS fi
-        WHERE fi.pr_id = pid AND fi.posted = 1 AND fi.ai_addressed = 1 AND fi.created_at BETWEEN ?2 AND ?3) END AS fx`;
+  const metrics = `pid, repo, author, m, la, ld, ai, f - c AS tf, m - c AS tm, ${CHECKED} AS ok, ${FLAGGED} AS fl, ${FIXED} AS fx`;
   // Per group: its candidates, and the sums and durations of those that qualify.
   const aggregates = [
     "COUNT(*) AS candidates",
@@ -417,18 +432,17 @@ walked AS (${
 corrected AS (SELECT rk, day AS d FROM served WHERE corr`
   }
 )`;
-  // The window's merges: on the days no block serves, and on the days a block serves with
-  // corrections, the pull requests that straddle an edge of the window (their block serves the
-  // day without them: `removal`).
-  const inWindow = withMonths
-    ? dayWalk("walked", byAuthor)
-    : `${dayWalk("walked", byAuthor)}\n  UNION ALL\n  ${dayWalk("corrected", [STRADDLES, ...byAuthor])}`;
-  // Per group, what the served blocks counted of those straddling pull requests, as a block counts
-  // them (every merged and reviewed one, all of its posted findings): the caller takes it away
-  // (`REMOVED_FROM`). Few rows: the straddling pull requests of the window's edge days.
+  // The window's merges on the days no block serves.
+  const inWindow = dayWalk("walked", byAuthor);
+  // Per group, what the served blocks counted of their pull requests that straddle an edge of the
+  // window less what the window counts of them (`CORRECTIONS`): the caller takes it away
+  // (`REMOVED_FROM`). Few rows: the straddling pull requests of the window's edge days, each
+  // checked once.
   const removedKeyed = groupKeys.map((key, i) => `SELECT ${i} AS grp, ${key.row} AS k, * FROM removed`).join("\n  UNION ALL\n  ");
-  const removal = `SELECT ${REMOVED_FROM} - grp AS grouping, ${keyOf("k")} AS key, COUNT(*) AS candidates, ${BLOCK_SUMS.join(", ")},
-  json_group_array(tf) FILTER (WHERE tf IS NOT NULL), json_group_array(tm) FILTER (WHERE tm IS NOT NULL),
+  const removal = `SELECT ${REMOVED_FROM} - grp AS grouping, ${keyOf("k")} AS key, COUNT(*) - SUM(cand) AS candidates,
+  COUNT(*) FILTER (WHERE gone), COALESCE(SUM(la) FILTER (WHERE gone), 0), COALESCE(SUM(ld) FILTER (WHERE gone), 0),
+  SUM(fl), SUM(fx), COALESCE(SUM(ai) FILTER (WHERE gone), 0), COUNT(ai) FILTER (WHERE gone),
+  json_group_array(tf) FILTER (WHERE gone AND tf IS NOT NULL), json_group_array(tm) FILTER (WHERE gone AND tm IS NOT NULL),
   ${BLOCK_JSON.map(() => "NULL").join(", ")}, NULL, NULL, NULL
 FROM (${removedKeyed})
 GROUP BY grp, k`;
@@ -464,7 +478,7 @@ WHERE (k.rk, d) NOT IN (SELECT rk, day FROM stored)`,
         ];
   const removedRows = withMonths
     ? ""
-    : `removed AS (\n  ${dayWalk("corrected", [STRADDLES, ...byAuthor], false, `p.id AS pid, p.repo AS repo, p.author AS author, p.merged_at AS m, ${BLOCK_FIGURES}`)}\n),\n`;
+    : `removed AS MATERIALIZED (\n  ${CORRECTIONS(dayWalk("corrected", [STRADDLES, ...byAuthor], false))}\n),\n`;
   const sql = `WITH RECURSIVE ${days},
 ${removedRows}metrics AS (
   ${bounded(`SELECT * FROM (${inWindow}\n  UNION ALL\n  ${viaIds(unionAll(outside))})`)}
