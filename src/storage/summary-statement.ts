@@ -70,7 +70,10 @@ const COLUMNS = `p.id AS pid, p.repo AS repo, p.author AS author, p.merged_at AS
  * export's (`storage/analytics.ts`): merged, in the organization (and repository), accessible, and
  * with a completed review in [start, end]. The window's full days served by blocks (`served`: chosen
  * by the statement, which then sends their blocks; none; or read before it in slices, which it
- * checks and answers STALE for any gone since) are not walked. The rest are found the way the
+ * checks and answers STALE for any gone since) are not walked: a block whose day holds pull
+ * requests with a review or finding outside the window is served with corrections (`CORRECTIONS`,
+ * rows `REMOVED_FROM`: those pull requests alone are checked, on the day's index range). The rest
+ * are found the way the
  * export's walk finds them, as disjoint index ranges of the review span (`review-span.ts`): merged
  * inside the window, one range per day not served; merged before it, one range per gap tier of the
  * last review after the merge; merged after it, one per tier of the first review before it. The
@@ -367,9 +370,11 @@ ${grouped}`,
   // The days: from the first to the last merge of the organization in the window (two index
   // seeks, so an endless window costs only the days that hold merges). A full day of the window
   // (from its first to its last millisecond) is served by its block when every review and
-  // finding of its pull requests lies in the window (or it has none) and the served blocks hold
-  // at most BLOCKS_MAX_PULL_REQUESTS; every other day is walked. A full day without a block is
-  // reported (MISSING) for the caller to build.
+  // finding of its pull requests lies in the window (or it has none), or, with corrections, when
+  // it has its content (not a marker); and the served blocks hold at most
+  // BLOCKS_MAX_PULL_REQUESTS. Every other day is walked. A full day without a block is reported
+  // (MISSING) for the caller to build. A listed repository's month blocks (`withMonths`) are served
+  // without corrections.
   const withinBound = withMonths
     ? `(SELECT COALESCE(SUM(n), 0) FROM usable) + (SELECT COALESCE(SUM(n), 0) FROM usable_months) <= ${limits.blocksMax}`
     : `(SELECT SUM(n) FROM usable) <= ${limits.blocksMax}`;
