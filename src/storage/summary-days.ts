@@ -17,8 +17,10 @@ import { durationBucketSql, SORTED_OFFSET, sortedValueSql } from "../rules/durat
  *   equals what a build would write now;
  * - a pull request of a block whose reviews and posted findings all lie inside the window is
  *   listed by the export (it has a completed review in the window), and its findings in the window
- *   are all of its posted ones: its figures do not depend on the window. A block is used only when
- *   that holds for every pull request of the day (`lo`, `hi`); otherwise the day is walked.
+ *   are all of its posted ones: its figures do not depend on the window. When that holds for every
+ *   pull request of the day (`lo`, `hi`) the block serves the day as it is; otherwise it serves the
+ *   day with corrections for the pull requests it does not hold for, which are checked one by one
+ *   (`summary-statement.ts` `CORRECTIONS`; `SummaryLimits.corrections` off: the day is walked).
  */
 
 /**

@@ -45,6 +45,7 @@ export interface Durations {
 /** `values` less the values of `removed` (a multiset: each removed value takes away one equal value). */
 export function withoutRemoved(values: Float64Array, removed: readonly number[]): Float64Array {
   if (removed.length === 0) return values;
+  if (removed.length > values.length) throw new Error("a summary removed a duration its group does not hold");
   const owed = new Map<number, number>();
   for (const v of removed) owed.set(v, (owed.get(v) ?? 0) + 1);
   const kept = new Float64Array(values.length - removed.length);

@@ -2,15 +2,7 @@ import { DAY_MS } from "../lib/time";
 import type { SummaryGroupBy } from "../schemas/analytics-summary";
 import { unionAll } from "./analytics";
 import { GAP_TIER_BOUNDS_MS, LAST_GAP_TIER } from "./review-span";
-import {
-  BLOCK_FIGURES,
-  BLOCK_JSON,
-  BLOCK_SUMS,
-  mergeEdgeSql,
-  PULL_REQUEST_HI,
-  PULL_REQUEST_LO,
-  wholeMonths,
-} from "./summary-days";
+import { BLOCK_JSON, mergeEdgeSql, PULL_REQUEST_HI, PULL_REQUEST_LO, wholeMonths } from "./summary-days";
 import {
   BLOCK,
   type BlocksServed,
@@ -78,7 +70,10 @@ const COLUMNS = `p.id AS pid, p.repo AS repo, p.author AS author, p.merged_at AS
  * export's (`storage/analytics.ts`): merged, in the organization (and repository), accessible, and
  * with a completed review in [start, end]. The window's full days served by blocks (`served`: chosen
  * by the statement, which then sends their blocks; none; or read before it in slices, which it
- * checks and answers STALE for any gone since) are not walked. The rest are found the way the
+ * checks and answers STALE for any gone since) are not walked: a block whose day holds pull
+ * requests with a review or finding outside the window is served with corrections (`CORRECTIONS`,
+ * rows `REMOVED_FROM`: those pull requests alone are checked, on the day's index range). The rest
+ * are found the way the
  * export's walk finds them, as disjoint index ranges of the review span (`review-span.ts`): merged
  * inside the window, one range per day not served; merged before it, one range per gap tier of the
  * last review after the merge; merged after it, one per tier of the first review before it. The
@@ -165,6 +160,39 @@ export const SERVABLE = (table: string, corrections: boolean, count = `${table}p
 /** Whether a served block needs corrections: some of its pull requests straddle an edge of the window. */
 const STRADDLED = (table: string, count = `${table}pull_requests`) =>
   `NOT (${count} = 0 OR (${table}lo >= ?2 AND ${table}hi <= ?3))`;
+
+/**
+ * A walked candidate's exact check (it has a completed review in the window: its first or last
+ * does, or one between them, read only when both lie outside), and its posted findings and
+ * AI-addressed ones in the window (its own columns unless they straddle an edge), over `COLUMNS`.
+ */
+const CHECKED = `(f >= ?2 OR l <= ?3 OR EXISTS (SELECT 1 FROM reviews AS r
+      WHERE r.pr_id = pid AND r.status = 'completed' AND r.completed_at BETWEEN ?2 AND ?3))`;
+const FLAGGED = `CASE WHEN ff >= ?2 AND lf <= ?3 THEN pf
+      WHEN ff IS NULL OR ff > ?3 OR lf < ?2 THEN 0
+      ELSE (SELECT COUNT(*) FROM findings AS fi
+        WHERE fi.pr_id = pid AND fi.posted = 1 AND fi.created_at BETWEEN ?2 AND ?3) END`;
+const FIXED = `CASE WHEN ff >= ?2 AND lf <= ?3 THEN xf
+      WHEN ff IS NULL OR ff > ?3 OR lf < ?2 OR xf = 0 THEN 0
+      ELSE (SELECT COUNT(*) FROM findings AS fi
+        WHERE fi.pr_id = pid AND fi.posted = 1 AND fi.ai_addressed = 1 AND fi.created_at BETWEEN ?2 AND ?3) END`;
+
+/**
+ * Per straddling pull request of a day served with corrections (`corrections`, walked on its day's
+ * index range with the filters but not the window's span): what its block counted of it less what
+ * the window counts. `gone`: the window does not list it (no completed review in the window), so
+ * its block's count, lines, AI lines and durations are taken away; `fl`, `fx`: its block's findings
+ * (all posted ones) less the window's, when it is listed; `cand`: whether the window's walk would
+ * have found it (its span meets the window), for the candidates' count.
+ */
+const CORRECTIONS = (walk: string) => `SELECT pid, repo, author, m, la, ld, ai, tf, tm, cand, NOT ok AS gone,
+    IIF(ff IS NULL, 0, pf) - IIF(ok, fl, 0) AS fl, IIF(ff IS NULL, 0, xf) - IIF(ok, fx, 0) AS fx
+  FROM (
+    SELECT *, f - c AS tf, m - c AS tm, cand AND ${CHECKED} AS ok,
+      CASE WHEN cand THEN ${FLAGGED} ELSE 0 END AS fl, CASE WHEN cand THEN ${FIXED} ELSE 0 END AS fx
+    FROM (SELECT *, f <= ?3 AND l >= ?2 AS cand FROM (${walk}) LIMIT -1 OFFSET 0)
+    LIMIT -1 OFFSET 0
+  )`;
 
 /** Blocks per bound part of the list of blocks read before the statement: about 40 bytes each. */
 const READ_LIST_PART = 10_000;
@@ -258,17 +286,7 @@ export function summaryStatement(
     CROSS JOIN pull_requests AS p INDEXED BY pull_requests_summary_walk ON ${where([...dayRange, ...conditions], true, windowed)}`;
   const walkOnly = served === "walk";
   // Per row: the exact check and the findings in the window (see above), from the candidate's columns.
-  const metrics = `pid, repo, author, m, la, ld, ai, f - c AS tf, m - c AS tm,
-    (f >= ?2 OR l <= ?3 OR EXISTS (SELECT 1 FROM reviews AS r
-      WHERE r.pr_id = pid AND r.status = 'completed' AND r.completed_at BETWEEN ?2 AND ?3)) AS ok,
-    CASE WHEN ff >= ?2 AND lf <= ?3 THEN pf
-      WHEN ff IS NULL OR ff > ?3 OR lf < ?2 THEN 0
-      ELSE (SELECT COUNT(*) FROM findings AS fi
-        WHERE fi.pr_id = pid AND fi.posted = 1 AND fi.created_at BETWEEN ?2 AND ?3) END AS fl,
-    CASE WHEN ff >= ?2 AND lf <= ?3 THEN xf
-      WHEN ff IS NULL OR ff > ?3 OR lf < ?2 OR xf = 0 THEN 0
-      ELSE (SELECT COUNT(*) FROM findings AS fi
-        WHERE fi.pr_id = pid AND fi.posted = 1 AND fi.ai_addressed = 1 AND fi.created_at BETWEEN ?2 AND ?3) END AS fx`;
+  const metrics = `pid, repo, author, m, la, ld, ai, f - c AS tf, m - c AS tm, ${CHECKED} AS ok, ${FLAGGED} AS fl, ${FIXED} AS fx`;
   // Per group: its candidates, and the sums and durations of those that qualify.
   const aggregates = [
     "COUNT(*) AS candidates",
@@ -352,9 +370,11 @@ ${grouped}`,
   // The days: from the first to the last merge of the organization in the window (two index
   // seeks, so an endless window costs only the days that hold merges). A full day of the window
   // (from its first to its last millisecond) is served by its block when every review and
-  // finding of its pull requests lies in the window (or it has none) and the served blocks hold
-  // at most BLOCKS_MAX_PULL_REQUESTS; every other day is walked. A full day without a block is
-  // reported (MISSING) for the caller to build.
+  // finding of its pull requests lies in the window (or it has none), or, with corrections, when
+  // it has its content (not a marker); and the served blocks hold at most
+  // BLOCKS_MAX_PULL_REQUESTS. Every other day is walked. A full day without a block is reported
+  // (MISSING) for the caller to build. A listed repository's month blocks (`withMonths`) are served
+  // without corrections.
   const withinBound = withMonths
     ? `(SELECT COALESCE(SUM(n), 0) FROM usable) + (SELECT COALESCE(SUM(n), 0) FROM usable_months) <= ${limits.blocksMax}`
     : `(SELECT SUM(n) FROM usable) <= ${limits.blocksMax}`;
@@ -417,18 +437,17 @@ walked AS (${
 corrected AS (SELECT rk, day AS d FROM served WHERE corr`
   }
 )`;
-  // The window's merges: on the days no block serves, and on the days a block serves with
-  // corrections, the pull requests that straddle an edge of the window (their block serves the
-  // day without them: `removal`).
-  const inWindow = withMonths
-    ? dayWalk("walked", byAuthor)
-    : `${dayWalk("walked", byAuthor)}\n  UNION ALL\n  ${dayWalk("corrected", [STRADDLES, ...byAuthor])}`;
-  // Per group, what the served blocks counted of those straddling pull requests, as a block counts
-  // them (every merged and reviewed one, all of its posted findings): the caller takes it away
-  // (`REMOVED_FROM`). Few rows: the straddling pull requests of the window's edge days.
+  // The window's merges on the days no block serves.
+  const inWindow = dayWalk("walked", byAuthor);
+  // Per group, what the served blocks counted of their pull requests that straddle an edge of the
+  // window less what the window counts of them (`CORRECTIONS`): the caller takes it away
+  // (`REMOVED_FROM`). Few rows: the straddling pull requests of the window's edge days, each
+  // checked once.
   const removedKeyed = groupKeys.map((key, i) => `SELECT ${i} AS grp, ${key.row} AS k, * FROM removed`).join("\n  UNION ALL\n  ");
-  const removal = `SELECT ${REMOVED_FROM} - grp AS grouping, ${keyOf("k")} AS key, COUNT(*) AS candidates, ${BLOCK_SUMS.join(", ")},
-  json_group_array(tf) FILTER (WHERE tf IS NOT NULL), json_group_array(tm) FILTER (WHERE tm IS NOT NULL),
+  const removal = `SELECT ${REMOVED_FROM} - grp AS grouping, ${keyOf("k")} AS key, COUNT(*) - SUM(cand) AS candidates,
+  COUNT(*) FILTER (WHERE gone), COALESCE(SUM(la) FILTER (WHERE gone), 0), COALESCE(SUM(ld) FILTER (WHERE gone), 0),
+  SUM(fl), SUM(fx), COALESCE(SUM(ai) FILTER (WHERE gone), 0), COUNT(ai) FILTER (WHERE gone),
+  json_group_array(tf) FILTER (WHERE gone AND tf IS NOT NULL), json_group_array(tm) FILTER (WHERE gone AND tm IS NOT NULL),
   ${BLOCK_JSON.map(() => "NULL").join(", ")}, NULL, NULL, NULL
 FROM (${removedKeyed})
 GROUP BY grp, k`;
@@ -464,7 +483,7 @@ WHERE (k.rk, d) NOT IN (SELECT rk, day FROM stored)`,
         ];
   const removedRows = withMonths
     ? ""
-    : `removed AS (\n  ${dayWalk("corrected", [STRADDLES, ...byAuthor], false, `p.id AS pid, p.repo AS repo, p.author AS author, p.merged_at AS m, ${BLOCK_FIGURES}`)}\n),\n`;
+    : `removed AS MATERIALIZED (\n  ${CORRECTIONS(dayWalk("corrected", [STRADDLES, ...byAuthor], false))}\n),\n`;
   const sql = `WITH RECURSIVE ${days},
 ${removedRows}metrics AS (
   ${bounded(`SELECT * FROM (${inWindow}\n  UNION ALL\n  ${viaIds(unionAll(outside))})`)}

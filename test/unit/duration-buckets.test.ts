@@ -194,6 +194,36 @@ describe("resolveMedians: exact medians from counts per bucket and the median bu
     }
   });
 
+  it("less removed values (a served block's straddling pull requests): the lower median of what is left, for any removal", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(fc.oneof(duration, fc.constantFrom(0, 1_000, 1_001)), { maxLength: 40 }), { maxLength: 5 }),
+        fc.array(fc.array(fc.oneof(duration, fc.constantFrom(0, 1_000, 1_001)), { maxLength: 20 }), { maxLength: 3 }),
+        fc.infiniteStream(fc.boolean()),
+        async (days, loose, picks) => {
+          const all = [...days.flat(), ...loose.flat()];
+          // Any sub-multiset of the values, duplicates included: each removed value takes away one.
+          const removed = all.filter(() => picks.next().value as boolean);
+          const kept = [...all];
+          for (const v of removed) kept.splice(kept.indexOf(v), 1);
+          const sorted = kept.sort((a, b) => a - b);
+          const expected = sorted.length === 0 ? null : (sorted[medianIndex(sorted.length)] as number);
+          const { parts, reader } = blocksOf(days);
+          const counted = await resolveMedians([{ values: loose, parts, removed }], reader);
+          const listed = await resolveMedians([{ values: [...days, ...loose], parts: [], removed }], reader);
+          expect([counted.values, listed.values]).toEqual([[expected], [expected]]);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("removing a value the group does not hold is an error, not a wrong median", async () => {
+    const none = async () => ({ texts: [], rowsRead: 0, corrupt: [] });
+    await expect(resolveMedians([{ values: [[5, 1], [3]], parts: [], removed: [4] }], none)).rejects.toThrow(/does not hold/);
+    await expect(resolveMedians([{ values: [[5]], parts: [], removed: [5, 5] }], none)).rejects.toThrow(/does not hold/);
+  });
+
   it("a source without blocks is selected from its values and reads nothing", async () => {
     const result = await resolveMedians(
       [
