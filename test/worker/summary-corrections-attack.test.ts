@@ -33,8 +33,9 @@ import { deliverQueued, example, repoId, world } from "./webhook-helpers";
  * window whose day block holds pull requests straddling an edge of the window (a completed review
  * or posted finding before its start or after its end) is served from its block, and what the block
  * counted of its straddling pull requests beyond what the window counts of them is taken away
- * (`REMOVED_FROM` rows: sums subtracted, the unlisted ones' durations removed as a multiset). The oracle is contract sections 12 and 21: the
- * summary is exactly the export's rows for the same parameters (every page), grouped. Every summary
+ * (`REMOVED_FROM` rows: sums subtracted, the unlisted ones' durations removed as a multiset). The
+ * oracle is contract sections 12 and 21: the summary is exactly the export's rows for the same
+ * parameters (every page), grouped. Every summary
  * over HTTP is asked at least twice (the first builds the day blocks after its answer, the next read
  * them with corrections); the storage function is also asked directly with corrections on and off,
  * walked, sliced and from duration buckets, each against the export's rows grouped. A failing test
