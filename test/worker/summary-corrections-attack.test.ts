@@ -11,20 +11,9 @@ import {
 } from "../../src/storage/analytics-summary";
 import { moveRows } from "../../src/storage/renames";
 import { appCall, signIn } from "./app-helpers";
-import {
-  addMember,
-  adminOk,
-  call,
-  createKey,
-  createOrg,
-  createUser,
-  moveToOtherShard,
-  postEventsOk,
-  seededRandom,
-  shardDb,
-  unique,
-} from "./helpers";
+import { addMember, call, createKey, createUser, moveToOtherShard, postEventsOk, seededRandom, shardDb } from "./helpers";
 import { eventsOf, type Pr, VERSION } from "./summary-attack-data";
+import { agrees as agreesOverHttp, type Get, summaryOrg, type Window, windowQuery } from "./summary-attack-http";
 import { type ExportRow, exportRows, GROUP_BYS, type GroupBy, referenceAnswer, referenceSummary } from "./summary-reference";
 import { deliverQueued, example, repoId, world } from "./webhook-helpers";
 
@@ -54,9 +43,6 @@ const E = at("2026-03-21T00:00:00.000Z") - 1;
 const W = { start: S, end: E };
 const LATER = "2026-11-05T00:00:00.000Z";
 
-type Window = { start: number; end: number };
-type Get = (path: string) => Promise<unknown>;
-
 /** Blocks from counts however few pull requests they hold. */
 const BUCKETS: SummaryLimits = { ...SUMMARY_LIMITS, bucketsFrom: 0, bucketsPerBlock: 0 };
 /** No block served: every row walked, as before blocks. */
@@ -73,39 +59,19 @@ const READS: [string, SummaryLimits][] = [
   ["no month blocks", { ...SUMMARY_LIMITS, groupMonths: false, blockSliceDays: 4 }],
 ];
 
-async function orgWith(role: "admin" | "member", repos: Record<string, { private: boolean; collaborator?: boolean }>) {
-  const org = await createOrg(unique("corr"), { plan: "pro", installedAt: "2024-01-01T00:00:00Z" });
-  const user = await createUser();
-  await addMember(org, user, role);
-  for (const [repo, r] of Object.entries(repos))
-    await adminOk("PUT", `/internal/v1/organizations/${org}/repositories/${repo}`, {
-      private: r.private,
-      ...(r.collaborator ? { collaborators: [user] } : {}),
-    });
-  const { key } = await createKey(user, "analytics");
-  const get: Get = async (path) => {
-    SUMMARY_PLANS.clear(); // the blocks' statement, never the isolate's walk of a small organization
-    const res = await call(path, { headers: { Authorization: `Bearer ${key}` } });
-    if (res.status !== 200) throw new Error(`${path} → ${res.status}: ${await res.text()}`);
-    return res.json();
-  };
-  return { org, user, get };
-}
-
-const windowQuery = (org: string, w: Window) =>
-  `org=${org}&startDate=${encodeURIComponent(iso(w.start))}&endDate=${encodeURIComponent(iso(w.end))}`;
+const orgWith = (role: "admin" | "member", repos: Record<string, { private: boolean; collaborator?: boolean }>) =>
+  summaryOrg("corr", role, repos);
 
 /** Each grouping asked `passes` times over HTTP equals the export's rows (same parameters) grouped; answers the rows. */
-async function agrees(get: Get, org: string, w: Window, label: string, groupBys: GroupBy[] = GROUP_BYS, extra = "", passes = 2) {
-  const q = `${windowQuery(org, w)}${extra}`;
-  const rows = await exportRows<ExportRow>(get, q, { perPage: 100, maxPages: 100 });
-  for (const groupBy of groupBys) {
-    const want = referenceAnswer(org, rows, groupBy, w.start, w.end);
-    for (let pass = 0; pass < passes; pass++)
-      expect(await get(`/api/analytics/v1/summary?${q}&groupBy=${groupBy}`), `${label}: ${groupBy} pass ${pass}`).toEqual(want);
-  }
-  return rows;
-}
+const agrees = (
+  get: Get,
+  org: string,
+  w: Window,
+  label: string,
+  groupBys: readonly GroupBy[] = GROUP_BYS,
+  extra = "",
+  passes = 2,
+) => agreesOverHttp(get, org, w, label, groupBys, { extra, passes });
 
 const byKey = (a: { key: string }, b: { key: string }) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 

@@ -9,15 +9,14 @@ import {
   adminOk,
   call,
   createKey,
-  createOrg,
   createUser,
   moveToOtherShard,
   postEventsOk,
   seededRandom,
   shardDb,
-  unique,
 } from "./helpers";
 import { eventsOf, type Pr, pr } from "./summary-attack-data";
+import { agrees as agreesOverHttp, type Get, summaryOrg, type Window, windowQuery } from "./summary-attack-http";
 import { type ExportRow, exportRows, type GroupBy, referenceAnswer } from "./summary-reference";
 
 /**
@@ -44,42 +43,12 @@ const HALF = { start: JAN, end: JUL - 1 };
 const JUN_END = JUL - 3 * DAY;
 const LATER = "2026-11-05T00:00:00.000Z";
 
-type Window = { start: number; end: number };
-type Get = (path: string) => Promise<unknown>;
+const orgWith = (role: "admin" | "member", repos: Record<string, { private: boolean; collaborator?: boolean }>) =>
+  summaryOrg("gmatk", role, repos);
 
-async function orgWith(role: "admin" | "member", repos: Record<string, { private: boolean; collaborator?: boolean }>) {
-  const org = await createOrg(unique("gmatk"), { plan: "pro", installedAt: "2024-01-01T00:00:00Z" });
-  const user = await createUser();
-  await addMember(org, user, role);
-  for (const [repo, r] of Object.entries(repos))
-    await adminOk("PUT", `/internal/v1/organizations/${org}/repositories/${repo}`, {
-      private: r.private,
-      ...(r.collaborator ? { collaborators: [user] } : {}),
-    });
-  const { key } = await createKey(user, "analytics");
-  const get: Get = async (path) => {
-    SUMMARY_PLANS.clear(); // the blocks' statement, always
-    const res = await call(path, { headers: { Authorization: `Bearer ${key}` } });
-    if (res.status !== 200) throw new Error(`${path} → ${res.status}: ${await res.text()}`);
-    return res.json();
-  };
-  return { org, user, get };
-}
-
-const windowQuery = (org: string, w: Window) =>
-  `org=${org}&startDate=${encodeURIComponent(iso(w.start))}&endDate=${encodeURIComponent(iso(w.end))}`;
-
-/** Each grouping asked twice (builds, reads) equals the export's rows grouped; answers the rows. */
-async function agrees(get: Get, org: string, w: Window, label: string, groupBys: GroupBy[] = ["repo", "author"]) {
-  const q = windowQuery(org, w);
-  const rows = await exportRows<ExportRow>(get, q, { perPage: 100, maxPages: 100 });
-  for (const groupBy of groupBys) {
-    const want = referenceAnswer(org, rows, groupBy, w.start, w.end);
-    for (const pass of ["builds", "reads", "reads again"])
-      expect(await get(`/api/analytics/v1/summary?${q}&groupBy=${groupBy}`), `${label}: ${groupBy} ${pass}`).toEqual(want);
-  }
-  return rows;
-}
+/** Each grouping asked three times (builds, reads, reads again) equals the export's rows grouped; answers the rows. */
+const agrees = (get: Get, org: string, w: Window, label: string, groupBys: readonly GroupBy[] = ["repo", "author"]) =>
+  agreesOverHttp(get, org, w, label, groupBys, { passes: 3 });
 
 async function headCount(org: string): Promise<number> {
   const { results } = await (await shardDb(org))

@@ -1,0 +1,70 @@
+import { expect } from "vitest";
+import { SUMMARY_PLANS } from "../../src/analytics/summary";
+import { addMember, adminOk, call, createKey, createOrg, createUser, unique } from "./helpers";
+import { type ExportRow, exportRows, type GroupBy, referenceAnswer } from "./summary-reference";
+
+/**
+ * The summary attacks' way over HTTP (`summary-group-months-attack`, `summary-corrections-attack`):
+ * an organization with a signed-in member's analytics key, and a summary compared with the export's
+ * rows for the same parameters, walked page by page and grouped (contract sections 12 and 21).
+ */
+
+export type Window = { start: number; end: number };
+export type Get = (path: string) => Promise<unknown>;
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * A Pro organization (login `prefix-...`) with one user of `role` and the given repositories, and
+ * `get`, which asks with the user's analytics key and answers the JSON of a 200. Every request
+ * forgets the isolate's plans first, so a summary always reads and builds the blocks (never the
+ * walk of an organization the isolate has seen small).
+ */
+export async function summaryOrg(
+  prefix: string,
+  role: "admin" | "member",
+  repos: Record<string, { private: boolean; collaborator?: boolean }>,
+) {
+  const org = await createOrg(unique(prefix), { plan: "pro", installedAt: "2024-01-01T00:00:00Z" });
+  const user = await createUser();
+  await addMember(org, user, role);
+  for (const [repo, r] of Object.entries(repos))
+    await adminOk("PUT", `/internal/v1/organizations/${org}/repositories/${repo}`, {
+      private: r.private,
+      ...(r.collaborator ? { collaborators: [user] } : {}),
+    });
+  const { key } = await createKey(user, "analytics");
+  const get: Get = async (path) => {
+    SUMMARY_PLANS.clear();
+    const res = await call(path, { headers: { Authorization: `Bearer ${key}` } });
+    if (res.status !== 200) throw new Error(`${path} → ${res.status}: ${await res.text()}`);
+    return res.json();
+  };
+  return { org, user, get };
+}
+
+export const windowQuery = (org: string, w: Window) =>
+  `org=${org}&startDate=${encodeURIComponent(iso(w.start))}&endDate=${encodeURIComponent(iso(w.end))}`;
+
+/**
+ * Each grouping asked `passes` times (the first builds the blocks after its answer, the next read
+ * them) equals the export's rows for the same parameters (`extra` added to both) grouped; answers
+ * the export's rows.
+ */
+export async function agrees(
+  get: Get,
+  org: string,
+  w: Window,
+  label: string,
+  groupBys: readonly GroupBy[],
+  { extra = "", passes = 2 }: { extra?: string; passes?: number } = {},
+): Promise<ExportRow[]> {
+  const q = `${windowQuery(org, w)}${extra}`;
+  const rows = await exportRows<ExportRow>(get, q, { perPage: 100, maxPages: 100 });
+  for (const groupBy of groupBys) {
+    const want = referenceAnswer(org, rows, groupBy, w.start, w.end);
+    for (let pass = 0; pass < passes; pass++)
+      expect(await get(`/api/analytics/v1/summary?${q}&groupBy=${groupBy}`), `${label}: ${groupBy} pass ${pass}`).toEqual(want);
+  }
+  return rows;
+}
