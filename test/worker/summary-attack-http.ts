@@ -33,14 +33,30 @@ export async function summaryOrg(
       private: r.private,
       ...(r.collaborator ? { collaborators: [user] } : {}),
     });
+  return { org, user, get: await getOf(user) };
+}
+
+/** `get` (as `summaryOrg`'s) with a new analytics key of `user`. */
+export async function getOf(user: string): Promise<Get> {
   const { key } = await createKey(user, "analytics");
-  const get: Get = async (path) => {
+  return getWithKey(key);
+}
+
+/** `get` (as `summaryOrg`'s) with the analytics key `key`. */
+export function getWithKey(key: string): Get {
+  return async (path) => {
     SUMMARY_PLANS.clear();
     const res = await call(path, { headers: { Authorization: `Bearer ${key}` } });
     if (res.status !== 200) throw new Error(`${path} → ${res.status}: ${await res.text()}`);
     return res.json();
   };
-  return { org, user, get };
+}
+
+/** A new admin of `org`, and its `get`. */
+export async function adminGetOf(org: string): Promise<Get> {
+  const admin = await createUser();
+  await addMember(org, admin, "admin");
+  return getOf(admin);
 }
 
 export const windowQuery = (org: string, w: Window) =>

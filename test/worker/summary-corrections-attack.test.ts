@@ -11,9 +11,17 @@ import {
 } from "../../src/storage/analytics-summary";
 import { moveRows } from "../../src/storage/renames";
 import { appCall, signIn } from "./app-helpers";
-import { addMember, call, createKey, createUser, moveToOtherShard, postEventsOk, seededRandom, shardDb } from "./helpers";
+import { moveToOtherShard, postEventsOk, seededRandom, shardDb } from "./helpers";
 import { eventsOf, type Pr, VERSION } from "./summary-attack-data";
-import { agrees as agreesOverHttp, type Get, summaryOrg, type Window, windowQuery } from "./summary-attack-http";
+import {
+  adminGetOf,
+  agrees as agreesOverHttp,
+  type Get,
+  getWithKey,
+  summaryOrg,
+  type Window,
+  windowQuery,
+} from "./summary-attack-http";
 import { type ExportRow, exportRows, GROUP_BYS, type GroupBy, referenceAnswer, referenceSummary } from "./summary-reference";
 import { deliverQueued, example, repoId, world } from "./webhook-helpers";
 
@@ -61,6 +69,17 @@ const READS: [string, SummaryLimits][] = [
 
 const orgWith = (role: "admin" | "member", repos: Record<string, { private: boolean; collaborator?: boolean }>) =>
   summaryOrg("corr", role, repos);
+
+/** A member (who collaborates on the private docs, not on attic) and an admin of one organization, each with its `get`. */
+async function memberAndAdmin() {
+  const member = await orgWith("member", {
+    api: { private: false },
+    web: { private: false },
+    docs: { private: true, collaborator: true },
+    attic: { private: true },
+  });
+  return { member, org: member.org, adminGet: await adminGetOf(member.org) };
+}
 
 /** Each grouping asked `passes` times over HTTP equals the export's rows (same parameters) grouped; answers the rows. */
 const agrees = (
@@ -517,23 +536,7 @@ describe("attack: edge corrections against the export", () => {
   it("long windows read in slices (over 92 full days; over 366 for counts), straddlers on their first, an inner and their last full day, an admin and a member", {
     timeout: 180_000,
   }, async () => {
-    const repos = {
-      api: { private: false },
-      web: { private: false },
-      docs: { private: true, collaborator: true },
-      attic: { private: true },
-    };
-    const member = await orgWith("member", repos);
-    const org = member.org;
-    const adminUser = await createUser();
-    await addMember(org, adminUser, "admin");
-    const { key } = await createKey(adminUser, "analytics");
-    const adminGet: Get = async (path) => {
-      SUMMARY_PLANS.clear();
-      const res = await call(path, { headers: { Authorization: `Bearer ${key}` } });
-      if (res.status !== 200) throw new Error(`${path} → ${res.status}: ${await res.text()}`);
-      return res.json();
-    };
+    const { member, org, adminGet } = await memberAndAdmin();
     const s = at("2025-01-10T00:00:00.000Z");
     const e = s + 380 * DAY - 1; // 380 full days
     const L = { start: s, end: e };
@@ -885,23 +888,7 @@ describe("attack: edge corrections against the export", () => {
   it("section 21's lists and a member's access: repositories, authors, private repositories, excluded repositories (direct)", {
     timeout: 120_000,
   }, async () => {
-    const repos = {
-      api: { private: false },
-      web: { private: false },
-      docs: { private: true, collaborator: true },
-      attic: { private: true },
-    };
-    const member = await orgWith("member", repos);
-    const org = member.org;
-    const adminUser = await createUser();
-    await addMember(org, adminUser, "admin");
-    const { key } = await createKey(adminUser, "analytics");
-    const adminGet: Get = async (path) => {
-      SUMMARY_PLANS.clear();
-      const res = await call(path, { headers: { Authorization: `Bearer ${key}` } });
-      if (res.status !== 200) throw new Error(`${path} → ${res.status}: ${await res.text()}`);
-      return res.json();
-    };
+    const { member, org, adminGet } = await memberAndAdmin();
     await postEventsOk(straddlerEvents(org, [...daily(S - 2 * DAY, E + 1 + 2 * DAY, 1), ...edgeData(1_000)]));
     const db = await shardDb(org);
     // The admin builds the organization's blocks first; then the member reads them (access list).
@@ -951,12 +938,7 @@ describe("attack: edge corrections against the export", () => {
   }, async () => {
     const repos = ["api", "web", "docs", "attic"].map((name) => ({ id: repoId(), name, private: false }));
     const { org, admin } = await world(repos);
-    const get: Get = async (path) => {
-      SUMMARY_PLANS.clear();
-      const res = await call(path, { headers: { Authorization: `Bearer ${admin.analyticsKey}` } });
-      if (res.status !== 200) throw new Error(`${path} → ${res.status}: ${await res.text()}`);
-      return res.json();
-    };
+    const get = getWithKey(admin.analyticsKey);
     await postEventsOk(straddlerEvents(org, [...daily(S - 2 * DAY, E + 1 + 2 * DAY, 1), ...edgeData(1_000)]));
     const windows = [W, { start: S - 1, end: E + 1 }];
     for (const w of windows) await agrees(get, org, w, `before ${iso(w.start)}`, ["day", "repo", "author"]);
