@@ -24,6 +24,7 @@ import { storeEvents } from "../src/directory/events.ts";
 import { mergedPullRequestsQuery } from "../src/storage/analytics.ts";
 import { buildSummaryDays } from "../src/storage/summary-days.ts";
 import {
+  analyticsDataDir,
   fmt,
   interleave,
   load,
@@ -31,6 +32,7 @@ import {
   percentiles,
   QUOTAS_ON,
   reportQuotaCost,
+  sizeLabelOf,
   span,
   startWrangler,
   table,
@@ -67,9 +69,8 @@ const spec = opts.smoke ? SMOKE : { ...FULL, pullRequests: Number(opts.size ?? F
 if (!Number.isSafeInteger(spec.pullRequests) || spec.pullRequests < 1000)
   throw new Error("--size takes a whole number of at least 1000");
 const seconds = Number(opts.seconds ?? (opts.smoke ? 1 : 5));
-const sizeLabel =
-  spec.pullRequests % 1_000_000 === 0 ? `${spec.pullRequests / 1_000_000}m` : `${Math.round(spec.pullRequests / 1000)}k`;
-const persistTo = opts.smoke ? ".bench/analytics-smoke" : `.bench/analytics-${sizeLabel}`;
+const sizeLabel = sizeLabelOf(spec.pullRequests);
+const persistTo = analyticsDataDir(spec.pullRequests, opts.smoke);
 const DAY = 86_400_000;
 const BATCH_SHAPE = "per pull request 1 pull_request, 3 reviews, 10 findings, 1 AI-authorship event";
 const now = Date.now();

@@ -24,7 +24,8 @@ export const QUOTAS_OFF = { RATE_LIMIT_ANALYTICS: "0", RATE_LIMIT_MEMBERS: "0" }
  * tried again, up to three times; any other failure is thrown at once. The race seen most was for
  * the devtools inspector's port, which wrangler otherwise probes from 9229 upwards in every server
  * at once: each server gets a port of its own from the kernel instead (`--inspector-port`).
- * @param {{ persistTo: string, port: number, adminToken: string, vars?: Record<string, string> }} options
+ * `cwd`: the checkout whose Worker to serve (another build's worktree; `persistTo` then absolute).
+ * @param {{ persistTo: string, port: number, adminToken: string, vars?: Record<string, string>, cwd?: string }} options
  */
 export async function startWrangler(options) {
   for (let attempt = 1; ; attempt++) {
@@ -37,7 +38,7 @@ export async function startWrangler(options) {
 
 const PORT_RACE = /address already in use/i;
 
-async function startWranglerOnce({ persistTo, port, adminToken, vars = QUOTAS_ON }) {
+async function startWranglerOnce({ persistTo, port, adminToken, vars = QUOTAS_ON, cwd = undefined }) {
   const inspectorPort = await kernelChosenPort();
   const child = spawn(
     "wrangler",
@@ -58,6 +59,7 @@ async function startWranglerOnce({ persistTo, port, adminToken, vars = QUOTAS_ON
       "error",
     ],
     {
+      cwd,
       stdio: ["ignore", "ignore", "pipe"],
       env: { ...process.env, X_LOCAL_OBSERVABILITY: "false", WRANGLER_SEND_METRICS: "false" },
     },
@@ -170,6 +172,14 @@ export function run(command, args) {
     child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`${command} ${args.join(" ")} exited ${code}`))));
   });
 }
+
+/** A data set size as `bench:analytics` names its directory and sections: `300k`, `1m`. */
+export const sizeLabelOf = (pullRequests) =>
+  pullRequests % 1_000_000 === 0 ? `${pullRequests / 1_000_000}m` : `${Math.round(pullRequests / 1000)}k`;
+
+/** The data set directory of `bench:analytics` for a size (`.bench/analytics-300k`) or its smoke run. */
+export const analyticsDataDir = (pullRequests, smoke = false) =>
+  smoke ? ".bench/analytics-smoke" : `.bench/analytics-${sizeLabelOf(pullRequests)}`;
 
 /** Requests per connection (and rounds of `interleave`) of one smoke-run measurement. */
 export const SMOKE_REQUESTS = 5;
