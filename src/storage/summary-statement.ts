@@ -232,7 +232,7 @@ export function summaryStatement(
 
   // Every range takes the filters here (the author's only where the range reads the author); the
   // listed repositories' walk of the window names its repository itself.
-  // `windowed` false: every merged and reviewed pull request, as a day block holds them (`removal`).
+  // `windowed` false: every merged and reviewed pull request, as a day block holds them (`CORRECTIONS`).
   const where = (conditions: string[], listed = true, windowed = true): string =>
     [
       "p.org_key = ?1",
@@ -277,12 +277,12 @@ export function summaryStatement(
   // organization's blocks hold every repository of their day).
   const dayRange = [`p.merged_at >= MAX(w.d * ${DAY}, ?2)`, `p.merged_at <= MIN(w.d * ${DAY} + ${DAY - 1}, ?3)`];
   // The merges of the days listed in `days` (a CTE of `rk, d`), one index range per day.
-  const dayWalk = (days: string, conditions: string[], windowed = true, columns = COLUMNS) =>
+  const dayWalk = (days: string, conditions: string[], windowed = true) =>
     repo
-      ? `SELECT ${columns} FROM (SELECT rk, d FROM ${days} ORDER BY rk, d LIMIT -1) AS w
+      ? `SELECT ${COLUMNS} FROM (SELECT rk, d FROM ${days} ORDER BY rk, d LIMIT -1) AS w
     CROSS JOIN pull_requests AS p INDEXED BY pull_requests_repo_merged_walk
     ON ${where(["p.repo_key = w.rk", ...dayRange, ...conditions], false, windowed)}`
-      : `SELECT ${columns} FROM (SELECT d FROM ${days} ORDER BY d LIMIT -1) AS w
+      : `SELECT ${COLUMNS} FROM (SELECT d FROM ${days} ORDER BY d LIMIT -1) AS w
     CROSS JOIN pull_requests AS p INDEXED BY pull_requests_summary_walk ON ${where([...dayRange, ...conditions], true, windowed)}`;
   const walkOnly = served === "walk";
   // Per row: the exact check and the findings in the window (see above), from the candidate's columns.

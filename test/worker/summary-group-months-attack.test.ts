@@ -3,20 +3,9 @@ import { SUMMARY_PLANS } from "../../src/analytics/summary";
 import { summarizeGroupings } from "../../src/storage/analytics-summary";
 import { moveRows } from "../../src/storage/renames";
 import { appCall, signIn } from "./app-helpers";
-import {
-  addMember,
-  admin,
-  adminOk,
-  call,
-  createKey,
-  createUser,
-  moveToOtherShard,
-  postEventsOk,
-  seededRandom,
-  shardDb,
-} from "./helpers";
+import { admin, adminOk, moveToOtherShard, postEventsOk, seededRandom, shardDb } from "./helpers";
 import { eventsOf, type Pr, pr } from "./summary-attack-data";
-import { agrees as agreesOverHttp, type Get, summaryOrg, type Window, windowQuery } from "./summary-attack-http";
+import { adminGetOf, agrees as agreesOverHttp, type Get, summaryOrg, type Window, windowQuery } from "./summary-attack-http";
 import { type ExportRow, exportRows, type GroupBy, referenceAnswer } from "./summary-reference";
 
 /**
@@ -321,15 +310,7 @@ describe("attack: the month blocks per group against the export", () => {
     };
     const member = await orgWith("member", repos);
     const org = member.org;
-    const admin = await createUser();
-    await addMember(org, admin, "admin");
-    const { key } = await createKey(admin, "analytics");
-    const adminGet: Get = async (path) => {
-      SUMMARY_PLANS.clear();
-      const res = await call(path, { headers: { Authorization: `Bearer ${key}` } });
-      if (res.status !== 200) throw new Error(`${path} → ${res.status}: ${await res.text()}`);
-      return res.json();
-    };
+    const adminGet = await adminGetOf(org);
     const prs = daily(JAN, MAY).map((p, i) => ({ ...p, repo: ["api", "web", "infra", "vault"][i % 4] as string }));
     await postEventsOk(eventsOf(org, prs));
     const W = { start: JAN, end: MAY - 1 };
@@ -520,15 +501,7 @@ describe("attack: the month blocks per group against the export", () => {
   }, async () => {
     const member = await orgWith("member", { api: { private: false }, web: { private: false }, vault: { private: false } });
     const org = member.org;
-    const admin = await createUser();
-    await addMember(org, admin, "admin");
-    const { key } = await createKey(admin, "analytics");
-    const adminGet: Get = async (path) => {
-      SUMMARY_PLANS.clear();
-      const res = await call(path, { headers: { Authorization: `Bearer ${key}` } });
-      if (res.status !== 200) throw new Error(`${path} → ${res.status}: ${await res.text()}`);
-      return res.json();
-    };
+    const adminGet = await adminGetOf(org);
     const prs = daily(JAN, MAY).map((p, i) => ({ ...p, repo: ["api", "web", "vault"][i % 3] as string }));
     await postEventsOk(eventsOf(org, prs));
     const W = { start: JAN, end: MAY - 1 };
