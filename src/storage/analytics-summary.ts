@@ -18,6 +18,7 @@ import {
   type SummaryQuery,
 } from "./summary-rows";
 import { SERVABLE, summaryStatement } from "./summary-statement";
+import { takingTurns } from "./taking-turns";
 
 export { assemble, blockFilter, type GroupingsFigures } from "./summary-assemble";
 export { type GroupingsQuery, type PartRow, SUMMARY_LIMITS, type SummaryLimits, type SummaryQuery } from "./summary-rows";
@@ -146,6 +147,8 @@ export async function summarizeGroupings(
   limits: SummaryLimits = SUMMARY_LIMITS,
   options: SummaryOptions = {},
 ): Promise<GroupingsFigures> {
+  // A summary's statements take turns with other requests on the thread (`taking-turns.ts`).
+  db = takingTurns(db);
   const { plans, ...hooks } = options;
   const walk = plans?.walks(q) ?? false;
   // A block holds the organization's day, or one listed repository's: the repository list is

@@ -1,0 +1,140 @@
+import { describe, expect, it } from "vitest";
+import { type GroupingsQuery, SUMMARY_LIMITS, summarizeGroupings } from "../../src/storage/analytics-summary";
+import { takingTurns } from "../../src/storage/taking-turns";
+import { addMember, adminOk, createOrg, createUser, postEventsOk, seededRandom, shardDb, unique } from "./helpers";
+import { eventsOf, type Pr } from "./summary-attack-data";
+
+/**
+ * A summary takes turns with the other requests on its thread (`storage/taking-turns.ts`): each of
+ * its statements is sent on a later turn of the event loop than the answer before it, so I/O that
+ * arrived meanwhile (another request, an object's answer) runs in between instead of after the whole
+ * summary.
+ */
+
+const HOUR = 3_600_000;
+const JAN = Date.parse("2026-01-01T00:00:00Z");
+const END = Date.parse("2026-04-30T23:59:59.999Z");
+
+/**
+ * A real D1 database that records, for each statement (or batch) sent, whether a timer of 0 ms set
+ * when the previous one was answered had fired by then: true only if the sender let the event loop
+ * turn in between.
+ */
+function recording(db: D1Database) {
+  const sends: { what: string; turned: boolean }[] = [];
+  let turned = true;
+  const answered = () => {
+    turned = false;
+    setTimeout(() => {
+      turned = true;
+    }, 0);
+  };
+  const inner = new WeakMap<object, D1PreparedStatement>();
+  const wrap = (statement: D1PreparedStatement, query: string): D1PreparedStatement => {
+    const wrapped = new Proxy(statement, {
+      get(target, property) {
+        const value = Reflect.get(target, property, target);
+        if (typeof value !== "function") return value;
+        if (property === "bind") return (...values: unknown[]) => wrap(target.bind(...values), query);
+        if (["all", "first", "raw", "run"].includes(String(property)))
+          return async (...args: unknown[]) => {
+            sends.push({ what: query.slice(0, 60), turned });
+            try {
+              return await value.apply(target, args);
+            } finally {
+              answered();
+            }
+          };
+        return value.bind(target);
+      },
+    });
+    inner.set(wrapped, statement);
+    return wrapped;
+  };
+  const recorded = new Proxy(db, {
+    get(target, property) {
+      const value = Reflect.get(target, property, target);
+      if (typeof value !== "function") return value;
+      if (property === "prepare") return (query: string) => wrap(target.prepare(query), query);
+      if (property === "batch")
+        return async (statements: D1PreparedStatement[]) => {
+          sends.push({ what: `batch of ${statements.length}`, turned });
+          try {
+            return await target.batch(statements.map((s) => inner.get(s) ?? s));
+          } finally {
+            answered();
+          }
+        };
+      return value.bind(target);
+    },
+  });
+  return { db: recorded, sends };
+}
+
+async function orgWithPullRequests(seed: number): Promise<string> {
+  const org = await createOrg(unique("turns"), { plan: "pro", installedAt: "2024-01-01T00:00:00Z" });
+  await addMember(org, await createUser(), "admin");
+  await adminOk("PUT", `/internal/v1/organizations/${org}/repositories/api`, { private: false });
+  const random = seededRandom(seed);
+  const prs: Pr[] = [];
+  for (let t = JAN + 2 * HOUR, n = 1; t < END - 6 * HOUR; t += (6 + Math.floor(random() * 30)) * HOUR, n++)
+    prs.push({
+      repo: "api",
+      n,
+      author: ["alice", "bob", "carol"][n % 3] as string,
+      created: t - 3 * HOUR,
+      merged: t,
+      reviews: [t - HOUR],
+      findings: random() < 0.3 ? [{ at: t - HOUR, fixed: random() < 0.5 }] : [],
+    });
+  await postEventsOk(eventsOf(org, prs));
+  return org;
+}
+
+const query = (org: string, groupBys: GroupingsQuery["groupBys"]): GroupingsQuery => ({
+  orgKey: org,
+  repoKeys: null,
+  authorKeys: null,
+  accessibleRepoKeys: null,
+  start: JAN,
+  end: END,
+  groupBys,
+});
+
+describe("a summary's statements take turns with other requests", () => {
+  it("sends each statement on a later turn than the previous answer, with blocks built, read in slices, by month and by week", async () => {
+    const org = await orgWithPullRequests(31);
+    const db = await shardDb(org);
+    // A window longer than a slice of blocks, so the blocks are read in several statements before
+    // the walk; by author its months come from month blocks per group, by week from day blocks.
+    const limits = { ...SUMMARY_LIMITS, blockSliceDays: 30, countSliceDays: 30, bucketsFrom: 0, bucketsPerBlock: 0 };
+    for (const groupBys of [["author"], ["week"], ["week", "repo", "author"]] as GroupingsQuery["groupBys"][]) {
+      // Twice: the first builds the missing blocks (batches), the second reads them (and the slices).
+      for (const round of ["builds", "reads"]) {
+        const { db: recorded, sends } = recording(db);
+        const figures = await summarizeGroupings(recorded, query(org, groupBys), limits);
+        expect(figures.groupings[0]?.totals.pullRequests, `${groupBys} ${round}`).toBeGreaterThan(50);
+        expect(sends.length, `${groupBys} ${round}: statements sent`).toBeGreaterThanOrEqual(round === "builds" ? 4 : 3);
+        expect(
+          sends.filter((s) => !s.turned),
+          `${groupBys} ${round}: statements sent without a turn after the answer before`,
+        ).toEqual([]);
+      }
+    }
+  });
+
+  it("the wrapper keeps every statement's answer and lets batches take its statements", async () => {
+    const org = await orgWithPullRequests(7);
+    const db = await shardDb(org);
+    const wrapped = takingTurns(db);
+    const count = "SELECT COUNT(*) AS n FROM pull_requests WHERE org_key = ?1";
+    const direct = await db.prepare(count).bind(org).first<number>("n");
+    expect(direct).toBeGreaterThan(50);
+    expect(await wrapped.prepare(count).bind(org).first<number>("n")).toBe(direct);
+    expect((await wrapped.prepare(count).bind(org).all<{ n: number }>()).results).toEqual([{ n: direct }]);
+    expect(await wrapped.prepare(count).bind(org).raw()).toEqual([[direct]]);
+    const [a, b] = await wrapped.batch([wrapped.prepare(count).bind(org), wrapped.prepare("SELECT ?1 AS x").bind(5)]);
+    expect(a?.results).toEqual([{ n: direct }]);
+    expect(b?.results).toEqual([{ x: 5 }]);
+  });
+});
