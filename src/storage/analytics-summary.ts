@@ -165,7 +165,7 @@ export async function summarizeGroupings(
   // one changed in between, or before the values of the medians' buckets are read from them, the
   // whole is read again; the third time without blocks, as it is when the blocks hold more than
   // `limits.blocksMax` pull requests.
-  const slices = sliceReader(db, q.orgKey);
+  const slices = sliceReader(db, q.orgKey, { rows: limits.slicesPerStatement, bytes: limits.sliceBytesPerStatement });
   // A grouping by repository or author alone reads the window's whole months from their month
   // blocks per group when they serve it (`summary-group-months.ts`), and their days' blocks not.
   const kinds = limits.groupMonths ? groupMonthKinds(q) : null;

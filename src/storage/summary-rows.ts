@@ -22,6 +22,17 @@ export type SummaryQuery = AnalyticsScope & { groupBy: SummaryGroupBy };
 /** Several groupings of one scope's rows (the dashboard's week, repository and author). */
 export type GroupingsQuery = AnalyticsScope & { groupBys: readonly SummaryGroupBy[] };
 
+/** Rows per slices statement: each a seek, one or two slices, and about 40 bytes of bound JSON. */
+export const SLICES_PER_STATEMENT = 2_000;
+
+/**
+ * Bytes of slices' text per statement: its answer is one JSON value, and D1 refuses a value over
+ * 1,000,000 bytes (local D1 does not). A row's slices are at most its sorted values, and a block's
+ * text is at most `BLOCK_MAX_BYTES` (900,000), so one row alone always fits. Counted per row: its
+ * slices' text and 48 bytes for its index, version, quotes and brackets.
+ */
+export const SLICES_BYTES_PER_STATEMENT = 900_000;
+
 /**
  * How much one summary statement may do (contract section 12 and issue 31, item 3), and how it
  * splits each group's durations.
@@ -86,6 +97,10 @@ export interface SummaryLimits {
    * without them (`REMOVED_FROM`), and them walked. Off: such a day is walked whole (tests compare).
    */
   corrections: boolean;
+  /** The most rows of blocks one statement of the medians' slices reads (`summary-medians.ts` `SLICES_PER_STATEMENT`; lower in tests). */
+  slicesPerStatement: number;
+  /** The most bytes of slices' text one such statement answers (`SLICES_BYTES_PER_STATEMENT`: D1's 1,000,000 per value; lower in tests). */
+  sliceBytesPerStatement: number;
 }
 
 export const SUMMARY_LIMITS: SummaryLimits = {
@@ -101,6 +116,8 @@ export const SUMMARY_LIMITS: SummaryLimits = {
   monthBlockMax: MONTH_BLOCK_MAX_PULL_REQUESTS,
   groupMonths: true,
   corrections: true,
+  slicesPerStatement: SLICES_PER_STATEMENT,
+  sliceBytesPerStatement: SLICES_BYTES_PER_STATEMENT,
 };
 
 /**
