@@ -1,16 +1,17 @@
 /**
- * A D1 database (or session) whose every statement first lets the event loop take a turn: a timer
- * of 0 ms, so that the I/O other requests wait on (a request accepted, an object's answer) is
- * polled before the statement is sent.
+ * A D1 database (or session) whose every statement lets the event loop take a turn (a timer of 0
+ * ms) before it is sent and again before its answer is handed back, so that the I/O other
+ * requests wait on (a request accepted, an object's answer) is polled in between.
  *
  * Why: on one thread shared by many requests (an isolate deployed; under `wrangler dev` the Worker,
  * its objects and local D1 together), a request whose statements, objects and JavaScript follow one
  * another without a timer never leaves the event loop's queue empty, and the runtime polls for new
  * I/O only when it is: every request arriving meanwhile waits for the whole of it. The summary runs
- * a few statements of milliseconds each with its JavaScript in between; taking a turn before each
- * lets a concurrent request's steps run between them (issue 31: another organization's export
- * page 59 ms behind a looping one-year summary, 8 ms alone, 32 ms with turns). A turn costs
- * nothing measurable alone (`bench:ab`: 0.97x to 1.02x).
+ * a few statements of milliseconds each, and milliseconds of JavaScript reading each answer; a turn
+ * on either side of each statement lets a concurrent request's steps run between those stages
+ * (issue 31: another organization's export page 59 ms behind a looping one-year summary, 8 ms
+ * alone; a turn before each statement alone left it at 56 ms, since the JavaScript after an answer
+ * ran on without one). A turn costs nothing measurable alone (`bench:ab`).
  */
 export function takingTurns<T extends D1Database | D1DatabaseSession>(db: T): T {
   const inner = new WeakMap<object, D1PreparedStatement>();
@@ -23,7 +24,9 @@ export function takingTurns<T extends D1Database | D1DatabaseSession>(db: T): T 
         if (RUNS.has(property))
           return async (...args: unknown[]) => {
             await nextTurn();
-            return value.apply(target, args);
+            const answer = await value.apply(target, args);
+            await nextTurn();
+            return answer;
           };
         return value.bind(target);
       },
@@ -39,7 +42,9 @@ export function takingTurns<T extends D1Database | D1DatabaseSession>(db: T): T 
       if (property === "batch")
         return async (statements: D1PreparedStatement[]) => {
           await nextTurn();
-          return target.batch(statements.map((statement) => inner.get(statement) ?? statement));
+          const answers = await target.batch(statements.map((statement) => inner.get(statement) ?? statement));
+          await nextTurn();
+          return answers;
         };
       return value.bind(target);
     },

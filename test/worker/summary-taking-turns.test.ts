@@ -68,7 +68,7 @@ function recording(db: D1Database) {
       return value.bind(target);
     },
   });
-  return { db: recorded, sends };
+  return { db: recorded, sends, turnedSinceAnswer: () => turned };
 }
 
 async function orgWithPullRequests(seed: number): Promise<string> {
@@ -121,6 +121,24 @@ describe("a summary's statements take turns with other requests", () => {
         ).toEqual([]);
       }
     }
+  });
+
+  it("hands each answer back on a later turn than it arrived, so the JavaScript reading it lets other requests' I/O in first", async () => {
+    const org = await orgWithPullRequests(11);
+    const seen = recording(await shardDb(org));
+    const wrapped = takingTurns(seen.db);
+    const runs: [string, () => Promise<unknown>][] = [
+      ["first", () => wrapped.prepare("SELECT 1 AS one").first("one")],
+      ["all", () => wrapped.prepare("SELECT 1 AS one").all()],
+      ["raw", () => wrapped.prepare("SELECT 1 AS one").raw()],
+      ["run", () => wrapped.prepare("SELECT 1 AS one").run()],
+      ["batch", () => wrapped.batch([wrapped.prepare("SELECT 1 AS one"), wrapped.prepare("SELECT 2 AS two")])],
+    ];
+    for (const [name, run] of runs) {
+      await run();
+      expect(seen.turnedSinceAnswer(), `${name}: the timer set when its answer arrived`).toBe(true);
+    }
+    expect(seen.sends.map((s) => s.turned)).toEqual(runs.map(() => true));
   });
 
   it("the wrapper keeps every statement's answer and lets batches take its statements", async () => {
