@@ -213,6 +213,12 @@ const rowOf = ({ repoKey, group, bucketRow }: SliceRequest): unknown =>
       ? [group.kind, group.key, group.first, group.last]
       : [group.kind, bucketRow.metric, bucketRow.bucket, group.first, group.last];
 
+/** A request's row and version as one string (a template: a year by author asks some 10,000, and JSON cost 1.5 ms of them). */
+const rowId = ({ repoKey, day, version, group, bucketRow }: SliceRequest): string =>
+  group === undefined
+    ? `${repoKey}\u0000${day}\u0000${version}`
+    : `${group.kind}\u0000${group.key}\u0000${group.first}\u0000${group.last}\u0000${bucketRow?.metric}\u0000${bucketRow?.bucket}\u0000${day}\u0000${version}`;
+
 /**
  * The blocks' slices as stored in `summary_days` and `summary_group_months` of one organization,
  * by one statement per `limits.rows` rows (and `limits.bytes` of text) of one table, run by `run` (D1 in the Worker;
@@ -237,14 +243,13 @@ export function sliceReaderOf(
       const open = new Map<string, Entry>(); // a row's entry with room for a second slice
       requests.forEach((r, at) => {
         if (table(r) !== sql) return;
-        const row = rowOf(r);
-        const id = JSON.stringify([row, r.day, r.version]);
+        const id = rowId(r);
         const entry = open.get(id);
         if (entry !== undefined) {
           entry.slices.push({ r, at });
           open.delete(id);
         } else {
-          const created = { row, of: r, slices: [{ r, at }] };
+          const created = { row: rowOf(r), of: r, slices: [{ r, at }] };
           entries.push(created);
           open.set(id, created);
         }
