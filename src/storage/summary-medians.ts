@@ -135,23 +135,34 @@ export interface SliceStatementLimits {
 
 const SLICE_STATEMENT_LIMITS: SliceStatementLimits = { rows: SLICES_PER_STATEMENT, bytes: SLICES_BYTES_PER_STATEMENT };
 
-/** The entries' statements, in order: at most `rows` rows and `bytes` bytes each (a row over it alone). */
-function statementsOf<E extends { slices: { r: SliceRequest }[] }>(
+/**
+ * The entries' statements, in order: at most `rows` rows each, and at most `bytes` bytes of answer
+ * and of bound JSON each (a row over it alone). An entry's answer: its slices' text and 48 bytes
+ * for its index, version, quotes and brackets. Its bound JSON: at most six bytes a character of
+ * its row's names (JSON escapes a control character in six, UTF-8 takes at most three for the
+ * others; a group key is any 255 characters an event may carry) and 96 for its numbers.
+ */
+function statementsOf<E extends { of: SliceRequest; slices: { r: SliceRequest }[] }>(
   entries: readonly E[],
   { rows, bytes: budget }: SliceStatementLimits,
 ): E[][] {
   const statements: E[][] = [];
   let current: E[] = [];
-  let bytes = 0;
+  let answer = 0;
+  let bound = 0;
   for (const entry of entries) {
-    const size = 48 + entry.slices.reduce((sum, { r }) => sum + r.count * SORTED_WIDTH, 0);
-    if (current.length > 0 && (current.length >= rows || bytes + size > budget)) {
+    const answerSize = 48 + entry.slices.reduce((sum, { r }) => sum + r.count * SORTED_WIDTH, 0);
+    const { repoKey, group } = entry.of;
+    const boundSize = 96 + 6 * (group === undefined ? repoKey.length : group.kind.length + group.key.length);
+    if (current.length > 0 && (current.length >= rows || answer + answerSize > budget || bound + boundSize > budget)) {
       statements.push(current);
       current = [];
-      bytes = 0;
+      answer = 0;
+      bound = 0;
     }
     current.push(entry);
-    bytes += size;
+    answer += answerSize;
+    bound += boundSize;
   }
   if (current.length > 0) statements.push(current);
   return statements;
@@ -183,9 +194,14 @@ export const sliceReader = (
 type SlicesRow = { slices: string | null };
 type SliceRow = [i: number, version: number, text: string | null, second: string | null];
 
-/** A bound entry's slice (`at`: 2 the first, 4 the second of one row): its offset and count, in values. */
+/**
+ * A bound entry's slice (`at`: 2 the first, 4 the second of one row): its offset and count, in
+ * values. Null unless it is all lower-case hexadecimal digits, as every build writes them: a
+ * damaged row's bytes would be escaped in the answer's JSON (a control byte takes six), past the
+ * bytes a statement is cut at; null makes the slice corrupt, and the caller deletes its block.
+ */
 const SLICE_TEXT = (at: number) =>
-  `CAST(substr(s.sorted, (j.value ->> ${at}) * ${SORTED_WIDTH} + 1, (j.value ->> ${at + 1}) * ${SORTED_WIDTH}) AS TEXT)`;
+  `(SELECT IIF(t GLOB '*[^0-9a-f]*', NULL, t) FROM (SELECT CAST(substr(s.sorted, (j.value ->> ${at}) * ${SORTED_WIDTH} + 1, (j.value ->> ${at + 1}) * ${SORTED_WIDTH}) AS TEXT) AS t))`;
 
 const asOneRow = (slices: string) =>
   `SELECT json_group_array(json_array(i, version, text, second)) AS slices FROM (SELECT j.key AS i, s.version AS version,
@@ -231,7 +247,9 @@ export function sliceReaderOf(
   orgKey: string,
   limits: SliceStatementLimits = SLICE_STATEMENT_LIMITS,
 ): SliceReader {
-  if (!(limits.rows >= 1 && limits.bytes >= 1)) throw new RangeError("a slices statement reads at least one row and one byte");
+  for (const [name, value] of Object.entries(limits))
+    if (!Number.isSafeInteger(value) || value < 1)
+      throw new RangeError(`a slices statement's ${name} must be a whole number of at least 1, got ${value}`);
   return async (requests) => {
     const texts: string[] = new Array(requests.length);
     let rowsRead = 0;

@@ -26,12 +26,12 @@ export type GroupingsQuery = AnalyticsScope & { groupBys: readonly SummaryGroupB
 export const SLICES_PER_STATEMENT = 2_000;
 
 /**
- * Bytes of slices' text per statement: its answer is one JSON value, and D1 refuses a value over
- * 1,000,000 bytes (local D1 does not). A row's slices are at most its sorted values, and a block's
- * text is at most `BLOCK_MAX_BYTES` (900,000), so one row alone always fits. Counted per row: its
- * slices' text and 48 bytes for its index, version, quotes and brackets.
+ * Bytes per slices statement, of its answer (one JSON value) and of its bound list of rows: D1
+ * refuses a value over 1,000,000 bytes (local D1 does not). A row's slices are at most its sorted
+ * values, and a block's text is at most `BLOCK_MAX_BYTES` (900,000), so one row alone always fits
+ * (`summary-medians.ts` `statementsOf` counts them).
  */
-export const SLICES_BYTES_PER_STATEMENT = 900_000;
+export const SLICES_BYTES_PER_STATEMENT = BLOCK_MAX_BYTES;
 
 /**
  * How much one summary statement may do (contract section 12 and issue 31, item 3), and how it
@@ -97,9 +97,9 @@ export interface SummaryLimits {
    * without them (`REMOVED_FROM`), and them walked. Off: such a day is walked whole (tests compare).
    */
   corrections: boolean;
-  /** The most rows of blocks one statement of the medians' slices reads (`summary-medians.ts` `SLICES_PER_STATEMENT`; lower in tests). */
+  /** The most rows of blocks (each one or two slices) one statement of the medians' slices reads (`SLICES_PER_STATEMENT`; lower in tests). */
   slicesPerStatement: number;
-  /** The most bytes of slices' text one such statement answers (`SLICES_BYTES_PER_STATEMENT`: D1's 1,000,000 per value; lower in tests). */
+  /** The most bytes one such statement answers, and binds (`SLICES_BYTES_PER_STATEMENT`: D1's 1,000,000 per value; lower in tests). */
   sliceBytesPerStatement: number;
 }
 

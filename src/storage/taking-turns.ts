@@ -39,6 +39,16 @@ export function takingTurns<T extends D1Database | D1DatabaseSession>(db: T): T 
       const value = Reflect.get(target, property, target);
       if (typeof value !== "function") return value;
       if (property === "prepare") return (query: string) => wrap(target.prepare(query));
+      // A session of a wrapped database takes turns too.
+      if (property === "withSession")
+        return (...args: unknown[]) => takingTurns((value as (...a: unknown[]) => D1DatabaseSession).apply(target, args));
+      if (property === "exec")
+        return async (query: string) => {
+          await nextTurn();
+          const answer = await (value as (q: string) => Promise<D1ExecResult>).apply(target, [query]);
+          await nextTurn();
+          return answer;
+        };
       if (property === "batch")
         return async (statements: D1PreparedStatement[]) => {
           await nextTurn();

@@ -9,6 +9,8 @@ import {
   summarizeGroupings,
 } from "../../src/storage/analytics-summary";
 import { BLOCK_MAX_BYTES, buildSummaryDays } from "../../src/storage/summary-days";
+import { type SliceRequest, sliceReader } from "../../src/storage/summary-medians";
+import { SLICES_BYTES_PER_STATEMENT } from "../../src/storage/summary-rows";
 import { createOrg, ev, postEventsOk, scopeOf, seededRandom, shardDb, unique } from "./helpers";
 import { lowerMedian } from "./summary-reference";
 
@@ -124,25 +126,26 @@ const inOrder = (figures: GroupingsFigures) =>
  */
 function recorded(db: D1Database) {
   const statements: string[] = [];
-  let largest = 0;
-  let largestParameter = 0;
+  /** Per statement run: its text, and the largest string it was bound and it answered. */
+  const runs: { sql: string; parameter: number; answer: number }[] = [];
   const encoder = new TextEncoder();
+  const bytes = (value: unknown) => (typeof value === "string" ? encoder.encode(value).length : 0);
   const wrapped = {
     prepare(sql: string) {
       statements.push(sql);
       const statement = db.prepare(sql);
       return {
         bind(...params: unknown[]) {
-          for (const value of params)
-            if (typeof value === "string") largestParameter = Math.max(largestParameter, encoder.encode(value).length);
+          const parameter = Math.max(0, ...params.map(bytes));
           const bound = statement.bind(...params);
           return {
             run: () => bound.run(),
             all: async <T>() => {
               const result = await bound.all<T>();
+              let answer = 0;
               for (const row of result.results as Record<string, unknown>[])
-                for (const value of Object.values(row))
-                  if (typeof value === "string") largest = Math.max(largest, encoder.encode(value).length);
+                for (const value of Object.values(row)) answer = Math.max(answer, bytes(value));
+              runs.push({ sql, parameter, answer });
               return result;
             },
           };
@@ -150,11 +153,21 @@ function recorded(db: D1Database) {
       };
     },
   } as unknown as D1Database;
-  return { db: wrapped, statements, largest: () => largest, largestParameter: () => largestParameter };
+  const largestOf = (key: "parameter" | "answer", of: (sql: string) => boolean = () => true) =>
+    Math.max(0, ...runs.filter((r) => of(r.sql)).map((r) => r[key]));
+  return {
+    db: wrapped,
+    statements,
+    largest: (of?: (sql: string) => boolean) => largestOf("answer", of),
+    largestParameter: (of?: (sql: string) => boolean) => largestOf("parameter", of),
+  };
 }
 
+/** Whether a statement reads slices of blocks' sorted values (`summary-medians.ts` `sliceReaderOf`). */
+const isSlices = (sql: string) => sql.includes("substr(s.sorted");
+
 /** Statements of the slices of blocks' sorted values (`summary-medians.ts` `sliceReaderOf`). */
-const sliceStatements = (statements: readonly string[]) => statements.filter((sql) => sql.includes("substr(s.sorted"));
+const sliceStatements = (statements: readonly string[]) => statements.filter(isSlices);
 /** Statements reading blocks before the walk (`analytics-summary.ts` `readBlocks`). */
 const blockReads = (statements: readonly string[]) => statements.filter((sql) => sql.includes("ROWS UNBOUNDED PRECEDING"));
 
@@ -536,20 +549,26 @@ describe("attack: the thresholds", () => {
     expect(figures.bucketValues).toBe(2_200);
     expect(sliceStatements(seen.statements).length).toBe(1);
     expect(shape(figures)).toEqual(oracle(made, byDay));
-    // Cut by rows, then by bytes (each answer one JSON value, which D1 caps at 1,000,000 bytes):
-    // the same figures.
+    expect(seen.largest(isSlices)).toBeGreaterThan(2_000); // the measure below measures something
+    // Cut by rows, then by bytes (each answer one JSON value and the bound list one string, which
+    // D1 caps at 1,000,000 bytes), then every row alone (each over the budget by itself): the same
+    // figures.
     for (const [limits, statements] of [
       [{ slicesPerStatement: 500 }, 3],
       [{ sliceBytesPerStatement: 1_000 }, 80],
+      [{ sliceBytesPerStatement: 50 }, 1_100],
     ] as const) {
+      const label = JSON.stringify(limits);
       const cut = recorded(db);
-      expect(shape(await summarizeGroupings(cut.db, byDay, { ...BUCKETS, ...limits })), JSON.stringify(limits)).toEqual(
-        oracle(made, byDay),
-      );
-      expect(sliceStatements(cut.statements).length, JSON.stringify(limits)).toBeGreaterThanOrEqual(statements);
-      expect(cut.largest(), JSON.stringify(limits)).toBeLessThanOrEqual(
-        "sliceBytesPerStatement" in limits ? limits.sliceBytesPerStatement + 2 : 1_000_000,
-      );
+      expect(shape(await summarizeGroupings(cut.db, byDay, { ...BUCKETS, ...limits })), label).toEqual(oracle(made, byDay));
+      const count = sliceStatements(cut.statements).length;
+      const budget = "sliceBytesPerStatement" in limits ? limits.sliceBytesPerStatement : null;
+      if (budget === 50) expect(count, label).toBe(statements);
+      else expect(count, label).toBeGreaterThanOrEqual(statements);
+      if (budget === 1_000) {
+        expect(cut.largest(isSlices), label).toBeLessThanOrEqual(1_002);
+        expect(cut.largestParameter(isSlices), label).toBeLessThanOrEqual(1_000);
+      }
     }
     // Three time groupings at once share the slices they have in common: no more values read than
     // each alone, and the same figures.
@@ -748,6 +767,27 @@ describe("attack: blocks whose sorted values disagree with their counts", () => 
 });
 
 describe("attack: D1's 1,000,000 bytes per row", () => {
+  it("the slices' bound list of rows stays under the budget when group keys are 255 characters that JSON escapes in six bytes each", async () => {
+    const org = await createOrg(unique("atk"), { plan: "pro", installedAt: "2026-01-01T00:00:00Z" });
+    const seen = recorded(await shardDb(org));
+    // 2,000 rows of no stored block: the first statement finds none and answers stale, so only its
+    // bound list is measured (all of them in one would be about 3.2 MB).
+    const key = "\u0001".repeat(255);
+    const requests: SliceRequest[] = Array.from({ length: 2_000 }, (_, i) => ({
+      repoKey: "",
+      day: 20_000 + i,
+      group: { kind: "author", key, first: 20_000 + i, last: 20_000 + i },
+      version: 1,
+      offset: 0,
+      count: 1,
+    }));
+    const read = await sliceReader(seen.db, org)(requests);
+    expect(read.texts).toBeNull();
+    const bound = seen.largestParameter(isSlices);
+    expect(bound).toBeGreaterThan(100_000);
+    expect(bound).toBeLessThanOrEqual(SLICES_BYTES_PER_STATEMENT);
+  });
+
   it("the block's byte bound counts bytes: a login of non-ASCII characters cannot pass maxBytes (smallest case: one pull request)", async () => {
     const org = await createOrg(unique("atk"), { plan: "pro", installedAt: "2026-01-01T00:00:00Z" });
     const merged = Date.UTC(2026, 9, 5, 12);

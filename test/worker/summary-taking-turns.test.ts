@@ -20,7 +20,7 @@ const END = Date.parse("2026-04-30T23:59:59.999Z");
  * when the previous one was answered had fired by then: true only if the sender let the event loop
  * turn in between.
  */
-function recording(db: D1Database) {
+function recording<T extends D1Database | D1DatabaseSession>(db: T) {
   const sends: { what: string; turned: boolean }[] = [];
   let turned = true;
   const answered = () => {
@@ -109,9 +109,13 @@ describe("a summary's statements take turns with other requests", () => {
     // the walk; by author its months come from month blocks per group, by week from day blocks.
     const limits = { ...SUMMARY_LIMITS, blockSliceDays: 30, countSliceDays: 30, bucketsFrom: 0, bucketsPerBlock: 0 };
     for (const groupBys of [["author"], ["week"], ["week", "repo", "author"]] as GroupingsQuery["groupBys"][]) {
-      // Twice: the first builds the missing blocks (batches), the second reads them (and the slices).
-      for (const round of ["builds", "reads"]) {
-        const { db: recorded, sends } = recording(db);
+      // Twice: the first builds the missing blocks (batches), the second reads them (and the
+      // slices); the second on a D1 session, as the routes read.
+      for (const [round, handle] of [
+        ["builds", db],
+        ["reads", db.withSession("first-unconstrained")],
+      ] as const) {
+        const { db: recorded, sends } = recording(handle);
         const figures = await summarizeGroupings(recorded, query(org, groupBys), limits);
         expect(figures.groupings[0]?.totals.pullRequests, `${groupBys} ${round}`).toBeGreaterThan(50);
         expect(sends.length, `${groupBys} ${round}: statements sent`).toBeGreaterThanOrEqual(round === "builds" ? 4 : 3);
@@ -154,5 +158,9 @@ describe("a summary's statements take turns with other requests", () => {
     const [a, b] = await wrapped.batch([wrapped.prepare(count).bind(org), wrapped.prepare("SELECT ?1 AS x").bind(5)]);
     expect(a?.results).toEqual([{ n: direct }]);
     expect(b?.results).toEqual([{ x: 5 }]);
+    // A session of the wrapped database is wrapped too, and answers the same.
+    const session = wrapped.withSession("first-unconstrained");
+    expect(await session.prepare(count).bind(org).first<number>("n")).toBe(direct);
+    expect((await wrapped.exec("SELECT 1")).count).toBe(1);
   });
 });
