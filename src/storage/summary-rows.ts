@@ -29,7 +29,8 @@ export const SLICES_PER_STATEMENT = 2_000;
  * Bytes per slices statement, of its answer (one JSON value) and of its bound list of rows: D1
  * refuses a value over 1,000,000 bytes (local D1 does not). A row's slices are at most its sorted
  * values, and a block's text is at most `BLOCK_MAX_BYTES` (900,000), so one row alone always fits
- * (`summary-medians.ts` `statementsOf` counts them).
+ * (`summary-medians.ts` `statementsOf` counts them). Counted as builds write them, hexadecimal
+ * digits: a row damaged to bytes that JSON escapes could still make its statement's answer larger.
  */
 export const SLICES_BYTES_PER_STATEMENT = BLOCK_MAX_BYTES;
 

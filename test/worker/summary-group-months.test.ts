@@ -437,7 +437,7 @@ describe("month blocks per group (summary-group-months.ts)", () => {
     expectGrouped(rebuilt, ["repo"], rowsLast, "rebuilt");
   });
 
-  it("group and bucket rows damaged to control bytes of the same length are found (never decoded, never escaped into the answer), deleted and built again", async () => {
+  it("group and bucket rows damaged to control bytes of the same length are found when decoded (never read as durations), deleted and built again", async () => {
     const { org, get } = await adminOrg();
     const prs = pullRequests(16);
     await postEventsOk(eventsOf(org, prs));
