@@ -71,6 +71,16 @@ async function adminOrg() {
   return { org, get };
 }
 
+/** An organization with the pull requests of `seed`, the export's rows of the window, and its author months built by a summary. */
+async function builtByAuthor(seed: number) {
+  const { org, get } = await adminOrg();
+  await postEventsOk(eventsOf(org, pullRequests(seed)));
+  const q = windowQuery(org, WINDOW);
+  const rows = await exportRows<ExportRow>(get, q, { perPage: 100, maxPages: 100 });
+  await get(`/api/analytics/v1/summary?${q}&groupBy=author`);
+  return { org, rows, db: await shardDb(org) };
+}
+
 const windowQuery = (org: string, w: { start: number; end: number }) =>
   `org=${org}&startDate=${encodeURIComponent(iso(w.start))}&endDate=${encodeURIComponent(iso(w.end))}`;
 
@@ -438,13 +448,7 @@ describe("month blocks per group (summary-group-months.ts)", () => {
   });
 
   it("group and bucket rows damaged to control bytes of the same length are found when decoded (never read as durations), deleted and built again", async () => {
-    const { org, get } = await adminOrg();
-    const prs = pullRequests(16);
-    await postEventsOk(eventsOf(org, prs));
-    const q = windowQuery(org, WINDOW);
-    const rows = await exportRows<ExportRow>(get, q, { perPage: 100, maxPages: 100 });
-    await get(`/api/analytics/v1/summary?${q}&groupBy=author`);
-    const db = await shardDb(org);
+    const { org, rows, db } = await builtByAuthor(16);
     // Every byte of every group and bucket row becomes 0x01: the same length, so the slices' counts
     // still match, but no hexadecimal digit (JSON would escape each in six bytes).
     const damage = (table: string) =>
@@ -475,13 +479,7 @@ describe("month blocks per group (summary-group-months.ts)", () => {
   });
 
   it("a damaged group row is found, its head deleted and the month built again; a marker head is never served", async () => {
-    const { org, get } = await adminOrg();
-    const prs = pullRequests(15);
-    await postEventsOk(eventsOf(org, prs));
-    const q = windowQuery(org, WINDOW);
-    const rows = await exportRows<ExportRow>(get, q, { perPage: 100, maxPages: 100 });
-    await get(`/api/analytics/v1/summary?${q}&groupBy=author`);
-    const db = await shardDb(org);
+    const { org, rows, db } = await builtByAuthor(15);
     // Every group row of April loses all but its first value.
     await db
       .prepare("UPDATE summary_group_months SET sorted = substr(sorted, 1, 13) WHERE org_key = ?1 AND month = ?2")
