@@ -16,18 +16,36 @@ const JAN = Date.parse("2026-01-01T00:00:00Z");
 const END = Date.parse("2026-04-30T23:59:59.999Z");
 
 /**
- * A real D1 database that records, for each statement (or batch) sent, whether a timer of 0 ms set
- * when the previous one was answered had fired by then: true only if the sender let the event loop
- * turn in between.
+ * A real D1 database (or session) that records, for each statement, batch or exec sent, whether a
+ * timer of 0 ms set when the previous one was answered had fired by then (`turned`: the sender let
+ * the event loop turn in between), and whether one set by `mark()` had (`sinceMark`: the caller
+ * marks just before calling a method of a wrapper over this one). Its sessions record into the same
+ * lists.
  */
 function recording<T extends D1Database | D1DatabaseSession>(db: T) {
-  const sends: { what: string; turned: boolean }[] = [];
+  const sends: { what: string; turned: boolean; sinceMark: boolean }[] = [];
   let turned = true;
+  let marked = true;
+  const timer = (set: () => void) => setTimeout(set, 0);
   const answered = () => {
     turned = false;
-    setTimeout(() => {
+    timer(() => {
       turned = true;
-    }, 0);
+    });
+  };
+  const mark = () => {
+    marked = false;
+    timer(() => {
+      marked = true;
+    });
+  };
+  const sent = async <R>(what: string, send: () => Promise<R>): Promise<R> => {
+    sends.push({ what: what.slice(0, 60), turned, sinceMark: marked });
+    try {
+      return await send();
+    } finally {
+      answered();
+    }
   };
   const inner = new WeakMap<object, D1PreparedStatement>();
   const wrap = (statement: D1PreparedStatement, query: string): D1PreparedStatement => {
@@ -37,38 +55,28 @@ function recording<T extends D1Database | D1DatabaseSession>(db: T) {
         if (typeof value !== "function") return value;
         if (property === "bind") return (...values: unknown[]) => wrap(target.bind(...values), query);
         if (["all", "first", "raw", "run"].includes(String(property)))
-          return async (...args: unknown[]) => {
-            sends.push({ what: query.slice(0, 60), turned });
-            try {
-              return await value.apply(target, args);
-            } finally {
-              answered();
-            }
-          };
+          return (...args: unknown[]) => sent(query, () => value.apply(target, args));
         return value.bind(target);
       },
     });
     inner.set(wrapped, statement);
     return wrapped;
   };
-  const recorded = new Proxy(db, {
-    get(target, property) {
-      const value = Reflect.get(target, property, target);
-      if (typeof value !== "function") return value;
-      if (property === "prepare") return (query: string) => wrap(target.prepare(query), query);
-      if (property === "batch")
-        return async (statements: D1PreparedStatement[]) => {
-          sends.push({ what: `batch of ${statements.length}`, turned });
-          try {
-            return await target.batch(statements.map((s) => inner.get(s) ?? s));
-          } finally {
-            answered();
-          }
-        };
-      return value.bind(target);
-    },
-  });
-  return { db: recorded, sends, turnedSinceAnswer: () => turned };
+  const over = <D extends D1Database | D1DatabaseSession>(handle: D): D =>
+    new Proxy(handle, {
+      get(target, property) {
+        const value = Reflect.get(target, property, target);
+        if (typeof value !== "function") return value;
+        if (property === "prepare") return (query: string) => wrap(target.prepare(query), query);
+        if (property === "batch")
+          return (statements: D1PreparedStatement[]) =>
+            sent(`batch of ${statements.length}`, () => target.batch(statements.map((s) => inner.get(s) ?? s)));
+        if (property === "exec") return (query: string) => sent(query, () => value.apply(target, [query]));
+        if (property === "withSession") return (...args: unknown[]) => over(value.apply(target, args) as D1DatabaseSession);
+        return value.bind(target);
+      },
+    });
+  return { db: over(db), sends, mark, turnedSinceAnswer: () => turned };
 }
 
 async function orgWithPullRequests(seed: number): Promise<string> {
@@ -127,22 +135,33 @@ describe("a summary's statements take turns with other requests", () => {
     }
   });
 
-  it("hands each answer back on a later turn than it arrived, so the JavaScript reading it lets other requests' I/O in first", async () => {
+  it("takes a turn before sending each statement and before handing its answer back: every method, batch, exec, and a session of the wrapped database", async () => {
     const org = await orgWithPullRequests(11);
     const seen = recording(await shardDb(org));
     const wrapped = takingTurns(seen.db);
+    const session = wrapped.withSession("first-unconstrained");
     const runs: [string, () => Promise<unknown>][] = [
       ["first", () => wrapped.prepare("SELECT 1 AS one").first("one")],
       ["all", () => wrapped.prepare("SELECT 1 AS one").all()],
       ["raw", () => wrapped.prepare("SELECT 1 AS one").raw()],
       ["run", () => wrapped.prepare("SELECT 1 AS one").run()],
       ["batch", () => wrapped.batch([wrapped.prepare("SELECT 1 AS one"), wrapped.prepare("SELECT 2 AS two")])],
+      ["exec", () => wrapped.exec("SELECT 1")],
+      ["session first", () => session.prepare("SELECT 1 AS one").first("one")],
+      ["session batch", () => session.batch([session.prepare("SELECT 1 AS one")])],
     ];
     for (const [name, run] of runs) {
+      const before = seen.sends.length;
+      // A timer set as the method is called has fired by the time the statement is sent...
+      seen.mark();
       await run();
-      expect(seen.turnedSinceAnswer(), `${name}: the timer set when its answer arrived`).toBe(true);
+      expect(
+        seen.sends.slice(before).map((s) => s.sinceMark),
+        `${name}: a turn before sending`,
+      ).toEqual([true]);
+      // ...and the one the recorder set as its answer arrived, by the time the caller has it.
+      expect(seen.turnedSinceAnswer(), `${name}: a turn before handing the answer back`).toBe(true);
     }
-    expect(seen.sends.map((s) => s.turned)).toEqual(runs.map(() => true));
   });
 
   it("the wrapper keeps every statement's answer and lets batches take its statements", async () => {
