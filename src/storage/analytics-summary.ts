@@ -148,7 +148,7 @@ export async function summarizeGroupings(
   options: SummaryOptions = {},
 ): Promise<GroupingsFigures> {
   // A summary's statements take turns with other requests on the thread (`taking-turns.ts`).
-  db = takingTurns(db);
+  db = takingTurns(db, limits.turnEveryMs);
   const { plans, ...hooks } = options;
   const walk = plans?.walks(q) ?? false;
   // A block holds the organization's day, or one listed repository's: the repository list is

@@ -115,7 +115,14 @@ describe("a summary's statements take turns with other requests", () => {
     const db = await shardDb(org);
     // A window longer than a slice of blocks, so the blocks are read in several statements before
     // the walk; by author its months come from month blocks per group, by week from day blocks.
-    const limits = { ...SUMMARY_LIMITS, blockSliceDays: 30, countSliceDays: 30, bucketsFrom: 0, bucketsPerBlock: 0 };
+    const limits = {
+      ...SUMMARY_LIMITS,
+      blockSliceDays: 30,
+      countSliceDays: 30,
+      bucketsFrom: 0,
+      bucketsPerBlock: 0,
+      turnEveryMs: 0,
+    };
     for (const groupBys of [["author"], ["week"], ["week", "repo", "author"]] as GroupingsQuery["groupBys"][]) {
       // Twice: the first builds the missing blocks (batches), the second reads them (and the
       // slices); the second on a D1 session, as the routes read.
@@ -138,7 +145,7 @@ describe("a summary's statements take turns with other requests", () => {
   it("takes a turn before sending each statement and before handing its answer back: every method, batch, exec, and a session of the wrapped database", async () => {
     const org = await orgWithPullRequests(11);
     const seen = recording(await shardDb(org));
-    const wrapped = takingTurns(seen.db);
+    const wrapped = takingTurns(seen.db, 0);
     const session = wrapped.withSession("first-unconstrained");
     const runs: [string, () => Promise<unknown>][] = [
       ["first", () => wrapped.prepare("SELECT 1 AS one").first("one")],
@@ -164,10 +171,27 @@ describe("a summary's statements take turns with other requests", () => {
     }
   });
 
+  it("takes no turn until its interval has passed since the last: a summary of short statements takes few", async () => {
+    const org = await orgWithPullRequests(13);
+    const seen = recording(await shardDb(org));
+    const wrapped = takingTurns(seen.db, 60_000);
+    for (const run of [
+      () => wrapped.prepare("SELECT 1 AS one").first("one"),
+      () => wrapped.batch([wrapped.prepare("SELECT 1 AS one")]),
+      () => wrapped.withSession("first-unconstrained").prepare("SELECT 1 AS one").all(),
+    ]) {
+      seen.mark();
+      await run();
+      expect(seen.sends.at(-1)?.sinceMark).toBe(false);
+      expect(seen.turnedSinceAnswer()).toBe(false);
+    }
+    expect(() => takingTurns(seen.db, -1)).toThrow(RangeError);
+  });
+
   it("the wrapper keeps every statement's answer and lets batches take its statements", async () => {
     const org = await orgWithPullRequests(7);
     const db = await shardDb(org);
-    const wrapped = takingTurns(db);
+    const wrapped = takingTurns(db, 0);
     const count = "SELECT COUNT(*) AS n FROM pull_requests WHERE org_key = ?1";
     const direct = await db.prepare(count).bind(org).first<number>("n");
     expect(direct).toBeGreaterThan(50);
