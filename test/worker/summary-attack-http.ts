@@ -33,11 +33,12 @@ export async function summaryOrg(
       private: r.private,
       ...(r.collaborator ? { collaborators: [user] } : {}),
     });
-  return { org, user, get: await getOf(user) };
+  const { key } = await createKey(user, "analytics");
+  return { org, user, key, get: getWithKey(key) };
 }
 
 /** `get` (as `summaryOrg`'s) with a new analytics key of `user`. */
-export async function getOf(user: string): Promise<Get> {
+async function getOf(user: string): Promise<Get> {
   const { key } = await createKey(user, "analytics");
   return getWithKey(key);
 }

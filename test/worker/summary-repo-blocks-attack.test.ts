@@ -3,20 +3,9 @@ import { SUMMARY_PLANS } from "../../src/analytics/summary";
 import { summarizeGroupings } from "../../src/storage/analytics-summary";
 import { moveRows } from "../../src/storage/renames";
 import { appCall, signIn } from "./app-helpers";
-import {
-  addMember,
-  adminOk,
-  call,
-  createKey,
-  createOrg,
-  createUser,
-  moveToOtherShard,
-  postEventsOk,
-  seededRandom,
-  shardDb,
-  unique,
-} from "./helpers";
+import { adminOk, call, moveToOtherShard, postEventsOk, seededRandom, shardDb } from "./helpers";
 import { eventsOf, type Pr, pr } from "./summary-attack-data";
+import { summaryOrg } from "./summary-attack-http";
 import { type ExportRow, exportRows, GROUP_BYS, referenceAnswer } from "./summary-reference";
 import { deliverQueued, example, repoId, world } from "./webhook-helpers";
 
@@ -40,24 +29,11 @@ const at = (text: string) => Date.parse(text);
 type Get = (path: string) => Promise<unknown>;
 
 async function orgWith(role: "admin" | "member", repos: Record<string, { private: boolean; collaborator?: boolean }>) {
-  const org = await createOrg(unique("rbatk"), { plan: "pro", installedAt: "2024-01-01T00:00:00Z" });
-  const user = await createUser();
-  await addMember(org, user, role);
-  for (const [repo, r] of Object.entries(repos))
-    await adminOk("PUT", `/internal/v1/organizations/${org}/repositories/${repo}`, {
-      private: r.private,
-      ...(r.collaborator ? { collaborators: [user] } : {}),
-    });
-  const { key } = await createKey(user, "analytics");
+  const { org, user, key, get } = await summaryOrg("rbatk", role, repos);
   // Every request reads the blocks' statement (`SummaryPlans` would walk a window seen to hold few).
   const raw = (path: string) => {
     SUMMARY_PLANS.clear();
     return call(path, { headers: { Authorization: `Bearer ${key}` } });
-  };
-  const get: Get = async (path) => {
-    const res = await raw(path);
-    if (res.status !== 200) throw new Error(`${path} → ${res.status}: ${await res.text()}`);
-    return res.json();
   };
   return { org, user, get, raw };
 }
