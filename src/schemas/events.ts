@@ -3,10 +3,22 @@ import { GithubOrgName, GithubRepoName, INSTANT_RANGE, InstantInput } from "./co
 
 export const MAX_EVENTS_PER_BATCH = 1000;
 
+/**
+ * Free text of at most `max` characters, well-formed: an unpaired surrogate (half of a UTF-16 pair)
+ * has no UTF-8 spelling, so D1 would store it as bytes that read back as other characters: the
+ * export would show what was never sent, and a summary grouped by it would not find its own blocks.
+ */
+const Text = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .refine((text) => text.isWellFormed(), { message: "must be well-formed Unicode text (no unpaired surrogate)" });
+
 const PrNumber = z.number().int().min(1).max(2_147_483_647);
 const Lines = z.number().int().min(0).max(1_000_000_000);
 /** Ids issued by the reviewer; strings and integers are both accepted and compared as text. */
-const ExternalId = z.union([z.string().min(1).max(255), z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)]).transform(String);
+const ExternalId = z.union([Text(255), z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)]).transform(String);
 
 const prRef = { org: GithubOrgName, repo: GithubRepoName, prNumber: PrNumber };
 
@@ -23,7 +35,7 @@ export const PullRequestEvent = z
   .strictObject({
     type: z.literal("pull_request"),
     ...prRef,
-    author: z.string().min(1).max(255),
+    author: Text(255),
     createdAt: InstantInput,
     mergedAt: InstantInput.nullable(),
     linesAdded: Lines.nullable(),

@@ -589,11 +589,28 @@ describe("batch validation", () => {
     ["posted as a string", finding("o", 1, "f", { posted: "true" }), "events.0.posted"],
     ["an empty org", pr("", 1), "events.0.org"],
     ["an empty id", review("o", 1, ""), "events.0.reviewId"],
+    ["an author with an unpaired high surrogate", pr("o", 1, { author: "\ud800high" }), "events.0.author"],
+    ["an author with an unpaired low surrogate", pr("o", 1, { author: "low\udc00" }), "events.0.author"],
+    ["a review id with an unpaired surrogate", review("o", 1, "r\ud83d"), "events.0.reviewId"],
+    ["an AI source id with an unpaired surrogate", authorship("o", 1, "\udfff", 3), "events.0.sourceId"],
   ])("400 for %s, naming %s", async (_name, event, path) => {
     const res = await postEvents([event]);
     expect(res.status).toBe(400);
     const paths = ((await res.json()) as ErrorBody).error.details.map((d) => d.path);
     expect(paths).toContain(path);
+  });
+
+  it("text that is not well-formed Unicode is refused in words; emoji, U+FFFD and U+FFFF are text like any other", async () => {
+    const org = unique("org");
+    const bad = await postEvents([pr(org, 1, { author: "\ud800high" })]);
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as ErrorBody).error.details).toEqual([
+      { path: "events.0.author", message: "must be well-formed Unicode text (no unpaired surrogate)" },
+    ]);
+    const authors = ["😀", "\ufffd\ufffd\ufffdhigh", "\uffff"];
+    const ok = await postEvents(authors.map((author, i) => pr(org, i + 1, { author })));
+    expect(ok.status).toBe(200);
+    expect((await snapshot(org)).pullRequests.map((p) => (p as { author: string }).author).sort()).toEqual([...authors].sort());
   });
 
   it("a date alone is refused with a message that says what a timestamp field takes", async () => {

@@ -1,5 +1,6 @@
 import { expect } from "vitest";
 import { SUMMARY_PLANS } from "../../src/analytics/summary";
+import type { GroupingsQuery } from "../../src/storage/analytics-summary";
 import { addMember, adminOk, call, createKey, createOrg, createUser, unique } from "./helpers";
 import { type ExportRow, exportRows, type GroupBy, referenceAnswer } from "./summary-reference";
 
@@ -10,6 +11,17 @@ import { type ExportRow, exportRows, type GroupBy, referenceAnswer } from "./sum
  */
 
 export type Window = { start: number; end: number };
+
+/** The storage's query for an admin's summary of `org` over `w`: no list, no access list. */
+export const groupingsOf = (org: string, w: Window, groupBys: GroupBy[]): GroupingsQuery => ({
+  orgKey: org,
+  repoKeys: null,
+  authorKeys: null,
+  accessibleRepoKeys: null,
+  start: w.start,
+  end: w.end,
+  groupBys,
+});
 export type Get = (path: string) => Promise<unknown>;
 
 const iso = (ms: number) => new Date(ms).toISOString();

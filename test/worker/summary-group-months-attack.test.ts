@@ -5,7 +5,15 @@ import { moveRows } from "../../src/storage/renames";
 import { appCall, signIn } from "./app-helpers";
 import { admin, adminOk, moveToOtherShard, postEventsOk, seededRandom, shardDb } from "./helpers";
 import { eventsOf, type Pr, pr } from "./summary-attack-data";
-import { adminGetOf, agrees as agreesOverHttp, type Get, summaryOrg, type Window, windowQuery } from "./summary-attack-http";
+import {
+  adminGetOf,
+  agrees as agreesOverHttp,
+  type Get,
+  groupingsOf,
+  summaryOrg,
+  type Window,
+  windowQuery,
+} from "./summary-attack-http";
 import { type ExportRow, exportRows, type GroupBy, referenceAnswer } from "./summary-reference";
 
 /**
@@ -49,15 +57,7 @@ async function headCount(org: string): Promise<number> {
 
 /** How many of the window's pull requests the organization's month blocks serve now (admin scope, no list). */
 async function servedFromMonths(org: string, w: Window, groupBy: "repo" | "author"): Promise<number> {
-  const figures = await summarizeGroupings(await shardDb(org), {
-    orgKey: org,
-    repoKeys: null,
-    authorKeys: null,
-    accessibleRepoKeys: null,
-    start: w.start,
-    end: w.end,
-    groupBys: [groupBy],
-  });
+  const figures = await summarizeGroupings(await shardDb(org), groupingsOf(org, w, [groupBy]));
   return figures.fromGroupMonths;
 }
 

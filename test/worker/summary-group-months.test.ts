@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { SUMMARY_PLANS } from "../../src/analytics/summary";
-import { type GroupingsQuery, SUMMARY_LIMITS, type SummaryLimits, summarizeGroupings } from "../../src/storage/analytics-summary";
+import { SUMMARY_LIMITS, type SummaryLimits, summarizeGroupings } from "../../src/storage/analytics-summary";
 import { buildSummaryDays } from "../../src/storage/summary-days";
 import { buildGroupMonths } from "../../src/storage/summary-group-months";
 import {
@@ -16,6 +16,7 @@ import {
   unique,
 } from "./helpers";
 import { eventsOf, type Pr } from "./summary-attack-data";
+import { groupingsOf, windowQuery } from "./summary-attack-http";
 import { type ExportRow, exportRows, type GroupBy, referenceAnswer, referenceSummary } from "./summary-reference";
 
 /**
@@ -26,7 +27,7 @@ import { type ExportRow, exportRows, type GroupBy, referenceAnswer, referenceSum
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
-const iso = (ms: number) => new Date(ms).toISOString();
+const _iso = (ms: number) => new Date(ms).toISOString();
 const JAN = Date.parse("2026-01-01T00:00:00Z");
 /** January to April 2026: four whole months, more full days than a slice of blocks (92), so read in slices. */
 const WINDOW = { start: JAN, end: Date.parse("2026-04-30T23:59:59.999Z") };
@@ -81,18 +82,7 @@ async function builtByAuthor(seed: number) {
   return { org, rows, db: await shardDb(org) };
 }
 
-const windowQuery = (org: string, w: { start: number; end: number }) =>
-  `org=${org}&startDate=${encodeURIComponent(iso(w.start))}&endDate=${encodeURIComponent(iso(w.end))}`;
-
-const scopeOf = (org: string, w: { start: number; end: number }, groupBys: GroupBy[]): GroupingsQuery => ({
-  orgKey: org,
-  repoKeys: null,
-  authorKeys: null,
-  accessibleRepoKeys: null,
-  start: w.start,
-  end: w.end,
-  groupBys,
-});
+const scopeOf = groupingsOf;
 
 const byKey = (groups: readonly { key: string }[]) => [...groups].sort((a, b) => (a.key < b.key ? -1 : 1));
 
