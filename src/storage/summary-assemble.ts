@@ -5,7 +5,7 @@ import type { AnalyticsSummaryGroup, AnalyticsSummaryTotals, SummaryGroupBy } fr
 import type { AnalyticsScope } from "./analytics";
 import type { BlockColumns, BlockFilter, MonthBlock } from "./summary-days";
 import type { GroupMonth } from "./summary-group-months";
-import { type BlockId, type BucketedPart, type Durations, noSlices, resolveMedians, type SliceReader } from "./summary-medians";
+import { type BlockId, type BucketedPart, bucketedPart, type Durations, noSlices, resolveMedians, type SliceReader } from "./summary-medians";
 import { BLOCK, MISSING, MISSING_MONTH, MONTH_BLOCK, type PartRow, removedFrom, STALE, SUMMED } from "./summary-rows";
 
 /**
@@ -172,8 +172,9 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
             counts.push(count);
           }
         });
-        const part = { repoKey: "", day: month, version, group: { kind, key: "", first, last }, metric, start: 0 };
-        totalParts[metric].push({ ...part, buckets, counts });
+        totalParts[metric].push(
+          bucketedPart({ repoKey: "", day: month, version, group: { kind, key: "", first, last }, metric }, buckets, counts, 0),
+        );
       }
     }
     groupBys.forEach((groupBy, grouping) => {
@@ -183,9 +184,9 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
         const group = groupOf(grouping, key);
         addSums(group, [n, la, ld, fl, fx, al, nal]);
         const part = { repoKey: "", day: month, version, group: { kind, key, first, last } };
-        group.tf.parts.push({ ...part, buckets: tfBuckets, counts: tfCounts, start: 0 });
+        group.tf.parts.push(bucketedPart(part, tfBuckets, tfCounts, 0));
         const start = Array.isArray(tfCounts) ? tfCounts.reduce((sum, count) => sum + count, 0) : 0;
-        group.tm.parts.push({ ...part, buckets: tmBuckets, counts: tmCounts, start });
+        group.tm.parts.push(bucketedPart(part, tmBuckets, tmCounts, start));
       }
       added = true;
     });
@@ -380,9 +381,9 @@ function addBlock(
         if (counts !== null) {
           // Durations to merge follow those to first review in the block's sorted values.
           const [tfBuckets, tfCounts, tmBuckets, tmCounts] = counts;
-          group.tf.parts.push({ repoKey, day, version, buckets: tfBuckets, counts: tfCounts, start: 0 });
+          group.tf.parts.push(bucketedPart({ repoKey, day, version }, tfBuckets, tfCounts, 0));
           const start = tfCounts.reduce((n, count) => n + count, 0);
-          group.tm.parts.push({ repoKey, day, version, buckets: tmBuckets, counts: tmCounts, start });
+          group.tm.parts.push(bucketedPart({ repoKey, day, version }, tmBuckets, tmCounts, start));
           return;
         }
         const [toFirstReview, toMerge] = durations();

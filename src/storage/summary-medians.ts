@@ -33,6 +33,20 @@ export interface BucketedPart {
 }
 
 /**
+ * A part with every field present, in one order: a year by author makes some 10,000, and
+ * `resolveMedians` reads each several times (objects of one shape are read several times faster
+ * than spreads of differing ones).
+ */
+export function bucketedPart(
+  at: { repoKey: string; day: number; version: number; group?: BlockGroup | undefined; metric?: 0 | 1 | undefined },
+  buckets: readonly number[],
+  counts: readonly number[],
+  start: number,
+): BucketedPart {
+  return { repoKey: at.repoKey, day: at.day, group: at.group, metric: at.metric, version: at.version, buckets, counts, start };
+}
+
+/**
  * A group's values of one duration: lists of values, and blocks' parts served by their counts;
  * less `removed`, values that the lists or parts hold and the group does not (a served block's
  * pull requests that straddle an edge of the window, `summary-rows.ts` `REMOVED_FROM`).
@@ -330,20 +344,37 @@ export async function resolveMedians(
       if (!wellFormed(buckets, counts))
         malformed.set(JSON.stringify([repoKey, day, version, group]), { repoKey, day, version, ...(group ? { group } : {}) });
   if (malformed.size > 0) return { values, stale: true, bucketValues: 0, rowsRead: 0, corrupt: [...malformed.values()] };
-  const requests = new Map<string, SliceRequest & { index: number }>();
+  // Each slice asked once, however many sources share it (a week's and the totals' share their days'):
+  // by block and bucket.
+  const requests: (SliceRequest & { index: number })[] = [];
+  const byBlock = new Map<string, Map<number, SliceRequest & { index: number }>>();
+  const byPart = new Map<BucketedPart, Map<number, SliceRequest & { index: number }>>();
   const pending: { source: number; rank: number; own: number[]; gone: number[]; slices: number[]; size: number }[] = [];
+  // Each walked list's buckets, once: the totals' lists are the groups' own.
+  const bucketsOf = new WeakMap<readonly number[], Uint8Array>();
+  const bucketsOfList = (list: readonly number[]): Uint8Array => {
+    let of = bucketsOf.get(list);
+    if (of === undefined) {
+      of = new Uint8Array(list.length);
+      for (let i = 0; i < list.length; i++) of[i] = durationBucket(list[i] as number);
+      bucketsOf.set(list, of);
+    }
+    return of;
+  };
+  const counts = new Float64Array(DURATION_BUCKETS);
   for (const [index, { values: lists, parts, removed = [] }] of sources.entries()) {
     values.push(null);
     if (parts.length === 0) {
       values[index] = median(lists, removed);
       continue;
     }
-    const counts = new Float64Array(DURATION_BUCKETS);
+    counts.fill(0);
     let n = 0;
     for (const list of lists) {
       n += list.length;
-      for (const v of list) {
-        const b = durationBucket(v);
+      const of = bucketsOfList(list);
+      for (let i = 0; i < of.length; i++) {
+        const b = of[i] as number;
         counts[b] = (counts[b] as number) + 1;
       }
     }
@@ -363,40 +394,50 @@ export async function resolveMedians(
     let rank = medianIndex(n);
     let bucket = 0;
     while (rank >= (counts[bucket] ?? 0)) rank -= counts[bucket++] ?? 0;
-    // The bucket's range of values: [bound below it, bound above it), open at the ends.
-    const from = bucket === 0 ? Number.NEGATIVE_INFINITY : (DURATION_BUCKET_BOUNDS[bucket - 1] as number);
-    const below =
-      bucket === DURATION_BUCKET_BOUNDS.length ? Number.POSITIVE_INFINITY : (DURATION_BUCKET_BOUNDS[bucket] as number);
-    const own = lists.flatMap((list) => list.filter((v) => v >= from && v < below));
-    const gone = removed.filter((v) => v >= from && v < below);
+    // The bucket's values among the walked ones (a bucket is a range of values, so the same test).
+    const own: number[] = [];
+    for (const list of lists) {
+      const of = bucketsOfList(list);
+      for (let i = 0; i < of.length; i++) if (of[i] === bucket) own.push(list[i] as number);
+    }
+    const gone = removed.length === 0 ? removed : removed.filter((v) => durationBucket(v) === bucket);
     const wanted: number[] = [];
     let size = own.length;
     for (const part of parts) {
       let offset = part.start;
-      for (let i = 0; i < part.buckets.length; i++) {
-        const b = part.buckets[i] as number;
-        const count = part.counts[i] as number;
+      const { buckets, counts: those } = part;
+      for (let i = 0; i < buckets.length; i++) {
+        const b = buckets[i] as number;
+        const count = those[i] as number;
         if (b < bucket) offset += count;
         else {
           if (b === bucket) {
             const { repoKey, day, version, group, metric } = part;
             // A bucket row holds the bucket's values alone: the whole row, from its start.
             const at = metric === undefined ? offset : 0;
-            // A key per slice (a year by author asks some 10,000): a template is cheaper than JSON.
-            const key = `${repoKey}\u0000${day}\u0000${group?.kind}\u0000${group?.key}\u0000${group?.first}\u0000${group?.last}\u0000${metric}\u0000${b}\u0000${at}\u0000${count}`;
-            let request = requests.get(key);
+            // A day block's part is shared by the groupings that read its day (and by the totals), as
+            // its own part object in each: known by its block and duration (`start`). A group's month
+            // block's part is its group's alone: known by itself (a string key cost 2 ms by author).
+            let asked = group === undefined ? byBlock.get(`${repoKey}\u0000${day}\u0000${part.start}`) : byPart.get(part);
+            if (asked === undefined) {
+              asked = new Map();
+              if (group === undefined) byBlock.set(`${repoKey}\u0000${day}\u0000${part.start}`, asked);
+              else byPart.set(part, asked);
+            }
+            let request = asked.get(b);
             if (request === undefined) {
               request = {
                 repoKey,
                 day,
+                group,
+                bucketRow: metric === undefined ? undefined : { metric, bucket: b },
                 version,
-                ...(group ? { group } : {}),
-                ...(metric === undefined ? {} : { bucketRow: { metric, bucket: b } }),
                 offset: at,
                 count,
-                index: requests.size,
+                index: requests.length,
               };
-              requests.set(key, request);
+              requests.push(request);
+              asked.set(b, request);
             }
             wanted.push(request.index);
             size += count;
@@ -408,7 +449,7 @@ export async function resolveMedians(
     pending.push({ source: index, rank, own, gone, slices: wanted, size });
   }
   if (pending.length === 0) return { values, stale: false, bucketValues: 0, rowsRead: 0, corrupt: [] };
-  const asked = [...requests.values()];
+  const asked = requests;
   const { texts, rowsRead, corrupt } = await slices(asked);
   if (texts === null) return { values, stale: true, bucketValues: 0, rowsRead, corrupt };
   // Each slice decoded once, however many sources share it (a week's and the totals' often do). A
