@@ -21,8 +21,8 @@ export const ORGANIZATION_TABLES = ["pull_requests", "reviews", "findings", "ai_
 
 /**
  * Tables derived from the organization's rows, never copied: the summary's day and month blocks
- * (`summary-days.ts`) and its month blocks per group (`summary-group-months.ts`) are rebuilt from
- * the copied rows by the target's first summaries (copying them would be wasted: the copy's own
+ * (`summary-days.ts`), its month blocks per group (`summary-group-months.ts`) and their spans
+ * (`summary-group-spans.ts`) are rebuilt from the copied rows by the target's first summaries (copying them would be wasted: the copy's own
  * writes to a day delete its blocks). The delete removes them with the rest.
  */
 export const DERIVED_TABLES = [
@@ -31,6 +31,9 @@ export const DERIVED_TABLES = [
   "summary_group_month_heads",
   "summary_group_months",
   "summary_group_month_buckets",
+  "summary_group_span_heads",
+  "summary_group_spans",
+  "summary_group_span_buckets",
 ] as const;
 
 /** Source and target of a copy: a database, the organization's key there, the target shard's index. */

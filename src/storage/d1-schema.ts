@@ -243,6 +243,72 @@ export const summaryGroupMonthBuckets = sqliteTable(
   (t) => [primaryKey({ columns: [t.orgKey, t.kind, t.month, t.firstDay, t.lastDay, t.metric, t.bucket] })],
 );
 
+/**
+ * A span of whole calendar months of month blocks per group (issue 31, tenth session;
+ * summary-group-spans.ts), made from the heads a summary served when they held three or more whole
+ * months in a row: one head, one row per group and one per bucket for the span, so a year by
+ * repository or author reads a few heads and a seek per group instead of a dozen of each.
+ * - `first_day`, `last_day`: the span's first and last day (a month's first, a month's last);
+ * - `built`, `pull_requests`, `lo`, `hi`, `version`, `days`, `groups`: as a month head's, over the span
+ *   (`lo` null with pull requests: a marker, never served, e.g. a group too big for a row);
+ * - `months`: JSON, `[first day, last day, version]` of each head it was made from (months' runs, or
+ *   an older span and the months beside it).
+ * A trigger (migration 0016) deletes a span's head whenever one of its day blocks is deleted.
+ */
+export const summaryGroupSpanHeads = sqliteTable(
+  "summary_group_span_heads",
+  {
+    orgKey: text("org_key").notNull(),
+    kind: text("kind", { enum: ["repo", "author"] }).notNull(),
+    firstDay: integer("first_day").notNull(),
+    lastDay: integer("last_day").notNull(),
+    built: integer("built").notNull(),
+    pullRequests: integer("pull_requests").notNull(),
+    lo: integer("lo"),
+    hi: integer("hi"),
+    version: integer("version").notNull(),
+    days: text("days"),
+    groups: text("groups"),
+    months: text("months"),
+  },
+  (t) => [primaryKey({ columns: [t.orgKey, t.kind, t.firstDay, t.lastDay] })],
+);
+
+/** A group's durations over a span (`summary_group_span_heads`), as a month's group row: served only with a head of the same `version`. */
+export const summaryGroupSpans = sqliteTable(
+  "summary_group_spans",
+  {
+    orgKey: text("org_key").notNull(),
+    kind: text("kind", { enum: ["repo", "author"] }).notNull(),
+    firstDay: integer("first_day").notNull(),
+    lastDay: integer("last_day").notNull(),
+    groupKey: text("group_key").notNull(),
+    version: integer("version").notNull(),
+    sorted: blob("sorted"),
+  },
+  (t) => [primaryKey({ columns: [t.orgKey, t.kind, t.firstDay, t.lastDay, t.groupKey] })],
+);
+
+/**
+ * A span's durations of one bucket, of every group together (`summary_group_span_heads`): its
+ * months' bucket rows one after the other (a bucket's values in no order: the median's rank is
+ * selected from them). Served only with a head of the same `version`.
+ */
+export const summaryGroupSpanBuckets = sqliteTable(
+  "summary_group_span_buckets",
+  {
+    orgKey: text("org_key").notNull(),
+    kind: text("kind", { enum: ["repo", "author"] }).notNull(),
+    firstDay: integer("first_day").notNull(),
+    lastDay: integer("last_day").notNull(),
+    metric: integer("metric").notNull(),
+    bucket: integer("bucket").notNull(),
+    version: integer("version").notNull(),
+    sorted: blob("sorted"),
+  },
+  (t) => [primaryKey({ columns: [t.orgKey, t.kind, t.firstDay, t.lastDay, t.metric, t.bucket] })],
+);
+
 export const reviews = sqliteTable(
   "reviews",
   {

@@ -5,7 +5,15 @@ import type { AnalyticsSummaryGroup, AnalyticsSummaryTotals, SummaryGroupBy } fr
 import type { AnalyticsScope } from "./analytics";
 import type { BlockColumns, BlockFilter, MonthBlock } from "./summary-days";
 import type { GroupMonth } from "./summary-group-months";
-import { type BlockId, type BucketedPart, bucketedPart, type Durations, noSlices, resolveMedians, type SliceReader } from "./summary-medians";
+import {
+  type BlockId,
+  type BucketedPart,
+  bucketedPart,
+  type Durations,
+  noSlices,
+  resolveMedians,
+  type SliceReader,
+} from "./summary-medians";
 import { BLOCK, MISSING, MISSING_MONTH, MONTH_BLOCK, type PartRow, removedFrom, STALE, SUMMED } from "./summary-rows";
 
 /**
@@ -142,7 +150,7 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
    * of that kind: each group's sums, and its counts per bucket as parts of its durations. Counts
    * the month's pull requests once, for the first kind the request asks.
    */
-  const addGroupMonth = ({ kind, month, first, last, version, pullRequests, groups }: GroupMonth): void => {
+  const addGroupMonth = ({ kind, month, first, last, span, version, pullRequests, groups }: GroupMonth): void => {
     let added = false;
     // The totals' medians come from the first grouping's groups: of a month block, from its
     // counts of every group added up, and its bucket rows (`summary_group_month_buckets`).
@@ -173,7 +181,12 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
           }
         });
         totalParts[metric].push(
-          bucketedPart({ repoKey: "", day: month, version, group: { kind, key: "", first, last }, metric }, buckets, counts, 0),
+          bucketedPart(
+            { repoKey: "", day: month, version, group: { kind, key: "", first, last, span }, metric },
+            buckets,
+            counts,
+            0,
+          ),
         );
       }
     }
@@ -183,7 +196,7 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
         const [key, n, la, ld, fl, fx, al, nal, tfBuckets, tfCounts, tmBuckets, tmCounts] = entry;
         const group = groupOf(grouping, key);
         addSums(group, [n, la, ld, fl, fx, al, nal]);
-        const part = { repoKey: "", day: month, version, group: { kind, key, first, last } };
+        const part = { repoKey: "", day: month, version, group: { kind, key, first, last, span } };
         group.tf.parts.push(bucketedPart(part, tfBuckets, tfCounts, 0));
         const start = Array.isArray(tfCounts) ? tfCounts.reduce((sum, count) => sum + count, 0) : 0;
         group.tm.parts.push(bucketedPart(part, tmBuckets, tmCounts, start));

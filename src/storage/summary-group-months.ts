@@ -43,12 +43,18 @@ export type GroupEntry = [
 /** A served head: its month, kind and version, the day blocks it stands for, and its groups (null for an empty month). */
 export interface GroupMonth {
   kind: GroupKind;
+  /** The month's first day; a span's: its first month's. */
   month: number;
-  /** The first and last day of the head's run (its rows' key beside the month). */
+  /** The first and last day of the head's run (its rows' key beside the month), or of a span (`summary-group-spans.ts`). */
   first: number;
   last: number;
+  /** A span of whole months (`summary_group_span_heads`), not a month's run. */
+  span: boolean;
   version: number;
   pullRequests: number;
+  /** The head's `lo` and `hi` (it serves the window: both lie in it; null when it has no pull request). */
+  lo: number | null;
+  hi: number | null;
   days: [day: number, version: number][];
   groups: GroupEntry[] | null;
 }
@@ -189,7 +195,7 @@ SELECT ?1, mo, ?2, first, last, ?5, n, IIF(fits, lo, NULL), IIF(fits, hi, NULL),
 FROM made`;
 
 /** A random version below 2^53 (read back exactly as a number), the same in a month's head and its group rows. */
-function newVersion(): number {
+export function newVersion(): number {
   const [high, low] = crypto.getRandomValues(new Uint32Array(2)) as unknown as [number, number];
   return (high & 0x1f_ffff) * 2 ** 32 + low;
 }

@@ -12,11 +12,34 @@ export const MIN_RUN_DAYS = 7;
 
 /** What a summary serves from month blocks per group, and what it asks to build after its answer. */
 export interface GroupMonthsPlan {
+  /** The heads served: at most one span per kind (`summary-group-spans.ts`), the months' runs around it. */
   served: GroupMonth[];
   /** Runs to build, each for every kind asked: per month, the longest run of days that could serve this window, aligned. */
   missing: DayRun[];
+  /** The spans stored, served or not (markers too), as `kind/first/last`: a span is made only where none stands. */
+  spans: Set<string>;
   rowsRead: number;
 }
+
+/**
+ * The spans of the kinds asked (`?7`, `?8` how many) within the window's full days (`?4`..`?5`), if
+ * spans are read at all (`?9`),
+ * ranked: `all_serve` when a span of those days serves the window (`?2`..`?3`) for every kind, `top`
+ * 1 for each kind's span of the most days among them (the same days for every kind).
+ */
+const SPANS_RANKED = `SELECT *, ROW_NUMBER() OVER (PARTITION BY kind ORDER BY all_serve DESC, last_day - first_day DESC, first_day) AS top
+  FROM (
+    SELECT *, COUNT(*) FILTER (WHERE serves) OVER (PARTITION BY first_day, last_day) = ?8 AS all_serve
+    FROM (
+      SELECT kind, first_day, last_day, version, pull_requests, lo, hi,
+        days IS NOT NULL AND (pull_requests = 0 OR (lo >= ?2 AND hi <= ?3)) AS serves
+      FROM summary_group_span_heads
+      WHERE ?9 AND org_key = ?1 AND kind IN (SELECT value FROM json_each(?7)) AND first_day >= ?4 AND last_day <= ?5
+    )
+  )`;
+
+/** A span's key in `GroupMonthsPlan.spans`. */
+export const spanKey = (kind: GroupKind, first: number, last: number): string => `${kind}/${first}/${last}`;
 
 /**
  * Chooses, for each month that meets the window's full days (`days`), whether a head of every kind
@@ -36,9 +59,10 @@ export async function planGroupMonths(
   kinds: readonly GroupKind[],
   window: { start: number; end: number },
   days: { first: number; last: number },
+  readSpans = true,
 ): Promise<GroupMonthsPlan> {
   const { start, end } = window;
-  const [mergeRows, dayRows, headRows] = await db.batch([
+  const [mergeRows, dayRows, headRows, spanRows] = await db.batch([
     db.prepare(`SELECT ${mergeEdgeSql("MIN")} AS lo, ${mergeEdgeSql("MAX")} AS hi`).bind(orgKey, start, end),
     db
       .prepare(
@@ -48,21 +72,61 @@ WHERE org_key = ?1 AND repo_key = '' AND day BETWEEN ?2 AND ?3`,
       .bind(orgKey, days.first, days.last, start, end),
     db
       .prepare(
-        `SELECT month, kind, first_day AS first, last_day AS last, version, pull_requests AS n, days,
-  IIF(all_serve AND top = 1, groups, NULL) AS groups, all_serve AND top = 1 AS serves
+        `WITH chosen AS (SELECT first_day, last_day FROM (${SPANS_RANKED}) WHERE all_serve AND top = 1 LIMIT 1)
+SELECT r.month AS month, r.kind AS kind, r.first_day AS first, r.last_day AS last, r.version AS version,
+  r.pull_requests AS n, r.lo AS lo, r.hi AS hi, h.days AS days,
+  IIF(r.all_serve AND r.top = 1 AND NOT EXISTS (SELECT 1 FROM chosen AS c WHERE c.first_day <= r.month AND c.last_day >= r.month),
+    h.groups, NULL) AS groups,
+  r.all_serve AND r.top = 1 AS serves
 FROM (
   SELECT *, ROW_NUMBER() OVER (PARTITION BY month, kind ORDER BY all_serve DESC, last_day - first_day DESC, first_day) AS top
   FROM (
     SELECT *, COUNT(*) FILTER (WHERE serves) OVER (PARTITION BY month, first_day, last_day) = ?8 AS all_serve
     FROM (
-      SELECT *, days IS NOT NULL AND first_day >= ?4 AND last_day <= ?5 AND (pull_requests = 0 OR (lo >= ?2 AND hi <= ?3)) AS serves
+      SELECT month, kind, first_day, last_day, version, pull_requests, lo, hi,
+        days IS NOT NULL AND first_day >= ?4 AND last_day <= ?5 AND (pull_requests = 0 OR (lo >= ?2 AND hi <= ?3)) AS serves
       FROM summary_group_month_heads
       WHERE org_key = ?1 AND month BETWEEN ?6 AND ?5 AND kind IN (SELECT value FROM json_each(?7))
     )
   )
-)`,
+) AS r
+CROSS JOIN summary_group_month_heads AS h
+  ON h.org_key = ?1 AND h.month = r.month AND h.kind = r.kind AND h.first_day = r.first_day AND h.last_day = r.last_day`,
       )
-      .bind(orgKey, start, end, days.first, days.last, monthStartDay(days.first), JSON.stringify(kinds), kinds.length),
+      .bind(
+        orgKey,
+        start,
+        end,
+        days.first,
+        days.last,
+        monthStartDay(days.first),
+        JSON.stringify(kinds),
+        kinds.length,
+        readSpans ? 1 : 0,
+      ),
+    // The spans within the window's full days: the one that serves every kind asked and covers
+    // the most days is read whole (its head's days and groups); the months it covers are not.
+    db
+      .prepare(
+        `SELECT r.kind AS kind, r.first_day AS first, r.last_day AS last, r.version AS version, r.pull_requests AS n,
+  r.lo AS lo, r.hi AS hi, IIF(r.all_serve AND r.top = 1, h.days, NULL) AS days,
+  IIF(r.all_serve AND r.top = 1, h.groups, NULL) AS groups, r.all_serve AND r.top = 1 AS serves
+FROM (${SPANS_RANKED}) AS r
+CROSS JOIN summary_group_span_heads AS h
+  ON h.org_key = ?1 AND h.kind = r.kind AND h.first_day = r.first_day AND h.last_day = r.last_day
+WHERE ?6 IS NOT NULL`,
+      )
+      .bind(
+        orgKey,
+        start,
+        end,
+        days.first,
+        days.last,
+        monthStartDay(days.first),
+        JSON.stringify(kinds),
+        kinds.length,
+        readSpans ? 1 : 0,
+      ),
   ]);
   const usable = new Map<number, boolean>();
   for (const row of (dayRows?.results ?? []) as { day: number; usable: number }[]) usable.set(row.day, row.usable === 1);
@@ -73,22 +137,34 @@ FROM (
     last: number;
     version: number;
     n: number;
+    lo: number | null;
+    hi: number | null;
     days: string | null;
     groups: string | null;
     serves: number;
   };
+  const served: GroupMonth[] = [];
+  const spans = new Set<string>();
+  let span: { first: number; last: number } | null = null;
+  for (const row of (spanRows?.results ?? []) as Omit<HeadRow, "month">[]) {
+    spans.add(spanKey(row.kind, row.first, row.last));
+    if (row.serves !== 1) continue;
+    span = { first: row.first, last: row.last };
+    served.push(groupMonthOf({ ...row, month: monthStartDay(row.first) }, true));
+  }
   const heads = new Map<number, HeadRow[]>();
   for (const row of (headRows?.results ?? []) as HeadRow[]) heads.set(row.month, [...(heads.get(row.month) ?? []), row]);
-  const served: GroupMonth[] = [];
   const missing: DayRun[] = [];
   // Only the days from the window's first merge to its last (as the statement walks them): an
   // endless window of a young organization plans its few years, not every month since 1970.
   const merges = mergeRows?.results[0] as { lo: number | null; hi: number | null } | undefined;
-  if (merges?.lo == null || merges.hi == null) return { served, missing, rowsRead: 0 };
+  if (merges?.lo == null || merges.hi == null) return { served: [], missing, spans, rowsRead: 0 };
   const from = Math.max(days.first, Math.floor(merges.lo / DAY_MS));
   const to = Math.min(days.last, Math.floor(merges.hi / DAY_MS));
   const length = (run: { first: number; last: number }) => run.last - run.first + 1;
   for (const [monthFirst, monthLast] of monthsMeeting(from, to)) {
+    // A month of the span served is neither read nor built.
+    if (span !== null && monthFirst >= span.first && monthLast <= span.last) continue;
     const a = Math.max(monthFirst, from);
     const b = Math.min(monthLast, to);
     // The longest run of days whose blocks serve the window, or that have none yet (built before
@@ -106,17 +182,7 @@ FROM (
         kinds.every((kind) => run.some((h) => h.kind === kind)) && run.every((h) => h.serves === 1 && h.days === head.days);
       if (serves && (chosen === null || length(head) > length(chosen[0] as HeadRow))) chosen = run;
     }
-    for (const h of chosen ?? [])
-      served.push({
-        kind: h.kind,
-        month: monthFirst,
-        first: h.first,
-        last: h.last,
-        version: h.version,
-        pullRequests: h.n,
-        days: JSON.parse(h.days as string) as [number, number][],
-        groups: h.groups === null ? null : (JSON.parse(h.groups) as GroupEntry[]),
-      });
+    for (const h of chosen ?? []) served.push(groupMonthOf({ ...h, month: monthFirst }, false));
     // Built when no run serves as many days as the best; not when a marker (never served: too
     // big, or a day block without content) stands for that very run: building it again would make
     // the same marker, until a write deletes it.
@@ -124,8 +190,39 @@ FROM (
     const marker = best !== null && of.some((h) => h.days === null && h.first === best.first && h.last === best.last);
     if (best !== null && !marker && covered < length(best)) missing.push(best);
   }
-  const rowsRead = [mergeRows, dayRows, headRows].reduce((n, r) => n + (r?.meta.rows_read ?? 0), 0);
-  return { served, missing: missing.slice(0, MAX_RUNS_BUILT), rowsRead };
+  const rowsRead = [mergeRows, dayRows, headRows, spanRows].reduce((n, r) => n + (r?.meta.rows_read ?? 0), 0);
+  return { served, missing: missing.slice(0, MAX_RUNS_BUILT), spans, rowsRead };
+}
+
+/** A served head as read (its days and groups parsed). */
+function groupMonthOf(
+  h: {
+    kind: GroupKind;
+    month: number;
+    first: number;
+    last: number;
+    version: number;
+    n: number;
+    lo: number | null;
+    hi: number | null;
+    days: string | null;
+    groups: string | null;
+  },
+  span: boolean,
+): GroupMonth {
+  return {
+    kind: h.kind,
+    month: h.month,
+    first: h.first,
+    last: h.last,
+    span,
+    version: h.version,
+    pullRequests: h.n,
+    lo: h.lo,
+    hi: h.hi,
+    days: JSON.parse(h.days as string) as [number, number][],
+    groups: h.groups === null ? null : (JSON.parse(h.groups) as GroupEntry[]),
+  };
 }
 
 /** The most runs one request builds after its answer (a year's): a longer window gets the rest from its next requests. */

@@ -1,5 +1,5 @@
 import { lowerMedian, medianIndex, selectRank } from "../rules/analytics-summary";
-import { DURATION_BUCKET_BOUNDS, DURATION_BUCKETS, decodeSorted, durationBucket, SORTED_WIDTH } from "../rules/duration-buckets";
+import { DURATION_BUCKETS, decodeSorted, durationBucket, SORTED_WIDTH } from "../rules/duration-buckets";
 import type { GroupKind } from "./summary-group-months";
 import { SLICES_BYTES_PER_STATEMENT, SLICES_PER_STATEMENT } from "./summary-rows";
 
@@ -95,9 +95,11 @@ export function median(parts: readonly (readonly number[])[], removed: readonly 
 export interface BlockGroup {
   kind: GroupKind;
   key: string;
-  /** The first and last day of the month block's run (its rows' key beside the month). */
+  /** The first and last day of the month block's run (its rows' key beside the month), or of its span. */
   first: number;
   last: number;
+  /** A span of whole months (`summary-group-spans.ts`): its rows are the span's, keyed without a month. */
+  span?: boolean;
 }
 
 /**
@@ -235,7 +237,17 @@ const BUCKET_SLICES = asOneRow(`FROM json_each(?2) AS j CROSS JOIN summary_group
 ON s.org_key = ?1 AND s.kind = j.value ->> '$[0][0]' AND s.month = j.value ->> 1 AND s.first_day = j.value ->> '$[0][3]'
   AND s.last_day = j.value ->> '$[0][4]' AND s.metric = j.value ->> '$[0][1]' AND s.bucket = j.value ->> '$[0][2]'`);
 
-/** What a bound entry names: a row of one of the three tables, at the version its slices were planned on. */
+/** A span's group rows' slices: `?2` as `GROUP_SLICES`'s (the month unused). */
+const SPAN_GROUP_SLICES = asOneRow(`FROM json_each(?2) AS j CROSS JOIN summary_group_spans AS s
+ON s.org_key = ?1 AND s.kind = j.value ->> '$[0][0]' AND s.first_day = j.value ->> '$[0][2]'
+  AND s.last_day = j.value ->> '$[0][3]' AND s.group_key = j.value ->> '$[0][1]'`);
+
+/** A span's bucket rows: `?2` as `BUCKET_SLICES`'s (the month unused). */
+const SPAN_BUCKET_SLICES = asOneRow(`FROM json_each(?2) AS j CROSS JOIN summary_group_span_buckets AS s
+ON s.org_key = ?1 AND s.kind = j.value ->> '$[0][0]' AND s.first_day = j.value ->> '$[0][3]'
+  AND s.last_day = j.value ->> '$[0][4]' AND s.metric = j.value ->> '$[0][1]' AND s.bucket = j.value ->> '$[0][2]'`);
+
+/** What a bound entry names: a row of one of the five tables, at the version its slices were planned on. */
 const rowOf = ({ repoKey, group, bucketRow }: SliceRequest): unknown =>
   group === undefined
     ? repoKey
@@ -268,9 +280,17 @@ export function sliceReaderOf(
     const texts: string[] = new Array(requests.length);
     let rowsRead = 0;
     const table = (r: SliceRequest) =>
-      r.group === undefined ? DAY_SLICES : r.bucketRow === undefined ? GROUP_SLICES : BUCKET_SLICES;
+      r.group === undefined
+        ? DAY_SLICES
+        : r.group.span === true
+          ? r.bucketRow === undefined
+            ? SPAN_GROUP_SLICES
+            : SPAN_BUCKET_SLICES
+          : r.bucketRow === undefined
+            ? GROUP_SLICES
+            : BUCKET_SLICES;
     type Entry = { row: unknown; of: SliceRequest; slices: { r: SliceRequest; at: number }[] };
-    const tables = [DAY_SLICES, GROUP_SLICES, BUCKET_SLICES].map((sql) => {
+    const tables = [DAY_SLICES, GROUP_SLICES, BUCKET_SLICES, SPAN_GROUP_SLICES, SPAN_BUCKET_SLICES].map((sql) => {
       const entries: Entry[] = [];
       const open = new Map<string, Entry>(); // a row's entry with room for a second slice
       requests.forEach((r, at) => {

@@ -93,6 +93,8 @@ export interface SummaryLimits {
    * compare with the day blocks alone.
    */
   groupMonths: boolean;
+  /** Whether those months are also read from, and made into, spans of whole months (`summary-group-spans.ts`). */
+  groupSpans: boolean;
   /**
    * Whether a full day whose block holds pull requests that straddle an edge of the window (a
    * review or posted finding outside it) is served from its block with corrections: the block
@@ -119,6 +121,7 @@ export const SUMMARY_LIMITS: SummaryLimits = {
   dayBlockMaxBytes: BLOCK_MAX_BYTES,
   monthBlockMax: MONTH_BLOCK_MAX_PULL_REQUESTS,
   groupMonths: true,
+  groupSpans: true,
   corrections: true,
   slicesPerStatement: SLICES_PER_STATEMENT,
   sliceBytesPerStatement: SLICES_BYTES_PER_STATEMENT,

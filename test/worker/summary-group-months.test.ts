@@ -84,6 +84,9 @@ async function builtByAuthor(seed: number) {
 
 const scopeOf = groupingsOf;
 
+/** Month blocks without their spans (`summary-group-spans.ts`): the tests of a month's own rows. */
+const MONTHS_ONLY: SummaryLimits = { ...SUMMARY_LIMITS, groupSpans: false };
+
 const byKey = (groups: readonly { key: string }[]) => [...groups].sort((a, b) => (a.key < b.key ? -1 : 1));
 
 /** The storage's groupings against the export's rows grouped (groups with rows only, as the storage answers). */
@@ -459,21 +462,31 @@ describe("month blocks per group (summary-group-months.ts)", () => {
     await damage("summary_group_months");
     await damage("summary_group_month_buckets");
     expect(await notHex()).toBeGreaterThan(0);
-    const damaged = await summarizeGroupings(db, scopeOf(org, WINDOW, ["author"]));
+    const damaged = await summarizeGroupings(db, scopeOf(org, WINDOW, ["author"]), MONTHS_ONLY);
     expectGrouped(damaged, ["author"], rows, "damaged");
     // Each damaged head was deleted as its slice was read, then built again (a pass per block found).
     for (let pass = 0; pass < 20 && (await notHex()) > 0; pass++)
-      expectGrouped(await summarizeGroupings(db, scopeOf(org, WINDOW, ["author"])), ["author"], rows, `pass ${pass}`);
+      expectGrouped(
+        await summarizeGroupings(db, scopeOf(org, WINDOW, ["author"]), MONTHS_ONLY),
+        ["author"],
+        rows,
+        `pass ${pass}`,
+      );
     expect(await notHex()).toBe(0);
-    expect((await summarizeGroupings(db, scopeOf(org, WINDOW, ["author"]))).fromGroupMonths).toBe(rows.length);
+    expect((await summarizeGroupings(db, scopeOf(org, WINDOW, ["author"]), MONTHS_ONLY)).fromGroupMonths).toBe(rows.length);
     // The group rows alone: the totals' bucket rows decode, so what is found is a group's slice,
     // reported with its group (the head it names is deleted, not a day block).
     await damage("summary_group_months");
     expect(await notHex()).toBeGreaterThan(0);
     for (let pass = 0; pass < 20 && (await notHex()) > 0; pass++)
-      expectGrouped(await summarizeGroupings(db, scopeOf(org, WINDOW, ["author"])), ["author"], rows, `groups, pass ${pass}`);
+      expectGrouped(
+        await summarizeGroupings(db, scopeOf(org, WINDOW, ["author"]), MONTHS_ONLY),
+        ["author"],
+        rows,
+        `groups, pass ${pass}`,
+      );
     expect(await notHex()).toBe(0);
-    expect((await summarizeGroupings(db, scopeOf(org, WINDOW, ["author"]))).fromGroupMonths).toBe(rows.length);
+    expect((await summarizeGroupings(db, scopeOf(org, WINDOW, ["author"]), MONTHS_ONLY)).fromGroupMonths).toBe(rows.length);
   });
 
   it("a damaged group row is found, its head deleted and the month built again; a marker head is never served", async () => {
@@ -483,14 +496,14 @@ describe("month blocks per group (summary-group-months.ts)", () => {
       .prepare("UPDATE summary_group_months SET sorted = substr(sorted, 1, 13) WHERE org_key = ?1 AND month = ?2")
       .bind(org, MONTHS[3])
       .run();
-    const damaged = await summarizeGroupings(db, scopeOf(org, WINDOW, ["author"]));
+    const damaged = await summarizeGroupings(db, scopeOf(org, WINDOW, ["author"]), MONTHS_ONLY);
     expectGrouped(damaged, ["author"], rows, "damaged");
     const { results } = await db
       .prepare("SELECT MIN(length(sorted)) AS shortest FROM summary_group_months WHERE org_key = ?1 AND month = ?2")
       .bind(org, MONTHS[3])
       .all<{ shortest: number }>();
     expect(results[0]?.shortest).toBeGreaterThan(13); // built again after the answer
-    expect((await summarizeGroupings(db, scopeOf(org, WINDOW, ["author"]))).fromGroupMonths).toBe(rows.length);
+    expect((await summarizeGroupings(db, scopeOf(org, WINDOW, ["author"]), MONTHS_ONLY)).fromGroupMonths).toBe(rows.length);
     // Markers: a cap on a row's bytes that no month fits. Never served, never built again until a write.
     await db.prepare("DELETE FROM summary_group_month_heads WHERE org_key = ?1").bind(org).run();
     await buildGroupMonths(
@@ -501,8 +514,7 @@ describe("month blocks per group (summary-group-months.ts)", () => {
       { maxBytes: 10 },
     );
     expect((await heads(org)).map((h) => h.lo)).toEqual([null, null, null, null]);
-    const limits: SummaryLimits = { ...SUMMARY_LIMITS };
-    const markers = await summarizeGroupings(db, scopeOf(org, WINDOW, ["author"]), limits);
+    const markers = await summarizeGroupings(db, scopeOf(org, WINDOW, ["author"]), MONTHS_ONLY);
     expect(markers.fromGroupMonths).toBe(0);
     expectGrouped(markers, ["author"], rows, "markers");
     expect((await heads(org)).map((h) => h.lo)).toEqual([null, null, null, null]);
