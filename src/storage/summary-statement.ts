@@ -313,7 +313,7 @@ export function summaryStatement(
   const keyOf = (k: string) => `CASE grp ${groupKeys.map((key, i) => `WHEN ${i} THEN ${key.key(k)}`).join(" ")} END`;
   const grouped = `SELECT grp AS grouping, ${keyOf("k")} AS key, ${aggregates}, ${BLOCK_JSON.map((c) => `NULL AS ${c}`).join(", ")}, NULL AS version, NULL AS rk, NULL AS days
 FROM (${keyed})
-GROUP BY grp, k, pid % ${limits.arrayParts}`;
+GROUP BY grp, k${limits.arrayParts > 1 ? `, pid % ${limits.arrayParts}` : ""}`;
   // A statement that walks every merge of the window and serves no block (`served` "walk": a
   // window known to hold few pull requests, `analytics-summary.ts`): a fraction of the full
   // statement's text, which D1 compiles for every request.

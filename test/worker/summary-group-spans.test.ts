@@ -323,4 +323,49 @@ describe("spans of month blocks per group (summary-group-spans.ts)", () => {
     await expectSame(org, WINDOW, ["repo"], rows, "made of a span and months");
     expect((await spanRows(org)).orphans).toBe(0);
   });
+  it("the walk of a window's edges comes back in one part per group; a statement D1 refuses is run again in parts", async () => {
+    const { org, get } = await summaryOrg("gspan", "admin", Object.fromEntries(REPOS.map((r) => [r, { private: false }])));
+    await postEventsOk(eventsOf(org, pullRequests(37)));
+    const rows = await agrees(get, org, WINDOW, "built", ["author"], { passes: 3 });
+    const db = await shardDb(org);
+    // D1 refuses a value over its cap (SQLITE_TOOBIG); local D1 does not, so a statement in one part refuses here.
+    const statements: string[] = [];
+    const refusing = (refuse: boolean) =>
+      new Proxy(db, {
+        get(target, name) {
+          if (name === "prepare")
+            return (sql: string) => {
+              if (!sql.startsWith("WITH RECURSIVE")) return target.prepare(sql);
+              statements.push(sql);
+              if (refuse && !/pid % \d/.test(sql))
+                return {
+                  bind: () => ({
+                    all: async () => {
+                      throw new Error("D1_ERROR: string or blob too big: SQLITE_TOOBIG");
+                    },
+                  }),
+                };
+              return target.prepare(sql);
+            };
+          const value = Reflect.get(target, name);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+    const want = referenceSummary(rows, "author", WINDOW.start, WINDOW.end);
+    for (const refuse of [false, true]) {
+      statements.length = 0;
+      const figures = await summarizeGroupings(refusing(refuse), groupingsOf(org, WINDOW, ["author"]));
+      expect(
+        statements.map((sql) => /pid % 8/.test(sql)),
+        `refused: ${refuse}`,
+      ).toEqual(refuse ? [false, true] : [false]);
+      expect(byKey(figures.groupings[0]?.groups ?? [])).toEqual(byKey(want.groups.filter((g) => g.pullRequests > 0)));
+      expect(figures.groupings[0]?.totals).toEqual(want.totals);
+    }
+    // A window of unserved days (no blocks: months of a list) is walked in parts from the start.
+    statements.length = 0;
+    await summarizeGroupings(refusing(false), { ...groupingsOf(org, WINDOW, ["author"]), repoKeys: ["api"] });
+    expect(statements.length).toBe(1);
+    expect(statements[0]).toMatch(/pid % 8/);
+  });
 });
