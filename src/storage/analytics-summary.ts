@@ -179,7 +179,10 @@ export async function summarizeGroupings(
     if (!walk && sliced && attempt < 2) {
       const monthDays: [string, number, number][] = [];
       if (kinds !== null && days !== null) {
-        const read = await planGroupMonths(db, q.orgKey, kinds, q, days, limits.groupSpans);
+        const read = await planGroupMonths(db, q.orgKey, kinds, q, days, {
+          spans: limits.groupSpans,
+          corrections: limits.corrections,
+        });
         rowsRead += read.rowsRead;
         missingRuns = read.missing;
         // Not while a whole month of the window is still to be built: the span would stop short of it.
@@ -220,7 +223,10 @@ export async function summarizeGroupings(
       result = await run(parts);
     } catch (error) {
       if (parts === limits.arrayParts) throw error;
-      log.warn("summary statement refused in one part per group, run again in parts", { orgKey: q.orgKey, error: errorField(error) });
+      log.warn("summary statement refused in one part per group, run again in parts", {
+        orgKey: q.orgKey,
+        error: errorField(error),
+      });
       result = await run(limits.arrayParts);
     }
     rowsRead += result.meta.rows_read;
@@ -303,11 +309,12 @@ async function buildMissingGroupMonths(
     const daysOf = async () => {
       const { results } = await db
         .prepare(
-          `SELECT d.day AS day, d.pull_requests = 0 OR (d.lo >= ?3 AND d.hi <= ?4) AS usable
+          // With the window's edge corrections, a day block with content serves (its straddlers are corrected).
+          `SELECT d.day AS day, d.pull_requests = 0 OR (d.lo IS NOT NULL AND (?5 OR (d.lo >= ?3 AND d.hi <= ?4))) AS usable
 FROM json_each(?2) AS r CROSS JOIN summary_days AS d
 ON d.org_key = ?1 AND d.repo_key = '' AND d.day BETWEEN r.value ->> 0 AND r.value ->> 1`,
         )
-        .bind(orgKey, JSON.stringify(asked.map(({ first, last }) => [first, last])), q.start, q.end)
+        .bind(orgKey, JSON.stringify(asked.map(({ first, last }) => [first, last])), q.start, q.end, limits.corrections ? 1 : 0)
         .all<{ day: number; usable: number | null }>();
       return new Map(results.map(({ day, usable }) => [day, usable === 1]));
     };

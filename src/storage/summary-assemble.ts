@@ -212,8 +212,11 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
     candidates += fromBlocks;
     // A group of candidates none of which qualified is no group (every row of it failed the check).
     const lists = groupings.map((groups) => [...groups.values()].filter((g) => g.pullRequests > 0));
-    // The totals are the same rows whatever the grouping: added up and selected once, from the first.
-    const first = lists[0] ?? [];
+    // The totals are the same rows whatever the grouping: added up and selected once, from the first,
+    // from every group of it, those left without a pull request too: what a group's corrections take
+    // away of a head's values must also be taken from the totals' bucket rows (`totalParts`), and
+    // such a group adds nothing else (its values less its removed ones are none).
+    const first = [...(groupings[0]?.values() ?? [])];
     const totals = { ...EMPTY_FIGURES };
     for (const group of first) for (const name of SUMMED) totals[name] += group[name];
     const all = (of: "tf" | "tm"): Durations => ({

@@ -23,16 +23,18 @@ export interface GroupMonthsPlan {
 
 /**
  * The spans of the kinds asked (`?7`, `?8` how many) within the window's full days (`?4`..`?5`), if
- * spans are read at all (`?9`),
- * ranked: `all_serve` when a span of those days serves the window (`?2`..`?3`) for every kind, `top`
+ * spans are read at all (`?9`), ranked: `all_serve` when a span of those days serves the window
+ * (`?2`..`?3`: `serving` its `lo` and `hi`) for every kind, `top`
  * 1 for each kind's span of the most days among them (the same days for every kind).
  */
-const SPANS_RANKED = `SELECT *, ROW_NUMBER() OVER (PARTITION BY kind ORDER BY all_serve DESC, last_day - first_day DESC, first_day) AS top
+const spansRanked = (
+  serving: (lo: string, hi: string) => string,
+) => `SELECT *, ROW_NUMBER() OVER (PARTITION BY kind ORDER BY all_serve DESC, last_day - first_day DESC, first_day) AS top
   FROM (
     SELECT *, COUNT(*) FILTER (WHERE serves) OVER (PARTITION BY first_day, last_day) = ?8 AS all_serve
     FROM (
       SELECT kind, first_day, last_day, version, pull_requests, lo, hi,
-        days IS NOT NULL AND (pull_requests = 0 OR (lo >= ?2 AND hi <= ?3)) AS serves
+        days IS NOT NULL AND (pull_requests = 0 OR ${serving("lo", "hi")}) AS serves
       FROM summary_group_span_heads
       WHERE ?9 AND org_key = ?1 AND kind IN (SELECT value FROM json_each(?7)) AND first_day >= ?4 AND last_day <= ?5
     )
@@ -59,20 +61,24 @@ export async function planGroupMonths(
   kinds: readonly GroupKind[],
   window: { start: number; end: number },
   days: { first: number; last: number },
-  readSpans = true,
+  { spans: readSpans = true, corrections = true }: { spans?: boolean; corrections?: boolean } = {},
 ): Promise<GroupMonthsPlan> {
   const { start, end } = window;
+  // A head (or a day block for a run) serves when it has content and, without the window's edge
+  // corrections, when its every review and finding lies in the window; with them, the statement
+  // corrects the days whose pull requests straddle an edge (`summary-statement.ts` `CORRECTIONS`).
+  const serving = (lo: string, hi: string) => (corrections ? `${lo} IS NOT NULL` : `(${lo} >= ?2 AND ${hi} <= ?3)`);
   const [mergeRows, dayRows, headRows, spanRows] = await db.batch([
     db.prepare(`SELECT ${mergeEdgeSql("MIN")} AS lo, ${mergeEdgeSql("MAX")} AS hi`).bind(orgKey, start, end),
     db
       .prepare(
-        `SELECT day, pull_requests AS n, pull_requests = 0 OR (lo >= ?4 AND hi <= ?5) AS usable FROM summary_days
-WHERE org_key = ?1 AND repo_key = '' AND day BETWEEN ?2 AND ?3`,
+        `SELECT day, pull_requests AS n, pull_requests = 0 OR ${serving("lo", "hi")} AS usable FROM summary_days
+WHERE org_key = ?1 AND repo_key = '' AND day BETWEEN ?4 AND ?5`,
       )
-      .bind(orgKey, days.first, days.last, start, end),
+      .bind(orgKey, start, end, days.first, days.last),
     db
       .prepare(
-        `WITH chosen AS (SELECT first_day, last_day FROM (${SPANS_RANKED}) WHERE all_serve AND top = 1 LIMIT 1)
+        `WITH chosen AS (SELECT first_day, last_day FROM (${spansRanked(serving)}) WHERE all_serve AND top = 1 LIMIT 1)
 SELECT r.month AS month, r.kind AS kind, r.first_day AS first, r.last_day AS last, r.version AS version,
   r.pull_requests AS n, r.lo AS lo, r.hi AS hi, h.days AS days,
   IIF(r.all_serve AND r.top = 1 AND NOT EXISTS (SELECT 1 FROM chosen AS c WHERE c.first_day <= r.month AND c.last_day >= r.month),
@@ -84,7 +90,7 @@ FROM (
     SELECT *, COUNT(*) FILTER (WHERE serves) OVER (PARTITION BY month, first_day, last_day) = ?8 AS all_serve
     FROM (
       SELECT month, kind, first_day, last_day, version, pull_requests, lo, hi,
-        days IS NOT NULL AND first_day >= ?4 AND last_day <= ?5 AND (pull_requests = 0 OR (lo >= ?2 AND hi <= ?3)) AS serves
+        days IS NOT NULL AND first_day >= ?4 AND last_day <= ?5 AND (pull_requests = 0 OR ${serving("lo", "hi")}) AS serves
       FROM summary_group_month_heads
       WHERE org_key = ?1 AND month BETWEEN ?6 AND ?5 AND kind IN (SELECT value FROM json_each(?7))
     )
@@ -111,7 +117,7 @@ CROSS JOIN summary_group_month_heads AS h
         `SELECT r.kind AS kind, r.first_day AS first, r.last_day AS last, r.version AS version, r.pull_requests AS n,
   r.lo AS lo, r.hi AS hi, IIF(r.all_serve AND r.top = 1, h.days, NULL) AS days,
   IIF(r.all_serve AND r.top = 1, h.groups, NULL) AS groups, r.all_serve AND r.top = 1 AS serves
-FROM (${SPANS_RANKED}) AS r
+FROM (${spansRanked(serving)}) AS r
 CROSS JOIN summary_group_span_heads AS h
   ON h.org_key = ?1 AND h.kind = r.kind AND h.first_day = r.first_day AND h.last_day = r.last_day
 WHERE ?6 IS NOT NULL`,

@@ -175,8 +175,8 @@ describe("month blocks per group (summary-group-months.ts)", () => {
 
   it("at the window's edges a head holds the run of the month's days the window can serve, from and to a week's boundary", async () => {
     const { org } = await adminOrg();
-    // A pull request merged on January 3 with a review on December 31: before the window, so
-    // January's days up to the 3rd cannot be served from blocks.
+    // A pull request merged on January 3 with a review on December 31: it straddles the start of a
+    // window from January 1st, whose January head is then served with that day's correction.
     const early: Pr = {
       repo: "api",
       n: 9_999,
@@ -223,7 +223,8 @@ describe("month blocks per group (summary-group-months.ts)", () => {
     // To the month's end: April whole.
     await check(WINDOW, "to April's end, builds");
     expect((await runs()).at(-1)).toEqual([day("2026-04-01"), day("2026-04-30")]);
-    const whole = [...first.slice(0, 3), [day("2026-04-01"), day("2026-04-30")]];
+    // January whole too: the window starts on its first day (the early pull request corrected).
+    const whole = [[day("2026-01-01"), day("2026-01-31")], ...first.slice(1, 3), [day("2026-04-01"), day("2026-04-30")]];
     expect((await check(WINDOW, "to April's end, reads")).fromGroupMonths).toBe(served(whole));
     // A window that starts on January 27th: its January run would start on the 29th, too short to
     // be made; its days are read as day blocks.

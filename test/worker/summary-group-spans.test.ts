@@ -368,4 +368,70 @@ describe("spans of month blocks per group (summary-group-spans.ts)", () => {
     expect(statements.length).toBe(1);
     expect(statements[0]).toMatch(/pid % 8/);
   });
+  it("heads and a span whose days hold pull requests reviewed or found outside the window are served with those days' corrections", async () => {
+    const { org, get } = await summaryOrg("gspan", "admin", Object.fromEntries(REPOS.map((r) => [r, { private: false }])));
+    const at = (text: string) => Date.parse(text);
+    // Merged in the window's first days, reviewed or found before it; one reviewed only before it (not listed).
+    const straddling: Pr[] = [
+      {
+        repo: "api",
+        n: 80_001,
+        author: "alice",
+        created: at("2025-10-29T08:00:00Z"),
+        merged: at("2025-11-02T12:00:00Z"),
+        reviews: [at("2025-10-30T09:00:00Z"), at("2025-11-02T10:00:00Z")],
+        findings: [
+          { at: at("2025-10-30T09:30:00Z"), fixed: true },
+          { at: at("2025-11-02T10:30:00Z"), fixed: false },
+        ],
+      },
+      {
+        repo: "web",
+        n: 80_002,
+        author: "Bob",
+        created: at("2025-10-28T08:00:00Z"),
+        merged: at("2025-11-03T12:00:00Z"),
+        reviews: [at("2025-10-31T09:00:00Z")],
+        findings: [{ at: at("2025-10-31T09:30:00Z"), fixed: true }],
+      },
+      {
+        repo: "docs",
+        n: 80_003,
+        author: "carol",
+        created: at("2025-10-20T08:00:00Z"),
+        merged: at("2025-12-01T12:00:00Z"),
+        reviews: [at("2025-10-21T09:00:00Z"), at("2025-12-01T09:00:00Z")],
+        ai: 40,
+      },
+      // Reviewed after the window's end: merged on its last days.
+      {
+        repo: "api",
+        n: 80_004,
+        author: "dave",
+        created: at("2026-05-29T08:00:00Z"),
+        merged: at("2026-05-30T12:00:00Z"),
+        reviews: [at("2026-05-29T09:00:00Z"), at("2026-06-02T09:00:00Z")],
+        findings: [{ at: at("2026-06-02T09:30:00Z"), fixed: true }],
+      },
+    ];
+    await postEventsOk(eventsOf(org, [...pullRequests(38), ...straddling]));
+    for (const [label, w] of [
+      ["from November 1st", WINDOW],
+      ["from November 1st, noon", { start: at("2025-11-01T12:00:00Z"), end: WINDOW.end }],
+    ] as const) {
+      const rows = await agrees(get, org, w, label, ["repo", "author"], { passes: 3 });
+      expect(
+        rows.some((r) => r.repo === "web" && r.mergedAt.startsWith("2025-11-03")),
+        label,
+      ).toBe(false);
+      const kinds: GroupKind[] = ["repo", "author"];
+      const p = await plan(org, w, kinds);
+      expect(
+        p.served.some((m) => m.span && m.first <= day("2025-12-01")),
+        label,
+      ).toBe(true);
+      await expectSame(org, w, ["repo", "author"], rows, label);
+      await expectSame(org, w, ["author"], rows, label);
+    }
+  });
 });
