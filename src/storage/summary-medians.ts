@@ -57,10 +57,27 @@ export interface Durations {
   removed?: number[];
 }
 
-/** `values` less the values of `removed` (a multiset: each removed value takes away one equal value). */
+/** Up to this many removed values are found one by one (`withoutRemoved`). */
+const FEW_REMOVED = 32;
+
+/** `values` less the values of `removed` (a multiset: each removed value takes away one equal value), in no particular order. */
 export function withoutRemoved(values: Float64Array, removed: readonly number[]): Float64Array {
   if (removed.length === 0) return values;
   if (removed.length > values.length) throw new Error("a summary removed a duration its group does not hold");
+  // A few (the usual: a bucket's share of a window's straddlers): each found by a typed array's
+  // native scan and swapped out, the order being the selection's to make (a Map lookup for each of a
+  // year's 50,000 values of the totals' bucket cost 2.8 ms). Many: counted in a Map.
+  if (removed.length <= FEW_REMOVED) {
+    const kept = values.slice();
+    let size = kept.length;
+    for (const v of removed) {
+      const at = kept.subarray(0, size).indexOf(v);
+      if (at < 0) throw new Error("a summary removed a duration its group does not hold");
+      kept[at] = kept[size - 1] as number;
+      size--;
+    }
+    return kept.subarray(0, size);
+  }
   const owed = new Map<number, number>();
   for (const v of removed) owed.set(v, (owed.get(v) ?? 0) + 1);
   const kept = new Float64Array(values.length - removed.length);

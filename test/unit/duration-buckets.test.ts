@@ -9,7 +9,13 @@ import {
   SORTED_OFFSET,
   SORTED_WIDTH,
 } from "../../src/rules/duration-buckets";
-import { type BucketedPart, type Durations, resolveMedians, type SliceReader } from "../../src/storage/summary-medians";
+import {
+  type BucketedPart,
+  type Durations,
+  resolveMedians,
+  type SliceReader,
+  withoutRemoved,
+} from "../../src/storage/summary-medians";
 
 /** A duration as the database encodes it in a block's sorted values (`sortedValueSql`). */
 const encode = (v: number) => (v + SORTED_OFFSET).toString(16).padStart(SORTED_WIDTH, "0");
@@ -77,6 +83,31 @@ describe("duration buckets (rules/duration-buckets.ts)", () => {
       { numRuns: 1000 },
     );
     expect(() => selectRank(Float64Array.from([1, 2]), 2)).toThrow(RangeError);
+  });
+});
+
+describe("withoutRemoved: a multiset less a part of it", () => {
+  it("takes away one equal value per removed value, a few (one by one) or many (counted), and refuses a value not held", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: -5, max: 40 }), { maxLength: 300 }),
+        fc.integer({ min: 0, max: 2 ** 31 }),
+        fc.integer({ min: 0, max: 120 }),
+        (values, seed, wanted) => {
+          // A sub-multiset of `values` of up to `wanted` of them, drawn by a seeded shuffle.
+          const order = values.map((_, i) => i).sort((a, b) => ((a * 7919 + seed) % 1009) - ((b * 7919 + seed) % 1009) || a - b);
+          const removed = order.slice(0, Math.min(wanted, values.length)).map((i) => values[i] as number);
+          const left = [...withoutRemoved(Float64Array.from(values), removed)].sort((a, b) => a - b);
+          const want = [...values];
+          for (const v of removed) want.splice(want.indexOf(v), 1);
+          expect(left).toEqual(want.sort((a, b) => a - b));
+          // One more of a value than it holds: refused, by either way.
+          const extra = [...removed, 41];
+          expect(() => withoutRemoved(Float64Array.from(values), extra)).toThrow(/does not hold/);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });
 
