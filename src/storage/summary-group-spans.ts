@@ -6,33 +6,32 @@ import { type GroupEntry, type GroupKind, type GroupMonth, newVersion } from "./
 
 /**
  * Spans of month blocks per group (issue 31, tenth session; `summary_group_span_heads`,
- * `summary_group_spans`, `summary_group_span_buckets`, d1-schema.ts): three or more whole calendar
- * months of one kind made into one head, one row per group and one row per bucket. A year by
- * repository or by author read a dozen month heads (2.1 MB of JSON by author at 1,000,000 pull
- * requests) and, for its medians, a slice of a dozen rows per group (4,800 seeks by author); with a
- * span it reads one head and one row per group for the span, and month blocks only for the months
- * at the window's edges.
+ * `summary_group_span_buckets`, d1-schema.ts): three or more whole calendar months of one kind made
+ * into one head and a row per group, duration and bucket (and per bucket of every group together,
+ * group key ''). A year by repository or by author read a dozen month heads (2.1 MB of JSON by
+ * author at 1,000,000 pull requests) and, for its medians, a slice of a dozen rows per group (4,800
+ * seeks by author); with a span it reads one head and a row per group and duration for the span,
+ * and month blocks only for the months at the window's edges.
  *
  * Made after an answer that served `SPAN_MIN_MONTHS` or more whole months in a row from their heads
  * (months' runs, or a span and the months beside it: `summary-group-plan.ts` serves the span that
  * covers most of a window's days, and months around it), once no whole month of the window is left
- * to build: its head from those heads (each group's sums and counts per bucket added up), its group
- * rows from the span's pull requests (each group's durations sorted, as a month's group row, a few
- * groups per statement so that no statement sorts more than `SPAN_PULL_REQUESTS_PER_STATEMENT` pull
- * requests), its bucket rows from the heads' bucket rows one after the other (a bucket's values are
- * then in no order: the median is selected from them by rank). Its head is
- * written last, by a statement that writes it only when every day block the months' heads stand for
- * is still stored with the version they recorded, and every group and bucket row holds the count
- * of values the head promises.
+ * to build: its head from those heads (each group's sums and counts per bucket added up), its
+ * groups' rows from the span's pull requests (each bucket's values ascending, a few groups per
+ * statement so that no statement sorts more than `SPAN_PULL_REQUESTS_PER_STATEMENT` pull requests),
+ * the rows of every group together from the heads' bucket rows one after the other (a bucket's
+ * values are then in no order: the median is selected from them by rank). Its head is written last,
+ * by a statement that writes it only when every day block the heads stand for is still stored with
+ * the version they recorded, and the rows hold the values the head promises.
  *
  * Exact by construction, as the month blocks are: a day block stands exactly as long as no pull
  * request of its day changed (every write to one deletes it), and a month head records the
  * versions of the day blocks it was made from; so when those day blocks all stand as the head is
- * written, the span's pull requests are the ones the months' heads counted, whenever in between its
- * group rows read them. A trigger (migration 0016) deletes the span's head whenever one of those day
- * blocks is deleted; a summary serves the head only when it would serve all of them (`lo`, `hi` in
- * the window), adds its days with their versions to the blocks its statement checks, and its slices
- * check the head's version.
+ * written, the span's pull requests are the ones the heads counted, whenever in between its rows
+ * read them. A trigger (migration 0016) deletes the span's head whenever one of those day blocks is
+ * deleted; a summary serves the head as it would serve those day blocks (with the corrections of
+ * those whose pull requests straddle an edge of the window), adds its days with their versions to
+ * the blocks its statement checks, and its slices check the head's version.
  */
 
 /** A span is made of at least this many whole months in a row (two months' heads are read about as fast as a span's). */
