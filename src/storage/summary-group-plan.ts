@@ -68,6 +68,18 @@ export async function planGroupMonths(
   // corrections, when its every review and finding lies in the window; with them, the statement
   // corrects the days whose pull requests straddle an edge (`summary-statement.ts` `CORRECTIONS`).
   const serving = (lo: string, hi: string) => (corrections ? `${lo} IS NOT NULL` : `(${lo} >= ?2 AND ${hi} <= ?3)`);
+  // The months' heads and the spans are read with the same parameters (the months a span serves are not read).
+  const headParams = [
+    orgKey,
+    start,
+    end,
+    days.first,
+    days.last,
+    monthStartDay(days.first),
+    JSON.stringify(kinds),
+    kinds.length,
+    readSpans ? 1 : 0,
+  ];
   const [mergeRows, dayRows, headRows, spanRows] = await db.batch([
     db.prepare(`SELECT ${mergeEdgeSql("MIN")} AS lo, ${mergeEdgeSql("MAX")} AS hi`).bind(orgKey, start, end),
     db
@@ -99,17 +111,7 @@ FROM (
 CROSS JOIN summary_group_month_heads AS h
   ON h.org_key = ?1 AND h.month = r.month AND h.kind = r.kind AND h.first_day = r.first_day AND h.last_day = r.last_day`,
       )
-      .bind(
-        orgKey,
-        start,
-        end,
-        days.first,
-        days.last,
-        monthStartDay(days.first),
-        JSON.stringify(kinds),
-        kinds.length,
-        readSpans ? 1 : 0,
-      ),
+      .bind(...headParams),
     // The spans within the window's full days: the one that serves every kind asked and covers
     // the most days is read whole (its head's days and groups); the months it covers are not.
     db
@@ -122,33 +124,10 @@ CROSS JOIN summary_group_span_heads AS h
   ON h.org_key = ?1 AND h.kind = r.kind AND h.first_day = r.first_day AND h.last_day = r.last_day
 WHERE ?6 IS NOT NULL`,
       )
-      .bind(
-        orgKey,
-        start,
-        end,
-        days.first,
-        days.last,
-        monthStartDay(days.first),
-        JSON.stringify(kinds),
-        kinds.length,
-        readSpans ? 1 : 0,
-      ),
+      .bind(...headParams),
   ]);
   const usable = new Map<number, boolean>();
   for (const row of (dayRows?.results ?? []) as { day: number; usable: number }[]) usable.set(row.day, row.usable === 1);
-  type HeadRow = {
-    month: number;
-    kind: GroupKind;
-    first: number;
-    last: number;
-    version: number;
-    n: number;
-    lo: number | null;
-    hi: number | null;
-    days: string | null;
-    groups: string | null;
-    serves: number;
-  };
   const served: GroupMonth[] = [];
   const spans = new Set<string>();
   let span: { first: number; last: number } | null = null;
@@ -200,22 +179,23 @@ WHERE ?6 IS NOT NULL`,
   return { served, missing: missing.slice(0, MAX_RUNS_BUILT), spans, rowsRead };
 }
 
+/** A month's head or a span's as the plan reads it (a span's `month`: its first month's). */
+type HeadRow = {
+  month: number;
+  kind: GroupKind;
+  first: number;
+  last: number;
+  version: number;
+  n: number;
+  lo: number | null;
+  hi: number | null;
+  days: string | null;
+  groups: string | null;
+  serves: number;
+};
+
 /** A served head as read (its days and groups parsed). */
-function groupMonthOf(
-  h: {
-    kind: GroupKind;
-    month: number;
-    first: number;
-    last: number;
-    version: number;
-    n: number;
-    lo: number | null;
-    hi: number | null;
-    days: string | null;
-    groups: string | null;
-  },
-  span: boolean,
-): GroupMonth {
+function groupMonthOf(h: HeadRow, span: boolean): GroupMonth {
   return {
     kind: h.kind,
     month: h.month,

@@ -72,3 +72,39 @@ export const pr = (
   const { ageH: _a, reviewH, ...rest } = extra;
   return { repo, n, created, merged: m, reviews: [created + (reviewH ?? 1 + (n % 3)) * HOUR], ...rest };
 };
+
+/**
+ * Pull requests every few hours from `from` to `to` (steps of `step` to `step + spread - 1` hours),
+ * each reviewed and merged inside its own day: some null line counts, findings and AI lines, a
+ * second review at the merge for some (the month blocks' and spans' tests).
+ */
+export function sameDayPullRequests(
+  random: () => number,
+  {
+    from,
+    to,
+    repos,
+    authors,
+    step,
+    spread,
+  }: { from: number; to: number; repos: string[]; authors: string[]; step: number; spread: number },
+): Pr[] {
+  const prs: Pr[] = [];
+  for (let t = from + 2 * HOUR, n = 1; t < to - 6 * HOUR; t += (step + Math.floor(random() * spread)) * HOUR, n++) {
+    const created = t - Math.floor(random() * 4) * HOUR;
+    const review = Math.max(created + 1, t - Math.floor(random() * 2 * HOUR));
+    const merged = t + Math.floor(random() * 3 * HOUR);
+    prs.push({
+      repo: repos[Math.floor(random() * repos.length)] as string,
+      n,
+      author: authors[Math.floor(random() * authors.length)] as string,
+      created,
+      merged,
+      reviews: [review, ...(random() < 0.2 ? [merged - 1] : [])],
+      linesAdded: random() < 0.1 ? null : Math.floor(random() * 500),
+      findings: random() < 0.3 ? [{ at: review, fixed: random() < 0.5 }] : [],
+      ...(random() < 0.5 ? { ai: Math.floor(random() * 100) } : {}),
+    });
+  }
+  return prs;
+}

@@ -15,7 +15,7 @@ import {
   shardDb,
   unique,
 } from "./helpers";
-import { eventsOf, type Pr } from "./summary-attack-data";
+import { eventsOf, type Pr, sameDayPullRequests } from "./summary-attack-data";
 import { groupingsOf, windowQuery } from "./summary-attack-http";
 import { type ExportRow, exportRows, type GroupBy, referenceAnswer, referenceSummary } from "./summary-reference";
 
@@ -35,27 +35,8 @@ const REPOS = ["api", "web", "docs"];
 const AUTHORS = ["alice", "Bob", "carol", "dave"];
 
 /** Pull requests every few hours from January to April, each reviewed and merged inside its own day. */
-function pullRequests(seed: number): Pr[] {
-  const random = seededRandom(seed);
-  const prs: Pr[] = [];
-  for (let t = JAN + 2 * HOUR, n = 1; t < WINDOW.end - 6 * HOUR; t += (3 + Math.floor(random() * 20)) * HOUR, n++) {
-    const created = t - Math.floor(random() * 4) * HOUR;
-    const review = Math.max(created + 1, t - Math.floor(random() * 2 * HOUR));
-    const merged = t + Math.floor(random() * 3 * HOUR);
-    prs.push({
-      repo: REPOS[Math.floor(random() * REPOS.length)] as string,
-      n,
-      author: AUTHORS[Math.floor(random() * AUTHORS.length)] as string,
-      created,
-      merged,
-      reviews: [review, ...(random() < 0.2 ? [merged - 1] : [])],
-      linesAdded: random() < 0.1 ? null : Math.floor(random() * 500),
-      findings: random() < 0.3 ? [{ at: review, fixed: random() < 0.5 }] : [],
-      ...(random() < 0.5 ? { ai: Math.floor(random() * 100) } : {}),
-    });
-  }
-  return prs;
-}
+const pullRequests = (seed: number): Pr[] =>
+  sameDayPullRequests(seededRandom(seed), { from: JAN, to: WINDOW.end, repos: REPOS, authors: AUTHORS, step: 3, spread: 20 });
 
 async function adminOrg() {
   const org = await createOrg(unique("gmonth"), { plan: "pro", installedAt: "2024-01-01T00:00:00Z" });

@@ -4,7 +4,7 @@ import type { GroupKind, GroupMonth } from "../../src/storage/summary-group-mont
 import { planGroupMonths } from "../../src/storage/summary-group-plan";
 import { buildGroupSpan, KEPT_SPANS, spanOf } from "../../src/storage/summary-group-spans";
 import { postEventsOk, seededRandom, shardDb } from "./helpers";
-import { eventsOf, type Pr } from "./summary-attack-data";
+import { eventsOf, type Pr, sameDayPullRequests } from "./summary-attack-data";
 import { agrees, groupingsOf, summaryOrg, type Window, windowQuery } from "./summary-attack-http";
 import { type ExportRow, exportRows, type GroupBy, referenceSummary } from "./summary-reference";
 
@@ -25,27 +25,15 @@ const REPOS = ["api", "web", "docs"];
 const AUTHORS = ["alice", "Bob", "carol", "dave", "Erin"];
 
 /** Pull requests every few hours through the window, each reviewed and merged inside its own day. */
-function pullRequests(seed: number, from = WINDOW.start, to = WINDOW.end): Pr[] {
-  const random = seededRandom(seed);
-  const prs: Pr[] = [];
-  for (let t = from + 2 * HOUR, n = 1; t < to - 6 * HOUR; t += (4 + Math.floor(random() * 24)) * HOUR, n++) {
-    const created = t - Math.floor(random() * 4) * HOUR;
-    const review = Math.max(created + 1, t - Math.floor(random() * 2 * HOUR));
-    const merged = t + Math.floor(random() * 3 * HOUR);
-    prs.push({
-      repo: REPOS[Math.floor(random() * REPOS.length)] as string,
-      n,
-      author: AUTHORS[Math.floor(random() * AUTHORS.length)] as string,
-      created,
-      merged,
-      reviews: [review, ...(random() < 0.2 ? [merged - 1] : [])],
-      linesAdded: random() < 0.1 ? null : Math.floor(random() * 500),
-      findings: random() < 0.3 ? [{ at: review, fixed: random() < 0.5 }] : [],
-      ...(random() < 0.5 ? { ai: Math.floor(random() * 100) } : {}),
-    });
-  }
-  return prs;
-}
+const pullRequests = (seed: number): Pr[] =>
+  sameDayPullRequests(seededRandom(seed), {
+    from: WINDOW.start,
+    to: WINDOW.end,
+    repos: REPOS,
+    authors: AUTHORS,
+    step: 4,
+    spread: 24,
+  });
 
 type SpanHead = { kind: string; first: number; last: number; lo: number | null; version: number; built: number };
 
