@@ -416,4 +416,55 @@ describe("the tenth session's summary, attacked", () => {
         expect(statements.length).toBeGreaterThan(0);
       }
   });
+  it("groups keyed by odd names (prototype words, normalization, case, emoji, quotes) and hundreds of authors, from spans", {
+    timeout: 300_000,
+  }, async () => {
+    const repos = ["__proto__", "constructor", "toString", ".hidden", "a..b", "API", "api-2"];
+    const { org, user, get } = await summaryOrg("tenth", "admin", Object.fromEntries(repos.map((r) => [r, { private: false }])));
+    const odd = [
+      "__proto__",
+      "constructor",
+      "hasOwnProperty",
+      "caf\u00e9",
+      "cafe\u0301",
+      "\u{1F600}x",
+      'quote"d',
+      "back\\slash",
+      "sp ace",
+      "null",
+      "0",
+      "ß",
+      "SS",
+      "x".repeat(255),
+    ];
+    const random = seededRandom(108);
+    const prs: Pr[] = [];
+    let n = 1;
+    for (let t = NOV + 3 * HOUR; t < at("2026-03-01T00:00:00Z") - 10 * HOUR; t += (2 + Math.floor(random() * 6)) * HOUR, n++) {
+      const created = t - (1 + Math.floor(random() * 30)) * HOUR;
+      prs.push({
+        repo: repos[n % repos.length] as string,
+        n,
+        author: n % 3 === 0 ? (odd[n % odd.length] as string) : `user-${n % 400}`,
+        created,
+        merged: t,
+        reviews: [created + (ODD[n % ODD.length] as number) + (n % 2) * HOUR],
+        findings: n % 5 === 0 ? [{ at: t - HOUR, fixed: n % 10 === 0 }] : [],
+        ...(n % 4 === 0 ? { ai: n % 90 } : {}),
+      });
+    }
+    const w = { start: NOV, end: at("2026-03-01T00:00:00Z") - 1 };
+    await postEventsOk(
+      eventsOf(org, [...prs, ...straddlers(w, 60_000, 2).map((p) => ({ ...p, repo: repos[p.n % 3] as string }))]),
+    );
+    const rows = await agrees(get, org, w, "odd keys", ["repo", "author"], { passes: 3 });
+    expect(new Set(rows.map((r) => r.author)).size).toBeGreaterThan(300);
+    expect(rows.some((r) => r.author === "__proto__") && rows.some((r) => r.repo === "__proto__")).toBe(true);
+    expect((await servedSpans(org, w, ["repo", "author"])).length).toBe(2);
+    await directAgrees(org, w, ["repo", "author"], rows, "odd keys, direct");
+    await dashboardAgrees(org, user, get, w, "odd keys, dashboard");
+    // A window a few hours inside: spans with corrections at both edges.
+    const inner = { start: w.start + 5 * HOUR, end: w.end - 5 * HOUR };
+    await agrees(get, org, inner, "odd keys, inner", ["repo", "author"], { passes: 3 });
+  });
 });
