@@ -160,18 +160,23 @@ const exportOf = (get: Get, org: string, w: Window, extra = "") =>
   exportRows<ExportRow>(get, `${windowQuery(org, w)}${extra}`, { perPage: 100, maxPages: 100 });
 
 /** The dashboard's combined request, asked three times, equals the export's rows grouped by week, repo and author. */
-async function dashboardAgrees(org: string, user: string, get: Get, w: Window, label: string) {
+async function dashboardAgrees(
+  org: string,
+  user: string,
+  get: Get,
+  w: Window,
+  label: string,
+  groupBys: readonly GroupBy[] = ["week", "repo", "author"],
+) {
   const session = await signIn(user);
   const q = windowQuery(org, w);
   const rows = await exportOf(get, org, w);
   for (let pass = 0; pass < 3; pass++) {
     SUMMARY_PLANS.clear();
-    const res = await appCall(`/app/api/analytics/summaries?${q}&groupBy=week,repo,author`, session);
+    const res = await appCall(`/app/api/analytics/summaries?${q}&groupBy=${groupBys.join(",")}`, session);
     expect(res.status).toBe(200);
     const { summaries } = (await res.json()) as { summaries: unknown[] };
-    expect(summaries, `${label} pass ${pass}`).toEqual(
-      (["week", "repo", "author"] as const).map((g) => referenceAnswer(org, rows, g, w.start, w.end)),
-    );
+    expect(summaries, `${label} pass ${pass}`).toEqual(groupBys.map((g) => referenceAnswer(org, rows, g, w.start, w.end)));
   }
 }
 
@@ -466,5 +471,151 @@ describe("the tenth session's summary, attacked", () => {
     // A window a few hours inside: spans with corrections at both edges.
     const inner = { start: w.start + 5 * HOUR, end: w.end - 5 * HOUR };
     await agrees(get, org, inner, "odd keys, inner", ["repo", "author"], { passes: 3 });
+  });
+  it("spans of different months per kind, asked together in either order (author,repo and repo,author)", {
+    timeout: 300_000,
+  }, async () => {
+    const { org, user, get } = await seeded(109);
+    const decToMay = { start: at("2025-12-01T00:00:00Z"), end: WINDOW.end };
+    // repo: a span of November to May; author: one of December to May.
+    await agrees(get, org, WINDOW, "repo", ["repo"], { passes: 3 });
+    await agrees(get, org, decToMay, "author", ["author"], { passes: 3 });
+    expect((await spans(org)).map((s) => [s.kind, s.first, s.last])).toEqual([
+      ["author", day("2025-12-01"), day("2026-05-31")],
+      ["repo", day("2025-11-01"), day("2026-05-31")],
+    ]);
+    for (const groupBys of [
+      ["author", "repo"],
+      ["repo", "author"],
+      ["author", "week", "repo"],
+      ["repo", "month"],
+    ] as GroupBy[][])
+      for (const w of [WINDOW, decToMay, { start: NOV + 3 * HOUR, end: WINDOW.end - 3 * HOUR }])
+        await dashboardAgrees(org, user, get, w, `${groupBys.join()} ${iso(w.start)}`, groupBys);
+    const rows = await exportOf(get, org, WINDOW);
+    await directAgrees(org, WINDOW, ["author", "repo"], rows, "author,repo direct");
+  });
+
+  it("pull requests later merged on empty days of a span's months, merged elsewhere, or first reviewed there", {
+    timeout: 300_000,
+  }, async () => {
+    const { org, get } = await summaryOrg("tenth", "admin", ALL);
+    // No pull request from January 5th to January 20th, nor on any Sunday.
+    const prs = pullRequests(110, NOV - 5 * DAY, WINDOW.end + 5 * DAY).filter((p) => {
+      const d = new Date(p.merged);
+      return !(p.merged >= at("2026-01-05T00:00:00Z") && p.merged < at("2026-01-21T00:00:00Z")) && d.getUTCDay() !== 0;
+    });
+    // Opened, not merged yet; and merged but never reviewed.
+    const open = {
+      type: "pull_request",
+      org,
+      repo: "api",
+      prNumber: 70_001,
+      updatedAt: "2026-11-01T00:00:00.000Z",
+      author: "olga",
+    };
+    await postEventsOk([
+      ...eventsOf(org, prs),
+      { ...open, createdAt: iso(at("2026-01-09T08:00:00Z")), mergedAt: null, linesAdded: 5, linesDeleted: 1 },
+      ...eventsOf(org, [
+        {
+          repo: "docs",
+          n: 70_002,
+          author: "pat",
+          created: at("2026-01-10T08:00:00Z"),
+          merged: at("2026-01-10T18:00:00Z"),
+          reviews: [],
+        },
+      ]),
+    ]);
+    await agrees(get, org, WINDOW, "built", ["repo", "author"], { passes: 3 });
+    expect(await servedSpans(org, WINDOW, ["repo", "author"])).toHaveLength(2);
+    const later = (n: number) => `2026-11-0${n}T00:00:00.000Z`;
+    const steps: [string, unknown[]][] = [
+      [
+        "merged on an empty day",
+        eventsOf(org, [
+          {
+            repo: "Web",
+            n: 70_003,
+            author: "quinn",
+            created: at("2026-01-12T08:00:00Z"),
+            merged: at("2026-01-12T15:00:00Z"),
+            reviews: [at("2026-01-12T09:00:00Z")],
+            version: later(2),
+          },
+        ]),
+      ],
+      [
+        "merged on a Sunday",
+        eventsOf(org, [
+          {
+            repo: "api",
+            n: 70_004,
+            author: "alice",
+            created: at("2026-03-08T08:00:00Z"),
+            merged: at("2026-03-08T15:00:00Z"),
+            reviews: [at("2026-03-08T09:00:00Z")],
+            version: later(2),
+          },
+        ]),
+      ],
+      [
+        "the open one merged and reviewed",
+        [
+          {
+            ...open,
+            createdAt: iso(at("2026-01-09T08:00:00Z")),
+            mergedAt: iso(at("2026-01-15T10:00:00Z")),
+            linesAdded: 5,
+            linesDeleted: 1,
+            updatedAt: later(3),
+          },
+          {
+            type: "review",
+            org,
+            repo: "api",
+            prNumber: 70_001,
+            reviewId: "o-1",
+            status: "completed",
+            completedAt: iso(at("2026-01-14T10:00:00Z")),
+            updatedAt: later(3),
+          },
+        ],
+      ],
+      [
+        "the unreviewed one reviewed",
+        [
+          {
+            type: "review",
+            org,
+            repo: "docs",
+            prNumber: 70_002,
+            reviewId: "p-1",
+            status: "completed",
+            completedAt: iso(at("2026-01-10T09:00:00Z")),
+            updatedAt: later(4),
+          },
+        ],
+      ],
+      [
+        "one merged again, in April instead",
+        eventsOf(org, [
+          {
+            ...(prs.find((p) => p.merged > at("2026-02-02T00:00:00Z")) as Pr),
+            merged: at("2026-04-12T11:00:00Z"),
+            version: later(5),
+          },
+        ]),
+      ],
+    ];
+    for (const [label, events] of steps) {
+      await postEventsOk(events);
+      const rows = await exportOf(get, org, WINDOW);
+      await directAgrees(org, WINDOW, ["repo", "author"], rows, `${label}, first read`);
+      await agrees(get, org, WINDOW, label, ["repo", "author"], { passes: 3 });
+      expect(await servedSpans(org, WINDOW, ["repo", "author"]), label).toHaveLength(2);
+      await directAgrees(org, WINDOW, ["repo", "author"], rows, `${label}, from spans`);
+    }
   });
 });
