@@ -618,4 +618,102 @@ describe("the tenth session's summary, attacked", () => {
       await directAgrees(org, WINDOW, ["repo", "author"], rows, `${label}, from spans`);
     }
   });
+  it("a month without any pull request among whole months, and edges at exact instants (merges, reviews, findings on them)", {
+    timeout: 300_000,
+  }, async () => {
+    const { org, get } = await summaryOrg("tenth", "admin", ALL);
+    const JAN = at("2026-01-01T00:00:00Z");
+    const FEB = at("2026-02-01T00:00:00Z");
+    // Nothing merged in January; pull requests merged in early February reviewed in January.
+    const prs = pullRequests(111, NOV - 5 * DAY, WINDOW.end + 5 * DAY, 1).filter((p) => p.merged < JAN || p.merged >= FEB);
+    const early: Pr[] = Array.from({ length: 12 }, (_, i) => ({
+      repo: REPOS[i % 3] as string,
+      n: 71_000 + i,
+      author: AUTHORS[i % AUTHORS.length] as string,
+      created: JAN + (2 + i) * DAY,
+      merged: FEB + (i % 4) * DAY + (i + 1) * HOUR,
+      reviews: [JAN + (3 + i) * DAY, FEB + 30 * MINUTE],
+      findings: [{ at: JAN + (4 + i) * DAY, fixed: i % 2 === 0 }],
+    }));
+    await postEventsOk(eventsOf(org, [...prs, ...early]));
+    for (const w of [WINDOW, { start: FEB, end: WINDOW.end }, { start: FEB - 1, end: WINDOW.end }]) {
+      const rows = await agrees(get, org, w, `empty January ${iso(w.start)}`, ["repo", "author"], { passes: 3 });
+      await directAgrees(org, w, ["repo", "author"], rows, `empty January ${iso(w.start)}, direct`);
+    }
+    // Exact instants: merged, reviewed and found exactly at a window's first and last millisecond, and one beside.
+    const S = at("2025-12-01T00:00:00Z");
+    const E = at("2026-05-01T00:00:00Z") - 1;
+    const exact: Pr[] = [
+      { repo: "api", n: 72_001, author: "edge", created: S - HOUR, merged: S, reviews: [S] },
+      { repo: "api", n: 72_002, author: "edge", created: E - HOUR, merged: E, reviews: [E], findings: [{ at: E, fixed: true }] },
+      { repo: "Web", n: 72_003, author: "edge", created: S - HOUR, merged: S - 1, reviews: [S - 1] },
+      { repo: "Web", n: 72_004, author: "edge", created: E - HOUR, merged: E + 1, reviews: [E + 1] },
+      {
+        repo: "docs",
+        n: 72_005,
+        author: "edge",
+        created: S - 2 * HOUR,
+        merged: S + DAY,
+        reviews: [S - 1, S],
+        findings: [
+          { at: S - 1, fixed: true },
+          { at: E + 1, fixed: false },
+        ],
+      },
+      {
+        repo: "docs",
+        n: 72_006,
+        author: "Edge",
+        created: E - DAY,
+        merged: E - HOUR,
+        reviews: [E, E + 1],
+        findings: [{ at: E, fixed: false }],
+      },
+    ];
+    await postEventsOk(eventsOf(org, exact));
+    for (const w of [
+      { start: S, end: E },
+      { start: S - 1, end: E + 1 },
+      { start: S + 1, end: E - 1 },
+    ]) {
+      const rows = await agrees(get, org, w, `exact ${iso(w.start)}`, ["repo", "author"], { passes: 3 });
+      await directAgrees(org, w, ["repo", "author"], rows, `exact ${iso(w.start)}, direct`);
+    }
+    expect((await spans(org)).length).toBeGreaterThan(0);
+  });
+
+  it("spans from the Unix epoch: a window starting at 0, a pull request created, reviewed and merged at 0", {
+    timeout: 300_000,
+  }, async () => {
+    const { org, get } = await summaryOrg("tenth", "admin", ALL);
+    const prs = pullRequests(112, 6 * HOUR, at("1970-06-05T00:00:00Z")).map((p) => ({
+      ...p,
+      created: Math.max(0, p.created),
+      reviews: p.reviews.map((r) => Math.max(0, r)),
+      findings: p.findings?.map((f) => ({ ...f, at: Math.max(0, f.at) })),
+    }));
+    const zero: Pr[] = [
+      { repo: "api", n: 73_001, author: "zero", created: 0, merged: 0, reviews: [0], findings: [{ at: 0, fixed: true }], ai: 0 },
+      {
+        repo: "Web",
+        n: 73_002,
+        author: "zero",
+        created: 0,
+        merged: DAY,
+        reviews: [0, at("1970-06-02T00:00:00Z")],
+        linesAdded: 0,
+      },
+    ];
+    await postEventsOk(eventsOf(org, [...prs, ...zero]));
+    for (const w of [
+      { start: 0, end: at("1970-05-01T00:00:00Z") - 1 },
+      { start: 0, end: at("1970-06-01T00:00:00Z") - 1 },
+      { start: 1, end: at("1970-05-29T19:00:00Z") },
+    ]) {
+      const rows = await agrees(get, org, w, `epoch ${iso(w.end)}`, ["repo", "author"], { passes: 3 });
+      expect(rows.length).toBeGreaterThan(50);
+      await directAgrees(org, w, ["repo", "author"], rows, `epoch ${iso(w.end)}, direct`);
+    }
+    expect((await spans(org)).length).toBeGreaterThan(0);
+  });
 });
