@@ -716,4 +716,27 @@ describe("the tenth session's summary, attacked", () => {
     }
     expect((await spans(org)).length).toBeGreaterThan(0);
   });
+  it("one repository's pull requests written under several spellings of its name, before and after its spans", {
+    timeout: 300_000,
+  }, async () => {
+    const { org, get } = await summaryOrg("tenth", "admin", ALL);
+    const spell = ["Web", "WEB", "web", "wEb"];
+    const prs = pullRequests(113, NOV - 5 * DAY, WINDOW.end + 5 * DAY).map((p) =>
+      p.repo === "Web" ? { ...p, repo: spell[p.n % 3] as string } : p,
+    );
+    await postEventsOk(eventsOf(org, prs));
+    const rows = await agrees(get, org, WINDOW, "spellings", ["repo", "author"], { passes: 3 });
+    const spellings = new Set(rows.filter((r) => r.repo.toLowerCase() === "web").map((r) => r.repo));
+    await directAgrees(org, WINDOW, ["repo", "author"], rows, `spellings ${[...spellings].join()}`);
+    // A new version of a few of them spelled another way, on days of the spans.
+    const some = prs.filter((p) => p.repo.toLowerCase() === "web" && p.merged > at("2026-02-01T00:00:00Z")).slice(0, 3);
+    await postEventsOk(
+      eventsOf(
+        org,
+        some.map((p) => ({ ...p, repo: "wEb", version: LATER })),
+      ),
+    );
+    const after = await agrees(get, org, WINDOW, "respelled", ["repo", "author"], { passes: 3 });
+    await directAgrees(org, WINDOW, ["repo", "author"], after, "respelled, direct");
+  });
 });
