@@ -739,4 +739,54 @@ describe("the tenth session's summary, attacked", () => {
     const after = await agrees(get, org, WINDOW, "respelled", ["repo", "author"], { passes: 3 });
     await directAgrees(org, WINDOW, ["repo", "author"], after, "respelled, direct");
   });
+  it("32 and 33 equal values removed from a group's span bucket (the scan and the count), the median on them", {
+    timeout: 300_000,
+  }, async () => {
+    const { org, get } = await summaryOrg("tenth", "admin", ALL);
+    const S = at("2025-12-01T00:00:00Z");
+    // More than 92 days (a shorter window reads no month blocks): December to March.
+    const w = { start: S, end: at("2026-04-01T00:00:00Z") - 1 };
+    const v = 3 * HOUR - 1;
+    const prs: Pr[] = [];
+    let n = 1;
+    // Not listed (their only review a millisecond before the start), each's time to first review v.
+    for (const [author, k] of [
+      ["alice", 32],
+      ["bob", 33],
+      ["carol", 1],
+    ] as const)
+      for (let i = 0; i < k; i++) {
+        const merged = S + (1 + ((i * 7) % 80)) * DAY + (i % 5) * HOUR;
+        prs.push({ repo: REPOS[i % 3] as string, n: n++, author, created: S - 1 - v, merged, reviews: [S - 1] });
+      }
+    // Listed: times to first review v - 1, v and v + 1 in each group, so the median is v.
+    for (const author of ["alice", "bob", "carol"])
+      for (const [value, k] of [
+        [v - 1, 20],
+        [v, 5],
+        [v + 1, 20],
+      ] as const)
+        for (let i = 0; i < k; i++) {
+          const created = S + (2 + ((n * 3) % 85)) * DAY + (n % 11) * HOUR;
+          prs.push({
+            repo: REPOS[n % 3] as string,
+            n: n++,
+            author,
+            created,
+            merged: created + value + (n % 4) * HOUR,
+            reviews: [created + value],
+          });
+        }
+    // Others' pull requests around them: enough for the summary to build blocks.
+    const others = pullRequests(114, S - 5 * DAY, w.end + 5 * DAY, 10_000).map((p) => ({ ...p, author: `other-${p.n % 4}` }));
+    await postEventsOk(eventsOf(org, [...prs, ...others]));
+    const rows = await agrees(get, org, w, "removed on the median", ["repo", "author"], { passes: 3 });
+    expect(rows.filter((r) => ["alice", "bob", "carol"].includes(r.author)).length).toBe(135);
+    expect(await servedSpans(org, w, ["repo", "author"])).toHaveLength(2);
+    const figures = await directAgrees(org, w, ["author", "repo"], rows, "removed on the median, direct");
+    expect(
+      figures.groupings[0]?.groups.filter((g) => ["alice", "bob", "carol"].includes(g.key)).map((g) => g.medianMsToFirstReview),
+    ).toEqual([v, v, v]);
+    expect(figures.bucketValues).toBeGreaterThan(0);
+  });
 });
