@@ -9,8 +9,18 @@ import { buildGroupSpan, KEPT_SPANS, spanOf } from "../../src/storage/summary-gr
 import { appCall, signIn } from "./app-helpers";
 import { moveToOtherShard, postEventsOk, seededRandom, shardDb } from "./helpers";
 import { eventsOf, type Pr } from "./summary-attack-data";
-import { adminGetOf, agrees, type Get, groupingsOf, summaryOrg, type Window, windowQuery } from "./summary-attack-http";
+import {
+  adminGetOf,
+  agrees,
+  type Get,
+  getWithKey,
+  groupingsOf,
+  summaryOrg,
+  type Window,
+  windowQuery,
+} from "./summary-attack-http";
 import { type ExportRow, exportRows, type GroupBy, referenceAnswer, referenceSummary } from "./summary-reference";
+import { deliverQueued, example, repoId, world } from "./webhook-helpers";
 
 /**
  * An outside review's attacks on the tenth session's summary changes (issue 31): spans of whole
@@ -788,5 +798,29 @@ describe("the tenth session's summary, attacked", () => {
       figures.groupings[0]?.groups.filter((g) => ["alice", "bob", "carol"].includes(g.key)).map((g) => g.medianMsToFirstReview),
     ).toEqual([v, v, v]);
     expect(figures.bucketValues).toBeGreaterThan(0);
+  });
+  it("a repository leaves the installation after the spans were built (left out of the admin's answers), and comes back", {
+    timeout: 300_000,
+  }, async () => {
+    const repos = ["api", "Web", "docs"].map((name) => ({ id: repoId(), name, private: false }));
+    const { org, admin } = await world(repos);
+    const get = getWithKey(admin.analyticsKey);
+    await postEventsOk(eventsOf(org, [...pullRequests(115, NOV - 5 * DAY, WINDOW.end + 5 * DAY), ...straddlers(WINDOW, 50_000)]));
+    await agrees(get, org, WINDOW, "before", ["repo", "author"], { passes: 3 });
+    expect(await servedSpans(org, WINDOW, ["repo", "author"])).toHaveLength(2);
+    const change = (action: "removed" | "added", name: string) => {
+      const payload = example("installation_repositories", action, org);
+      const repo = repos.find((r) => r.name === name) as (typeof repos)[number];
+      payload[`repositories_${action}`] = [{ ...repo, full_name: `${org}/${name}`, node_id: "x" }];
+      return deliverQueued("installation_repositories", payload);
+    };
+    await change("removed", "Web");
+    const rows = await agrees(get, org, WINDOW, "Web removed", ["repo", "author"], { passes: 3 });
+    expect(rows.some((r) => r.repo === "Web")).toBe(false);
+    expect(rows.length).toBeGreaterThan(100);
+    await change("added", "Web");
+    const back = await agrees(get, org, WINDOW, "Web back", ["repo", "author"], { passes: 3 });
+    expect(back.some((r) => r.repo === "Web")).toBe(true);
+    expect(await servedSpans(org, WINDOW, ["repo", "author"])).toHaveLength(2);
   });
 });
