@@ -1,22 +1,23 @@
 -- Spans of month blocks per group (issue 31, tenth session: storage/summary-group-spans.ts): a
--- run of three or more whole calendar months made into one head, one row per group and one per
--- bucket, from the months' heads and the span's rows, when every day block those heads stand for
--- is still stored as they recorded it. A trigger deletes a span's head whenever one of its day
--- blocks is deleted (every write to a pull request of the day deletes it: migration 0014's
--- triggers), so a head that stands always equals what a build would write now. The group and
--- bucket rows of a deleted head stay until the next build of a span of that kind deletes them:
--- served only with a head of the same version. Built by the summaries that need them: nothing to
--- backfill.
+-- run of three or more whole calendar months made into one head and rows per bucket (each group's
+-- values of a bucket, and every group's together), from the months' heads and the span's pull
+-- requests, when every day block those heads stand for is still stored as they recorded it. A
+-- trigger deletes a span's head whenever one of its day blocks is deleted (every write to a pull
+-- request of the day deletes it: migration 0014's triggers), so a head that stands always equals
+-- what a build would write now. The rows of a deleted head stay until the next build of a span of
+-- that kind deletes them: served only with a head of the same version. Built by the summaries that
+-- need them: nothing to backfill.
 CREATE TABLE `summary_group_span_buckets` (
 	`org_key` text NOT NULL,
 	`kind` text NOT NULL,
 	`first_day` integer NOT NULL,
 	`last_day` integer NOT NULL,
+	`group_key` text NOT NULL,
 	`metric` integer NOT NULL,
 	`bucket` integer NOT NULL,
 	`version` integer NOT NULL,
 	`sorted` blob,
-	PRIMARY KEY(`org_key`, `kind`, `first_day`, `last_day`, `metric`, `bucket`)
+	PRIMARY KEY(`org_key`, `kind`, `first_day`, `last_day`, `group_key`, `metric`, `bucket`)
 );
 --> statement-breakpoint
 CREATE TABLE `summary_group_span_heads` (
@@ -33,17 +34,6 @@ CREATE TABLE `summary_group_span_heads` (
 	`groups` text,
 	`months` text,
 	PRIMARY KEY(`org_key`, `kind`, `first_day`, `last_day`)
-);
---> statement-breakpoint
-CREATE TABLE `summary_group_spans` (
-	`org_key` text NOT NULL,
-	`kind` text NOT NULL,
-	`first_day` integer NOT NULL,
-	`last_day` integer NOT NULL,
-	`group_key` text NOT NULL,
-	`version` integer NOT NULL,
-	`sorted` blob,
-	PRIMARY KEY(`org_key`, `kind`, `first_day`, `last_day`, `group_key`)
 );
 
 --> statement-breakpoint

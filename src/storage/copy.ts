@@ -32,7 +32,6 @@ export const DERIVED_TABLES = [
   "summary_group_months",
   "summary_group_month_buckets",
   "summary_group_span_heads",
-  "summary_group_spans",
   "summary_group_span_buckets",
 ] as const;
 

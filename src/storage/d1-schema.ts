@@ -246,8 +246,8 @@ export const summaryGroupMonthBuckets = sqliteTable(
 /**
  * A span of whole calendar months of month blocks per group (issue 31, tenth session;
  * summary-group-spans.ts), made from the heads a summary served when they held three or more whole
- * months in a row: one head, one row per group and one per bucket for the span, so a year by
- * repository or author reads a few heads and a seek per group instead of a dozen of each.
+ * months in a row: one head and rows per bucket for the span, so a year by repository or author
+ * reads a few heads and a seek per group and duration instead of a dozen of each.
  * - `first_day`, `last_day`: the span's first and last day (a month's first, a month's last);
  * - `built`, `pull_requests`, `lo`, `hi`, `version`, `days`, `groups`: as a month head's, over the span
  *   (`lo` null with pull requests: a marker, never served, e.g. a group too big for a row);
@@ -274,25 +274,12 @@ export const summaryGroupSpanHeads = sqliteTable(
   (t) => [primaryKey({ columns: [t.orgKey, t.kind, t.firstDay, t.lastDay] })],
 );
 
-/** A group's durations over a span (`summary_group_span_heads`), as a month's group row: served only with a head of the same `version`. */
-export const summaryGroupSpans = sqliteTable(
-  "summary_group_spans",
-  {
-    orgKey: text("org_key").notNull(),
-    kind: text("kind", { enum: ["repo", "author"] }).notNull(),
-    firstDay: integer("first_day").notNull(),
-    lastDay: integer("last_day").notNull(),
-    groupKey: text("group_key").notNull(),
-    version: integer("version").notNull(),
-    sorted: blob("sorted"),
-  },
-  (t) => [primaryKey({ columns: [t.orgKey, t.kind, t.firstDay, t.lastDay, t.groupKey] })],
-);
-
 /**
- * A span's durations of one bucket, of every group together (`summary_group_span_heads`): its
- * months' bucket rows one after the other (a bucket's values in no order: the median's rank is
- * selected from them). Served only with a head of the same `version`.
+ * A span's durations of one bucket (`summary_group_span_heads`): of one group (`group_key`), that
+ * group's values of the bucket ascending; of every group together (`group_key` ''), its heads'
+ * bucket rows one after the other (in no order: the median's rank is selected from them). A row per
+ * bucket and not per group: a group's year is some 30 KB, which SQLite reads whole for each slice.
+ * Served only with a head of the same `version`.
  */
 export const summaryGroupSpanBuckets = sqliteTable(
   "summary_group_span_buckets",
@@ -301,12 +288,13 @@ export const summaryGroupSpanBuckets = sqliteTable(
     kind: text("kind", { enum: ["repo", "author"] }).notNull(),
     firstDay: integer("first_day").notNull(),
     lastDay: integer("last_day").notNull(),
+    groupKey: text("group_key").notNull(),
     metric: integer("metric").notNull(),
     bucket: integer("bucket").notNull(),
     version: integer("version").notNull(),
     sorted: blob("sorted"),
   },
-  (t) => [primaryKey({ columns: [t.orgKey, t.kind, t.firstDay, t.lastDay, t.metric, t.bucket] })],
+  (t) => [primaryKey({ columns: [t.orgKey, t.kind, t.firstDay, t.lastDay, t.groupKey, t.metric, t.bucket] })],
 );
 
 export const reviews = sqliteTable(

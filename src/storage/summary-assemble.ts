@@ -197,6 +197,12 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
         const group = groupOf(grouping, key);
         addSums(group, [n, la, ld, fl, fx, al, nal]);
         const part = { repoKey: "", day: month, version, group: { kind, key, first, last, span } };
+        if (span) {
+          // A span keeps each of its group's buckets in a row of its own: a part per duration, read as bucket rows.
+          group.tf.parts.push(bucketedPart({ ...part, metric: 0 }, tfBuckets, tfCounts, 0));
+          group.tm.parts.push(bucketedPart({ ...part, metric: 1 }, tmBuckets, tmCounts, 0));
+          continue;
+        }
         group.tf.parts.push(bucketedPart(part, tfBuckets, tfCounts, 0));
         const start = Array.isArray(tfCounts) ? tfCounts.reduce((sum, count) => sum + count, 0) : 0;
         group.tm.parts.push(bucketedPart(part, tmBuckets, tmCounts, start));

@@ -1,38 +1,37 @@
 import { errorField, log } from "../lib/log";
 import { DAY_MS } from "../lib/time";
-import { DURATION_BUCKETS, SORTED_WIDTH, sortedValueSql } from "../rules/duration-buckets";
+import { DURATION_BUCKETS, durationBucketSql, SORTED_WIDTH, sortedValueSql } from "../rules/duration-buckets";
 import { BLOCK_FIGURES, BLOCK_MAX_BYTES, monthLastDay, monthStartDay } from "./summary-days";
 import { type GroupEntry, type GroupKind, type GroupMonth, newVersion } from "./summary-group-months";
 
 /**
  * Spans of month blocks per group (issue 31, tenth session; `summary_group_span_heads`,
- * `summary_group_spans`, `summary_group_span_buckets`, d1-schema.ts): three or more whole calendar
- * months of one kind made into one head, one row per group and one row per bucket. A year by
- * repository or by author read a dozen month heads (2.1 MB of JSON by author at 1,000,000 pull
- * requests) and, for its medians, a slice of a dozen rows per group (4,800 seeks by author); with a
- * span it reads one head and one row per group for the span, and month blocks only for the months
- * at the window's edges.
+ * `summary_group_span_buckets`, d1-schema.ts): three or more whole calendar months of one kind made
+ * into one head and a row per group, duration and bucket (and per bucket of every group together,
+ * group key ''). A year by repository or by author read a dozen month heads (2.1 MB of JSON by
+ * author at 1,000,000 pull requests) and, for its medians, a slice of a dozen rows per group (4,800
+ * seeks by author); with a span it reads one head and a row per group and duration for the span,
+ * and month blocks only for the months at the window's edges.
  *
  * Made after an answer that served `SPAN_MIN_MONTHS` or more whole months in a row from their heads
  * (months' runs, or a span and the months beside it: `summary-group-plan.ts` serves the span that
  * covers most of a window's days, and months around it), once no whole month of the window is left
- * to build: its head from those heads (each group's sums and counts per bucket added up), its group
- * rows from the span's pull requests (each group's durations sorted, as a month's group row, a few
- * groups per statement so that no statement sorts more than `SPAN_PULL_REQUESTS_PER_STATEMENT` pull
- * requests), its bucket rows from the heads' bucket rows one after the other (a bucket's values are
- * then in no order: the median is selected from them by rank). Its head is
- * written last, by a statement that writes it only when every day block the months' heads stand for
- * is still stored with the version they recorded, and every group and bucket row holds the count
- * of values the head promises.
+ * to build: its head from those heads (each group's sums and counts per bucket added up), its
+ * groups' rows from the span's pull requests (each bucket's values ascending, a few groups per
+ * statement so that no statement sorts more than `SPAN_PULL_REQUESTS_PER_STATEMENT` pull requests),
+ * the rows of every group together from the heads' bucket rows one after the other (a bucket's
+ * values are then in no order: the median is selected from them by rank). Its head is written last,
+ * by a statement that writes it only when every day block the heads stand for is still stored with
+ * the version they recorded, and the rows hold the values the head promises.
  *
  * Exact by construction, as the month blocks are: a day block stands exactly as long as no pull
  * request of its day changed (every write to one deletes it), and a month head records the
  * versions of the day blocks it was made from; so when those day blocks all stand as the head is
- * written, the span's pull requests are the ones the months' heads counted, whenever in between its
- * group rows read them. A trigger (migration 0016) deletes the span's head whenever one of those day
- * blocks is deleted; a summary serves the head only when it would serve all of them (`lo`, `hi` in
- * the window), adds its days with their versions to the blocks its statement checks, and its slices
- * check the head's version.
+ * written, the span's pull requests are the ones the heads counted, whenever in between its rows
+ * read them. A trigger (migration 0016) deletes the span's head whenever one of those day blocks is
+ * deleted; a summary serves the head as it would serve those day blocks (with the corrections of
+ * those whose pull requests straddle an edge of the window), adds its days with their versions to
+ * the blocks its statement checks, and its slices check the head's version.
  */
 
 /** A span is made of at least this many whole months in a row (two months' heads are read about as fast as a span's). */
@@ -51,30 +50,31 @@ export const SPAN_PULL_REQUESTS_PER_STATEMENT = 50_000;
 const COLUMN: Record<GroupKind, string> = { repo: "p.repo", author: "p.author" };
 
 /**
- * The group rows of a span (`?3`..`?4` its days, `?5` the version) for the groups listed in `?6`
- * (JSON): each group's durations to first review ascending, then those to merge, as a month's.
+ * A span's rows of its groups listed in `?6` (JSON; `?3`..`?4` its days, `?5` the version): per
+ * group, duration (`metric` 0 to first review, 1 to merge) and bucket, the group's values ascending.
  */
-const groupRowsSql = (
-  kind: GroupKind,
-) => `INSERT INTO summary_group_spans (org_key, kind, first_day, last_day, group_key, version, sorted)
-SELECT ?1, ?2, ?3, ?4, g, ?5,
-  CAST(COALESCE(group_concat(IIF(tf IS NULL, NULL, ${sortedValueSql("tf")}), '' ORDER BY tf), '')
-    || COALESCE(group_concat(IIF(tm IS NULL, NULL, ${sortedValueSql("tm")}), '' ORDER BY tm), '') AS BLOB)
-FROM (
+const groupRowsSql = (kind: GroupKind) => `WITH found AS (
   SELECT ${COLUMN[kind]} AS g, ${BLOCK_FIGURES}
   FROM pull_requests AS p INDEXED BY pull_requests_summary_walk
   WHERE p.org_key = ?1 AND p.merged_at >= ?3 * ${DAY_MS} AND p.merged_at < (?4 + 1) * ${DAY_MS}
-    AND p.merged_at IS NOT NULL AND p.first_reviewed_at IS NOT NULL
+    AND p.merged_at IS NOT NULL AND p.first_reviewed_at IS NOT NULL AND ${COLUMN[kind]} IN (SELECT value FROM json_each(?6))
 )
-WHERE g IN (SELECT value FROM json_each(?6))
-GROUP BY g`;
+INSERT INTO summary_group_span_buckets (org_key, kind, first_day, last_day, group_key, metric, bucket, version, sorted)
+SELECT ?1, ?2, ?3, ?4, g, metric, b, ?5, CAST(group_concat(${sortedValueSql("v")}, '' ORDER BY v) AS BLOB)
+FROM (
+  SELECT g, 0 AS metric, ${durationBucketSql("tf")} AS b, tf AS v FROM found WHERE tf IS NOT NULL
+  UNION ALL
+  SELECT g, 1, ${durationBucketSql("tm")}, tm FROM found WHERE tm IS NOT NULL
+)
+GROUP BY g, metric, b`;
 
 /**
- * The bucket rows of a span: each bucket's values of its parts (`?6` JSON `[[span, month, first,
- * last, version], ...]`, `span` 1 for a span's bucket rows, 0 for a month's) one after the other.
+ * The bucket rows of every group together (`group_key` ''): each bucket's values of the span's
+ * parts (`?6` JSON `[[span, month, first, last, version], ...]`, `span` 1 for a span's rows, 0 for a
+ * month's) one after the other.
  */
-const BUCKET_ROWS_SQL = `INSERT INTO summary_group_span_buckets (org_key, kind, first_day, last_day, metric, bucket, version, sorted)
-SELECT ?1, ?2, ?3, ?4, metric, bucket, ?5, CAST(group_concat(CAST(sorted AS TEXT), '' ORDER BY first) AS BLOB)
+const BUCKET_ROWS_SQL = `INSERT INTO summary_group_span_buckets (org_key, kind, first_day, last_day, group_key, metric, bucket, version, sorted)
+SELECT ?1, ?2, ?3, ?4, '', metric, bucket, ?5, CAST(group_concat(CAST(sorted AS TEXT), '' ORDER BY first) AS BLOB)
 FROM (
   SELECT b.metric AS metric, b.bucket AS bucket, b.first_day AS first, b.sorted AS sorted
   FROM json_each(?6) AS m
@@ -85,28 +85,31 @@ FROM (
   SELECT b.metric, b.bucket, b.first_day, b.sorted
   FROM json_each(?6) AS m
   CROSS JOIN summary_group_span_buckets AS b ON b.org_key = ?1 AND b.kind = ?2
-    AND b.first_day = m.value ->> 2 AND b.last_day = m.value ->> 3 AND b.version = m.value ->> 4
+    AND b.first_day = m.value ->> 2 AND b.last_day = m.value ->> 3 AND b.group_key = '' AND b.version = m.value ->> 4
   WHERE m.value ->> 0 = 1
 )
 GROUP BY metric, bucket`;
 
 /**
  * The span's head, written only when every day block its months stand for is stored as they
- * recorded it (`?6` JSON `[[day, version], ...]`) and every group row (`?7` `[[key, bytes], ...]`)
- * and bucket row (`?8` `[[metric, bucket, bytes], ...]`) of this version holds what the head
- * promises. `?9` built, `?10` pull requests, `?11` lo, `?12` hi, `?13` groups, `?14` months.
+ * recorded it (`?6` JSON `[[day, version], ...]`) and the rows of this version hold what the head
+ * promises: per group (`?7` `[[key, bytes, rows], ...]`) its rows' bytes and count, per bucket of
+ * every group together (`?8` `[[metric, bucket, bytes], ...]`) its row's bytes. `?9` built, `?10`
+ * pull requests, `?11` lo, `?12` hi, `?13` groups, `?14` the heads it was made from.
  */
 const HEAD_SQL = `INSERT OR REPLACE INTO summary_group_span_heads
   (org_key, kind, first_day, last_day, built, pull_requests, lo, hi, version, days, groups, months)
 SELECT ?1, ?2, ?3, ?4, ?9, ?10, ?11, ?12, ?5, ?6, ?13, ?14
 WHERE (SELECT COUNT(*) FROM json_each(?6) AS d CROSS JOIN summary_days AS s
     ON s.org_key = ?1 AND s.repo_key = '' AND s.day = d.value ->> 0 AND s.version = d.value ->> 1) = json_array_length(?6)
-  AND (SELECT COUNT(*) FROM json_each(?7) AS g CROSS JOIN summary_group_spans AS r
-    ON r.org_key = ?1 AND r.kind = ?2 AND r.first_day = ?3 AND r.last_day = ?4 AND r.group_key = g.value ->> 0
-    WHERE r.version = ?5 AND length(r.sorted) = g.value ->> 1) = json_array_length(?7)
+  AND (SELECT COUNT(*) FROM json_each(?7) AS g CROSS JOIN (
+      SELECT group_key, SUM(length(sorted)) AS bytes, COUNT(*) AS n FROM summary_group_span_buckets
+      WHERE org_key = ?1 AND kind = ?2 AND first_day = ?3 AND last_day = ?4 AND version = ?5 AND group_key <> ''
+      GROUP BY group_key
+    ) AS r ON r.group_key = g.value ->> 0 WHERE r.bytes = g.value ->> 1 AND r.n = g.value ->> 2) = json_array_length(?7)
   AND (SELECT COUNT(*) FROM json_each(?8) AS k CROSS JOIN summary_group_span_buckets AS r
-    ON r.org_key = ?1 AND r.kind = ?2 AND r.first_day = ?3 AND r.last_day = ?4 AND r.metric = k.value ->> 0
-      AND r.bucket = k.value ->> 1
+    ON r.org_key = ?1 AND r.kind = ?2 AND r.first_day = ?3 AND r.last_day = ?4 AND r.group_key = ''
+      AND r.metric = k.value ->> 0 AND r.bucket = k.value ->> 1
     WHERE r.version = ?5 AND length(r.sorted) = k.value ->> 2) = json_array_length(?8)`;
 
 /** A marker for a span too big for its rows (`?5` the version, `?6` built, `?7` pull requests): never served, not made again until a write to its days. */
@@ -115,7 +118,7 @@ const MARKER_SQL = `INSERT OR REPLACE INTO summary_group_span_heads
 VALUES (?1, ?2, ?3, ?4, ?6, ?7, NULL, NULL, ?5, NULL, NULL, NULL)`;
 
 /** Before a span is made: its head (a marker or an older build) and its rows, of any version. */
-const CLEAR_SPAN_SQL = ["summary_group_span_heads", "summary_group_spans", "summary_group_span_buckets"].map(
+const CLEAR_SPAN_SQL = ["summary_group_span_heads", "summary_group_span_buckets"].map(
   (table) => `DELETE FROM ${table} WHERE org_key = ?1 AND kind = ?2 AND first_day = ?3 AND last_day = ?4`,
 );
 
@@ -128,11 +131,9 @@ const EVICT_SQL = [
   `DELETE FROM summary_group_span_heads WHERE org_key = ?1 AND kind = ?2 AND (first_day, last_day) IN (
   SELECT first_day, last_day FROM summary_group_span_heads WHERE org_key = ?1 AND kind = ?2
   ORDER BY built DESC LIMIT -1 OFFSET ${KEPT_SPANS})`,
-  ...["summary_group_spans", "summary_group_span_buckets"].map(
-    (table) => `DELETE FROM ${table} WHERE org_key = ?1 AND kind = ?2 AND NOT EXISTS (SELECT 1 FROM summary_group_span_heads AS h
-  WHERE h.org_key = ?1 AND h.kind = ?2 AND h.first_day = ${table}.first_day AND h.last_day = ${table}.last_day
-    AND h.version = ${table}.version)`,
-  ),
+  `DELETE FROM summary_group_span_buckets AS r WHERE org_key = ?1 AND kind = ?2 AND NOT EXISTS (
+  SELECT 1 FROM summary_group_span_heads AS h
+  WHERE h.org_key = ?1 AND h.kind = ?2 AND h.first_day = r.first_day AND h.last_day = r.last_day AND h.version = r.version)`,
 ];
 
 /**
@@ -194,14 +195,19 @@ export async function buildGroupSpan(
   const key = [orgKey, kind, first.first, last.last] as const;
   const { entries, buckets, pullRequests } = mergedGroups(months);
   const groupsJson = JSON.stringify(entries);
+  // Per group its rows' bytes and count (a row per duration and bucket); per bucket of every group together its row's bytes.
   const rowBytes = entries.map(([groupKey, , , , , , , , , tfCounts, , tmCounts]) => [
     groupKey,
     (sum(tfCounts) + sum(tmCounts)) * SORTED_WIDTH,
-  ]) as [string, number][];
+    tfCounts.length + tmCounts.length,
+  ]) as [string, number, number][];
   const bucketBytes = buckets.map(([metric, bucket, count]) => [metric, bucket, count * SORTED_WIDTH]);
+  let biggest = 0;
+  for (const [, , , , , , , , , tfCounts, , tmCounts] of entries)
+    for (const count of [...tfCounts, ...tmCounts]) biggest = Math.max(biggest, count);
   const fits =
     new TextEncoder().encode(groupsJson).length <= maxBytes &&
-    rowBytes.every(([, bytes]) => bytes <= maxBytes) &&
+    biggest * SORTED_WIDTH <= maxBytes &&
     bucketBytes.every(([, , bytes]) => (bytes as number) <= maxBytes);
   await db.batch(CLEAR_SPAN_SQL.map((sql) => db.prepare(sql).bind(...key)));
   const evict = () => db.batch(EVICT_SQL.map((sql) => db.prepare(sql).bind(orgKey, kind)));

@@ -254,23 +254,23 @@ const BUCKET_SLICES = asOneRow(`FROM json_each(?2) AS j CROSS JOIN summary_group
 ON s.org_key = ?1 AND s.kind = j.value ->> '$[0][0]' AND s.month = j.value ->> 1 AND s.first_day = j.value ->> '$[0][3]'
   AND s.last_day = j.value ->> '$[0][4]' AND s.metric = j.value ->> '$[0][1]' AND s.bucket = j.value ->> '$[0][2]'`);
 
-/** A span's group rows' slices: `?2` as `GROUP_SLICES`'s (the month unused). */
-const SPAN_GROUP_SLICES = asOneRow(`FROM json_each(?2) AS j CROSS JOIN summary_group_spans AS s
-ON s.org_key = ?1 AND s.kind = j.value ->> '$[0][0]' AND s.first_day = j.value ->> '$[0][2]'
-  AND s.last_day = j.value ->> '$[0][3]' AND s.group_key = j.value ->> '$[0][1]'`);
-
-/** A span's bucket rows: `?2` as `BUCKET_SLICES`'s (the month unused). */
+/**
+ * A span's bucket rows, of one group or of every group together (key ''): `?2` as
+ * `BUCKET_SLICES`'s with the group's key last (`[[[kind, metric, bucket, first, last, key], ...`; the
+ * month unused).
+ */
 const SPAN_BUCKET_SLICES = asOneRow(`FROM json_each(?2) AS j CROSS JOIN summary_group_span_buckets AS s
 ON s.org_key = ?1 AND s.kind = j.value ->> '$[0][0]' AND s.first_day = j.value ->> '$[0][3]'
-  AND s.last_day = j.value ->> '$[0][4]' AND s.metric = j.value ->> '$[0][1]' AND s.bucket = j.value ->> '$[0][2]'`);
+  AND s.last_day = j.value ->> '$[0][4]' AND s.group_key = j.value ->> '$[0][5]'
+  AND s.metric = j.value ->> '$[0][1]' AND s.bucket = j.value ->> '$[0][2]'`);
 
-/** What a bound entry names: a row of one of the five tables, at the version its slices were planned on. */
+/** What a bound entry names: a row of one of the four tables, at the version its slices were planned on. */
 const rowOf = ({ repoKey, group, bucketRow }: SliceRequest): unknown =>
   group === undefined
     ? repoKey
     : bucketRow === undefined
       ? [group.kind, group.key, group.first, group.last]
-      : [group.kind, bucketRow.metric, bucketRow.bucket, group.first, group.last];
+      : [group.kind, bucketRow.metric, bucketRow.bucket, group.first, group.last, group.key];
 
 /** A request's row and version as one string (a template: a year by author asks some 10,000, and JSON cost 1.5 ms of them). */
 const rowId = ({ repoKey, day, version, group, bucketRow }: SliceRequest): string =>
@@ -296,18 +296,17 @@ export function sliceReaderOf(
   return async (requests) => {
     const texts: string[] = new Array(requests.length);
     let rowsRead = 0;
+    // A span's parts are all bucket rows (`summary-assemble.ts` `addGroupMonth`).
     const table = (r: SliceRequest) =>
       r.group === undefined
         ? DAY_SLICES
         : r.group.span === true
-          ? r.bucketRow === undefined
-            ? SPAN_GROUP_SLICES
-            : SPAN_BUCKET_SLICES
+          ? SPAN_BUCKET_SLICES
           : r.bucketRow === undefined
             ? GROUP_SLICES
             : BUCKET_SLICES;
     type Entry = { row: unknown; of: SliceRequest; slices: { r: SliceRequest; at: number }[] };
-    const tables = [DAY_SLICES, GROUP_SLICES, BUCKET_SLICES, SPAN_GROUP_SLICES, SPAN_BUCKET_SLICES].map((sql) => {
+    const tables = [DAY_SLICES, GROUP_SLICES, BUCKET_SLICES, SPAN_BUCKET_SLICES].map((sql) => {
       const entries: Entry[] = [];
       const open = new Map<string, Entry>(); // a row's entry with room for a second slice
       requests.forEach((r, at) => {

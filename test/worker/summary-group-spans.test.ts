@@ -60,23 +60,24 @@ WHERE org_key = ?1 ORDER BY kind, first_day, last_day`,
   return results;
 }
 
-/** The rows a span's head stands for, and the rows of no head (none after a build). */
+/** The groups and buckets (of every group together) whose rows a span's head stands for, and the rows of no head (none after a build). */
 async function spanRows(org: string) {
   const db = await shardDb(org);
-  const count = async (table: string, where: string) =>
+  const count = async (what: string, where: string) =>
     (
       await db
         .prepare(
-          `SELECT COUNT(*) AS n FROM ${table} AS r WHERE r.org_key = ?1 AND ${where} EXISTS (SELECT 1 FROM summary_group_span_heads AS h
+          `SELECT ${what} AS n FROM summary_group_span_buckets AS r WHERE r.org_key = ?1 AND ${where} EXISTS (
+  SELECT 1 FROM summary_group_span_heads AS h
   WHERE h.org_key = r.org_key AND h.kind = r.kind AND h.first_day = r.first_day AND h.last_day = r.last_day AND h.version = r.version)`,
         )
         .bind(org)
         .first<{ n: number }>()
     )?.n;
   return {
-    groups: await count("summary_group_spans", ""),
-    buckets: await count("summary_group_span_buckets", ""),
-    orphans: (await count("summary_group_spans", "NOT")) ?? 0 + ((await count("summary_group_span_buckets", "NOT")) ?? 0),
+    groups: await count("COUNT(DISTINCT r.group_key)", "r.group_key <> '' AND"),
+    buckets: await count("COUNT(*)", "r.group_key = '' AND"),
+    orphans: await count("COUNT(*)", "NOT"),
   };
 }
 
@@ -254,17 +255,18 @@ describe("spans of month blocks per group (summary-group-spans.ts)", () => {
     const notHex = async () =>
       (await db
         .prepare(
-          `SELECT COUNT(*) AS n FROM (SELECT sorted FROM summary_group_spans WHERE org_key = ?1
-  UNION ALL SELECT sorted FROM summary_group_span_buckets WHERE org_key = ?1) WHERE CAST(sorted AS TEXT) GLOB '*[^0-9a-f]*'`,
+          `SELECT COUNT(*) AS n FROM summary_group_span_buckets WHERE org_key = ?1 AND CAST(sorted AS TEXT) GLOB '*[^0-9a-f]*'`,
         )
         .bind(org)
         .first<number>("n")) ?? 0;
-    for (const table of ["summary_group_spans", "summary_group_span_buckets"]) {
+    // A group's rows, then the rows of every group together (the totals').
+    for (const table of ["group_key <> ''", "group_key = ''"]) {
       const [before] = await spans(org);
       expect(before?.lo, table).not.toBeNull();
       await db
         .prepare(
-          `UPDATE ${table} SET sorted = CAST(replace(hex(zeroblob(length(sorted))), '00', char(1)) AS BLOB) WHERE org_key = ?1`,
+          `UPDATE summary_group_span_buckets SET sorted = CAST(replace(hex(zeroblob(length(sorted))), '00', char(1)) AS BLOB)
+WHERE org_key = ?1 AND ${table}`,
         )
         .bind(org)
         .run();
