@@ -823,4 +823,19 @@ describe("the tenth session's summary, attacked", () => {
     expect(back.some((r) => r.repo === "Web")).toBe(true);
     expect(await servedSpans(org, WINDOW, ["repo", "author"])).toHaveLength(2);
   });
+  it("authors whose names hold control characters (NUL, tab, newline) and lone combining marks, from spans", {
+    timeout: 300_000,
+  }, async () => {
+    const { org, get } = await summaryOrg("tenth", "admin", ALL);
+    const names = ["nul\u0000byte", "tab\tname", "new\nline", "\u0301", "\u0000"];
+    const prs = pullRequests(116, NOV - 5 * DAY, WINDOW.end + 5 * DAY).map((p) =>
+      p.n % 3 === 0 ? { ...p, author: names[p.n % names.length] as string } : p,
+    );
+    await postEventsOk(eventsOf(org, prs));
+    const rows = await agrees(get, org, WINDOW, "control characters", ["repo", "author"], { passes: 3 });
+    expect(new Set(rows.map((r) => r.author)).size).toBeGreaterThan(names.length);
+    expect(rows.some((r) => r.author === "nul\u0000byte")).toBe(true);
+    expect(await servedSpans(org, WINDOW, ["repo", "author"])).toHaveLength(2);
+    await directAgrees(org, WINDOW, ["author"], rows, "control characters, direct");
+  });
 });
