@@ -7,7 +7,7 @@ import type { GroupKind, GroupMonth } from "../../src/storage/summary-group-mont
 import { planGroupMonths } from "../../src/storage/summary-group-plan";
 import { buildGroupSpan, KEPT_SPANS, spanOf } from "../../src/storage/summary-group-spans";
 import { appCall, signIn } from "./app-helpers";
-import { moveToOtherShard, postEventsOk, seededRandom, shardDb } from "./helpers";
+import { admin, moveToOtherShard, postEventsOk, seededRandom, shardDb } from "./helpers";
 import { eventsOf, type Pr } from "./summary-attack-data";
 import {
   adminGetOf,
@@ -837,5 +837,31 @@ describe("the tenth session's summary, attacked", () => {
     expect(rows.some((r) => r.author === "nul\u0000byte")).toBe(true);
     expect(await servedSpans(org, WINDOW, ["repo", "author"])).toHaveLength(2);
     await directAgrees(org, WINDOW, ["author"], rows, "control characters, direct");
+  });
+  it("another organization's rows moved in (same numbers, older and newer versions) after both made their spans", {
+    timeout: 300_000,
+  }, async () => {
+    const { org, get } = await seeded(117);
+    const other = await summaryOrg("tenth", "admin", ALL);
+    // Numbers that collide with this organization's (older versions stay theirs, newer ones win), and new ones.
+    const theirs = pullRequests(118, NOV, WINDOW.end, 1).map((p, i) => ({
+      ...p,
+      author: i % 2 === 0 ? "zed" : "yan",
+      version: i % 4 === 0 ? "2026-11-09T00:00:00.000Z" : "2026-10-01T00:00:00.000Z",
+    }));
+    await postEventsOk(eventsOf(other.org, [...theirs, ...straddlers(WINDOW, 90_000, 5)]));
+    await agrees(get, org, WINDOW, "ours", ["repo", "author"], { passes: 3 });
+    await agrees(other.get, other.org, WINDOW, "theirs", ["repo", "author"], { passes: 3 });
+    expect(await servedSpans(org, WINDOW, ["repo", "author"])).toHaveLength(2);
+    expect(await servedSpans(other.org, WINDOW, ["repo", "author"])).toHaveLength(2);
+    const shardOf = async (o: string) =>
+      ((await (await admin("GET", `/internal/v1/organizations/${o}/move`)).json()) as { shard: string }).shard;
+    if ((await shardOf(org)) !== (await shardOf(other.org))) await moveToOtherShard(other.org);
+    expect(await shardOf(other.org)).toBe(await shardOf(org));
+    await moveRows(await shardDb(org), { orgKey: other.org }, { orgKey: org });
+    const merged = await agrees(get, org, WINDOW, "theirs moved in", ["repo", "author"], { passes: 3 });
+    expect(merged.some((r) => r.author === "zed") && merged.some((r) => r.author === "yan")).toBe(true);
+    await directAgrees(org, WINDOW, ["repo", "author"], merged, "theirs moved in, direct");
+    expect(await servedSpans(org, WINDOW, ["repo", "author"])).toHaveLength(2);
   });
 });
