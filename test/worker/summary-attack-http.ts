@@ -97,3 +97,31 @@ export async function agrees(
   }
   return rows;
 }
+
+/**
+ * `db` as seen by a summary's main statement (`WITH RECURSIVE`), each of which is recorded in
+ * `statements`; with `refuse`, one sent in one part per group (no `pid %` split) is refused as D1
+ * refuses a value over its cap (SQLITE_TOOBIG; local D1 does not enforce it).
+ */
+export function refusingOnePart(db: D1Database, statements: string[], refuse: boolean): D1Database {
+  return new Proxy(db, {
+    get(target, name) {
+      if (name === "prepare")
+        return (sql: string) => {
+          if (!sql.startsWith("WITH RECURSIVE")) return target.prepare(sql);
+          statements.push(sql);
+          if (refuse && !/pid % \d/.test(sql))
+            return {
+              bind: () => ({
+                all: async () => {
+                  throw new Error("D1_ERROR: string or blob too big: SQLITE_TOOBIG");
+                },
+              }),
+            };
+          return target.prepare(sql);
+        };
+      const value = Reflect.get(target, name);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}

@@ -5,7 +5,7 @@ import { planGroupMonths } from "../../src/storage/summary-group-plan";
 import { buildGroupSpan, KEPT_SPANS, spanOf } from "../../src/storage/summary-group-spans";
 import { postEventsOk, seededRandom, shardDb } from "./helpers";
 import { eventsOf, type Pr, sameDayPullRequests } from "./summary-attack-data";
-import { agrees, groupingsOf, summaryOrg, type Window, windowQuery } from "./summary-attack-http";
+import { agrees, groupingsOf, refusingOnePart, summaryOrg, type Window, windowQuery } from "./summary-attack-http";
 import { type ExportRow, exportRows, type GroupBy, referenceSummary } from "./summary-reference";
 
 /**
@@ -16,7 +16,6 @@ import { type ExportRow, exportRows, type GroupBy, referenceSummary } from "./su
  */
 
 const DAY = 86_400_000;
-const HOUR = 3_600_000;
 const day = (text: string) => Date.parse(`${text}T00:00:00Z`) / DAY;
 const NOV = Date.parse("2025-11-01T00:00:00Z");
 /** November 2025 to May 2026: seven whole months. */
@@ -320,27 +319,7 @@ WHERE org_key = ?1 AND ${table}`,
     const db = await shardDb(org);
     // D1 refuses a value over its cap (SQLITE_TOOBIG); local D1 does not, so a statement in one part refuses here.
     const statements: string[] = [];
-    const refusing = (refuse: boolean) =>
-      new Proxy(db, {
-        get(target, name) {
-          if (name === "prepare")
-            return (sql: string) => {
-              if (!sql.startsWith("WITH RECURSIVE")) return target.prepare(sql);
-              statements.push(sql);
-              if (refuse && !/pid % \d/.test(sql))
-                return {
-                  bind: () => ({
-                    all: async () => {
-                      throw new Error("D1_ERROR: string or blob too big: SQLITE_TOOBIG");
-                    },
-                  }),
-                };
-              return target.prepare(sql);
-            };
-          const value = Reflect.get(target, name);
-          return typeof value === "function" ? value.bind(target) : value;
-        },
-      });
+    const refusing = (refuse: boolean) => refusingOnePart(db, statements, refuse);
     const want = referenceSummary(rows, "author", WINDOW.start, WINDOW.end);
     for (const refuse of [false, true]) {
       statements.length = 0;

@@ -15,6 +15,7 @@ import {
   type Get,
   getWithKey,
   groupingsOf,
+  refusingOnePart,
   summaryOrg,
   type Window,
   windowQuery,
@@ -403,27 +404,7 @@ describe("the tenth session's summary, attacked", () => {
     expect((await servedSpans(org, w, ["repo", "author"])).length).toBeGreaterThan(0);
     const db = await shardDb(org);
     const statements: string[] = [];
-    const refusing = (refuse: boolean) =>
-      new Proxy(db, {
-        get(target, name) {
-          if (name === "prepare")
-            return (sql: string) => {
-              if (!sql.startsWith("WITH RECURSIVE")) return target.prepare(sql);
-              statements.push(sql);
-              if (refuse && !/pid % \d/.test(sql))
-                return {
-                  bind: () => ({
-                    all: async () => {
-                      throw new Error("D1_ERROR: string or blob too big: SQLITE_TOOBIG");
-                    },
-                  }),
-                };
-              return target.prepare(sql);
-            };
-          const value = Reflect.get(target, name);
-          return typeof value === "function" ? value.bind(target) : value;
-        },
-      });
+    const refusing = (refuse: boolean) => refusingOnePart(db, statements, refuse);
     for (const refuse of [false, true])
       for (const groupBys of [["repo"], ["author"], ["week", "repo", "author"], ["day"]] as GroupBy[][]) {
         statements.length = 0;
