@@ -168,14 +168,18 @@ const STRADDLED = (table: string, count = `${table}pull_requests`) =>
  */
 const CHECKED = `(f >= ?2 OR l <= ?3 OR EXISTS (SELECT 1 FROM reviews AS r
       WHERE r.pr_id = pid AND r.status = 'completed' AND r.completed_at BETWEEN ?2 AND ?3))`;
-const FLAGGED = `CASE WHEN ff >= ?2 AND lf <= ?3 THEN pf
+/**
+ * Both counts of findings in one value (the flagged ones times 2^32 plus the
+ * AI-addressed ones), so that a candidate whose findings straddle an edge reads them in one range
+ * of `findings_posted_by_pr` instead of two seeks (a quarter of the corrections' time on the 1M
+ * file). `FLAGGED_OF` and `FIXED_OF` take them apart.
+ */
+const FINDINGS = `CASE WHEN ff >= ?2 AND lf <= ?3 THEN pf * 4294967296 + xf
       WHEN ff IS NULL OR ff > ?3 OR lf < ?2 THEN 0
-      ELSE (SELECT COUNT(*) FROM findings AS fi
+      ELSE (SELECT COUNT(*) * 4294967296 + COALESCE(SUM(fi.ai_addressed), 0) FROM findings AS fi
         WHERE fi.pr_id = pid AND fi.posted = 1 AND fi.created_at BETWEEN ?2 AND ?3) END`;
-const FIXED = `CASE WHEN ff >= ?2 AND lf <= ?3 THEN xf
-      WHEN ff IS NULL OR ff > ?3 OR lf < ?2 OR xf = 0 THEN 0
-      ELSE (SELECT COUNT(*) FROM findings AS fi
-        WHERE fi.pr_id = pid AND fi.posted = 1 AND fi.ai_addressed = 1 AND fi.created_at BETWEEN ?2 AND ?3) END`;
+const FLAGGED_OF = (packed: string) => `(${packed} >> 32)`;
+const FIXED_OF = (packed: string) => `(${packed} & 4294967295)`;
 
 /**
  * Per straddling pull request of a day served with corrections (`corrections`, walked on its day's
@@ -186,10 +190,9 @@ const FIXED = `CASE WHEN ff >= ?2 AND lf <= ?3 THEN xf
  * have found it (its span meets the window), for the candidates' count.
  */
 const CORRECTIONS = (walk: string) => `SELECT pid, repo, author, m, la, ld, ai, tf, tm, cand, NOT ok AS gone,
-    IIF(ff IS NULL, 0, pf) - IIF(ok, fl, 0) AS fl, IIF(ff IS NULL, 0, xf) - IIF(ok, fx, 0) AS fx
+    IIF(ff IS NULL, 0, pf) - IIF(ok, ${FLAGGED_OF("fw")}, 0) AS fl, IIF(ff IS NULL, 0, xf) - IIF(ok, ${FIXED_OF("fw")}, 0) AS fx
   FROM (
-    SELECT *, f - c AS tf, m - c AS tm, cand AND ${CHECKED} AS ok,
-      CASE WHEN cand THEN ${FLAGGED} ELSE 0 END AS fl, CASE WHEN cand THEN ${FIXED} ELSE 0 END AS fx
+    SELECT *, f - c AS tf, m - c AS tm, cand AND ${CHECKED} AS ok, CASE WHEN cand THEN ${FINDINGS} ELSE 0 END AS fw
     FROM (SELECT *, f <= ?3 AND l >= ?2 AS cand FROM (${walk}) LIMIT -1 OFFSET 0)
     LIMIT -1 OFFSET 0
   )`;
@@ -286,7 +289,7 @@ export function summaryStatement(
     CROSS JOIN pull_requests AS p INDEXED BY pull_requests_summary_walk ON ${where([...dayRange, ...conditions], true, windowed)}`;
   const walkOnly = served === "walk";
   // Per row: the exact check and the findings in the window (see above), from the candidate's columns.
-  const metrics = `pid, repo, author, m, la, ld, ai, f - c AS tf, m - c AS tm, ${CHECKED} AS ok, ${FLAGGED} AS fl, ${FIXED} AS fx`;
+  const metrics = `pid, repo, author, m, la, ld, ai, f - c AS tf, m - c AS tm, ${CHECKED} AS ok, ${FINDINGS} AS fw`;
   // Per group: its candidates, and the sums and durations of those that qualify.
   const aggregates = [
     "COUNT(*) AS candidates",
@@ -294,15 +297,15 @@ export function summaryStatement(
     ...[
       ["la", "linesAdded"],
       ["ld", "linesDeleted"],
-      ["fl", "serviceIssuesFlagged"],
-      ["fx", "serviceIssuesFixed"],
+      [FLAGGED_OF("fw"), "serviceIssuesFlagged"],
+      [FIXED_OF("fw"), "serviceIssuesFixed"],
       ["ai", "aiLinesAuthored"],
     ].map(([column, name]) => `COALESCE(SUM(${column}) FILTER (WHERE ok), 0) AS ${name}`),
     "COUNT(ai) FILTER (WHERE ok) AS pullRequestsWithAiData",
     ...["tf", "tm"].map((column) => `json_group_array(${column}) FILTER (WHERE ok AND ${column} IS NOT NULL) AS ${column}0`),
   ].join(",\n  ");
   // `LIMIT -1 OFFSET 0` keeps the metrics from being flattened into the grouping: flattened, each
-  // aggregate that reads `ok`, `fl` or `fx` computed its expression (subqueries included) again,
+  // aggregate that reads `ok` or `fw` computed its expression (subqueries included) again,
   // nine times a row; now once (the 30-day window's statement 20 -> 17 ms on the 1M file).
   const bounded = (rows: string) => `SELECT ${metrics} FROM (${rows} LIMIT ${limits.maxRows + 1}) LIMIT -1 OFFSET 0`;
 
