@@ -108,6 +108,73 @@ export function median(parts: readonly (readonly number[])[], removed: readonly 
   return lowerMedian(withoutRemoved(values, removed));
 }
 
+/**
+ * Where, in a sorted part of `count` values of a bucket, the value at `rank` of the bucket's values
+ * lies when it is the part's (`rankThroughWindow`): `others` values of the bucket are in other parts
+ * and `gone` of them all are taken away, so at most `rank + gone` of the part's values lie below it
+ * and at least `rank + 1 - others` at most it.
+ */
+export function windowOf(count: number, rank: number, others: number, gone: number): { lo: number; hi: number } {
+  return { lo: Math.max(0, rank - others), hi: Math.min(count - 1, rank + gone) };
+}
+
+/**
+ * The value at position `rank` (ascending, from 0) of the multiset B + `others` - `gone`, where B
+ * is a sorted part known only through `window` (its values at positions `lo`..`lo + window.length
+ * - 1`) and the counts of its values before (`lo`) and after (`above`) the window; null when the
+ * window cannot tell (narrower than `windowOf`'s, or a removed value it does not hold equal to
+ * both its edges with values before and after it), and the caller reads B whole.
+ *
+ * Why it is exact: the values before the window are at most its first, those after at least its
+ * last. Count them as below and above everything the window and `others` hold (a removed value
+ * that neither holds is one of them: below the window's first, or above its last), and take the
+ * value at `rank` of that. A value from the window's first to its last then has no more values
+ * below it than in B + `others` - `gone` and as many at most it (those before the window are at
+ * most the first; those after, at least the last, count only when the value is below the last):
+ * so it is at `rank` there too. A value outside the window's range (one of `others`) is refused;
+ * with `windowOf`'s bounds, none is at `rank`: below the window's first at most `rank` values are
+ * at most it, above its last more than `rank` are below it.
+ */
+export function rankThroughWindow(
+  window: Float64Array,
+  lo: number,
+  above: number,
+  others: Float64Array,
+  gone: readonly number[],
+  rank: number,
+): number | null {
+  if (window.length === 0) return null;
+  const first = window[0] as number;
+  const last = window[window.length - 1] as number;
+  const held = new Float64Array(window.length + others.length);
+  held.set(window);
+  held.set(others, window.length);
+  // Removed values the window and `others` hold are taken from them; the rest from before the
+  // window (at most its first) or after it (at least its last). One equal to both edges, with
+  // values on both sides, could be either: refused.
+  let size = held.length;
+  let below = lo;
+  let after = above;
+  for (const v of gone) {
+    const at = held.subarray(0, size).indexOf(v);
+    if (at >= 0) {
+      held[at] = held[size - 1] as number;
+      size--;
+      continue;
+    }
+    const before = below > 0 && (v < first || (v === first && (first < last || after === 0)));
+    const beyond = after > 0 && (v > last || (v === last && (first < last || below === 0)));
+    if (before && !beyond) below--;
+    else if (beyond && !before) after--;
+    else return null;
+  }
+  const k = rank - below;
+  if (k < 0 || k >= size) return null;
+  const value = selectRank(held.subarray(0, size), k);
+  if ((below > 0 && value < first) || (after > 0 && value > last)) return null;
+  return value;
+}
+
 /** A group's month block: the kind of grouping and the group's key as the rows spell it. */
 export interface BlockGroup {
   kind: GroupKind;
@@ -385,7 +452,15 @@ export async function resolveMedians(
   const requests: (SliceRequest & { index: number })[] = [];
   const byBlock = new Map<string, Map<number, SliceRequest & { index: number }>>();
   const byPart = new Map<BucketedPart, Map<number, SliceRequest & { index: number }>>();
-  const pending: { source: number; rank: number; own: number[]; gone: number[]; slices: number[]; size: number }[] = [];
+  const pending: {
+    source: number;
+    rank: number;
+    own: number[];
+    gone: number[];
+    slices: number[];
+    size: number;
+    window: PendingWindow | undefined;
+  }[] = [];
   // Each walked list's buckets, once: the totals' lists are the groups' own.
   const bucketsOf = new WeakMap<readonly number[], Uint8Array>();
   const bucketsOfList = (list: readonly number[]): Uint8Array => {
@@ -437,8 +512,8 @@ export async function resolveMedians(
       for (let i = 0; i < of.length; i++) if (of[i] === bucket) own.push(list[i] as number);
     }
     const gone = removed.length === 0 ? removed : removed.filter((v) => durationBucket(v) === bucket);
-    const wanted: number[] = [];
-    let size = own.length;
+    // The parts' values in the bucket: where each starts, and how many.
+    const hits: { part: BucketedPart; at: number; count: number }[] = [];
     for (const part of parts) {
       let offset = part.start;
       const { buckets, counts: those } = part;
@@ -447,49 +522,142 @@ export async function resolveMedians(
         const count = those[i] as number;
         if (b < bucket) offset += count;
         else {
-          if (b === bucket) {
-            const { repoKey, day, version, group, metric } = part;
-            // A bucket row holds the bucket's values alone: the whole row, from its start.
-            const at = metric === undefined ? offset : 0;
-            // A day block's part is shared by the groupings that read its day (and by the totals), as
-            // its own part object in each: known by its block and duration (`start`). A group's month
-            // block's part is its group's alone: known by itself (a string key cost 2 ms by author).
-            let asked = group === undefined ? byBlock.get(`${repoKey}\u0000${day}\u0000${part.start}`) : byPart.get(part);
-            if (asked === undefined) {
-              asked = new Map();
-              if (group === undefined) byBlock.set(`${repoKey}\u0000${day}\u0000${part.start}`, asked);
-              else byPart.set(part, asked);
-            }
-            let request = asked.get(b);
-            if (request === undefined) {
-              request = {
-                repoKey,
-                day,
-                group,
-                bucketRow: metric === undefined ? undefined : { metric, bucket: b },
-                version,
-                offset: at,
-                count,
-                index: requests.length,
-              };
-              requests.push(request);
-              asked.set(b, request);
-            }
-            wanted.push(request.index);
-            size += count;
-          }
+          // A bucket row holds the bucket's values alone: the whole row, from its start.
+          if (b === bucket) hits.push({ part, at: part.metric === undefined ? offset : 0, count });
           break;
         }
       }
     }
-    pending.push({ source: index, rank, own, gone, slices: wanted, size });
+    // A span's bucket row of every group together, sorted (`summary-group-spans.ts`): only the
+    // window of it that can hold the value at the rank (`rankThroughWindow`).
+    let sorted: { part: BucketedPart; count: number } | undefined;
+    for (const { part, count } of hits) if (isSortedRow(part, count) && count > (sorted?.count ?? 0)) sorted = { part, count };
+    const wanted: number[] = [];
+    let size = own.length;
+    let window: PendingWindow | undefined;
+    for (const { part, at, count } of hits) {
+      const { repoKey, day, version, group, metric } = part;
+      if (sorted !== undefined && part === sorted.part) continue;
+      // A day block's part is shared by the groupings that read its day (and by the totals), as
+      // its own part object in each: known by its block and duration (`start`). A group's month
+      // block's part is its group's alone: known by itself (a string key cost 2 ms by author).
+      let asked = group === undefined ? byBlock.get(`${repoKey}\u0000${day}\u0000${part.start}`) : byPart.get(part);
+      if (asked === undefined) {
+        asked = new Map();
+        if (group === undefined) byBlock.set(`${repoKey}\u0000${day}\u0000${part.start}`, asked);
+        else byPart.set(part, asked);
+      }
+      let request = asked.get(bucket);
+      if (request === undefined) {
+        request = {
+          repoKey,
+          day,
+          group,
+          bucketRow: metric === undefined ? undefined : { metric, bucket },
+          version,
+          offset: at,
+          count,
+          index: requests.length,
+        };
+        requests.push(request);
+        asked.set(bucket, request);
+      }
+      wanted.push(request.index);
+      size += count;
+    }
+    if (sorted !== undefined) {
+      const { part, count } = sorted;
+      const { lo, hi } = windowOf(count, rank, size, gone.length);
+      const row = rowRequest(part, bucket, count);
+      window = { index: requests.length, lo, above: count - 1 - hi, row };
+      requests.push({ ...row, offset: lo, count: hi - lo + 1, index: requests.length });
+    }
+    pending.push({ source: index, rank, own, gone, slices: wanted, size, window });
   }
   if (pending.length === 0) return { values, stale: false, bucketValues: 0, rowsRead: 0, corrupt: [] };
-  const asked = requests;
+  const first = await readDecoded(requests, slices);
+  if (first.decoded === null) return { values, stale: true, bucketValues: 0, rowsRead: first.rowsRead, corrupt: first.corrupt };
+  const decoded = first.decoded;
+  let rowsRead = first.rowsRead;
+  let bucketValues = requests.reduce((n, r) => n + r.count, 0);
+  // The values of the bucket other than the sorted row's: the walked ones and the other parts' slices.
+  const othersOf = ({ own, slices: wanted, size }: (typeof pending)[number]): Float64Array => {
+    const into = new Float64Array(size);
+    into.set(own);
+    let at = own.length;
+    for (const i of wanted) {
+      const slice = decoded[i] as Float64Array;
+      into.set(slice, at);
+      at += slice.length;
+    }
+    return into;
+  };
+  const whole: { entry: (typeof pending)[number]; others: Float64Array }[] = [];
+  for (const entry of pending) {
+    const { source, rank, gone, window } = entry;
+    const others = othersOf(entry);
+    if (window === undefined) {
+      values[source] = selectRank(withoutRemoved(others, gone), rank);
+      continue;
+    }
+    const value = rankThroughWindow(decoded[window.index] as Float64Array, window.lo, window.above, others, gone, rank);
+    if (value !== null) values[source] = value;
+    else whole.push({ entry, others });
+  }
+  // A window that could not tell (ties at its edges): its row read whole, the values as without it.
+  if (whole.length > 0) {
+    const rows = whole.map(({ entry }, index) => ({ ...(entry.window as PendingWindow).row, index }));
+    const second = await readDecoded(rows, slices);
+    rowsRead += second.rowsRead;
+    if (second.decoded === null) return { values, stale: true, bucketValues: 0, rowsRead, corrupt: second.corrupt };
+    bucketValues += rows.reduce((n, r) => n + r.count, 0);
+    for (const [i, { entry, others }] of whole.entries()) {
+      const row = second.decoded[i] as Float64Array;
+      const all = new Float64Array(others.length + row.length);
+      all.set(others);
+      all.set(row, others.length);
+      values[entry.source] = selectRank(withoutRemoved(all, entry.gone), entry.rank);
+    }
+  }
+  return { values, stale: false, bucketValues, rowsRead, corrupt: [] };
+}
+
+/** A source's window of a sorted bucket row: its request, the values before and after it, and the row whole. */
+interface PendingWindow {
+  index: number;
+  lo: number;
+  above: number;
+  row: SliceRequest;
+}
+
+/** Bucket rows of every group together with at least this many values are kept sorted (`summary-group-spans.ts`). */
+export const SORTED_ROW_MIN = 2_048;
+
+/** Whether a part's bucket row is a span's row of every group together that its build sorted. */
+const isSortedRow = (part: BucketedPart, count: number): boolean =>
+  part.group?.span === true && part.group.key === "" && part.metric !== undefined && count >= SORTED_ROW_MIN;
+
+/** The request of a part's bucket row whole. */
+const rowRequest = (part: BucketedPart, bucket: number, count: number): SliceRequest => ({
+  repoKey: part.repoKey,
+  day: part.day,
+  group: part.group,
+  bucketRow: { metric: part.metric as 0 | 1, bucket },
+  version: part.version,
+  offset: 0,
+  count,
+});
+
+/**
+ * Reads and decodes slices: each slice's values, or null (stale, or `corrupt` the blocks of a slice
+ * of a character no build writes: the caller deletes them and reads again).
+ */
+async function readDecoded(
+  asked: readonly SliceRequest[],
+  slices: SliceReader,
+): Promise<{ decoded: Float64Array[] | null; rowsRead: number; corrupt: BlockId[] }> {
   const { texts, rowsRead, corrupt } = await slices(asked);
-  if (texts === null) return { values, stale: true, bucketValues: 0, rowsRead, corrupt };
-  // Each slice decoded once, however many sources share it (a week's and the totals' often do). A
-  // slice of a character no build writes (a damaged row) makes its block corrupt: deleted, read again.
+  if (texts === null) return { decoded: null, rowsRead, corrupt };
   const decoded: Float64Array[] = [];
   for (const [i, text] of texts.entries()) {
     const into = new Float64Array(text.length / SORTED_WIDTH);
@@ -497,28 +665,11 @@ export async function resolveMedians(
       decodeSorted(text, into, 0);
     } catch {
       const { repoKey, day, version, group } = asked[i] as SliceRequest;
-      return {
-        values,
-        stale: true,
-        bucketValues: 0,
-        rowsRead,
-        corrupt: [{ repoKey, day, version, ...(group ? { group } : {}) }],
-      };
+      return { decoded: null, rowsRead, corrupt: [{ repoKey, day, version, ...(group ? { group } : {}) }] };
     }
     decoded.push(into);
   }
-  for (const { source, rank, own, gone, slices: wanted, size } of pending) {
-    const bucketValues = new Float64Array(size);
-    bucketValues.set(own);
-    let at = own.length;
-    for (const i of wanted) {
-      const slice = decoded[i] as Float64Array;
-      bucketValues.set(slice, at);
-      at += slice.length;
-    }
-    values[source] = selectRank(withoutRemoved(bucketValues, gone), rank);
-  }
-  return { values, stale: false, bucketValues: asked.reduce((n, r) => n + r.count, 0), rowsRead, corrupt: [] };
+  return { decoded, rowsRead, corrupt: [] };
 }
 
 /** A block's counts as a build writes them: ascending buckets of the scheme, each with a positive whole count. */

@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
+import { DURATION_BUCKET_BOUNDS, durationBucket } from "../../src/rules/duration-buckets";
 import { SUMMARY_LIMITS, summarizeGroupings } from "../../src/storage/analytics-summary";
 import type { GroupKind, GroupMonth } from "../../src/storage/summary-group-months";
 import { planGroupMonths } from "../../src/storage/summary-group-plan";
 import { buildGroupSpan, KEPT_SPANS, spanOf } from "../../src/storage/summary-group-spans";
+import { SORTED_ROW_MIN } from "../../src/storage/summary-medians";
 import { postEventsOk, seededRandom, shardDb } from "./helpers";
 import { eventsOf, type Pr, sameDayPullRequests } from "./summary-attack-data";
 import { agrees, groupingsOf, refusingOnePart, summaryOrg, type Window, windowQuery } from "./summary-attack-http";
@@ -402,5 +404,51 @@ WHERE org_key = ?1 AND ${table}`,
       await expectSame(org, w, ["repo", "author"], rows, label);
       await expectSame(org, w, ["author"], rows, label);
     }
+  });
+
+  it("a bucket of every group together of at least SORTED_ROW_MIN values is kept sorted, and a summary reads a window of it", async () => {
+    const { org, get } = await summaryOrg("gspan", "admin", Object.fromEntries(REPOS.map((r) => [r, { private: false }])));
+    // February to May 2026, a pull request every 70 minutes: each merged between one hour and the
+    // next bound after its creation (one bucket of durations to merge), with repeated durations.
+    const w = { start: Date.parse("2026-02-01T00:00:00Z"), end: Date.parse("2026-05-31T23:59:59.999Z") };
+    const low = DURATION_BUCKET_BOUNDS.find((b) => b >= 3_600_000) as number;
+    const high = DURATION_BUCKET_BOUNDS[durationBucket(low)] as number;
+    const random = seededRandom(36);
+    const prs: Pr[] = [];
+    for (let at = w.start + 2 * 3_600_000, n = 1; at < w.end - 3_600_000; at += 70 * 60_000, n++) {
+      const merged = at;
+      const created = merged - (low + 1000 * Math.floor(random() * ((high - low) / 1000)));
+      prs.push({
+        repo: REPOS[n % REPOS.length] as string,
+        n,
+        author: AUTHORS[n % AUTHORS.length],
+        created,
+        merged,
+        reviews: [created + 60_000 * (1 + (n % 30))],
+      });
+    }
+    expect(prs.length).toBeGreaterThan(SORTED_ROW_MIN + 200);
+    await postEventsOk(eventsOf(org, prs));
+    const rows = await agrees(get, org, w, "one bucket", ["author"], { passes: 3 });
+    expect(rows.length).toBe(prs.length);
+    expect((await spans(org)).map((s) => [s.kind, s.first, s.last])).toEqual([["author", day("2026-02-01"), day("2026-05-31")]]);
+    // The span's row of that bucket, of every group together: sorted; a small one: its months' rows one after the other.
+    const db = await shardDb(org);
+    const { results: big } = await db
+      .prepare(
+        `SELECT metric, bucket, CAST(sorted AS TEXT) AS text FROM summary_group_span_buckets
+WHERE org_key = ?1 AND group_key = '' AND length(sorted) >= ?2 * 13`,
+      )
+      .bind(org, SORTED_ROW_MIN)
+      .all<{ metric: number; bucket: number; text: string }>();
+    expect(big.map((r) => [r.metric, r.bucket])).toEqual([[1, durationBucket(low)]]);
+    const values = (big[0]?.text.match(/.{13}/g) ?? []) as string[];
+    expect(values.length).toBe(prs.length);
+    expect(values).toEqual([...values].sort());
+    // Served from the span: the median's window of the row, not the row (and the same figures as without spans).
+    const figures = await expectSame(org, w, ["author"], rows, "one bucket");
+    const plain = await summarizeGroupings(db, groupingsOf(org, w, ["author"]), { ...SUMMARY_LIMITS, groupSpans: false });
+    expect(figures.fromGroupMonths).toBe(rows.length);
+    expect(plain.bucketValues - figures.bucketValues).toBeGreaterThan(SORTED_ROW_MIN);
   });
 });
