@@ -252,7 +252,10 @@ export const summaryGroupMonthBuckets = sqliteTable(
  * - `built`, `pull_requests`, `lo`, `hi`, `version`, `days`, `groups`: as a month head's, over the span
  *   (`lo` null with pull requests: a marker, never served, e.g. a group too big for a row);
  * - `months`: JSON, `[first day, last day, version]` of each head it was made from (months' runs, or
- *   an older span and the months beside it).
+ *   an older span and the months beside it);
+ * - `sorted_from` (migration 0017): its rows of every group together of at least this many values
+ *   are sorted (`summary-medians.ts` reads a window of them); null: none is (a span made before, or
+ *   by a Worker of before, while a deploy follows the migration).
  * A trigger (migration 0016) deletes a span's head whenever one of its day blocks is deleted.
  */
 export const summaryGroupSpanHeads = sqliteTable(
@@ -270,6 +273,7 @@ export const summaryGroupSpanHeads = sqliteTable(
     days: text("days"),
     groups: text("groups"),
     months: text("months"),
+    sortedFrom: integer("sorted_from"),
   },
   (t) => [primaryKey({ columns: [t.orgKey, t.kind, t.firstDay, t.lastDay] })],
 );
@@ -277,7 +281,8 @@ export const summaryGroupSpanHeads = sqliteTable(
 /**
  * A span's durations of one bucket (`summary_group_span_heads`): of one group (`group_key`), that
  * group's values of the bucket ascending; of every group together (`group_key` ''), its heads'
- * bucket rows one after the other (in no order: the median's rank is selected from them). A row per
+ * bucket rows one after the other (in no order: the median's rank is selected from them), or, with
+ * at least the head's `sorted_from` values, ascending. A row per
  * bucket and not per group: a group's year is some 30 KB, which SQLite reads whole for each slice.
  * Served only with a head of the same `version`.
  */

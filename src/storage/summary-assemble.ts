@@ -150,7 +150,7 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
    * of that kind: each group's sums, and its counts per bucket as parts of its durations. Counts
    * the month's pull requests once, for the first kind the request asks.
    */
-  const addGroupMonth = ({ kind, month, first, last, span, version, pullRequests, groups }: GroupMonth): void => {
+  const addGroupMonth = ({ kind, month, first, last, span, version, pullRequests, groups, sortedFrom }: GroupMonth): void => {
     let added = false;
     // The totals' medians come from the first grouping's groups: of a month block, from its
     // counts of every group added up, and its bucket rows (`summary_group_month_buckets`).
@@ -182,7 +182,7 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
         });
         totalParts[metric].push(
           bucketedPart(
-            { repoKey: "", day: month, version, group: { kind, key: "", first, last, span }, metric },
+            { repoKey: "", day: month, version, group: { kind, key: "", first, last, span, sortedFrom }, metric },
             buckets,
             counts,
             0,

@@ -57,6 +57,8 @@ export interface GroupMonth {
   hi: number | null;
   days: [day: number, version: number][];
   groups: GroupEntry[] | null;
+  /** A span's rows of every group together of at least this many values are sorted (its head's `sorted_from`); null: none is, or a month's run. */
+  sortedFrom: number | null;
 }
 
 /**

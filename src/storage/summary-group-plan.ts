@@ -118,7 +118,7 @@ CROSS JOIN summary_group_month_heads AS h
       .prepare(
         `SELECT r.kind AS kind, r.first_day AS first, r.last_day AS last, r.version AS version, r.pull_requests AS n,
   r.lo AS lo, r.hi AS hi, IIF(r.all_serve AND r.top = 1, h.days, NULL) AS days,
-  IIF(r.all_serve AND r.top = 1, h.groups, NULL) AS groups, r.all_serve AND r.top = 1 AS serves
+  IIF(r.all_serve AND r.top = 1, h.groups, NULL) AS groups, r.all_serve AND r.top = 1 AS serves, h.sorted_from AS sortedFrom
 FROM (${spansRanked(serving)}) AS r
 CROSS JOIN summary_group_span_heads AS h
   ON h.org_key = ?1 AND h.kind = r.kind AND h.first_day = r.first_day AND h.last_day = r.last_day
@@ -192,6 +192,8 @@ type HeadRow = {
   days: string | null;
   groups: string | null;
   serves: number;
+  /** A span's `sorted_from` (a month head has none). */
+  sortedFrom?: number | null;
 };
 
 /** A served head as read (its days and groups parsed). */
@@ -208,6 +210,7 @@ function groupMonthOf(h: HeadRow, span: boolean): GroupMonth {
     hi: h.hi,
     days: JSON.parse(h.days as string) as [number, number][],
     groups: h.groups === null ? null : (JSON.parse(h.groups) as GroupEntry[]),
+    sortedFrom: span ? (h.sortedFrom ?? null) : null,
   };
 }
 

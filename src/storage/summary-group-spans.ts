@@ -21,7 +21,8 @@ import { SORTED_ROW_MIN } from "./summary-medians";
  * groups' rows from the span's pull requests (each bucket's values ascending, a few groups per
  * statement so that no statement sorts more than `SPAN_PULL_REQUESTS_PER_STATEMENT` pull requests),
  * the rows of every group together from the heads' bucket rows one after the other (a bucket's
- * values are then in no order: the median is selected from them by rank). Its head is written last,
+ * values are then in no order: the median is selected from them by rank), those of at least
+ * `SORTED_ROW_MIN` values sorted (the head's `sorted_from`: a summary reads a window of them). Its head is written last,
  * by a statement that writes it only when every day block the heads stand for is still stored with
  * the version they recorded, and the rows hold the values the head promises.
  *
@@ -114,11 +115,12 @@ FROM (SELECT substr((SELECT s FROM joined), k * ${SORTED_WIDTH} + 1, ${SORTED_WI
  * recorded it (`?6` JSON `[[day, version], ...]`) and the rows of this version hold what the head
  * promises: per group (`?7` `[[key, bytes, rows], ...]`) its rows' bytes and count, per bucket of
  * every group together (`?8` `[[metric, bucket, bytes], ...]`) its row's bytes. `?9` built, `?10`
- * pull requests, `?11` lo, `?12` hi, `?13` groups, `?14` the heads it was made from.
+ * pull requests, `?11` lo, `?12` hi, `?13` groups, `?14` the heads it was made from, `?15` the least
+ * count of its rows of every group together that are sorted (`SORTED_ROW_MIN`).
  */
 const HEAD_SQL = `INSERT OR REPLACE INTO summary_group_span_heads
-  (org_key, kind, first_day, last_day, built, pull_requests, lo, hi, version, days, groups, months)
-SELECT ?1, ?2, ?3, ?4, ?9, ?10, ?11, ?12, ?5, ?6, ?13, ?14
+  (org_key, kind, first_day, last_day, built, pull_requests, lo, hi, version, days, groups, months, sorted_from)
+SELECT ?1, ?2, ?3, ?4, ?9, ?10, ?11, ?12, ?5, ?6, ?13, ?14, ?15
 WHERE (SELECT COUNT(*) FROM json_each(?6) AS d CROSS JOIN summary_days AS s
     ON s.org_key = ?1 AND s.repo_key = '' AND s.day = d.value ->> 0 AND s.version = d.value ->> 1) = json_array_length(?6)
   AND (SELECT COUNT(*) FROM json_each(?7) AS g CROSS JOIN (
@@ -292,6 +294,7 @@ export async function buildGroupSpan(
       ),
       groupsJson,
       JSON.stringify(months.map((m) => [m.first, m.last, m.version])),
+      SORTED_ROW_MIN,
     )
     .run();
   await evict();

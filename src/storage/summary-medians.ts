@@ -184,6 +184,8 @@ export interface BlockGroup {
   last: number;
   /** A span of whole months (`summary-group-spans.ts`): its rows are the span's, keyed without a month. */
   span?: boolean;
+  /** A span's rows of every group together (`key` '') of at least this many values are sorted (its head's `sorted_from`). */
+  sortedFrom?: number | null;
 }
 
 /**
@@ -630,12 +632,24 @@ interface PendingWindow {
   row: SliceRequest;
 }
 
-/** Bucket rows of every group together with at least this many values are kept sorted (`summary-group-spans.ts`). */
+/**
+ * A span's bucket rows of every group together with at least this many values are built sorted
+ * (`summary-group-spans.ts`), as its head's `sorted_from` records. Only the window of such a row is
+ * decoded: a damaged character outside it goes unseen (one inside makes the span corrupt, as before).
+ */
 export const SORTED_ROW_MIN = 2_048;
 
-/** Whether a part's bucket row is a span's row of every group together that its build sorted. */
-const isSortedRow = (part: BucketedPart, count: number): boolean =>
-  part.group?.span === true && part.group.key === "" && part.metric !== undefined && count >= SORTED_ROW_MIN;
+/**
+ * Whether a part's bucket row is a span's row of every group together that its build sorted: as
+ * its head says (`sorted_from`), not as this Worker builds them (a span made by a Worker of before
+ * has none sorted, and one of after may sort from another count).
+ */
+const isSortedRow = (part: BucketedPart, count: number): boolean => {
+  const from = part.group?.sortedFrom;
+  return (
+    part.group?.span === true && part.group.key === "" && part.metric !== undefined && typeof from === "number" && count >= from
+  );
+};
 
 /** The request of a part's bucket row whole. */
 const rowRequest = (part: BucketedPart, bucket: number, count: number): SliceRequest => ({

@@ -363,10 +363,18 @@ describe("resolveMedians: exact medians from counts per bucket and the median bu
     const low = DURATION_BUCKET_BOUNDS.find((b) => b >= 3_600_000) as number;
     const bucket = durationBucket(low);
     const high = DURATION_BUCKET_BOUNDS[bucket] as number; // the next bound: the bucket is [low, high)
-    const group = { kind: "author" as const, key: "", first: 20_000, last: 20_089, span: true };
+    const group = {
+      kind: "author" as const,
+      key: "",
+      first: 20_000,
+      last: 20_089,
+      span: true,
+      sortedFrom: SORTED_ROW_MIN as number | null,
+    };
     /** Sources over a span's sorted row of `big` (one bucket), a month's bucket rows of `month`, and loose values. */
-    function spanOf(big: number[], month: number[]) {
-      const sortedBig = [...big].sort((a, b) => a - b);
+    function spanOf(big: number[], month: number[], { sorted = true } = {}) {
+      // A span of a Worker of before: its head names no sorted row, and its row is in no order.
+      const sortedBig = sorted ? [...big].sort((a, b) => a - b) : [...big].reverse();
       const rows = new Map<string, string>();
       const bucketRows = (values: number[], at: { day: number; version: number; group: typeof group }) => {
         const byBucket = new Map<number, number[]>();
@@ -388,7 +396,12 @@ describe("resolveMedians: exact medians from counts per bucket and the median bu
           0,
         );
       };
-      const spanPart = bucketedPart({ repoKey: "", day: 20_000, version: 7, group, metric: 1 }, [bucket], [sortedBig.length], 0);
+      const spanPart = bucketedPart(
+        { repoKey: "", day: 20_000, version: 7, group: sorted ? group : { ...group, sortedFrom: null }, metric: 1 },
+        [bucket],
+        [sortedBig.length],
+        0,
+      );
       rows.set(`true|${bucket}`, sortedBig.map(encode).join(""));
       const monthPart = bucketRows(month, {
         day: 20_090,
@@ -444,6 +457,14 @@ describe("resolveMedians: exact medians from counts per bucket and the median bu
         ),
         { numRuns: 300 },
       );
+    });
+
+    it("a span whose head names no sorted row (made by a Worker of before) is read whole, in no order", async () => {
+      const big = Array.from({ length: SORTED_ROW_MIN + 11 }, (_, i) => low + ((i * 7919) % (high - low)));
+      const { parts, reader, asked } = spanOf(big, [], { sorted: false });
+      const result = await resolveMedians([{ values: [], parts }], reader);
+      expect(result.values).toEqual([lowerMedian(big)]);
+      expect(asked.map((read) => read.map((r) => r.count))).toEqual([[big.length]]);
     });
 
     it("a removed value the window cannot place is read against the row whole: an error when the group does not hold it", async () => {

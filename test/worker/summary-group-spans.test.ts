@@ -450,5 +450,22 @@ WHERE org_key = ?1 AND group_key = '' AND length(sorted) >= ?2 * 13`,
     const plain = await summarizeGroupings(db, groupingsOf(org, w, ["author"]), { ...SUMMARY_LIMITS, groupSpans: false });
     expect(figures.fromGroupMonths).toBe(rows.length);
     expect(plain.bucketValues - figures.bucketValues).toBeGreaterThan(SORTED_ROW_MIN);
+    const head = await db
+      .prepare("SELECT sorted_from AS f FROM summary_group_span_heads WHERE org_key = ?1")
+      .bind(org)
+      .first<{ f: number }>();
+    expect(head?.f).toBe(SORTED_ROW_MIN);
+    // A span as a Worker of before made it (deploys follow migration 0017): no sorted row named, its
+    // row its months' values in another order. Read whole, the same figures.
+    await db.batch([
+      db.prepare("UPDATE summary_group_span_heads SET sorted_from = NULL WHERE org_key = ?1").bind(org),
+      db
+        .prepare(
+          "UPDATE summary_group_span_buckets SET sorted = CAST(?2 AS BLOB) WHERE org_key = ?1 AND group_key = '' AND metric = ?3 AND bucket = ?4",
+        )
+        .bind(org, [...values].reverse().join(""), big[0]?.metric, big[0]?.bucket),
+    ]);
+    const before = await expectSame(org, w, ["author"], rows, "a span of before");
+    expect(before.bucketValues - figures.bucketValues).toBeGreaterThan(SORTED_ROW_MIN);
   });
 });
