@@ -286,7 +286,10 @@ export async function dashboardFloor(file, now, { runs }) {
   const sqlite = new DatabaseSync(file, { readOnly: true });
   const groupBys = ["week", "repo", "author"];
   // The week's statement reads its blocks' duration counts; the medians' buckets come from the file too.
-  const slices = sliceReaderOf(async (sql, params) => ({ results: sqlite.prepare(sql).all(...params), rowsRead: 0 }), "bigco");
+  const slices = sliceReaderOf(
+    async (statements) => statements.map(([sql, params]) => ({ results: sqlite.prepare(sql).all(...params), rowsRead: 0 })),
+    "bigco",
+  );
   // Each grouping's figures (parts added up, medians selected), groups in key order.
   const figures = async (groupings, rows) =>
     (await assemble(groupings, rows, { repo: null, author: null }, slices)).groupings.map(({ groups, totals }) => ({

@@ -432,10 +432,13 @@ async function readBlocks(
       ([name, needed]) => `IIF(w.usable AND w.within AND s.pull_requests > 0 AND ${needed ? 1 : 0}, s.${name}, NULL) AS ${name}`,
     )
     .join(", ");
-  for (let from = days?.first ?? 0; days !== null && from <= days.last; from += limits.blockSliceDays) {
-    // A slice whose every day a month block per group serves has nothing to read.
-    const through = Math.min(days.last, from + limits.blockSliceDays - 1);
-    if (skip.size > 0 && Array.from({ length: through - from + 1 }, (_, i) => from + i).every((day) => skip.has(day))) continue;
+  // The days to read (those a month block per group or span does not serve), `blockSliceDays` of
+  // them a statement: a year by author reads its two edge months' days in one.
+  const open: number[] = [];
+  for (let day = days?.first ?? 0; days !== null && day <= days.last; day++) if (!skip.has(day)) open.push(day);
+  for (let at = 0; at < open.length; at += limits.blockSliceDays) {
+    const from = open[at] as number;
+    const through = open[Math.min(open.length, at + limits.blockSliceDays) - 1] as number;
     const { results, meta } = await db
       .prepare(
         // The running sum over the blocks' keys and counts alone, then each block's columns by its
@@ -459,10 +462,10 @@ ORDER BY w.day, w.repo_key`,
         q.start,
         q.end,
         from,
-        Math.min(days.last, from + limits.blockSliceDays - 1),
+        through,
         limits.blocksMax - pullRequests,
         keys,
-        JSON.stringify([...skip].filter((day) => day >= from && day < from + limits.blockSliceDays)),
+        JSON.stringify([...skip].filter((day) => day >= from && day <= through)),
       )
       .all<{ rk: string; day: number; n: number; version: number; usable: number; within: number } & PartRow>();
     rowsRead += meta.rows_read;

@@ -130,6 +130,14 @@ function recorded(db: D1Database) {
   const runs: { sql: string; parameter: number; answer: number }[] = [];
   const encoder = new TextEncoder();
   const bytes = (value: unknown) => (typeof value === "string" ? encoder.encode(value).length : 0);
+  const answered = (sql: string, parameter: number, result: D1Result) => {
+    let answer = 0;
+    for (const row of result.results as Record<string, unknown>[])
+      for (const value of Object.values(row)) answer = Math.max(answer, bytes(value));
+    runs.push({ sql, parameter, answer });
+  };
+  // The statements a batch sends (the medians' slices go in batches: `summary-medians.ts` `sliceReader`).
+  const inner = new WeakMap<object, { bound: D1PreparedStatement; sql: string; parameter: number }>();
   const wrapped = {
     prepare(sql: string) {
       statements.push(sql);
@@ -138,19 +146,28 @@ function recorded(db: D1Database) {
         bind(...params: unknown[]) {
           const parameter = Math.max(0, ...params.map(bytes));
           const bound = statement.bind(...params);
-          return {
+          const handle = {
             run: () => bound.run(),
             all: async <T>() => {
               const result = await bound.all<T>();
-              let answer = 0;
-              for (const row of result.results as Record<string, unknown>[])
-                for (const value of Object.values(row)) answer = Math.max(answer, bytes(value));
-              runs.push({ sql, parameter, answer });
+              answered(sql, parameter, result);
               return result;
             },
           };
+          inner.set(handle, { bound, sql, parameter });
+          return handle;
         },
       };
+    },
+    async batch(handles: object[]) {
+      const sent = handles.map((handle) => inner.get(handle));
+      if (sent.some((s) => s === undefined)) throw new Error("a batch of statements this recorder did not prepare");
+      const results = await db.batch(sent.map((s) => (s as { bound: D1PreparedStatement }).bound));
+      results.forEach((result, i) => {
+        const { sql, parameter } = sent[i] as { sql: string; parameter: number };
+        answered(sql, parameter, result);
+      });
+      return results;
     },
   } as unknown as D1Database;
   const largestOf = (key: "parameter" | "answer", of: (sql: string) => boolean = () => true) =>
