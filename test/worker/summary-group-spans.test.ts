@@ -2,13 +2,13 @@ import { describe, expect, it } from "vitest";
 import { DURATION_BUCKET_BOUNDS, durationBucket } from "../../src/rules/duration-buckets";
 import { SUMMARY_LIMITS, summarizeGroupings } from "../../src/storage/analytics-summary";
 import type { GroupKind, GroupMonth } from "../../src/storage/summary-group-months";
-import { planGroupMonths } from "../../src/storage/summary-group-plan";
 import { buildGroupSpan, KEPT_SPANS, spanOf } from "../../src/storage/summary-group-spans";
 import { SORTED_ROW_MIN } from "../../src/storage/summary-medians";
 import { postEventsOk, seededRandom, shardDb } from "./helpers";
 import { eventsOf, type Pr, sameDayPullRequests } from "./summary-attack-data";
 import { agrees, groupingsOf, refusingOnePart, summaryOrg, type Window, windowQuery } from "./summary-attack-http";
 import { type ExportRow, exportRows, type GroupBy, referenceSummary } from "./summary-reference";
+import { byKey, plan, servedSpans, spans } from "./summary-span-helpers";
 
 /**
  * Spans of month blocks per group (`summary-group-spans.ts`, migration 0016): three or more whole
@@ -36,19 +36,6 @@ const pullRequests = (seed: number): Pr[] =>
     spread: 24,
   });
 
-type SpanHead = { kind: string; first: number; last: number; lo: number | null; version: number; built: number };
-
-async function spans(org: string): Promise<SpanHead[]> {
-  const { results } = await (await shardDb(org))
-    .prepare(
-      `SELECT kind, first_day AS first, last_day AS last, lo, version, built FROM summary_group_span_heads
-WHERE org_key = ?1 ORDER BY kind, first_day, last_day`,
-    )
-    .bind(org)
-    .all<SpanHead>();
-  return results;
-}
-
 /** The groups and buckets (of every group together) whose rows a span's head stands for, and the rows of no head (none after a build). */
 async function spanRows(org: string) {
   const db = await shardDb(org);
@@ -69,18 +56,6 @@ async function spanRows(org: string) {
     orphans: await count("COUNT(*)", "NOT"),
   };
 }
-
-/** The heads a summary of `w` by `kinds` would serve, as planned. */
-async function plan(org: string, w: Window, kinds: GroupKind[]) {
-  const first = Math.ceil(w.start / DAY);
-  const last = Math.floor((w.end + 1) / DAY) - 1;
-  return planGroupMonths(await shardDb(org), org, kinds, w, { first, last });
-}
-
-const served = async (org: string, w: Window, kinds: GroupKind[]) =>
-  (await plan(org, w, kinds)).served.filter((m) => m.span).map((m) => [m.kind, m.first, m.last]);
-
-const byKey = (groups: readonly { key: string }[]) => [...groups].sort((a, b) => (a.key < b.key ? -1 : 1));
 
 /** The storage's answer with spans against the same read without month blocks (day blocks and walks), and the export's rows grouped. */
 async function expectSame(org: string, w: Window, groupBys: GroupBy[], rows: ExportRow[], label: string) {
@@ -140,7 +115,7 @@ describe("spans of month blocks per group (summary-group-spans.ts)", () => {
     const w = { start: Date.parse("2025-11-08T00:00:00Z"), end: Date.parse("2026-05-21T23:59:59.999Z") };
     const rows = await agrees(get, org, w, "partial months", ["author"], { passes: 3 });
     // December to April made a span; November from the 8th and May to the 21st are months' runs.
-    expect(await served(org, w, ["author"])).toEqual([["author", day("2025-12-01"), day("2026-04-30")]]);
+    expect(await servedSpans(org, w, ["author"])).toEqual([["author", day("2025-12-01"), day("2026-04-30")]]);
     const p = await plan(org, w, ["author"]);
     expect(p.served.filter((m) => !m.span).map((m) => [m.first, m.last])).toEqual([
       [day("2025-11-08"), day("2025-11-30")],
@@ -150,10 +125,10 @@ describe("spans of month blocks per group (summary-group-spans.ts)", () => {
     // A window of the span's days alone, and one of two whole months (too few for a span of its own).
     const inner = { start: Date.parse("2025-12-01T00:00:00Z"), end: Date.parse("2026-04-30T23:59:59.999Z") };
     await expectSame(org, inner, ["author"], await agrees(get, org, inner, "the span's days", ["author"]), "inner");
-    expect(await served(org, inner, ["author"])).toEqual([["author", day("2025-12-01"), day("2026-04-30")]]);
+    expect(await servedSpans(org, inner, ["author"])).toEqual([["author", day("2025-12-01"), day("2026-04-30")]]);
     const two = { start: Date.parse("2026-01-01T00:00:00Z"), end: Date.parse("2026-02-28T23:59:59.999Z") };
     await agrees(get, org, two, "two months", ["author"], { passes: 3 });
-    expect(await served(org, two, ["author"])).toEqual([]);
+    expect(await servedSpans(org, two, ["author"])).toEqual([]);
     expect((await spans(org)).map((s) => [s.first, s.last])).toEqual([[day("2025-12-01"), day("2026-04-30")]]);
   });
 
@@ -187,7 +162,7 @@ describe("spans of month blocks per group (summary-group-spans.ts)", () => {
     const [after] = await spans(org);
     expect([after?.first, after?.last, after?.lo === null]).toEqual([before?.first, before?.last, false]);
     expect(after?.version).not.toBe(before?.version);
-    expect(await served(org, WINDOW, ["repo"])).toEqual([["repo", before?.first, before?.last]]);
+    expect(await servedSpans(org, WINDOW, ["repo"])).toEqual([["repo", before?.first, before?.last]]);
     await expectSame(org, WINDOW, ["repo"], rows, "served anew");
     expect((await spanRows(org)).orphans).toBe(0);
   });
@@ -281,7 +256,7 @@ WHERE org_key = ?1 AND ${table}`,
     const [marker] = await spans(org);
     expect(marker?.lo).toBeNull();
     for (let i = 0; i < 2; i++) await expectSame(org, WINDOW, ["repo"], rows, `beside the marker ${i}`);
-    expect(await served(org, WINDOW, ["repo"])).toEqual([]);
+    expect(await servedSpans(org, WINDOW, ["repo"])).toEqual([]);
     expect(await spans(org)).toEqual([marker]); // not made again
     // Spans of other whole months in a row: the latest two of the kind are kept, and only their rows.
     await db.prepare("DELETE FROM summary_group_span_heads WHERE org_key = ?1").bind(org).run();
@@ -301,7 +276,7 @@ WHERE org_key = ?1 AND ${table}`,
     expect((await spanRows(org)).orphans).toBe(0);
     // The window's days are served by the longest span that fits (November to May is gone):
     // February to May, and November to January as months.
-    expect(await served(org, WINDOW, ["repo"])).toEqual([["repo", day("2026-02-01"), day("2026-05-31")]]);
+    expect(await servedSpans(org, WINDOW, ["repo"])).toEqual([["repo", day("2026-02-01"), day("2026-05-31")]]);
     await expectSame(org, WINDOW, ["repo"], rows, "a span and months");
     // That summary made November to May of the span and the months it served (the span's bucket
     // rows read as a month's), and the next reads it.
@@ -310,7 +285,7 @@ WHERE org_key = ?1 AND ${table}`,
         (a, b) => (a[0] as number) - (b[0] as number) || (a[1] as number) - (b[1] as number),
       ),
     );
-    expect(await served(org, WINDOW, ["repo"])).toEqual([["repo", NOV / DAY, day("2026-05-31")]]);
+    expect(await servedSpans(org, WINDOW, ["repo"])).toEqual([["repo", NOV / DAY, day("2026-05-31")]]);
     await expectSame(org, WINDOW, ["repo"], rows, "made of a span and months");
     expect((await spanRows(org)).orphans).toBe(0);
   });

@@ -3,8 +3,7 @@ import { SUMMARY_PLANS } from "../../src/analytics/summary";
 import { DURATION_BUCKET_BOUNDS } from "../../src/rules/duration-buckets";
 import { SUMMARY_LIMITS, summarizeGroupings } from "../../src/storage/analytics-summary";
 import { moveRows } from "../../src/storage/renames";
-import type { GroupKind, GroupMonth } from "../../src/storage/summary-group-months";
-import { planGroupMonths } from "../../src/storage/summary-group-plan";
+import type { GroupMonth } from "../../src/storage/summary-group-months";
 import { buildGroupSpan, KEPT_SPANS, spanOf } from "../../src/storage/summary-group-spans";
 import { appCall, signIn } from "./app-helpers";
 import { admin, moveToOtherShard, postEventsOk, seededRandom, shardDb } from "./helpers";
@@ -21,6 +20,7 @@ import {
   windowQuery,
 } from "./summary-attack-http";
 import { type ExportRow, exportRows, type GroupBy, referenceAnswer, referenceSummary } from "./summary-reference";
+import { byKey, plan, servedSpans, spans } from "./summary-span-helpers";
 import { deliverQueued, example, repoId, world } from "./webhook-helpers";
 
 /**
@@ -130,29 +130,6 @@ function straddlers(w: Window, first: number, every = 3): Pr[] {
   }
   return prs;
 }
-
-type SpanHead = { kind: string; first: number; last: number; lo: number | null };
-
-async function spans(org: string): Promise<SpanHead[]> {
-  const { results } = await (await shardDb(org))
-    .prepare(
-      `SELECT kind, first_day AS first, last_day AS last, lo FROM summary_group_span_heads WHERE org_key = ?1 ORDER BY kind, first_day, last_day`,
-    )
-    .bind(org)
-    .all<SpanHead>();
-  return results;
-}
-
-async function plan(org: string, w: Window, kinds: GroupKind[]) {
-  const first = Math.ceil(w.start / DAY);
-  const last = Math.floor((w.end + 1) / DAY) - 1;
-  return planGroupMonths(await shardDb(org), org, kinds, w, { first, last });
-}
-
-const servedSpans = async (org: string, w: Window, kinds: GroupKind[]) =>
-  (await plan(org, w, kinds)).served.filter((m) => m.span).map((m) => [m.kind, m.first, m.last]);
-
-const byKey = (groups: readonly { key: string }[]) => [...groups].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 
 /** The storage function's answer for `groupBys` equals `rows` grouped (groups with rows only). */
 async function directAgrees(org: string, w: Window, groupBys: GroupBy[], rows: ExportRow[], label: string, db?: D1Database) {
