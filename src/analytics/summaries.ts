@@ -7,7 +7,7 @@ import { arrangeGroups } from "../rules/analytics-summary";
 import { AnalyticsSummary, SUMMARY_GROUP_BYS, type SummaryGroupBy } from "../schemas/analytics-summary";
 import { type GroupingsQuery, SUMMARY_LIMITS, summarizeGroupings } from "../storage/analytics-summary";
 import { analyticsReader } from "./read";
-import { refuseOverBound, SUMMARY_PLANS, statementInput } from "./summary";
+import { refuseOverBound, SUMMARY_PLANS, SUMMARY_SLICES, statementInput } from "./summary";
 import { AnalyticsSummaryQuery, checkSummaryQuery, windowTooWideError } from "./summary-query";
 
 /**
@@ -87,7 +87,7 @@ const summariesReader = analyticsReader({
     const [finest = query.groupBy[0] ?? "day"] = finestFirst(query.groupBy);
     return windowTooWideError(finest);
   },
-  statement: (db, input) => summarizeGroupings(db, input, SUMMARY_LIMITS, { plans: SUMMARY_PLANS }),
+  statement: (db, input) => summarizeGroupings(db, input, SUMMARY_LIMITS, { plans: SUMMARY_PLANS, sliceCache: SUMMARY_SLICES }),
   hasRows: (figures) => (figures.groupings[0]?.totals.pullRequests ?? 0) > 0,
 });
 

@@ -10,6 +10,7 @@ import {
   type SummaryQuery,
   summarizeMergedPullRequests,
 } from "../storage/analytics-summary";
+import { SliceCache } from "../storage/summary-slice-cache";
 import type { ReadAlongside } from "./early-page";
 import { analyticsReader, analyticsScope } from "./read";
 import { type AnalyticsSummaryQuery, windowTooWideError } from "./summary-query";
@@ -35,6 +36,12 @@ export function statementInput(query: AnalyticsSummaryQuery, access: AnalyticsAc
 export const SUMMARY_PLANS = new SummaryPlans();
 
 /**
+ * The isolate's slices of blocks already read (`SliceCache`: a block's values under one version
+ * never change), so a summary asked again reads no slice from D1. Shared as `SUMMARY_PLANS` is.
+ */
+export const SUMMARY_SLICES = new SliceCache();
+
+/**
  * The summary's read: the export's read path (`read.ts`) with the summary's statement. Refusals
  * keep the export's order: the access (404, 403) first, then a time grouping over a window that
  * starts at the installation and is too wide, then a repository only an admin could name that no
@@ -43,7 +50,8 @@ export const SUMMARY_PLANS = new SummaryPlans();
 export const summaryReader = analyticsReader({
   input: statementInput,
   refused: (query) => windowTooWideError(query.groupBy),
-  statement: (db, input) => summarizeMergedPullRequests(db, input, SUMMARY_LIMITS, { plans: SUMMARY_PLANS }),
+  statement: (db, input) =>
+    summarizeMergedPullRequests(db, input, SUMMARY_LIMITS, { plans: SUMMARY_PLANS, sliceCache: SUMMARY_SLICES }),
   hasRows: (figures) => figures.totals.pullRequests > 0,
 });
 

@@ -18,6 +18,7 @@ import {
   type SummaryLimits,
   type SummaryQuery,
 } from "./summary-rows";
+import type { SliceCache } from "./summary-slice-cache";
 import { SERVABLE, summaryStatement } from "./summary-statement";
 import { takingTurns } from "./taking-turns";
 
@@ -106,6 +107,8 @@ export class SummaryPlans {
 /** How a request is read: the isolate's plans (none: always the full statement), and hooks for tests. */
 export interface SummaryOptions {
   plans?: SummaryPlans;
+  /** The isolate's slices of blocks already read (`summary-slice-cache.ts`); none: every slice is read from D1. */
+  sliceCache?: SliceCache;
   /** Runs between the slices and the statement: for tests only (a write raced between them). */
   beforeWalk?: () => Promise<void>;
   /** Runs before the buckets' values are read: for tests only. */
@@ -150,7 +153,8 @@ export async function summarizeGroupings(
 ): Promise<GroupingsFigures> {
   // A summary's statements take turns with other requests on the thread (`taking-turns.ts`).
   db = takingTurns(db, limits.turnEveryMs);
-  const { plans, ...hooks } = options;
+  const { plans, sliceCache, ...hooks } = options;
+  const kept = sliceCache?.of(q.orgKey);
   const walk = plans?.walks(q) ?? false;
   // A block holds the organization's day, or one listed repository's: the repository list is
   // what chose it, so only the other filters apply to its pull requests.
@@ -232,7 +236,7 @@ export async function summarizeGroupings(
     rowsRead += result.meta.rows_read;
     for (const row of result.results) figures.add(row);
     await hooks.beforeMedians?.();
-    const done = await figures.result(slices);
+    const done = await figures.result(slices, kept);
     rowsRead += done.rowsRead;
     if (done.corrupt.length > 0) await deleteBlocks(db, q.orgKey, done.corrupt);
     if (done.stale === 0) assembled = done;

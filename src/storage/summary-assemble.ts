@@ -11,6 +11,7 @@ import {
   bucketedPart,
   type Durations,
   noSlices,
+  type OrgSlices,
   resolveMedians,
   type SliceReader,
 } from "./summary-medians";
@@ -214,7 +215,7 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
       fromGroupMonths += pullRequests;
     }
   };
-  const result = async (slices: SliceReader): Promise<Assembled> => {
+  const result = async (slices: SliceReader, kept?: OrgSlices): Promise<Assembled> => {
     candidates += fromBlocks;
     // A group of candidates none of which qualified is no group (every row of it failed the check).
     const lists = groupings.map((groups) => [...groups.values()].filter((g) => g.pullRequests > 0));
@@ -232,7 +233,7 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
       removed: first.flatMap((g) => g[of].removed),
     });
     const sources = [all("tf"), all("tm"), ...lists.flatMap((list) => list.flatMap((g) => [g.tf, g.tm]))];
-    const medians = await resolveMedians(sources, slices);
+    const medians = await resolveMedians(sources, slices, kept);
     if (medians.stale)
       return {
         groupings: [],

@@ -225,6 +225,12 @@ export interface BlockId {
   version: number;
 }
 
+/** An isolate's slices of one organization's blocks, already read and decoded (`summary-slice-cache.ts`). */
+export interface OrgSlices {
+  get(request: SliceRequest): Float64Array | undefined;
+  set(request: SliceRequest, values: Float64Array): void;
+}
+
 export const noSlices: SliceReader = () => {
   throw new Error("a summary served from duration counts needs a reader of the blocks' sorted values");
 };
@@ -474,6 +480,7 @@ export function sliceReaderOf(
 export async function resolveMedians(
   sources: readonly Durations[],
   slices: SliceReader,
+  kept?: OrgSlices,
 ): Promise<{ values: (number | null)[]; stale: boolean; bucketValues: number; rowsRead: number; corrupt: BlockId[] }> {
   const values: (number | null)[] = [];
   const malformed = new Map<string, BlockId>();
@@ -610,7 +617,7 @@ export async function resolveMedians(
     pending.push({ source: index, rank, own, gone, slices: wanted, size, window });
   }
   if (pending.length === 0) return { values, stale: false, bucketValues: 0, rowsRead: 0, corrupt: [] };
-  const first = await readDecoded(requests, slices);
+  const first = await readDecoded(requests, slices, kept);
   if (first.decoded === null) return { values, stale: true, bucketValues: 0, rowsRead: first.rowsRead, corrupt: first.corrupt };
   const decoded = first.decoded;
   let rowsRead = first.rowsRead;
@@ -642,7 +649,7 @@ export async function resolveMedians(
   // A window that could not tell (ties at its edges): its row read whole, the values as without it.
   if (whole.length > 0) {
     const rows = whole.map(({ entry }, index) => ({ ...(entry.window as PendingWindow).row, index }));
-    const second = await readDecoded(rows, slices);
+    const second = await readDecoded(rows, slices, kept);
     rowsRead += second.rowsRead;
     if (second.decoded === null) return { values, stale: true, bucketValues: 0, rowsRead, corrupt: second.corrupt };
     bucketValues += rows.reduce((n, r) => n + r.count, 0);
@@ -697,24 +704,36 @@ const rowRequest = (part: BucketedPart, bucket: number, count: number): SliceReq
 
 /**
  * Reads and decodes slices: each slice's values, or null (stale, or `corrupt` the blocks of a slice
- * of a character no build writes: the caller deletes them and reads again).
+ * of a character no build writes: the caller deletes them and reads again). Slices the isolate
+ * keeps (`kept`, `summary-slice-cache.ts`) are not read again; those read and decoded are kept.
  */
 async function readDecoded(
   asked: readonly SliceRequest[],
   slices: SliceReader,
+  kept?: OrgSlices,
 ): Promise<{ decoded: Float64Array[] | null; rowsRead: number; corrupt: BlockId[] }> {
-  const { texts, rowsRead, corrupt } = await slices(asked);
+  const decoded: Float64Array[] = new Array(asked.length);
+  const missing: number[] = [];
+  for (const [i, request] of asked.entries()) {
+    const values = kept?.get(request);
+    if (values === undefined) missing.push(i);
+    else decoded[i] = values;
+  }
+  if (missing.length === 0) return { decoded, rowsRead: 0, corrupt: [] };
+  const read = missing.length === asked.length ? asked : missing.map((i) => asked[i] as SliceRequest);
+  const { texts, rowsRead, corrupt } = await slices(read);
   if (texts === null) return { decoded: null, rowsRead, corrupt };
-  const decoded: Float64Array[] = [];
-  for (const [i, text] of texts.entries()) {
+  for (const [k, text] of texts.entries()) {
+    const request = read[k] as SliceRequest;
     const into = new Float64Array(text.length / SORTED_WIDTH);
     try {
       decodeSorted(text, into, 0);
     } catch {
-      const { repoKey, day, version, group } = asked[i] as SliceRequest;
+      const { repoKey, day, version, group } = request;
       return { decoded: null, rowsRead, corrupt: [{ repoKey, day, version, ...(group ? { group } : {}) }] };
     }
-    decoded.push(into);
+    decoded[missing[k] as number] = into;
+    kept?.set(request, into);
   }
   return { decoded, rowsRead, corrupt: [] };
 }
