@@ -6,11 +6,9 @@ import {
   decodeSorted,
   durationBucket,
   exactBucket,
-  SORTED_OFFSET,
   SORTED_WIDTH,
 } from "../../src/rules/duration-buckets";
 import {
-  type BucketedPart,
   bucketedPart,
   type Durations,
   rankThroughWindow,
@@ -21,8 +19,7 @@ import {
   withoutRemoved,
 } from "../../src/storage/summary-medians";
 
-/** A duration as the database encodes it in a block's sorted values (`sortedValueSql`). */
-const encode = (v: number) => (v + SORTED_OFFSET).toString(16).padStart(SORTED_WIDTH, "0");
+import { blocksOf, encode } from "./summary-blocks";
 
 const duration = fc.oneof(
   fc.integer({ min: -3, max: 3 }),
@@ -202,39 +199,6 @@ describe("rankThroughWindow: a rank of a sorted part and others, from a window o
 });
 
 describe("resolveMedians: exact medians from counts per bucket and the median bucket's values", () => {
-  /** Blocks as the database stores them: per day its durations sorted, encoded, and counted per bucket. */
-  function blocksOf(days: number[][]) {
-    const texts = new Map<number, string>();
-    const parts: BucketedPart[] = days.map((values, day) => {
-      const sorted = [...values].sort((a, b) => a - b);
-      texts.set(day, sorted.map(encode).join(""));
-      const counts = new Map<number, number>();
-      for (const v of sorted) counts.set(durationBucket(v), (counts.get(durationBucket(v)) ?? 0) + 1);
-      const pairs = [...counts.entries()].sort(([a], [b]) => a - b);
-      return {
-        repoKey: "",
-        day,
-        version: day + 100,
-        buckets: pairs.map(([b]) => b),
-        counts: pairs.map(([, c]) => c),
-        start: 0,
-      };
-    });
-    const asked: number[] = [];
-    const reader: SliceReader = async (requests) => {
-      asked.push(requests.reduce((n, r) => n + r.count, 0));
-      return {
-        texts: requests.map(({ day, version, offset, count }) => {
-          expect(version).toBe(day + 100);
-          return (texts.get(day) as string).slice(offset * SORTED_WIDTH, (offset + count) * SORTED_WIDTH);
-        }),
-        rowsRead: requests.length,
-        corrupt: [],
-      };
-    };
-    return { parts, reader, asked };
-  }
-
   it("equals the lower median of every value, blocks and loose values together, for any values", async () => {
     await fc.assert(
       fc.asyncProperty(

@@ -1,40 +1,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { medianIndex } from "../../src/rules/analytics-summary";
-import { durationBucket, SORTED_OFFSET, SORTED_WIDTH } from "../../src/rules/duration-buckets";
-import { type BucketedPart, resolveMedians, type SliceReader, type SliceRequest } from "../../src/storage/summary-medians";
+import { durationBucket } from "../../src/rules/duration-buckets";
+import { resolveMedians, type SliceRequest } from "../../src/storage/summary-medians";
 import { SliceCache, sliceKey } from "../../src/storage/summary-slice-cache";
-
-/** A duration as the database encodes it in a block's sorted values (`sortedValueSql`). */
-const encode = (v: number) => (v + SORTED_OFFSET).toString(16).padStart(SORTED_WIDTH, "0");
-
-/** Day blocks as stored (sorted, encoded, counted per bucket), a reader of their slices that records what it is asked, and whether it damages what it answers. */
-function blocksOf(days: number[][]) {
-  const texts = new Map<number, string>();
-  const parts: BucketedPart[] = days.map((values, day) => {
-    const sorted = [...values].sort((a, b) => a - b);
-    texts.set(day, sorted.map(encode).join(""));
-    const counts = new Map<number, number>();
-    for (const v of sorted) counts.set(durationBucket(v), (counts.get(durationBucket(v)) ?? 0) + 1);
-    const pairs = [...counts.entries()].sort(([a], [b]) => a - b);
-    return { repoKey: "", day, version: day + 100, buckets: pairs.map(([b]) => b), counts: pairs.map(([, c]) => c), start: 0 };
-  });
-  const calls: SliceRequest[][] = [];
-  const state = { damage: false, stale: false };
-  const reader: SliceReader = async (requests) => {
-    calls.push([...requests]);
-    if (state.stale) return { texts: null, rowsRead: 1, corrupt: [] };
-    return {
-      texts: requests.map(({ day, offset, count }) => {
-        const text = (texts.get(day) as string).slice(offset * SORTED_WIDTH, (offset + count) * SORTED_WIDTH);
-        return state.damage ? `z${text.slice(1)}` : text;
-      }),
-      rowsRead: requests.length,
-      corrupt: [],
-    };
-  };
-  return { parts, reader, calls, state };
-}
+import { blocksOf } from "./summary-blocks";
 
 const lowerMedian = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
