@@ -15,20 +15,23 @@ import type { OrgSlices, SliceRequest } from "./summary-medians";
  * and the summary would have been read again). Only slices that decoded are kept: a damaged row is
  * found as before and its block deleted, and its new version is read from D1.
  *
- * Bounded by the values it holds (8 bytes each; the oldest used go first). The arrays it hands out
- * are shared by every request of the isolate: the readers only read them (`resolveMedians`).
+ * Bounded by the memory it holds, estimated per slice as its values (8 bytes each), its key (2
+ * bytes a character) and `SLICE_ENTRY_BYTES` for the array, the string and the map's entry
+ * (most slices hold a few values: an outside review measured about 490 bytes of heap for a slice
+ * of two values and a key of 100 characters); the least recently used go first. The arrays it
+ * hands out are shared by every request of the isolate: the readers only read them (`resolveMedians`).
  */
 export class SliceCache {
   readonly #slices = new Map<string, Float64Array>();
-  #values = 0;
+  #bytes = 0;
 
-  /** At most this many values are kept (0: none). */
-  readonly maxValues: number;
+  /** At most this many bytes are kept, as `sliceBytes` estimates them (0: none). */
+  readonly maxBytes: number;
 
-  constructor(maxValues = 1_000_000) {
-    if (!Number.isSafeInteger(maxValues) || maxValues < 0)
-      throw new RangeError(`a slice cache holds a whole number of values of at least 0, got ${maxValues}`);
-    this.maxValues = maxValues;
+  constructor(maxBytes = 16_000_000) {
+    if (!Number.isSafeInteger(maxBytes) || maxBytes < 0)
+      throw new RangeError(`a slice cache holds a whole number of bytes of at least 0, got ${maxBytes}`);
+    this.maxBytes = maxBytes;
   }
 
   /** The cache of one organization's blocks (a block is known by its organization, then as `sliceKey` says). */
@@ -39,15 +42,15 @@ export class SliceCache {
     };
   }
 
-  /** How many slices and values are kept (tests). */
-  get size(): { slices: number; values: number } {
-    return { slices: this.#slices.size, values: this.#values };
+  /** How many slices are kept, and their bytes as `sliceBytes` estimates them (tests). */
+  get size(): { slices: number; bytes: number } {
+    return { slices: this.#slices.size, bytes: this.#bytes };
   }
 
   /** Forgets every slice (tests that damage a stored block in place, which no build does). */
   clear(): void {
     this.#slices.clear();
-    this.#values = 0;
+    this.#bytes = 0;
   }
 
   #get(key: string): Float64Array | undefined {
@@ -61,21 +64,28 @@ export class SliceCache {
   }
 
   #set(key: string, values: Float64Array): void {
-    if (values.length > this.maxValues) return;
+    const bytes = sliceBytes(key, values);
+    if (bytes > this.maxBytes) return;
     const old = this.#slices.get(key);
     if (old !== undefined) {
       this.#slices.delete(key);
-      this.#values -= old.length;
+      this.#bytes -= sliceBytes(key, old);
     }
     this.#slices.set(key, values);
-    this.#values += values.length;
+    this.#bytes += bytes;
     for (const [oldest, kept] of this.#slices) {
-      if (this.#values <= this.maxValues) break;
+      if (this.#bytes <= this.maxBytes) break;
       this.#slices.delete(oldest);
-      this.#values -= kept.length;
+      this.#bytes -= sliceBytes(oldest, kept);
     }
   }
 }
+
+/** What a kept slice costs beside its values and its key: the array, the string and the map's entry. */
+export const SLICE_ENTRY_BYTES = 400;
+
+/** The bytes a kept slice is counted for: its values, its key (with the organization) and `SLICE_ENTRY_BYTES`. */
+export const sliceBytes = (key: string, values: Float64Array): number => values.byteLength + 2 * key.length + SLICE_ENTRY_BYTES;
 
 /**
  * A slice's identity within its organization: the table its row is in (a day block's, a group's

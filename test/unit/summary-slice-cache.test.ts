@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { medianIndex } from "../../src/rules/analytics-summary";
 import { durationBucket } from "../../src/rules/duration-buckets";
 import { resolveMedians, type SliceRequest } from "../../src/storage/summary-medians";
-import { SliceCache, sliceKey } from "../../src/storage/summary-slice-cache";
+import { SLICE_ENTRY_BYTES, SliceCache, sliceBytes, sliceKey } from "../../src/storage/summary-slice-cache";
 import { blocksOf } from "./summary-blocks";
 
 const lowerMedian = (values: number[]) => {
@@ -21,28 +21,40 @@ const request = (over: Partial<SliceRequest> = {}): SliceRequest => ({
 });
 
 describe("SliceCache: a block's slices under one version, kept by the isolate", () => {
-  it("keeps at most maxValues values, forgetting the least recently used first", () => {
-    const cache = new SliceCache(5);
+  it("keeps at most maxBytes bytes (values, key and each entry's own cost), forgetting the least recently used first", () => {
+    const key = (day: number) => `acme\u0000${sliceKey(request({ day }))}`;
+    const two = (a: number, b: number) => Float64Array.from([a, b]);
+    // Room for two slices of two values, not three.
+    const cache = new SliceCache(sliceBytes(key(1), two(1, 2)) + sliceBytes(key(2), two(3, 4)) + 8);
     const org = cache.of("acme");
-    org.set(request({ day: 1 }), Float64Array.from([1, 2]));
-    org.set(request({ day: 2 }), Float64Array.from([3, 4]));
-    expect(org.get(request({ day: 1 }))).toEqual(Float64Array.from([1, 2])); // used: kept longest
-    org.set(request({ day: 3 }), Float64Array.from([5, 6]));
-    expect(cache.size).toEqual({ slices: 2, values: 4 });
+    org.set(request({ day: 1 }), two(1, 2));
+    org.set(request({ day: 2 }), two(3, 4));
+    expect(cache.size).toEqual({ slices: 2, bytes: sliceBytes(key(1), two(1, 2)) + sliceBytes(key(2), two(3, 4)) });
+    expect(org.get(request({ day: 1 }))).toEqual(two(1, 2)); // used: kept longest
+    org.set(request({ day: 3 }), two(5, 6));
+    expect(cache.size.slices).toBe(2);
     expect(org.get(request({ day: 2 }))).toBeUndefined();
-    expect(org.get(request({ day: 1 }))).toEqual(Float64Array.from([1, 2]));
-    expect(org.get(request({ day: 3 }))).toEqual(Float64Array.from([5, 6]));
+    expect(org.get(request({ day: 1 }))).toEqual(two(1, 2));
+    expect(org.get(request({ day: 3 }))).toEqual(two(5, 6));
     // A slice larger than the whole cache is not kept, and pushes nothing out.
-    org.set(request({ day: 4 }), new Float64Array(6));
+    org.set(request({ day: 4 }), new Float64Array(cache.maxBytes / 8));
     expect(org.get(request({ day: 4 }))).toBeUndefined();
-    expect(cache.size).toEqual({ slices: 2, values: 4 });
+    expect(cache.size.slices).toBe(2);
     // The same slice set again replaces itself.
-    org.set(request({ day: 3 }), Float64Array.from([5, 6]));
-    expect(cache.size).toEqual({ slices: 2, values: 4 });
+    const before = cache.size;
+    org.set(request({ day: 3 }), two(5, 6));
+    expect(cache.size).toEqual(before);
+    // Each entry costs its own bytes, however few its values: many slices of one value fill it too.
+    expect(sliceBytes(key(1), Float64Array.from([1]))).toBeGreaterThanOrEqual(SLICE_ENTRY_BYTES + 8);
+    const small = new SliceCache(100 * (SLICE_ENTRY_BYTES + 200));
+    for (let day = 0; day < 10_000; day++) small.of("acme").set(request({ day }), Float64Array.from([day]));
+    expect(small.size.slices).toBeGreaterThan(0);
+    expect(small.size.slices).toBeLessThanOrEqual(Math.floor(small.maxBytes / (SLICE_ENTRY_BYTES + 8)));
+    expect(small.size.bytes).toBeLessThanOrEqual(small.maxBytes);
     cache.clear();
-    expect(cache.size).toEqual({ slices: 0, values: 0 });
+    expect(cache.size).toEqual({ slices: 0, bytes: 0 });
     expect(org.get(request({ day: 1 }))).toBeUndefined();
-    expect(new SliceCache(0).maxValues).toBe(0);
+    expect(new SliceCache(0).maxBytes).toBe(0);
     for (const bad of [-1, 1.5, Number.NaN, 2 ** 53]) expect(() => new SliceCache(bad)).toThrow(/at least 0/);
   });
 
