@@ -9,7 +9,6 @@ import {
   type BlockColumns,
   MONTH_BLOCK_MAX_PULL_REQUESTS,
 } from "./summary-days";
-import { TURN_EVERY_MS } from "./taking-turns";
 
 /**
  * What the summary's statement (`summary-statement.ts`) is asked and answers: the query, the
@@ -105,8 +104,12 @@ export interface SummaryLimits {
   slicesPerStatement: number;
   /** The most bytes one such statement answers, and binds (`SLICES_BYTES_PER_STATEMENT`: D1's 1,000,000 per value; lower in tests). */
   sliceBytesPerStatement: number;
-  /** A turn of the event loop on either side of a statement once this many ms have passed since the last (`taking-turns.ts`; 0 in tests of the turns). */
-  turnEveryMs: number;
+  /**
+   * A turn of the event loop on either side of a statement once this many ms have passed since the
+   * last (`taking-turns.ts`; 0 in tests of the turns); unset, the isolate's default (`TURN_EVERY_MS`,
+   * 4 in the test pool).
+   */
+  turnEveryMs?: number;
 }
 
 export const SUMMARY_LIMITS: SummaryLimits = {
@@ -125,7 +128,6 @@ export const SUMMARY_LIMITS: SummaryLimits = {
   corrections: true,
   slicesPerStatement: SLICES_PER_STATEMENT,
   sliceBytesPerStatement: SLICES_BYTES_PER_STATEMENT,
-  turnEveryMs: TURN_EVERY_MS,
 };
 
 /**

@@ -13,7 +13,7 @@
  * export page 59 ms behind a looping one-year summary, 8 ms alone; 28 to 34 ms with turns; a turn
  * before each statement alone left it at 56 ms, since the JavaScript after an answer ran on).
  */
-export function takingTurns<T extends D1Database | D1DatabaseSession>(db: T, everyMs: number = TURN_EVERY_MS): T {
+export function takingTurns<T extends D1Database | D1DatabaseSession>(db: T, everyMs: number = defaultInterval): T {
   if (!Number.isFinite(everyMs) || everyMs < 0) throw new RangeError(`a turn's interval must be at least 0 ms, got ${everyMs}`);
   return wrapped(db, turnsEvery(everyMs));
 }
@@ -76,11 +76,24 @@ function wrapped<T extends D1Database | D1DatabaseSession>(db: T, turn: () => Pr
 }
 
 /**
- * A wrapper's turns: at most one per this many milliseconds of statements (`turnsEvery`). At 1M,
- * 2 and 4 kept the other organization's export page at 28-35 ms behind a looping one-year summary
- * (a turn at every statement: 31-33); 8 let it wait 44-47 ms.
+ * A wrapper's turns: at most one per this many milliseconds of statements (`turnsEvery`); 0, a
+ * turn on either side of every statement. At 1M, 2 and 4 kept the other organization's export
+ * page at 28-35 ms behind a looping one-year summary and 8 let it wait 44-47 ms (2026-11-27);
+ * measured again after the slices were kept by the isolate (2026-11-28, `--tenant-only`, one run
+ * after the other): 0 gave 21.14 ms against 5.43 alone (3.89x), 4 gave 27.65 against 5.79 (4.77x).
+ * A timer costs nothing measurable under `wrangler dev` and deployed, but about 1.2 ms in the
+ * vitest pool, where 0 took the summary's tests from 93 s to 210 s: the tests run with 4
+ * (`setDefaultTurnInterval` in `test/worker/setup.ts`).
  */
-export const TURN_EVERY_MS = 4;
+export const TURN_EVERY_MS = 0;
+
+let defaultInterval = TURN_EVERY_MS;
+
+/** The interval of every wrapper made without one (the summary's: `SummaryLimits.turnEveryMs` unset). For the test pool only. */
+export function setDefaultTurnInterval(everyMs: number): void {
+  if (!Number.isFinite(everyMs) || everyMs < 0) throw new RangeError(`a turn's interval must be at least 0 ms, got ${everyMs}`);
+  defaultInterval = everyMs;
+}
 
 /** The statement methods that send it. */
 const RUNS = new Set<string | symbol>(["all", "first", "raw", "run"]);
