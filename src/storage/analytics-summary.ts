@@ -160,7 +160,11 @@ export async function summarizeGroupings(
   // what chose it, so only the other filters apply to its pull requests.
   const filter = blockFilter({ ...q, repoKeys: null });
   const days = fullDays(q);
-  const sliceDays = bucketed(q) ? limits.countSliceDays : limits.blockSliceDays;
+  const sliceDays = !bucketed(q)
+    ? limits.blockSliceDays
+    : q.repoKeys === null
+      ? limits.countSliceDays
+      : limits.listCountSliceDays;
   const sliced = days !== null && days.last - days.first + 1 > sliceDays;
   let assembled: Assembled | null = null;
   let rowsRead = 0;

@@ -500,16 +500,18 @@ describe("attack: the thresholds", () => {
     }
   });
 
-  it("366 full days read their counts in the walk's statement, 367 in two slices before it: both equal the definition", {
+  it("countSliceDays full days read their counts in the walk's statement, one more in two slices before it, a year in slices of countSliceDays: each equals the definition", {
     timeout: 120_000,
   }, async () => {
     const org = await createOrg(unique("atk"), { plan: "pro", installedAt: "2025-01-01T00:00:00Z" });
     const made: Made[] = [];
     const next = seededRandom(366);
-    // 2025-10-01 to 2026-10-01 is 366 days; 2026-10-02 the 367th. Pull requests on the first and
-    // last days of each and every ninth day between.
+    const n = BUCKETS.countSliceDays;
+    expect(n).toBeLessThan(366);
+    // From 2025-10-01: pull requests on the first and last days of each window (n, n + 1 and 366
+    // days) and every ninth day between.
     const first = Date.UTC(2025, 9, 1);
-    const days = [0, ...Array.from({ length: 41 }, (_, k) => 1 + 9 * k), 364, 365, 366];
+    const days = [...new Set([0, ...Array.from({ length: 41 }, (_, k) => 1 + 9 * k), n - 1, n, 365])];
     for (const d of days)
       for (let i = 0; i < 2; i++) {
         const merged = first + d * DAY + 43_200_000 + i * 1_000;
@@ -518,14 +520,17 @@ describe("attack: the thresholds", () => {
       }
     await postEventsOk(eventsOf(org, made, 1));
     const db = await shardDb(org);
-    const w366 = scopeOf(org, "2025-10-01T00:00:00.000Z", "2026-10-01T23:59:59.999Z");
-    const w367 = scopeOf(org, "2025-10-01T00:00:00.000Z", "2026-10-02T23:59:59.999Z");
-    expect((w366.end + 1 - w366.start) / DAY).toBe(366);
+    const iso = (day: number) => new Date(first + day * DAY - 1).toISOString();
+    const windowOf = (length: number) => scopeOf(org, "2025-10-01T00:00:00.000Z", iso(length));
+    const [wn, wn1, year] = [windowOf(n), windowOf(n + 1), windowOf(366)];
+    expect((wn.end + 1 - wn.start) / DAY).toBe(n);
+    expect((year.end + 1 - year.start) / DAY).toBe(366);
     for (const groupBys of [["week"], ["month", "day"]] as SummaryGroupBy[][]) {
-      await summarizeGroupings(db, { ...w367, groupBys }); // builds every day
+      await summarizeGroupings(db, { ...year, groupBys }); // builds every day
       for (const [scope, slices] of [
-        [w366, 0],
-        [w367, 2],
+        [wn, 0],
+        [wn1, 2],
+        [year, Math.ceil(366 / n)],
       ] as const) {
         const q: GroupingsQuery = { ...scope, groupBys };
         const seen = recorded(db);
@@ -535,6 +540,15 @@ describe("attack: the thresholds", () => {
         expect(shape(figures)).toEqual(oracle(made, q));
         expect(inOrder(figures)).toEqual(inOrder(await summarizeGroupings(db, q, WALK)));
       }
+      // A listed repository's year is one statement (listCountSliceDays): its whole months come
+      // from its month blocks, which only that statement serves.
+      const listed: GroupingsQuery = { ...year, repoKeys: ["api"], groupBys };
+      await summarizeGroupings(db, listed); // builds the repository's blocks and months
+      const seen = recorded(db);
+      const figures = await summarizeGroupings(seen.db, listed, BUCKETS);
+      expect(BUCKETS.listCountSliceDays).toBeGreaterThanOrEqual(366);
+      expect(blockReads(seen.statements)).toHaveLength(0);
+      expect(shape(figures)).toEqual(oracle(made, listed));
     }
   });
 
