@@ -79,6 +79,16 @@ export class SummaryPlans {
     return seen !== undefined && seen.candidates < this.walkBelow && q.end - q.start <= seen.windowMs + DAY_MS;
   }
 
+  /**
+   * The pull requests this window is expected to hold: its organization's last recorded window's,
+   * scaled to this one's length; null when the isolate has recorded none (`countSliceFrom`).
+   */
+  expected(q: GroupingsQuery): number | null {
+    const seen = this.#seen.get(q.orgKey);
+    if (seen === undefined || seen.windowMs <= 0) return null;
+    return (seen.candidates * (q.end - q.start)) / seen.windowMs;
+  }
+
   /** Forgets every organization: each one's next summary reads the full statement (tests of the blocks over HTTP). */
   clear(): void {
     this.#seen.clear();
@@ -151,20 +161,21 @@ export async function summarizeGroupings(
   limits: SummaryLimits = SUMMARY_LIMITS,
   options: SummaryOptions = {},
 ): Promise<GroupingsFigures> {
-  // A summary's statements take turns with other requests on the thread (`taking-turns.ts`).
-  db = takingTurns(db, limits.turnEveryMs);
   const { plans, sliceCache, ...hooks } = options;
   const kept = sliceCache?.of(q.orgKey);
   const walk = plans?.walks(q) ?? false;
+  // A summary's statements take turns with other requests on the thread (`taking-turns.ts`); a
+  // walked window is one short statement of a few pull requests, and a turn would only delay it.
+  if (!walk) db = takingTurns(db, limits.turnEveryMs);
   // A block holds the organization's day, or one listed repository's: the repository list is
   // what chose it, so only the other filters apply to its pull requests.
   const filter = blockFilter({ ...q, repoKeys: null });
   const days = fullDays(q);
-  const sliceDays = !bucketed(q)
-    ? limits.blockSliceDays
-    : q.repoKeys === null
-      ? limits.countSliceDays
-      : limits.listCountSliceDays;
+  // The organization's counts of a window expected to be large (or not seen yet) are read in
+  // slices, so that no piece of a year holds the thread or the database; a list's, or a window
+  // of few pull requests, in one statement (`SummaryLimits.countWholeDays`).
+  const whole = q.repoKeys !== null || (plans?.expected(q) ?? Number.POSITIVE_INFINITY) < limits.countSliceFrom;
+  const sliceDays = !bucketed(q) ? limits.blockSliceDays : whole ? limits.countWholeDays : limits.countSliceDays;
   const sliced = days !== null && days.last - days.first + 1 > sliceDays;
   let assembled: Assembled | null = null;
   let rowsRead = 0;

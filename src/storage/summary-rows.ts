@@ -73,11 +73,15 @@ export interface SummaryLimits {
    */
   countSliceDays: number;
   /**
-   * As `countSliceDays`, for listed repositories (section 21): their whole months come from their
-   * month blocks only when the statement chooses its blocks itself, so a year of them is one
-   * statement (sliced, a list of three read its days' blocks: 1.49x one repository's time).
+   * As `countSliceDays`, for a window that is read whole up to this many full days: one of listed
+   * repositories (section 21: their whole months come from their month blocks only when the
+   * statement chooses its blocks itself; sliced, a list of three took 1.49x one repository's time),
+   * or one the isolate expects to hold fewer than `countSliceFrom` pull requests (`SummaryPlans`:
+   * its answer is small, and the statement reads the blocks' durations when they are few).
    */
-  listCountSliceDays: number;
+  countWholeDays: number;
+  /** A window of the organization's counts expected to hold at least this many pull requests, or not yet seen, is read in slices of `countSliceDays`. */
+  countSliceFrom: number;
   /**
    * A request served from the blocks' counts (`bucketed`) whose one statement serves fewer pull
    * requests than this reads their durations instead: their JSON costs less than the second round
@@ -128,7 +132,8 @@ export const SUMMARY_LIMITS: SummaryLimits = {
   dayBlockMax: BLOCK_MAX_PULL_REQUESTS,
   blockSliceDays: 92,
   countSliceDays: 61,
-  listCountSliceDays: 366,
+  countWholeDays: 366,
+  countSliceFrom: 20_000,
   bucketsFrom: 2_000,
   bucketsPerBlock: 20,
   blocksMax: BLOCKS_MAX_PULL_REQUESTS,

@@ -339,6 +339,7 @@ describe("the summary is the export's rows, grouped", () => {
               arrayParts,
               blockSliceDays: arrayParts,
               countSliceDays: arrayParts,
+              countWholeDays: arrayParts,
               bucketsFrom: 0,
               bucketsPerBlock: 0, // medians from the blocks' buckets, against the durations above
             });

@@ -482,7 +482,7 @@ describe("day blocks (storage/summary-days.ts, issue 31): built by a summary, de
       const sliced = await summarizeGroupings(
         db,
         { ...scopeOf(org), ...scope },
-        { ...limits, blockSliceDays: 2, countSliceDays: 2 },
+        { ...limits, blockSliceDays: 2, countSliceDays: 2, countWholeDays: 2 },
       );
       expect(sliced.groupings).toEqual(served[i]?.groupings);
       expect(sliced.fromBlocks).toBe(served[i]?.fromBlocks);
@@ -602,7 +602,7 @@ describe("day blocks (storage/summary-days.ts, issue 31): built by a summary, de
     const raced = await summarizeGroupings(
       db,
       { ...scopeOf(org), groupBys: ["week"] },
-      { ...SUMMARY_LIMITS, blockSliceDays: 2, countSliceDays: 2 },
+      { ...SUMMARY_LIMITS, blockSliceDays: 2, countSliceDays: 2, countWholeDays: 2 },
       {
         beforeWalk: async () => {
           if (writes++ === 0) await postEventsOk([ev.review(org, 2, "r2-raced", { completedAt: at("06", "12:00:00") })]);

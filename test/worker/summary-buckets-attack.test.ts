@@ -6,6 +6,7 @@ import {
   type GroupingsQuery,
   SUMMARY_LIMITS,
   type SummaryLimits,
+  SummaryPlans,
   summarizeGroupings,
 } from "../../src/storage/analytics-summary";
 import { BLOCK_MAX_BYTES, buildSummaryDays } from "../../src/storage/summary-days";
@@ -234,10 +235,16 @@ describe("attack: bucket bounds and the values in them", () => {
     const fromDurations = await summarizeGroupings(db, q);
     expect([fromDurations.fromBlocks, fromDurations.bucketValues]).toEqual([made.length, 0]);
     expect(shape(fromDurations)).toEqual(expected);
-    const sliced = await summarizeGroupings(db, q, { ...BUCKETS, blockSliceDays: 3, countSliceDays: 3 });
+    const sliced = await summarizeGroupings(db, q, { ...BUCKETS, blockSliceDays: 3, countSliceDays: 3, countWholeDays: 3 });
     expect(sliced.fromBlocks).toBe(made.length);
     expect(shape(sliced)).toEqual(expected);
-    const slicedWhole = await summarizeGroupings(db, q, { ...BUCKETS, blockSliceDays: 3, countSliceDays: 3, corrections: false });
+    const slicedWhole = await summarizeGroupings(db, q, {
+      ...BUCKETS,
+      blockSliceDays: 3,
+      countSliceDays: 3,
+      countWholeDays: 3,
+      corrections: false,
+    });
     expect(slicedWhole.fromBlocks).toBe(made.length - 6);
     expect(shape(slicedWhole)).toEqual(expected);
     const walked = await summarizeGroupings(db, q, WALK);
@@ -288,7 +295,7 @@ describe("attack: bucket bounds and the values in them", () => {
     expect(odd.fromBlocks).toBe(6);
     expect(shape(odd)).toEqual(oracle(made, q));
     expect(odd.groupings[0]?.totals.medianMsToFirstReview).toBe(b);
-    const sliced = await summarizeGroupings(db, q, { ...BUCKETS, blockSliceDays: 1, countSliceDays: 1 });
+    const sliced = await summarizeGroupings(db, q, { ...BUCKETS, blockSliceDays: 1, countSliceDays: 1, countWholeDays: 1 });
     expect(shape(sliced)).toEqual(oracle(made, q));
   });
 
@@ -366,7 +373,7 @@ describe("attack: days without a servable block beside days served from counts",
       expect(figures.fromBlocks).toBeGreaterThan(0);
       expect(figures.fromBlocks).toBeLessThan(made.length - 2);
       expect(shape(figures)).toEqual(oracle(made, q));
-      const sliced = await summarizeGroupings(db, q, { ...limits, blockSliceDays: 2, countSliceDays: 2 });
+      const sliced = await summarizeGroupings(db, q, { ...limits, blockSliceDays: 2, countSliceDays: 2, countWholeDays: 2 });
       expect(shape(sliced)).toEqual(oracle(made, q));
     }
   });
@@ -400,7 +407,7 @@ describe("attack: listed repositories' blocks (issue 33, merged from main), serv
       expect(served.fromBlocks).toBe(expected.totals.pullRequests);
       expect(served.bucketValues).toBeGreaterThan(0);
       expect(shape(served)).toEqual(expected);
-      const sliced = await summarizeGroupings(db, q, { ...BUCKETS, blockSliceDays: 3, countSliceDays: 3 });
+      const sliced = await summarizeGroupings(db, q, { ...BUCKETS, blockSliceDays: 3, countSliceDays: 3, countWholeDays: 3 });
       expect(shape(sliced)).toEqual(expected);
       expect(inOrder(served)).toEqual(inOrder(await summarizeGroupings(db, q, WALK)));
       // October whole: the listed repositories' month blocks (made by the first summary, read by the second).
@@ -420,7 +427,7 @@ describe("attack: listed repositories' blocks (issue 33, merged from main), serv
     timeout: 300_000,
   }, async () => {
     // Section 21: a summary may list up to 20 repositories (the value at most 255 characters). Read
-    // in slices (a window of more than countSliceDays full days), every served block, one per listed
+    // in slices (a window of more than countWholeDays full days), every served block, one per listed
     // repository and day (empty days included), is bound again as JSON to the statement that checks
     // them: [repository key, day, version], about 38 bytes each. 20 x 2,750 days is 2.08 MB: past
     // D1's 1,000,000 bytes per string that summary-days.ts assumes, and its documented 2,000,000.
@@ -540,15 +547,31 @@ describe("attack: the thresholds", () => {
         expect(shape(figures)).toEqual(oracle(made, q));
         expect(inOrder(figures)).toEqual(inOrder(await summarizeGroupings(db, q, WALK)));
       }
-      // A listed repository's year is one statement (listCountSliceDays): its whole months come
+      // A listed repository's year is one statement (countWholeDays): its whole months come
       // from its month blocks, which only that statement serves.
       const listed: GroupingsQuery = { ...year, repoKeys: ["api"], groupBys };
       await summarizeGroupings(db, listed); // builds the repository's blocks and months
       const seen = recorded(db);
       const figures = await summarizeGroupings(seen.db, listed, BUCKETS);
-      expect(BUCKETS.listCountSliceDays).toBeGreaterThanOrEqual(366);
+      expect(BUCKETS.countWholeDays).toBeGreaterThanOrEqual(366);
       expect(blockReads(seen.statements)).toHaveLength(0);
       expect(shape(figures)).toEqual(oracle(made, listed));
+      // The isolate's plans: a year it expects to hold fewer than countSliceFrom pull requests is
+      // one statement too (its answer is small); one expected large, or not seen yet, is sliced.
+      for (const [seenCount, slices] of [
+        [null, Math.ceil(366 / n)],
+        [BUCKETS.countSliceFrom - 1, 0],
+        [BUCKETS.countSliceFrom, Math.ceil(366 / n)],
+      ] as const) {
+        const plans = new SummaryPlans(0);
+        const q: GroupingsQuery = { ...year, groupBys };
+        if (seenCount !== null) plans.record(q, seenCount);
+        expect(plans.expected(q)).toBe(seenCount);
+        const planned = recorded(db);
+        const answer = await summarizeGroupings(planned.db, q, BUCKETS, { plans });
+        expect(blockReads(planned.statements), `recorded ${seenCount}`).toHaveLength(slices);
+        expect(shape(answer)).toEqual(oracle(made, q));
+      }
     }
   });
 
@@ -638,7 +661,7 @@ describe("attack: writes between the statements", () => {
   it("sliced: a write and a rebuild of a served day between the blocks' slices and the walk (same day, new version) is read again, the write counted", async () => {
     const { org, made, db, q } = await threeDays();
     await summarizeGroupings(db, q); // builds
-    const limits = { ...BUCKETS, blockSliceDays: 1, countSliceDays: 1 };
+    const limits = { ...BUCKETS, blockSliceDays: 1, countSliceDays: 1, countWholeDays: 1 };
     let walks = 0;
     const figures = await summarizeGroupings(db, q, limits, {
       beforeWalk: async () => {
@@ -662,7 +685,7 @@ describe("attack: writes between the statements", () => {
     const { org, made, db, q } = await threeDays();
     await summarizeGroupings(db, q); // builds
     let writes = 0;
-    for (const limits of [BUCKETS, { ...BUCKETS, blockSliceDays: 1, countSliceDays: 1 }]) {
+    for (const limits of [BUCKETS, { ...BUCKETS, blockSliceDays: 1, countSliceDays: 1, countWholeDays: 1 }]) {
       await summarizeGroupings(db, q); // every day has its block
       let attempts = 0;
       const figures = await summarizeGroupings(db, q, limits, {

@@ -128,7 +128,7 @@ describe("medians from duration buckets", () => {
     expect(whole.fromBlocks).toBe(30 + 1 + 25 + 40 + 35);
     expect(inOrder(whole)).toEqual(inOrder(served));
     // Blocks read in slices before the walk (a window of more than blockSliceDays full days): the same.
-    const sliced = await summarizeGroupings(db, q, { ...BUCKETS, blockSliceDays: 2, countSliceDays: 2 });
+    const sliced = await summarizeGroupings(db, q, { ...BUCKETS, blockSliceDays: 2, countSliceDays: 2, countWholeDays: 2 });
     expect([sliced.fromBlocks, shape(sliced), sliced.groupings[0]?.totals]).toEqual([
       served.fromBlocks,
       oracle,

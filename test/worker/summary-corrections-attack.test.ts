@@ -60,10 +60,10 @@ const READS: [string, SummaryLimits][] = [
   ["corrections", SUMMARY_LIMITS],
   ["whole days", { ...SUMMARY_LIMITS, corrections: false }],
   ["walk", WALK],
-  ["sliced", { ...SUMMARY_LIMITS, blockSliceDays: 3, countSliceDays: 3 }],
+  ["sliced", { ...SUMMARY_LIMITS, blockSliceDays: 3, countSliceDays: 3, countWholeDays: 3 }],
   ["buckets", BUCKETS],
-  ["sliced buckets", { ...BUCKETS, blockSliceDays: 2, countSliceDays: 2 }],
-  ["sliced buckets, whole days", { ...BUCKETS, blockSliceDays: 2, countSliceDays: 2, corrections: false }],
+  ["sliced buckets", { ...BUCKETS, blockSliceDays: 2, countSliceDays: 2, countWholeDays: 2 }],
+  ["sliced buckets, whole days", { ...BUCKETS, blockSliceDays: 2, countSliceDays: 2, countWholeDays: 2, corrections: false }],
   ["no month blocks", { ...SUMMARY_LIMITS, groupMonths: false, blockSliceDays: 4 }],
 ];
 
@@ -533,7 +533,7 @@ describe("attack: edge corrections against the export", () => {
     await agrees(get, org, { start: T + DAY + 1, end: w.end }, "narrower", ["week"]);
   });
 
-  it("long windows read in slices (over 92 full days; over 366 for counts), straddlers on their first, an inner and their last full day, an admin and a member", {
+  it("long windows read in slices (over 92 full days; over 61 for the organization's counts, 366 for a list's), straddlers on their first, an inner and their last full day, an admin and a member", {
     timeout: 180_000,
   }, async () => {
     const { member, org, adminGet } = await memberAndAdmin();
@@ -655,7 +655,12 @@ describe("attack: edge corrections against the export", () => {
     ];
     const readings: [string, SummaryLimits, GroupBy[], { sliced: boolean; bucketed: boolean }][] = [
       ["sliced", { ...SUMMARY_LIMITS, blockSliceDays: 3 }, ["day", "repo", "author"], { sliced: true, bucketed: false }],
-      ["sliced buckets", { ...BUCKETS, blockSliceDays: 3, countSliceDays: 3 }, ["week", "day"], { sliced: true, bucketed: true }],
+      [
+        "sliced buckets",
+        { ...BUCKETS, blockSliceDays: 3, countSliceDays: 3, countWholeDays: 3 },
+        ["week", "day"],
+        { sliced: true, bucketed: true },
+      ],
       ["buckets", BUCKETS, ["month", "day"], { sliced: false, bucketed: true }],
       ["durations", SUMMARY_LIMITS, ["week", "author"], { sliced: false, bucketed: false }],
     ];

@@ -36,7 +36,12 @@ describe("day blocks at their bounds", () => {
     expect([whole.fromBlocks, whole.groupings[0]?.totals]).toEqual([0, walked.groupings[0]?.totals]);
     // Blocks read in slices of one day (as a window of more than 92 full days reads them): the
     // same. The first day's block was already added up when the second crossed the bound.
-    const sliced = await summarizeGroupings(db, q, { ...SUMMARY_LIMITS, blockSliceDays: 1, countSliceDays: 1 });
+    const sliced = await summarizeGroupings(db, q, {
+      ...SUMMARY_LIMITS,
+      blockSliceDays: 1,
+      countSliceDays: 1,
+      countWholeDays: 1,
+    });
     expect([sliced.fromBlocks, sliced.groupings[0]?.totals]).toEqual([0, walked.groupings[0]?.totals]);
   });
 
@@ -69,9 +74,9 @@ describe("day blocks at their bounds", () => {
     expect(walked.groupings[0]?.totals).toMatchObject({ pullRequests: 3, serviceIssuesFlagged: 1, serviceIssuesFixed: 1 });
     const cases: [Partial<GroupingsQuery>, SummaryLimits][] = [
       [{}, SUMMARY_LIMITS],
-      [{}, { ...SUMMARY_LIMITS, blockSliceDays: 1, countSliceDays: 1 }],
+      [{}, { ...SUMMARY_LIMITS, blockSliceDays: 1, countSliceDays: 1, countWholeDays: 1 }],
       [{ authorKeys: ["alice"] }, SUMMARY_LIMITS],
-      [{ accessibleRepoKeys: ["api"] }, { ...SUMMARY_LIMITS, blockSliceDays: 1, countSliceDays: 1 }],
+      [{ accessibleRepoKeys: ["api"] }, { ...SUMMARY_LIMITS, blockSliceDays: 1, countSliceDays: 1, countWholeDays: 1 }],
     ];
     for (const [scope, limits] of cases) {
       const served = await summarizeGroupings(db, { ...exact, ...scope }, limits);

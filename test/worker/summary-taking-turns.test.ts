@@ -119,6 +119,7 @@ describe("a summary's statements take turns with other requests", () => {
       ...SUMMARY_LIMITS,
       blockSliceDays: 30,
       countSliceDays: 30,
+      countWholeDays: 30,
       bucketsFrom: 0,
       bucketsPerBlock: 0,
       turnEveryMs: 0,
