@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type GroupingsQuery, SUMMARY_LIMITS, summarizeGroupings } from "../../src/storage/analytics-summary";
+import { type GroupingsQuery, SUMMARY_LIMITS, SummaryPlans, summarizeGroupings } from "../../src/storage/analytics-summary";
 import { takingTurns } from "../../src/storage/taking-turns";
 import { addMember, adminOk, createOrg, createUser, postEventsOk, seededRandom, shardDb, unique } from "./helpers";
 import { eventsOf, type Pr } from "./summary-attack-data";
@@ -169,6 +169,24 @@ describe("a summary's statements take turns with other requests", () => {
       ).toEqual([true]);
       // ...and the one the recorder set as its answer arrived, by the time the caller has it.
       expect(seen.turnedSinceAnswer(), `${name}: a turn before handing the answer back`).toBe(true);
+    }
+  });
+
+  it("a window walked for its few pull requests (SummaryPlans) takes no turn: one short statement, sent at once", async () => {
+    const org = await orgWithPullRequests(41);
+    const q = query(org, ["week"]);
+    const limits = { ...SUMMARY_LIMITS, turnEveryMs: 0 };
+    const answer = await summarizeGroupings(await shardDb(org), q, limits);
+    for (const candidates of [10, null]) {
+      const plans = new SummaryPlans();
+      if (candidates !== null) plans.record(q, candidates);
+      expect(plans.walks(q)).toBe(candidates !== null);
+      const seen = recording(await shardDb(org));
+      // A timer set just before the summary has fired by its first statement only if it took a turn.
+      seen.mark();
+      const figures = await summarizeGroupings(seen.db, q, limits, { plans });
+      expect(seen.sends[0]?.sinceMark, `walked: ${candidates !== null}`).toBe(candidates === null);
+      expect(figures.groupings).toEqual(answer.groupings);
     }
   });
 
