@@ -147,7 +147,7 @@ function exportTotals(sqlite, c) {
     pullRequests: rows.length,
     linesAdded: sum((r) => r.linesAdded),
     linesDeleted: sum((r) => r.linesDeleted),
-    serviceIssuesFlagged: sum((r) => r.findingsUnaddressed + r.findingsFixed),
+    serviceIssuesFlagged: sum((r) => r.findingsFlagged),
     serviceIssuesFixed: sum((r) => r.findingsFixed),
     aiLinesAuthored: sum(ai),
     pullRequestsWithAiData: rows.filter((r) => r.aiLines !== null).length,

@@ -3,16 +3,6 @@ import type { AnalyticsPrPage, AnalyticsPrRow } from "../schemas/analytics";
 import type { MergedPullRequest } from "../storage/analytics";
 import { encodeCursor } from "./cursor";
 
-/**
- * AI lines are capped at the pull request's changed lines (added + deleted, a missing side
- * counting 0); with both sides unknown there is nothing to cap at.
- */
-export function cappedAiLines(aiLines: number | null, linesAdded: number | null, linesDeleted: number | null): number | null {
-  if (aiLines === null) return null;
-  if (linesAdded === null && linesDeleted === null) return aiLines;
-  return Math.min(aiLines, (linesAdded ?? 0) + (linesDeleted ?? 0));
-}
-
 export const toRow = (org: string, pr: MergedPullRequest): AnalyticsPrRow => ({
   org,
   repo: pr.repo,
@@ -25,7 +15,7 @@ export const toRow = (org: string, pr: MergedPullRequest): AnalyticsPrRow => ({
   numberOfServiceIssuesFlagged: pr.findingsFlagged,
   numberOfServiceIssuesFixed: pr.findingsFixed,
   serviceFirstReviewedAt: formatInstant(pr.firstReviewedAt),
-  totalAiLinesAuthored: cappedAiLines(pr.aiLines, pr.linesAdded, pr.linesDeleted),
+  totalAiLinesAuthored: pr.aiLines,
 });
 
 /** `rows` holds up to perPage + 1 rows: the extra one only says another page exists. */

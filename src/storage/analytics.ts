@@ -1,4 +1,5 @@
 import { DAY_MS, MAX_INSTANT_MS } from "../lib/time";
+import { findingsInWindowSql, fixedOf, flaggedOf } from "./pull-request-figures";
 import { GAP_TIER_BOUNDS_MS, LAST_GAP_TIER } from "./review-span";
 
 /**
@@ -43,8 +44,10 @@ export interface MergedPullRequest {
   linesAdded: number | null;
   linesDeleted: number | null;
   firstReviewedAt: number;
+  /** Its posted findings created inside the window, and of them the AI-addressed ones. */
   findingsFlagged: number;
   findingsFixed: number;
+  /** The export's `totalAiLinesAuthored`: its AI-authorship records summed and capped (`pull-request-figures.ts`). */
   aiLines: number | null;
 }
 
@@ -111,7 +114,7 @@ export async function listMergedPullRequests(
   }
   // One literal per row (no rest and spread): the shape every row of every page shares.
   return {
-    rows: tuples.map(([id, repo, prNumber, author, createdAt, mergedAt, added, deleted, reviewed, unaddressed, fixed, ai]) => ({
+    rows: tuples.map(([id, repo, prNumber, author, createdAt, mergedAt, added, deleted, reviewed, flagged, fixed, ai]) => ({
       id,
       repo,
       prNumber,
@@ -121,7 +124,7 @@ export async function listMergedPullRequests(
       linesAdded: added,
       linesDeleted: deleted,
       firstReviewedAt: reviewed,
-      findingsFlagged: unaddressed + fixed,
+      findingsFlagged: flagged,
       findingsFixed: fixed,
       aiLines: ai,
     })),
@@ -148,7 +151,7 @@ const PAGE_COLUMNS = [
   "linesAdded",
   "linesDeleted",
   "firstReviewedAt",
-  "findingsUnaddressed",
+  "findingsFlagged",
   "findingsFixed",
   "aiLines",
 ] as const;
@@ -162,10 +165,19 @@ type PageTuple = [
   linesAdded: MergedPullRequest["linesAdded"],
   linesDeleted: MergedPullRequest["linesDeleted"],
   firstReviewedAt: MergedPullRequest["firstReviewedAt"],
-  findingsUnaddressed: number,
+  findingsFlagged: number,
   findingsFixed: number,
   aiLines: MergedPullRequest["aiLines"],
 ];
+
+/** A page row's findings in the window, both counts in one value. */
+const PAGE_FINDINGS = findingsInWindowSql({
+  id: "p.id",
+  first: "p.first_finding_at",
+  last: "p.last_finding_at",
+  posted: "p.posted_findings",
+  fixed: "p.fixed_findings",
+});
 
 /** "No upper limit" as a number: later than any time the service stores. */
 const NO_LIMIT = MAX_INSTANT_MS + 1;
@@ -348,19 +360,23 @@ export function mergedPullRequestsQuery(
   ORDER BY m DESC, id DESC)`);
   }
 
+  // The page's rows with their figures (`pull-request-figures.ts`): the AI lines as stored (already
+  // capped), the findings from the counts stored unless they straddle an edge of the window. Until
+  // the twelfth session each row read its findings twice and its AI records once, three seeks a row.
+  // `LIMIT -1 OFFSET 0` keeps SQLite from copying the findings' expression into both columns.
   const sql = `WITH ${ctes.join(",\n")}
-SELECT
+SELECT id, repo, prNumber, author, createdAt, mergedAt, linesAdded, linesDeleted, firstReviewedAt,
+  ${flaggedOf("fw")} AS findingsFlagged, ${fixedOf("fw")} AS findingsFixed, aiLines
+FROM (SELECT
   p.id AS id, p.repo AS repo, p.pr_number AS prNumber, p.author AS author,
   p.created_at AS createdAt, p.merged_at AS mergedAt,
   p.lines_added AS linesAdded, p.lines_deleted AS linesDeleted,
   p.first_reviewed_at AS firstReviewedAt,
-  (SELECT COUNT(*) FROM findings AS f
-    WHERE f.pr_id = p.id AND f.posted = 1 AND f.ai_addressed = 0 AND f.created_at BETWEEN ?2 AND ?3) AS findingsUnaddressed,
-  (SELECT COUNT(*) FROM findings AS f
-    WHERE f.pr_id = p.id AND f.posted = 1 AND f.ai_addressed = 1 AND f.created_at BETWEEN ?2 AND ?3) AS findingsFixed,
-  (SELECT SUM(a.lines) FROM ai_authorship AS a WHERE a.pr_id = p.id) AS aiLines
+  ${PAGE_FINDINGS} AS fw,
+  p.ai_lines AS aiLines
 FROM page JOIN pull_requests AS p ON p.id = page.id
-ORDER BY page.m DESC, page.id DESC`;
+ORDER BY page.m DESC, page.id DESC
+LIMIT -1 OFFSET 0)`;
   return { sql, params };
 }
 

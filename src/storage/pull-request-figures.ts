@@ -18,6 +18,34 @@
  * the window needs them read.
  */
 
+/** The columns of a pull request that `findingsInWindowSql` reads, as SQL expressions. */
+export interface FindingsColumns {
+  id: string;
+  first: string;
+  last: string;
+  posted: string;
+  fixed: string;
+}
+
+/**
+ * A pull request's findings in the window [?2, ?3], both counts in one value (the flagged ones
+ * times 2^32 plus the AI-addressed ones; `flaggedOf` and `fixedOf` take them apart): from its
+ * figures when its posted findings lie wholly inside the window or wholly outside it, else read in
+ * one range of `findings_posted_by_pr_outcome`. The export's page and the summary count findings
+ * with this one expression.
+ */
+export function findingsInWindowSql(c: FindingsColumns): string {
+  return `CASE WHEN ${c.first} >= ?2 AND ${c.last} <= ?3 THEN ${c.posted} * 4294967296 + ${c.fixed}
+      WHEN ${c.first} IS NULL OR ${c.first} > ?3 OR ${c.last} < ?2 THEN 0
+      ELSE (SELECT COUNT(*) * 4294967296 + COALESCE(SUM(fi.ai_addressed), 0) FROM findings AS fi
+        WHERE fi.pr_id = ${c.id} AND fi.posted = 1 AND fi.created_at BETWEEN ?2 AND ?3) END`;
+}
+
+/** The flagged findings of a value of `findingsInWindowSql`. */
+export const flaggedOf = (packed: string): string => `(${packed} >> 32)`;
+/** The AI-addressed findings of a value of `findingsInWindowSql`. */
+export const fixedOf = (packed: string): string => `(${packed} & 4294967295)`;
+
 /** The capped AI lines as SQL, from the sum of the records and the two line counts (SQL expressions). */
 export function cappedAiLinesSql(sum: string, added: string, deleted: string): string {
   return `CASE WHEN ${sum} IS NULL OR (${added} IS NULL AND ${deleted} IS NULL) THEN ${sum}

@@ -1,6 +1,7 @@
 import { DAY_MS } from "../lib/time";
 import type { SummaryGroupBy } from "../schemas/analytics-summary";
 import { unionAll } from "./analytics";
+import { findingsInWindowSql, fixedOf, flaggedOf } from "./pull-request-figures";
 import { GAP_TIER_BOUNDS_MS, LAST_GAP_TIER } from "./review-span";
 import { BLOCK_JSON, mergeEdgeSql, PULL_REQUEST_HI, PULL_REQUEST_LO, wholeMonths } from "./summary-days";
 import {
@@ -169,17 +170,11 @@ const STRADDLED = (table: string, count = `${table}pull_requests`) =>
 const CHECKED = `(f >= ?2 OR l <= ?3 OR EXISTS (SELECT 1 FROM reviews AS r
       WHERE r.pr_id = pid AND r.status = 'completed' AND r.completed_at BETWEEN ?2 AND ?3))`;
 /**
- * Both counts of findings in one value (the flagged ones times 2^32 plus the
- * AI-addressed ones), so that a candidate whose findings straddle an edge reads them in one range
- * of `findings_posted_by_pr` instead of two seeks (a quarter of the corrections' time on the 1M
- * file). `FLAGGED_OF` and `FIXED_OF` take them apart.
+ * Both counts of findings in one value (`pull-request-figures.ts`), so that a candidate whose
+ * findings straddle an edge reads them in one range of `findings_posted_by_pr_outcome` instead of
+ * two seeks (a quarter of the corrections' time on the 1M file).
  */
-const FINDINGS = `CASE WHEN ff >= ?2 AND lf <= ?3 THEN pf * 4294967296 + xf
-      WHEN ff IS NULL OR ff > ?3 OR lf < ?2 THEN 0
-      ELSE (SELECT COUNT(*) * 4294967296 + COALESCE(SUM(fi.ai_addressed), 0) FROM findings AS fi
-        WHERE fi.pr_id = pid AND fi.posted = 1 AND fi.created_at BETWEEN ?2 AND ?3) END`;
-const FLAGGED_OF = (packed: string) => `(${packed} >> 32)`;
-const FIXED_OF = (packed: string) => `(${packed} & 4294967295)`;
+const FINDINGS = findingsInWindowSql({ id: "pid", first: "ff", last: "lf", posted: "pf", fixed: "xf" });
 
 /**
  * Per straddling pull request of a day served with corrections (`corrections`, walked on its day's
@@ -190,7 +185,7 @@ const FIXED_OF = (packed: string) => `(${packed} & 4294967295)`;
  * have found it (its span meets the window), for the candidates' count.
  */
 const CORRECTIONS = (walk: string) => `SELECT pid, repo, author, m, la, ld, ai, tf, tm, cand, NOT ok AS gone,
-    IIF(ff IS NULL, 0, pf) - IIF(ok, ${FLAGGED_OF("fw")}, 0) AS fl, IIF(ff IS NULL, 0, xf) - IIF(ok, ${FIXED_OF("fw")}, 0) AS fx
+    IIF(ff IS NULL, 0, pf) - IIF(ok, ${flaggedOf("fw")}, 0) AS fl, IIF(ff IS NULL, 0, xf) - IIF(ok, ${fixedOf("fw")}, 0) AS fx
   FROM (
     SELECT *, f - c AS tf, m - c AS tm, cand AND ${CHECKED} AS ok, CASE WHEN cand THEN ${FINDINGS} ELSE 0 END AS fw
     FROM (SELECT *, f <= ?3 AND l >= ?2 AS cand FROM (${walk}) LIMIT -1 OFFSET 0)
@@ -297,8 +292,8 @@ export function summaryStatement(
     ...[
       ["la", "linesAdded"],
       ["ld", "linesDeleted"],
-      [FLAGGED_OF("fw"), "serviceIssuesFlagged"],
-      [FIXED_OF("fw"), "serviceIssuesFixed"],
+      [flaggedOf("fw"), "serviceIssuesFlagged"],
+      [fixedOf("fw"), "serviceIssuesFixed"],
       ["ai", "aiLinesAuthored"],
     ].map(([column, name]) => `COALESCE(SUM(${column}) FILTER (WHERE ok), 0) AS ${name}`),
     "COUNT(ai) FILTER (WHERE ok) AS pullRequestsWithAiData",
