@@ -76,8 +76,13 @@ const CHILDREN: readonly Child[] = CHILD_COLUMNS.map(({ table, key, data }) => (
   data: data.map((c) => c.name),
 }));
 
-/** A pull request's data columns (`analytics-columns.ts`): what the newer of two rows of one pull request hands on. */
-const PULL_REQUEST_DATA_SET = PULL_REQUEST_DATA.map((c) => `${c.name} = o.${c.name}`).join(", ");
+/**
+ * A pull request's data columns but the merge time (`analytics-columns.ts`): what the row that
+ * supersedes the other hands on. `merged_at` follows the merge rule, as the event write path
+ * applies it (`events.ts`, contract section 17: a merge is final whichever path a pull request
+ * came through).
+ */
+const VERSIONED_DATA = PULL_REQUEST_DATA.filter((c) => c.name !== "merged_at").map((c) => c.name);
 
 /**
  * The statements of a move. Parameters: ?1 the source `org_key`, ?2 the source repository key,
@@ -95,6 +100,8 @@ function moveSql(oneRepository: boolean) {
     `coalesce((SELECT t.id FROM pull_requests AS o JOIN pull_requests AS t ON ${pair} WHERE o.id = ${prId}), ${prId})`;
   const isNewer = (a: string, b: string) =>
     `${a}.updated_at IS NOT NULL AND (${b}.updated_at IS NULL OR ${a}.updated_at > ${b}.updated_at)`;
+  /** The source pull request `o` supersedes the target's row `t`: newer, or the same version merging an unmerged state. */
+  const supersedes = `(${isNewer("o", "t")} OR (o.updated_at = t.updated_at AND t.merged_at IS NULL AND o.merged_at IS NOT NULL))`;
 
   return {
     /** The surviving target rows of pull requests stored under both scopes: their spans change. */
@@ -103,12 +110,18 @@ INSERT INTO pull_requests_to_refresh (pr_id)
 SELECT t.id FROM pull_requests AS o JOIN pull_requests AS t ON ${pair} WHERE ${source("o")}
 ON CONFLICT (pr_id) DO NOTHING`,
 
-    /** Where both scopes hold a pull request: the source's data when its version is newer. */
+    /**
+     * Where both scopes hold a pull request: the source's data when it supersedes the target's
+     * (`rules/pull-request-state.ts` `supersedes`: a newer version, or the same version merging an
+     * unmerged state), keeping the target's merge when the source has none; else only an older
+     * merge of the source onto an unmerged target (its merge time alone). No row is unmerged.
+     */
     mergeNewerData: `
 UPDATE pull_requests AS t SET
-  ${oneRepository ? "" : "repo = o.repo, "}${PULL_REQUEST_DATA_SET}
+  ${[...(oneRepository ? [] : ["repo"]), ...VERSIONED_DATA].map((c) => `${c} = iif(${supersedes}, o.${c}, t.${c})`).join(",\n  ")},
+  merged_at = iif(${supersedes}, coalesce(o.merged_at, t.merged_at), o.merged_at)
 FROM pull_requests AS o
-WHERE ${source("o")} AND ${pair} AND ${isNewer("o", "t")}`,
+WHERE ${source("o")} AND ${pair} AND (${supersedes} OR (t.merged_at IS NULL AND o.merged_at IS NOT NULL))`,
 
     /**
      * A child record stored in both organizations: the target row takes the source's data (and
