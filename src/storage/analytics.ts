@@ -92,7 +92,7 @@ export async function listMergedPullRequests(
   // The page as one JSON text (SQLite builds it): local D1 turned each of a page's 101 rows and
   // 12 cells into objects on both sides of its binding, about 16 µs a row; one value cost 0.4 ms
   // less per full page (1.58x -> 1.51x /readyz at 1M, interleaved). The aggregate's order is not
-  // promised, so the page is put in the statement's order again here (merged_at, id descending).
+  // promised, so the page is put in the statement's order again below (merged_at, id descending).
   // Larger pages (the download's 1,001 rows) read row by row: see `JSON_PAGE_MAX_ROWS`.
   let tuples: PageTuple[];
   let rowsRead: number;
@@ -101,17 +101,20 @@ export async function listMergedPullRequests(
       .prepare(`SELECT json_group_array(json_array(${PAGE_COLUMNS.join(", ")})) AS page FROM (${sql})`)
       .bind(...params)
       .all<{ page: string }>();
-    tuples = (JSON.parse(results[0]?.page ?? "[]") as PageTuple[]).sort((a, b) => b[5] - a[5] || b[0] - a[0]);
+    tuples = JSON.parse(results[0]?.page ?? "[]") as PageTuple[];
     rowsRead = meta.rows_read;
   } else {
     const { results, meta } = await db
       .prepare(sql)
       .bind(...params)
       .all<Record<(typeof PAGE_COLUMNS)[number], unknown>>();
-    // Already in the page's order; each row's cells by name, in `PageTuple`'s order.
+    // Each row's cells by name, in `PageTuple`'s order.
     tuples = results.map((row) => PAGE_COLUMNS.map((column) => row[column]) as PageTuple);
     rowsRead = meta.rows_read;
   }
+  // The statement's order (merged_at, id descending), which neither path is promised: SQLite keeps
+  // it through the outer SELECT in practice, but only an ORDER BY of its own would promise it.
+  tuples.sort((a, b) => b[5] - a[5] || b[0] - a[0]);
   // One literal per row (no rest and spread): the shape every row of every page shares.
   return {
     rows: tuples.map(([id, repo, prNumber, author, createdAt, mergedAt, added, deleted, reviewed, flagged, fixed, ai]) => ({

@@ -188,7 +188,8 @@ async function contents(shard: string, home: string) {
   return {
     prs: await q(
       `SELECT repo_key, pr_number, author, created_at, merged_at, lines_added, lines_deleted, updated_at,
-              first_reviewed_at, last_reviewed_at, after_merge_tier, before_merge_tier
+              first_reviewed_at, last_reviewed_at, after_merge_tier, before_merge_tier,
+              ai_lines, posted_findings, fixed_findings, first_finding_at, last_finding_at
        FROM pull_requests WHERE org_key = ?1 AND author IS NOT NULL ORDER BY repo_key, pr_number`,
     ),
     reviews: await q(
