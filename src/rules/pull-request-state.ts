@@ -1,8 +1,9 @@
 /**
  * Which of two states of one pull request to keep (contract sections 5 and 17), for every path a
- * pull request comes through (webhooks, the events API, later GitHub sync). The event write path
- * applies it twice, identically: in memory to the events of one batch (`storage/events.ts`), and
- * in SQL against the stored row (its upsert spells the same three cases).
+ * pull request comes through (webhooks, the events API, GitHub sync, renames). The event write
+ * path applies it in SQL, one event at a time against the stored row (`storage/events.ts`: its
+ * upsert spells the same three cases), and so does a rename's move of rows (`storage/renames.ts`);
+ * this is the rule's reference, for one state arriving on another.
  *
  * - The greatest `updatedAt` wins, and the first stored stays among equals...
  * - ...except that a merge beats an unmerged state of the same version: GitHub's `updated_at` has

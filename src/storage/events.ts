@@ -1,5 +1,4 @@
 import { foldName, repoKey } from "../lib/names";
-import { nextPullRequestState } from "../rules/pull-request-state";
 import type { Event } from "../schemas/events";
 import { ACTIVITY_OF_BATCH, type ActivityRef, type StoredActivity, toStoredActivity } from "./activity";
 import {
@@ -35,9 +34,14 @@ export interface StoredEvents {
  * changes nothing (equal version, different content: the state stored first stays), and a replay
  * writes nothing at all. Pull requests add the merge rule of contract section 17
  * (`rules/pull-request-state.ts`): a merge beats an unmerged state of the same version, and once
- * stored as merged a pull request stays merged. Inside a batch the same rule picks one event per record before anything
- * is sent: the greatest `updatedAt`, the earliest in the batch among equals — the same result as
- * storing the batch's events one by one in order.
+ * stored as merged a pull request stays merged. Inside a batch, a child record's events are folded
+ * to one before anything is sent (the greatest `updatedAt`, the earliest in the batch among
+ * equals): the same result as storing them one by one in order. A pull request's are not folded:
+ * they are sent in the batch's order and the upsert applies each against the row the ones before
+ * it left, so the batch stores what its events sent one at a time would. A fold of the batch alone
+ * cannot do that under the merge rule, whose outcome depends on the stored row (an outside review
+ * found a fold of an equal version's state and an older merge replacing the stored state's fields,
+ * which either event alone leaves).
  *
  * Order inside the transaction: pull request data first; then a placeholder
  * row for each pull request that a child event will point at but that has no row yet (a review
@@ -67,7 +71,8 @@ export async function writeEvents(
   homes: ReadonlyMap<string, string>,
   ids: PullRequestIds,
 ): Promise<StoredEvents> {
-  const pullRequests = new Latest<PullRequestRow>(nextPullRequestState);
+  // In the batch's order, every one (see above): the upsert applies them one by one.
+  const pullRequests: PullRequestRow[] = [];
   const reviews = new Latest<ReviewRow>();
   const findings = new Latest<FindingRow>();
   const authorship = new Latest<AuthorshipRow>();
@@ -81,10 +86,7 @@ export async function writeEvents(
     switch (e.type) {
       // Each row carries the event's data fields (`analytics-columns.ts`: one per data column).
       case "pull_request":
-        pullRequests.offer([orgKey, ref.repoKey, e.prNumber], updatedAt, {
-          ...ref,
-          ...(eventFields(PULL_REQUEST_DATA, e) as Omit<PullRequestRow, keyof Ref>),
-        });
+        pullRequests.push({ ...ref, ...(eventFields(PULL_REQUEST_DATA, e) as Omit<PullRequestRow, keyof Ref>) });
         break;
       case "review":
         reviews.offer([orgKey, e.reviewId], updatedAt, childRow(ref, e.reviewId, REVIEW_COLUMNS, e));
@@ -99,7 +101,7 @@ export async function writeEvents(
   }
 
   // Children whose pull request has no event in this batch may need a placeholder row.
-  const inBatch = new Set(pullRequests.rows().map(refKey));
+  const inBatch = new Set(pullRequests.map(refKey));
   const placeholders: Placeholder[] = [];
   for (const [table, rows] of [
     ["reviews", reviews],
@@ -120,21 +122,31 @@ export async function writeEvents(
       refs.set(refKey({ orgKey, repoKey, prNumber }), { orgKey, repoKey, prNumber });
     return [...refs.values()];
   };
-  const spanRefs = refsOf([...pullRequests.rows(), ...reviews.rows()]);
-  const figureRefs = refsOf([...pullRequests.rows(), ...findings.rows(), ...authorship.rows()]);
+  const spanRefs = refsOf([...pullRequests, ...reviews.rows()]);
+  const figureRefs = refsOf([...pullRequests, ...findings.rows(), ...authorship.rows()]);
   const children = reviews.rows().length + findings.rows().length + authorship.rows().length;
 
   const statements: D1PreparedStatement[] = [];
   const add = (sql: string, rows: object[]) => {
     if (rows.length > 0) statements.push(db.prepare(sql).bind(JSON.stringify(rows)));
   };
-  /** Inserts of pull request rows: each row may carry its given id (the insert trigger moves the sequence past every id stored). */
+  /**
+   * Inserts of pull request rows: the first row of each pull request may carry its given id (the
+   * insert trigger moves the sequence past every id stored); a later one of the same pull request
+   * updates the row the first inserted, and its id would collide with it.
+   */
   const insert = (sql: string, rows: PullRequestKey[]) => {
     if (rows.length === 0) return;
-    const withIds = rows.map((r) => ({ ...r, prId: ids.given?.get(refKey(r)) ?? null }));
+    const seen = new Set<string>();
+    const withIds = rows.map((r) => {
+      const key = refKey(r);
+      const first = !seen.has(key);
+      seen.add(key);
+      return { ...r, prId: first ? (ids.given?.get(key) ?? null) : null };
+    });
     statements.push(db.prepare(sql).bind(JSON.stringify(withIds), ids.shardIndex));
   };
-  insert(UPSERT_PULL_REQUESTS, pullRequests.rows());
+  insert(UPSERT_PULL_REQUESTS, pullRequests);
   insert(ENSURE_PLACEHOLDERS, placeholders);
   add(NOTE_PULL_REQUESTS_LEFT_BY_REVIEWS, reviews.rows());
   add(NOTE_PULL_REQUESTS_LEFT_BY_FINDINGS, findings.rows());
@@ -147,7 +159,7 @@ export async function writeEvents(
   if (children > 0) statements.push(db.prepare(FORGET_NOTED_PULL_REQUESTS));
   // Read last, in the same transaction: the activity of what the batch named (contract section 20).
   const activityRefs: ActivityRef[] = [
-    ...pullRequests.rows().map((r) => ({ ...keyOf(r), learned: true })),
+    ...refsOf(pullRequests).map((r) => ({ ...r, learned: true })),
     ...reviews.rows().map((r) => ({ ...keyOf(r), learned: false })),
   ];
   add(ACTIVITY_OF_BATCH, activityRefs);
@@ -201,26 +213,14 @@ const keyOf = ({ orgKey, repoKey, prNumber }: PullRequestKey): PullRequestKey =>
 /** JSON of the key: unambiguous whatever characters the names hold (a joined string is not). */
 export const refKey = ({ orgKey, repoKey, prNumber }: PullRequestKey): string => JSON.stringify([orgKey, repoKey, prNumber]);
 
-/**
- * Per record, the row of the event with the greatest version, the first among equals; or, for
- * pull requests, what `next` keeps (the merge rule, `rules/pull-request-state.ts`).
- */
+/** Per record, the row of the event with the greatest version, the first among equals. */
 class Latest<Row> {
   private readonly byRecord = new Map<string, { version: number; row: Row }>();
-  // A plain field, not a parameter property: the benchmarks load this module with Node's type
-  // stripping, which refuses parameter properties.
-  private readonly next: ((held: Row, incoming: Row) => Row) | undefined;
-
-  constructor(next?: (held: Row, incoming: Row) => Row) {
-    this.next = next;
-  }
 
   offer(record: readonly unknown[], version: number, row: Row): void {
     const key = JSON.stringify(record);
     const held = this.byRecord.get(key);
-    if (held === undefined) this.byRecord.set(key, { version, row });
-    else if (this.next) this.byRecord.set(key, { version: Math.max(version, held.version), row: this.next(held.row, row) });
-    else if (version > held.version) this.byRecord.set(key, { version, row });
+    if (held === undefined || version > held.version) this.byRecord.set(key, { version, row });
   }
 
   rows(): Row[] {
