@@ -18,6 +18,20 @@ export async function renameRepositoryRows(env: Env, home: string, fromKey: stri
   if (placement.movingTo !== null)
     throw new MoveRunning(`${home} is moving to ${placement.movingTo}: its repository rename waits`);
   await moveRows(shardOf(env, placement.shard).db, { orgKey: home, repo: fromKey }, { orgKey: home, repo: toName });
+  await stillPlaced(env, home, placement.shard, "its repository rename");
+}
+
+/**
+ * After a move of rows on `shard`: a move between shards that began meanwhile may have copied the
+ * rows before they moved (a rename changes no count, so the move's catch-up does not see it), so
+ * the caller waits for that move and does its work again on the shard the move leaves the rows on
+ * (a move of rows is idempotent). As the event write path reads its route again after writing
+ * (`events.ts` `storeRouted`); an outside review found a rename lost on a move's target without it.
+ */
+async function stillPlaced(env: Env, home: string, shard: string, what: string): Promise<void> {
+  const after = (await readPlacements(env, [home])).get(home);
+  if (after !== undefined && (after.movingTo !== null || after.shard !== shard))
+    throw new MoveRunning(`${home} began moving during ${what}: it is done again once the move has ended`);
 }
 
 /**
@@ -33,7 +47,11 @@ export async function moveOrganizationRows(env: Env, from: string, to: string): 
   if (source.movingTo !== null || target.movingTo !== null) throw new MoveRunning(`${from} or ${to} is moving between shards`);
   const a = shardOf(env, source.shard);
   const b = shardOf(env, target.shard);
-  if (a === b) return moveRows(a.db, { orgKey: from }, { orgKey: to });
+  if (a === b) {
+    await moveRows(a.db, { orgKey: from }, { orgKey: to });
+    await stillPlaced(env, from, source.shard, "the gathering of its rows");
+    return stillPlaced(env, to, target.shard, "the gathering of another key's rows");
+  }
   for (let position: CopyPosition | null = COPY_START; position !== null; ) {
     position = (await copyPage({ db: a.db, orgKey: from }, { db: b.db, orgKey: to, shardIndex: b.index }, position, 500)).next;
   }

@@ -18,7 +18,7 @@ const V = (hour: number) => `2026-10-05T${String(hour).padStart(2, "0")}:00:00.0
 const state = fc.record({
   hour: fc.integer({ min: 8, max: 11 }),
   merged: fc.option(fc.integer({ min: 1, max: 3 }), { nil: null }),
-  author: fc.constantFrom("a", "b", "c", "d"),
+  author: fc.constantFrom<string>("a", "b", "c", "d"),
   lines: fc.integer({ min: 0, max: 50 }),
 });
 type State = typeof state extends fc.Arbitrary<infer T> ? T : never;

@@ -1,0 +1,82 @@
+/**
+ * A repository rename (`directory/rows.ts` `renameRepositoryRows`) reads the placement, runs
+ * `moveRows` on the shard it read, then reads the placement again, as the event write path does
+ * (`directory/events.ts` `storeRouted`). A move that began between that read and the write copied
+ * the rows before the rename moved them (a rename changes no count, so the move's catch-up passes):
+ * the rename then waits for the move and is followed again on its target. An outside review found
+ * it lost there (the target kept the rows under the old name) when the placement was read once. Contract section 9: "rows follow
+ * the repository to its new name; the old name matches nothing"; section 16: while a move runs,
+ * webhooks are applied, nothing lost.
+ *
+ * The interleaving is produced by a main database wrapper that runs the move's steps right after
+ * the rename's read of the placement returns (as a slow rename and a concurrent move would).
+ */
+import { describe, expect, it } from "vitest";
+import { beginMove, catchUp, copySome, finishMove, type Move, readMove, recordMove, switchOver } from "../../src/directory/moves";
+import { MoveRunning, renameRepositoryRows } from "../../src/directory/rows";
+import { placementOf } from "../../src/directory/shards";
+import { createOrg, env, ev, postEventsOk, unique } from "./helpers";
+
+const db = (shard: string) => (env as unknown as Record<string, D1Database>)[shard] as D1Database;
+
+describe("a repository rename racing a move between shards", () => {
+  it("the renamed rows reach the move's target under the new name", { timeout: 60_000 }, async () => {
+    const org = await createOrg(unique("rnmv"), { plan: "pro" });
+    const home = org.toLowerCase();
+    await postEventsOk([
+      ev.pr(org, 1, { repo: "old" }),
+      ev.review(org, 1, "r1", { repo: "old" }),
+      ev.pr(org, 2, { repo: "old" }),
+    ]);
+    const from = (await placementOf(env, home)).shard;
+    const to = from === "DB" ? "ANALYTICS_2" : "DB";
+    const current = async () => (await readMove(env, home)) as Move;
+
+    let fired = false;
+    const realDb = env.DB;
+    const wrappedDb = {
+      prepare(sql: string) {
+        const statement = realDb.prepare(sql);
+        if (fired || !sql.includes("FROM analytics_placements WHERE home_key IN")) return statement;
+        return {
+          bind: (...args: unknown[]) => ({
+            all: async () => {
+              const read = await statement.bind(...args).all();
+              fired = true;
+              // The move runs while the rename is between its placement read and its write.
+              const { move } = await recordMove(env, { home, login: org }, from, to, Date.now());
+              await beginMove(env, move);
+              while (!(await copySome(env, await current(), 0, 500))) {}
+              expect(await catchUp(env, await current())).toBe(true);
+              return read;
+            },
+          }),
+        };
+      },
+      batch: (statements: D1PreparedStatement[]) => realDb.batch(statements),
+      exec: (sql: string) => realDb.exec(sql),
+    };
+    const racingEnv = new Proxy(env, {
+      get: (target, p) => (p === "DB" ? wrappedDb : Reflect.get(target, p)),
+    }) as Env;
+
+    // The rename sees the move that began while it wrote: it waits for it (the consumer sends its
+    // message again) instead of counting as followed.
+    await expect(renameRepositoryRows(racingEnv, home, "old", "new")).rejects.toBeInstanceOf(MoveRunning);
+    expect(fired).toBe(true);
+    await switchOver(env, await current());
+    await finishMove(env, await current());
+    // The message again, after the move: the rename follows on the target.
+    await renameRepositoryRows(env, home, "old", "new");
+
+    expect((await placementOf(env, home)).shard).toBe(to);
+    const { results } = await db(to)
+      .prepare("SELECT repo_key, pr_number FROM pull_requests WHERE org_key = ?1 ORDER BY pr_number")
+      .bind(home)
+      .all();
+    expect(results).toEqual([
+      { repo_key: "new", pr_number: 1 },
+      { repo_key: "new", pr_number: 2 },
+    ]);
+  });
+});
