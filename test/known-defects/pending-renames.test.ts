@@ -1,0 +1,50 @@
+/**
+ * Attack: repository renames whose D1 rows wait (`pending_renames` in the organization's object,
+ * keyed by `from_key`, "the latest target wins": `organization/store/repositories.ts`
+ * `addPendingRename`) are followed by the webhook consumer in the table's order
+ * (`listPendingRenames`, no ORDER BY: insertion order, an updated row keeping its place). While an
+ * organization moves between shards no rename's rows move (`MoveRunning`), so renames pile up. A
+ * chain old→New, New→old, old→New leaves (old→New, new→old): followed in that order the rows go to
+ * New and back to old, while the repository is called New. Contract section 9: "rows ... follow the
+ * repository to its new name; the old name matches nothing".
+ */
+import { describe, expect, it } from "vitest";
+import { placementOf } from "../../src/directory/shards";
+import { WEBHOOK_QUEUE } from "../../src/webhooks/queues";
+import { env } from "../worker/helpers";
+import { consume, example, exported, messageOf, prs, repoId, world } from "../worker/webhook-helpers";
+
+describe("attack: renames that waited for a move, followed in the pending table's order", () => {
+  it("old→New, New→old, old→New: the rows end under New", { timeout: 60_000 }, async () => {
+    const repo = { id: repoId(), name: "old", private: false };
+    const { org, admin } = await world([repo]);
+    await prs(org, admin, [[repo, 1]]);
+    const home = org.toLowerCase();
+    const { shard } = await placementOf(env, home);
+    await env.DB.prepare("UPDATE analytics_placements SET moving_to = ?2 WHERE home_key = ?1")
+      .bind(home, shard === "DB" ? "ANALYTICS_2" : "DB")
+      .run();
+
+    const rename = (from: string, to: string) => {
+      const payload = example("repository", "renamed", org);
+      Object.assign(payload.repository as object, { id: repo.id, name: to, private: false });
+      payload.changes = { repository: { name: { from } } };
+      return messageOf("repository", payload);
+    };
+    const resent: unknown[] = [];
+    const queue = { send: async (b: unknown) => void resent.push(b), sendBatch: async () => {} };
+    for (const body of [rename("old", "New"), rename("New", "old"), rename("old", "New")]) {
+      const r = await consume(WEBHOOK_QUEUE, [body], { WEBHOOKS: queue });
+      expect(r.result.explicitAcks).toEqual(r.ids); // waits for the move: sent again
+    }
+    expect(resent).toHaveLength(3);
+
+    // The move ends; the waiting messages apply.
+    await env.DB.prepare("UPDATE analytics_placements SET moving_to = NULL WHERE home_key = ?1").bind(home).run();
+    for (const body of resent) {
+      const r = await consume(WEBHOOK_QUEUE, [body]);
+      expect(r.result.explicitAcks).toEqual(r.ids);
+    }
+    expect((await exported(org, admin)).map((r) => `${r.repo}#${r.prNumber}`)).toEqual(["New#1"]);
+  });
+});
