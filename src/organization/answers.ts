@@ -65,8 +65,9 @@ export interface MembershipAnswer {
   entry: OrganizationEntry | null;
 }
 
-/** A repository rename whose D1 rows still have to follow (see `pendingRenames`). */
+/** A repository rename whose D1 rows still have to follow (see `pendingRenames`), at its place in their log. */
 export interface PendingRename {
+  seq: number;
   fromKey: string;
   toName: string;
 }

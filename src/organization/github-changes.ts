@@ -187,7 +187,7 @@ export type RepositoryRenamed =
       kind: "renamed";
       rekey: { fromKey: string; toKey: string } | null;
       write: RepositoryWrite;
-      pending: PendingRename | null;
+      pending: Omit<PendingRename, "seq"> | null;
     };
 
 export function repositoryRenamed(

@@ -221,9 +221,9 @@ export class OrganizationObject extends DurableObject<Env> {
     return getInstallation(this.#db) !== undefined;
   }
 
-  /** The webhook consumer moved a rename's D1 rows. */
-  renameFollowed(fromKey: string): void {
-    repos.deletePendingRename(this.#db, fromKey);
+  /** The webhook consumer moved the D1 rows of the rename recorded as `seq`. */
+  renameFollowed(seq: number): void {
+    repos.deletePendingRename(this.#db, seq);
   }
 
   /** Tells the members' organizations indexes a new login, a page per run (`member-index.ts`). */

@@ -168,10 +168,15 @@ export const appliedDeliveries = sqliteTable("applied_deliveries", {
 /**
  * Repository renames whose analytics rows (D1, keyed by name) still have to follow: written in the
  * transaction that renames the repository here, removed by the webhook consumer once D1 has moved
- * the rows (an outbox: a failure between the two is finished by the retry).
+ * the rows (an outbox: a failure between the two is finished by the retry). A log in the order the
+ * renames were applied here (`seq`), followed in that order, each entry removed on its own: while
+ * an organization moves between shards renames wait here, and a chain such as old→New, New→old,
+ * old→New must reach D1 in its order (until migration 0011 one row per old name, the latest
+ * target overwriting it in place, left the rows under old while the repository was New).
  */
 export const pendingRenames = sqliteTable("pending_renames", {
-  fromKey: text("from_key").primaryKey(),
+  seq: integer("seq").primaryKey({ autoIncrement: true }),
+  fromKey: text("from_key").notNull(),
   toName: text("to_name").notNull(),
 });
 

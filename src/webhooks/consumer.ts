@@ -126,7 +126,7 @@ export async function applyMessage(env: Env, m: QueueMessage): Promise<void> {
   if (result.directory) await learnIdentity(env, result.directory);
   for (const rename of result.renames) {
     await renameRepositoryRows(env, home, rename.fromKey, rename.toName);
-    await callDurable(() => organizationAt(env, home).renameFollowed(rename.fromKey), { idempotent: true });
+    await callDurable(() => organizationAt(env, home).renameFollowed(rename.seq), { idempotent: true });
   }
   // Also on a retry that finds the ledger entry: the read of GitHub is what the message is for.
   if (signal && result.installation) await applySignal(env, home, result.installation, m);
@@ -165,7 +165,7 @@ type RepositoryAnswer = { here: boolean; name: string | null };
 type ChangeAnswer =
   | {
       kind: "applied";
-      renames: { fromKey: string; toName: string }[];
+      renames: { seq: number; fromKey: string; toName: string }[];
       installation: { id: number; login: string } | null;
       directory: ReportedIdentity | null;
     }

@@ -1,4 +1,4 @@
-import { and, eq, isNotNull, or, sql } from "drizzle-orm";
+import { and, asc, eq, isNotNull, or, sql } from "drizzle-orm";
 import { repoKey } from "../../lib/names";
 import { collaborators, pendingRenames, type RepositoryRow, repositories } from "../schema";
 import type { Db } from "./db";
@@ -96,21 +96,19 @@ export function removeCollaborator(db: Db, repoKey: string, githubUserId: string
     .run();
 }
 
-/** Records that D1's rows under `fromKey` have to follow to `toName` (the latest target wins). */
+/** Records that D1's rows under `fromKey` have to follow to `toName`, after every rename recorded before. */
 export function addPendingRename(db: Db, fromKey: string, toName: string): void {
-  db.insert(pendingRenames)
-    .values({ fromKey, toName })
-    .onConflictDoUpdate({ target: pendingRenames.fromKey, set: { toName } })
-    .run();
+  db.insert(pendingRenames).values({ fromKey, toName }).run();
 }
 
-export function listPendingRenames(db: Db): { fromKey: string; toName: string }[] {
-  return db.select().from(pendingRenames).all();
+/** The renames D1 has still to follow, in the order they were applied here. */
+export function listPendingRenames(db: Db): (typeof pendingRenames.$inferSelect)[] {
+  return db.select().from(pendingRenames).orderBy(asc(pendingRenames.seq)).all();
 }
 
-/** D1 has followed the rename. */
-export function deletePendingRename(db: Db, fromKey: string): void {
-  db.delete(pendingRenames).where(eq(pendingRenames.fromKey, fromKey)).run();
+/** D1 has followed the rename recorded as `seq`. */
+export function deletePendingRename(db: Db, seq: number): void {
+  db.delete(pendingRenames).where(eq(pendingRenames.seq, seq)).run();
 }
 
 /** Every stored repository, removed ones included (an installation sync compares them with GitHub's list). */

@@ -1,20 +1,19 @@
 /**
- * Attack: repository renames whose D1 rows wait (`pending_renames` in the organization's object,
- * keyed by `from_key`, "the latest target wins": `organization/store/repositories.ts`
- * `addPendingRename`) are followed by the webhook consumer in the table's order
- * (`listPendingRenames`, no ORDER BY: insertion order, an updated row keeping its place). While an
- * organization moves between shards no rename's rows move (`MoveRunning`), so renames pile up. A
- * chain old→New, New→old, old→New leaves (old→New, new→old): followed in that order the rows go to
- * New and back to old, while the repository is called New. Contract section 9: "rows ... follow the
- * repository to its new name; the old name matches nothing".
+ * Repository renames whose D1 rows wait (`pending_renames` in the organization's object, an outbox)
+ * are followed by the webhook consumer in the order the object applied them. While an organization
+ * moves between shards no rename's rows move (`MoveRunning`), so renames pile up: a chain old→New,
+ * New→old, old→New must reach D1 in its order, and the rows end under New (contract section 9:
+ * rows follow the repository to its new name; the old name matches nothing). An outside review
+ * found them under old when the outbox kept one row per old name, the latest target overwriting
+ * it in place (organization migration 0011 made it a log).
  */
 import { describe, expect, it } from "vitest";
 import { placementOf } from "../../src/directory/shards";
 import { WEBHOOK_QUEUE } from "../../src/webhooks/queues";
-import { env } from "../worker/helpers";
-import { consume, example, exported, messageOf, prs, repoId, world } from "../worker/webhook-helpers";
+import { env } from "./helpers";
+import { consume, example, exported, messageOf, prs, repoId, world } from "./webhook-helpers";
 
-describe("attack: renames that waited for a move, followed in the pending table's order", () => {
+describe("renames that waited for a move, followed in the order they were applied", () => {
   it("old→New, New→old, old→New: the rows end under New", { timeout: 60_000 }, async () => {
     const repo = { id: repoId(), name: "old", private: false };
     const { org, admin } = await world([repo]);
