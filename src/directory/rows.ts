@@ -1,4 +1,4 @@
-import { type CopyPosition, copyPage, deleteOrganizationRows } from "../storage/copy";
+import { type CopyPosition, copyPage, deleteOrganizationRowsIfUnchanged, organizationFingerprint } from "../storage/copy";
 import { moveRows } from "../storage/renames";
 import { placementOf, readPlacements, shardOf } from "./shards";
 
@@ -52,10 +52,20 @@ export async function moveOrganizationRows(env: Env, from: string, to: string): 
     await stillPlaced(env, from, source.shard, "the gathering of its rows");
     return stillPlaced(env, to, target.shard, "the gathering of another key's rows");
   }
-  for (let position: CopyPosition | null = COPY_START; position !== null; ) {
-    position = (await copyPage({ db: a.db, orgKey: from }, { db: b.db, orgKey: to, shardIndex: b.index }, position, 500)).next;
+  // Copy, then delete only if nothing was written to `from` meanwhile (a batch that resolved its
+  // home before the directory learned the new one may still write there): else copy again.
+  for (let round = 1; ; round++) {
+    const before = await organizationFingerprint(a.db, from);
+    for (let position: CopyPosition | null = COPY_START; position !== null; ) {
+      position = (await copyPage({ db: a.db, orgKey: from }, { db: b.db, orgKey: to, shardIndex: b.index }, position, 500)).next;
+    }
+    if (await deleteOrganizationRowsIfUnchanged(a.db, from, before)) return;
+    if (round === GATHER_ROUNDS)
+      throw new Error(`${from}'s rows kept changing while they were gathered into ${to}: not done, to be tried again`);
   }
-  await deleteOrganizationRows(a.db, from);
 }
+
+/** Copies of a stray key's rows before a gather gives up for now (its caller's retry goes on). */
+const GATHER_ROUNDS = 5;
 
 const COPY_START: CopyPosition = { table: "pull_requests", after: null };

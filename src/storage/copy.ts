@@ -244,6 +244,70 @@ export async function deleteOrganizationRows(
 }
 
 /**
+ * What every write to an organization's rows changes: per table, the count of its rows and the sums
+ * of their versions and rowids (and of pull requests' merge times, which the merge rule may set
+ * without a newer version). A write stores a record only when it is newer, adds a row, or merges
+ * an unmerged pull request, so a write between two readings always changes it.
+ */
+const FINGERPRINT_PARTS: Record<CopiedTable, string> = {
+  pull_requests: "COUNT(*), COALESCE(SUM(updated_at), 0), COALESCE(SUM(rowid), 0), COALESCE(SUM(merged_at), 0)",
+  reviews: "COUNT(*), COALESCE(SUM(updated_at), 0), COALESCE(SUM(rowid), 0)",
+  findings: "COUNT(*), COALESCE(SUM(updated_at), 0), COALESCE(SUM(rowid), 0)",
+  ai_authorship: "COUNT(*), COALESCE(SUM(updated_at), 0), COALESCE(SUM(rowid), 0)",
+};
+/** The children first, as the delete goes: a pull request row goes after the rows that point at it. */
+const DELETE_ORDER = ["reviews", "findings", "ai_authorship", "pull_requests"] as const satisfies readonly CopiedTable[];
+const fingerprintOf = (table: CopiedTable) => `(SELECT json_array(${FINGERPRINT_PARTS[table]}) FROM ${table} WHERE org_key = ?1)`;
+
+/** The organization's rows as `organizationFingerprint` reads them: one text per table. */
+export type RowsFingerprint = Record<CopiedTable, string>;
+
+/** Reads the fingerprint of an organization's rows (`FINGERPRINT_PARTS`), in one statement. */
+export async function organizationFingerprint(db: D1Database, orgKey: string): Promise<RowsFingerprint> {
+  const row = await db
+    .prepare(`SELECT ${DELETE_ORDER.map((t) => `${fingerprintOf(t)} AS ${t}`).join(", ")}`)
+    .bind(orgKey)
+    .first<RowsFingerprint>();
+  if (!row) throw new Error("the fingerprint statement answered no row");
+  return row;
+}
+
+/**
+ * Deletes every row of the organization (and its derived rows) in one transaction, but only if
+ * none was written since `fingerprint` was read: each statement checks that the tables deleted
+ * before it are empty and that the others still read as `fingerprint`. Answers whether it deleted.
+ * A gather of stray rows into another shard copies them and then deletes them (`directory/rows.ts`):
+ * a write landing between the copy and the delete makes the delete do nothing, and the gather
+ * copies again (an outside review found such a write deleted uncopied when the delete was plain).
+ */
+export async function deleteOrganizationRowsIfUnchanged(
+  db: D1Database,
+  orgKey: string,
+  fingerprint: RowsFingerprint,
+): Promise<boolean> {
+  const unchanged = (from: number) =>
+    [
+      ...DELETE_ORDER.slice(0, from).map((t) => `NOT EXISTS (SELECT 1 FROM ${t} WHERE org_key = ?1)`),
+      ...DELETE_ORDER.slice(from).map((t) => `${fingerprintOf(t)} = ?${2 + DELETE_ORDER.indexOf(t)}`),
+    ].join(" AND ");
+  const values = DELETE_ORDER.map((t) => fingerprint[t]);
+  const statements = [
+    ...DELETE_ORDER.map((table, k) =>
+      db.prepare(`DELETE FROM ${table} WHERE org_key = ?1 AND ${unchanged(k)}`).bind(orgKey, ...values),
+    ),
+    ...DERIVED_TABLES.map((table) =>
+      db.prepare(`DELETE FROM ${table} WHERE org_key = ?1 AND ${unchanged(DELETE_ORDER.length)}`).bind(orgKey),
+    ),
+  ];
+  await db.batch(statements);
+  const left = await db
+    .prepare(`SELECT ${DELETE_ORDER.map((t) => `EXISTS (SELECT 1 FROM ${t} WHERE org_key = ?1)`).join(" OR ")} AS left`)
+    .bind(orgKey)
+    .first<{ left: number }>();
+  return left?.left === 0;
+}
+
+/**
  * How many rows of each table an organization has (the move's check before its switch); pull
  * requests without their own event (placeholders) are not copied as such, so not counted.
  */
