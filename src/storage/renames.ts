@@ -98,10 +98,17 @@ function moveSql(oneRepository: boolean) {
   /** The id a child of source pull request `prId` points at after the move. */
   const targetOf = (prId: string) =>
     `coalesce((SELECT t.id FROM pull_requests AS o JOIN pull_requests AS t ON ${pair} WHERE o.id = ${prId}), ${prId})`;
-  const isNewer = (a: string, b: string) =>
-    `${a}.updated_at IS NOT NULL AND (${b}.updated_at IS NULL OR ${a}.updated_at > ${b}.updated_at)`;
-  /** The source pull request `o` supersedes the target's row `t`: newer, or the same version merging an unmerged state. */
-  const supersedes = `(${isNewer("o", "t")} OR (o.updated_at = t.updated_at AND t.merged_at IS NULL AND o.merged_at IS NOT NULL))`;
+  // As a move between shards judges them (`copy.ts`: a row is copied as an event of its version, a
+  // row from before versions as version 0; the event write path takes a stored NULL version as
+  // older than any event): the same rows whichever path gathers them. An outside review found a
+  // row from before versions losing its data to a placeholder here and keeping it across shards.
+  const isNewer = (a: string, b: string) => `(${b}.updated_at IS NULL OR coalesce(${a}.updated_at, 0) > ${b}.updated_at)`;
+  /**
+   * The source pull request `o` supersedes the target's row `t`: newer, or the same version merging
+   * an unmerged state; never a placeholder (no data: the copy sends no event for one).
+   */
+  const supersedes = `(o.author IS NOT NULL AND o.created_at IS NOT NULL AND (${isNewer("o", "t")}
+    OR (coalesce(o.updated_at, 0) = t.updated_at AND t.merged_at IS NULL AND o.merged_at IS NOT NULL)))`;
 
   return {
     /** The surviving target rows of pull requests stored under both scopes: their spans change. */
