@@ -244,16 +244,19 @@ export async function deleteOrganizationRows(
 }
 
 /**
- * What every write to an organization's rows changes: per table, the count of its rows and the sums
- * of their versions and rowids (and of pull requests' merge times, which the merge rule may set
- * without a newer version). A write stores a record only when it is newer, adds a row, or merges
- * an unmerged pull request, so a write between two readings always changes it.
+ * What every write to an organization's rows changes: per table, the count of its rows, of those
+ * with a version (an event at version 0 replacing a placeholder or a row from before versions, NULL,
+ * changes no sum), and the sums of their versions and rowids (and of pull requests' merge times,
+ * which the merge rule may set without a newer version). A write stores a record only when it is
+ * newer, adds a row, or merges an unmerged pull request, so a write between two readings always
+ * changes it.
  */
 const FINGERPRINT_PARTS: Record<CopiedTable, string> = {
-  pull_requests: "COUNT(*), COALESCE(SUM(updated_at), 0), COALESCE(SUM(rowid), 0), COALESCE(SUM(merged_at), 0)",
-  reviews: "COUNT(*), COALESCE(SUM(updated_at), 0), COALESCE(SUM(rowid), 0)",
-  findings: "COUNT(*), COALESCE(SUM(updated_at), 0), COALESCE(SUM(rowid), 0)",
-  ai_authorship: "COUNT(*), COALESCE(SUM(updated_at), 0), COALESCE(SUM(rowid), 0)",
+  pull_requests:
+    "COUNT(*), COUNT(updated_at), COALESCE(SUM(updated_at), 0), COALESCE(SUM(rowid), 0), COALESCE(SUM(merged_at), 0)",
+  reviews: "COUNT(*), COUNT(updated_at), COALESCE(SUM(updated_at), 0), COALESCE(SUM(rowid), 0)",
+  findings: "COUNT(*), COUNT(updated_at), COALESCE(SUM(updated_at), 0), COALESCE(SUM(rowid), 0)",
+  ai_authorship: "COUNT(*), COUNT(updated_at), COALESCE(SUM(updated_at), 0), COALESCE(SUM(rowid), 0)",
 };
 /** The children first, as the delete goes: a pull request row goes after the rows that point at it. */
 const DELETE_ORDER = ["reviews", "findings", "ai_authorship", "pull_requests"] as const satisfies readonly CopiedTable[];

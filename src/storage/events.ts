@@ -131,23 +131,26 @@ export async function writeEvents(
     if (rows.length > 0) statements.push(db.prepare(sql).bind(JSON.stringify(rows)));
   };
   /**
-   * Inserts of pull request rows: the first row of each pull request may carry its given id (the
-   * insert trigger moves the sequence past every id stored); a later one of the same pull request
-   * updates the row the first inserted, and its id would collide with it.
+   * Inserts of pull request rows: each row may carry its given id (the insert trigger moves the
+   * sequence past every id stored). `firstOnly` (the pull request events, applied one by one): only
+   * the first row of a pull request carries it, since a later one updates the row the first
+   * inserted and its id would collide with it. Placeholders keep it on every row: their statement
+   * skips the rows whose child is not stored, so the one that inserts may be any of them (and it
+   * inserts nothing over a row that exists).
    */
-  const insert = (sql: string, rows: PullRequestKey[]) => {
+  const insert = (sql: string, rows: PullRequestKey[], { firstOnly }: { firstOnly: boolean }) => {
     if (rows.length === 0) return;
     const seen = new Set<string>();
     const withIds = rows.map((r) => {
       const key = refKey(r);
-      const first = !seen.has(key);
+      const given = firstOnly && seen.has(key) ? null : (ids.given?.get(key) ?? null);
       seen.add(key);
-      return { ...r, prId: first ? (ids.given?.get(key) ?? null) : null };
+      return { ...r, prId: given };
     });
     statements.push(db.prepare(sql).bind(JSON.stringify(withIds), ids.shardIndex));
   };
-  insert(UPSERT_PULL_REQUESTS, pullRequests);
-  insert(ENSURE_PLACEHOLDERS, placeholders);
+  insert(UPSERT_PULL_REQUESTS, pullRequests, { firstOnly: true });
+  insert(ENSURE_PLACEHOLDERS, placeholders, { firstOnly: false });
   add(NOTE_PULL_REQUESTS_LEFT_BY_REVIEWS, reviews.rows());
   add(NOTE_PULL_REQUESTS_LEFT_BY_FINDINGS, findings.rows());
   add(NOTE_PULL_REQUESTS_LEFT_BY_AUTHORSHIP, authorship.rows());
