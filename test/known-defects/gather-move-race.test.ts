@@ -1,0 +1,80 @@
+/**
+ * Review of 07e633b (`stillPlaced` after a same-shard gather). A move of the home begins and copies
+ * between the gather's placement reads and its `moveRows`; the gather merges a newer state of a
+ * pull request the home already holds (so no count changes and the move's catch-up passes) and
+ * then throws MoveRunning. Unlike a rename, the work cannot be "done again once the move has
+ * ended": the stray rows no longer exist anywhere, and the merged state lives only on the source,
+ * which the move deletes. Contract section 16: nothing lost.
+ */
+import { describe, expect, it } from "vitest";
+import { beginMove, catchUp, copySome, finishMove, type Move, readMove, recordMove, switchOver } from "../../src/directory/moves";
+import { MoveRunning, moveOrganizationRows } from "../../src/directory/rows";
+import { placementOf, shardOf } from "../../src/directory/shards";
+import { EventBatch } from "../../src/schemas/events";
+import { writeEvents } from "../../src/storage/events";
+import { createOrg, env, ev, postEventsOk, unique } from "../worker/helpers";
+
+const shardDb = (name: string) => (env as unknown as Record<string, D1Database>)[name] as D1Database;
+const parse = (events: unknown[]) => EventBatch.parse({ events }).events;
+
+describe("review: a same-shard gather racing a move of its home", () => {
+  it("the newer state the stray key held reaches the home after the move", { timeout: 60_000 }, async () => {
+    const org = await createOrg(unique("gmv"), { plan: "pro" });
+    const home = org.toLowerCase();
+    await postEventsOk([ev.pr(org, 1, { linesAdded: 10 })]);
+    const from = (await placementOf(env, home)).shard;
+    const to = from === "DB" ? "ANALYTICS_2" : "DB";
+    const stray = unique("gmvstray");
+    await env.DB.prepare("INSERT INTO analytics_placements (home_key, shard) VALUES (?1, ?2)").bind(stray, from).run();
+    // An acknowledged newer state of the same pull request, stored under the stray key.
+    await writeEvents(
+      shardDb(from),
+      parse([ev.pr(stray, 1, { linesAdded: 99, updatedAt: "2026-10-04T00:00:00.000Z" })]),
+      new Map(),
+      {
+        shardIndex: shardOf(env, from).index,
+      },
+    );
+    const current = async () => (await readMove(env, home)) as Move;
+
+    let reads = 0;
+    const realDb = env.DB;
+    const wrappedDb = {
+      prepare(sql: string) {
+        const statement = realDb.prepare(sql);
+        if (!sql.includes("FROM analytics_placements WHERE home_key IN")) return statement;
+        return {
+          bind: (...args: unknown[]) => ({
+            all: async () => {
+              const read = await statement.bind(...args).all();
+              if (++reads === 2) {
+                // After the gather read both placements, before it moves rows: the move copies.
+                const { move } = await recordMove(env, { home, login: org }, from, to, Date.now());
+                await beginMove(env, move);
+                while (!(await copySome(env, await current(), 0, 500))) {}
+              }
+              return read;
+            },
+          }),
+        };
+      },
+      batch: (statements: D1PreparedStatement[]) => realDb.batch(statements),
+      exec: (sql: string) => realDb.exec(sql),
+    };
+    const racingEnv = new Proxy(env, { get: (t, p) => (p === "DB" ? wrappedDb : Reflect.get(t, p)) }) as Env;
+
+    await expect(moveOrganizationRows(racingEnv, stray, home)).rejects.toBeInstanceOf(MoveRunning);
+    expect(reads).toBeGreaterThanOrEqual(2);
+    expect(await catchUp(env, await current())).toBe(true); // a merge changes no count
+    await switchOver(env, await current());
+    await finishMove(env, await current());
+    // The caller's retry after the move (the consumer's resent message).
+    await moveOrganizationRows(env, stray, home);
+
+    const row = await shardDb(to)
+      .prepare("SELECT lines_added FROM pull_requests WHERE org_key = ?1 AND pr_number = 1")
+      .bind(home)
+      .first();
+    expect(row).toEqual({ lines_added: 99 });
+  });
+});

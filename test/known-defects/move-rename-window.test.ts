@@ -1,0 +1,80 @@
+/**
+ * Review of 07e633b (`stillPlaced`). The rename it detects has already moved the rows on the
+ * move's source (same pull request ids, new repository key) while the target holds them under the
+ * old key. Until the move ends and the rename is followed again there, every write of the renamed
+ * repository goes to the source and then to the target with the source's ids (`copyRecords`): the
+ * target has no row under the new key, so the given id is offered and collides with the old-key
+ * row's id (the upsert's conflict target is the key, not the id).
+ * Contract section 16: while a move runs, writes are applied; nothing acknowledged is lost.
+ */
+import { describe, expect, it } from "vitest";
+import { beginMove, catchUp, copySome, finishMove, type Move, readMove, recordMove, switchOver } from "../../src/directory/moves";
+import { MoveRunning, renameRepositoryRows } from "../../src/directory/rows";
+import { placementOf } from "../../src/directory/shards";
+import { createOrg, env, ev, postEvents, postEventsOk, unique } from "../worker/helpers";
+
+const db = (shard: string) => (env as unknown as Record<string, D1Database>)[shard] as D1Database;
+
+/** The race of moves-rename-race.test.ts: the rename moved the rows on the source after the move copied them. */
+async function raced() {
+  const org = await createOrg(unique("rnwin"), { plan: "pro" });
+  const home = org.toLowerCase();
+  await postEventsOk([ev.pr(org, 1, { repo: "old" }), ev.review(org, 1, "r1", { repo: "old" }), ev.pr(org, 2, { repo: "old" })]);
+  const from = (await placementOf(env, home)).shard;
+  const to = from === "DB" ? "ANALYTICS_2" : "DB";
+  const current = async () => (await readMove(env, home)) as Move;
+  let fired = false;
+  const realDb = env.DB;
+  const wrappedDb = {
+    prepare(sql: string) {
+      const statement = realDb.prepare(sql);
+      if (fired || !sql.includes("FROM analytics_placements WHERE home_key IN")) return statement;
+      return {
+        bind: (...args: unknown[]) => ({
+          all: async () => {
+            const read = await statement.bind(...args).all();
+            fired = true;
+            const { move } = await recordMove(env, { home, login: org }, from, to, Date.now());
+            await beginMove(env, move);
+            while (!(await copySome(env, await current(), 0, 500))) {}
+            return read;
+          },
+        }),
+      };
+    },
+    batch: (statements: D1PreparedStatement[]) => realDb.batch(statements),
+    exec: (sql: string) => realDb.exec(sql),
+  };
+  const racingEnv = new Proxy(env, { get: (t, p) => (p === "DB" ? wrappedDb : Reflect.get(t, p)) }) as Env;
+  await expect(renameRepositoryRows(racingEnv, home, "old", "new")).rejects.toBeInstanceOf(MoveRunning);
+  return { org, home, to, current };
+}
+
+describe("review: writes to a renamed repository while the rename waits for the move", () => {
+  it("a newer pull request state is accepted", { timeout: 60_000 }, async () => {
+    const { org } = await raced();
+    const res = await postEvents([ev.pr(org, 1, { repo: "new", linesAdded: 99, updatedAt: "2026-10-04T00:00:00.000Z" })]);
+    expect(res.status, await res.text()).toBe(200);
+  });
+
+  it("a newer review state, acknowledged, reaches the move's target", { timeout: 60_000 }, async () => {
+    const { org, home, to, current } = await raced();
+    await postEventsOk([
+      ev.review(org, 1, "r1", { repo: "new", completedAt: "2026-10-01T15:00:00Z", updatedAt: "2026-10-04T00:00:00.000Z" }),
+    ]);
+    let caught = false;
+    for (let i = 0; i < 3 && !caught; i++) {
+      caught = await catchUp(env, await current());
+      if (!caught) while (!(await copySome(env, await current(), 0, 500))) {}
+    }
+    expect(caught).toBe(true);
+    await switchOver(env, await current());
+    await finishMove(env, await current());
+    await renameRepositoryRows(env, home, "old", "new");
+    const r = await db(to)
+      .prepare("SELECT completed_at, updated_at FROM reviews WHERE org_key = ?1 AND review_id = 'r1'")
+      .bind(home)
+      .first();
+    expect(r).toEqual({ completed_at: Date.parse("2026-10-01T15:00:00Z"), updated_at: Date.parse("2026-10-04T00:00:00.000Z") });
+  });
+});
