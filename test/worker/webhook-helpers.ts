@@ -328,6 +328,31 @@ export function renamed(from: string, to: string, accountId: number, installatio
   return payload;
 }
 
+/** The `repository.renamed` delivery: the repository (GitHub id, visibility) is now called `to`, `changes` names `from`. */
+export function repositoryRenamed(org: string, repo: { id: number; private?: boolean }, from: string, to: string) {
+  const payload = example("repository", "renamed", org);
+  Object.assign(payload.repository as object, { id: repo.id, name: to, private: repo.private ?? false });
+  payload.changes = { repository: { name: { from } } };
+  return payload;
+}
+
+/**
+ * Marks the organization as moving between shards (its placement names a target), as `beginMove`
+ * does, without copying anything: what waits for a move waits. `endMove` clears it.
+ */
+export async function markMoving(home: string): Promise<void> {
+  const { shard } = (await env.DB.prepare("SELECT shard FROM analytics_placements WHERE home_key = ?1").bind(home).first<{
+    shard: string;
+  }>()) ?? { shard: "DB" };
+  await env.DB.prepare("UPDATE analytics_placements SET moving_to = ?2 WHERE home_key = ?1")
+    .bind(home, shard === "DB" ? "ANALYTICS_2" : "DB")
+    .run();
+}
+
+/** Clears what `markMoving` set. */
+export const endMove = (home: string) =>
+  env.DB.prepare("UPDATE analytics_placements SET moving_to = NULL WHERE home_key = ?1").bind(home).run();
+
 /** D1 whose reads work and whose write batches fail, as a store failing between two writes would. */
 export const d1WritesFail = () => ({
   prepare: (query: string) => env.DB.prepare(query),

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { placementOf } from "../../src/directory/shards";
 import { MOVE_WAIT_SECONDS } from "../../src/webhooks/consumer";
 import { WEBHOOK_QUEUE } from "../../src/webhooks/queues";
 import { fakeInstallation } from "./github-fake";
@@ -8,7 +7,6 @@ import {
   call,
   createKey,
   createUser,
-  env,
   type MemberErrorBody,
   postEventsOk,
   unique,
@@ -19,6 +17,7 @@ import {
   billing,
   consume,
   deliverQueued,
+  endMove,
   errorCode,
   eventually,
   example,
@@ -27,6 +26,7 @@ import {
   install,
   installationOf,
   joins,
+  markMoving,
   mergedPr,
   messageOf,
   type Person,
@@ -34,6 +34,7 @@ import {
   prs,
   readMember,
   repoId,
+  repositoryRenamed,
   review,
   world,
 } from "./webhook-helpers";
@@ -314,9 +315,7 @@ describe("repositories", () => {
     await deliverQueued("member", collaborator);
     expect(await exported(org, member)).toHaveLength(1);
 
-    const renamed = example("repository", "renamed", org);
-    Object.assign(renamed.repository as object, { id: repo.id, name: "New-Name", private: true });
-    renamed.changes = { repository: { name: { from: "old-name" } } };
+    const renamed = repositoryRenamed(org, { ...repo, private: true }, "old-name", "New-Name");
     await deliverQueued("repository", renamed);
     expect((await exported(org, admin)).map((r) => r.repo)).toEqual(["New-Name"]);
     expect(await exported(org, member, "&repo=new-name")).toHaveLength(1);
@@ -334,14 +333,9 @@ describe("repositories", () => {
     const { org, admin } = await world([repo]);
     await prs(org, admin, [[repo, 1]]);
     const home = org.toLowerCase();
-    const { shard } = await placementOf(env, home);
     // A move has begun (the placement names its target): no rows may move under it.
-    await env.DB.prepare("UPDATE analytics_placements SET moving_to = ?2 WHERE home_key = ?1")
-      .bind(home, shard === "DB" ? "ANALYTICS_2" : "DB")
-      .run();
-    const renamed = example("repository", "renamed", org);
-    Object.assign(renamed.repository as object, { id: repo.id, name: "New-Name", private: false });
-    renamed.changes = { repository: { name: { from: "old-name" } } };
+    await markMoving(home);
+    const renamed = repositoryRenamed(org, repo, "old-name", "New-Name");
     const body = messageOf("repository", renamed);
     const sent: { body: unknown; options: unknown }[] = [];
     const queue = {
@@ -356,7 +350,7 @@ describe("repositories", () => {
     expect(waiting.result.retryMessages).toEqual([]);
     expect(sent).toEqual([{ body, options: { contentType: "json", delaySeconds: MOVE_WAIT_SECONDS } }]);
     // The move ends; the message sent again applies, rows included.
-    await env.DB.prepare("UPDATE analytics_placements SET moving_to = NULL WHERE home_key = ?1").bind(home).run();
+    await endMove(home);
     const again = await consume(WEBHOOK_QUEUE, [sent[0]?.body]);
     expect(again.result.explicitAcks).toEqual(again.ids);
     expect((await exported(org, admin)).map((r) => r.repo)).toEqual(["New-Name"]);
@@ -375,9 +369,7 @@ describe("repositories", () => {
         updatedAt: "2026-09-30T08:00:00Z",
       },
     ]);
-    const renamed = example("repository", "renamed", org);
-    Object.assign(renamed.repository as object, { id: repo.id, name: "after", private: false });
-    renamed.changes = { repository: { name: { from: "before" } } };
+    const renamed = repositoryRenamed(org, repo, "before", "after");
     await deliverQueued("repository", renamed);
     expect((await exported(org, admin)).map((r) => r.repo)).toEqual(["after"]);
     const [row] = ((await (await exportPage(org, admin)).json()) as { data: Record<string, unknown>[] }).data;
@@ -447,9 +439,7 @@ describe("repositories", () => {
         },
         { ...now, type: "ai_authorship", sourceId: "new-ai", lines: 5 },
       ]);
-      const renamed = example("repository", "renamed", org);
-      Object.assign(renamed.repository as object, { id: repo.id, name: "after", private: false });
-      renamed.changes = { repository: { name: { from: "before" } } };
+      const renamed = repositoryRenamed(org, repo, "before", "after");
       await deliverQueued("repository", renamed);
       // The old name matches nothing once its D1 rows have moved.
       expect((await exportPage(org, admin, "&repo=before")).status).toBe(403);

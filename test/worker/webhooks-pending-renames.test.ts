@@ -8,10 +8,8 @@
  * it in place (organization migration 0011 made it a log).
  */
 import { describe, expect, it } from "vitest";
-import { placementOf } from "../../src/directory/shards";
 import { WEBHOOK_QUEUE } from "../../src/webhooks/queues";
-import { env } from "./helpers";
-import { consume, example, exported, messageOf, prs, repoId, world } from "./webhook-helpers";
+import { consume, endMove, exported, markMoving, messageOf, prs, repoId, repositoryRenamed, world } from "./webhook-helpers";
 
 describe("renames that waited for a move, followed in the order they were applied", () => {
   it("old→New, New→old, old→New: the rows end under New", { timeout: 60_000 }, async () => {
@@ -19,17 +17,8 @@ describe("renames that waited for a move, followed in the order they were applie
     const { org, admin } = await world([repo]);
     await prs(org, admin, [[repo, 1]]);
     const home = org.toLowerCase();
-    const { shard } = await placementOf(env, home);
-    await env.DB.prepare("UPDATE analytics_placements SET moving_to = ?2 WHERE home_key = ?1")
-      .bind(home, shard === "DB" ? "ANALYTICS_2" : "DB")
-      .run();
-
-    const rename = (from: string, to: string) => {
-      const payload = example("repository", "renamed", org);
-      Object.assign(payload.repository as object, { id: repo.id, name: to, private: false });
-      payload.changes = { repository: { name: { from } } };
-      return messageOf("repository", payload);
-    };
+    await markMoving(home);
+    const rename = (from: string, to: string) => messageOf("repository", repositoryRenamed(org, repo, from, to));
     const resent: unknown[] = [];
     const queue = { send: async (b: unknown) => void resent.push(b), sendBatch: async () => {} };
     for (const body of [rename("old", "New"), rename("New", "old"), rename("old", "New")]) {
@@ -39,7 +28,7 @@ describe("renames that waited for a move, followed in the order they were applie
     expect(resent).toHaveLength(3);
 
     // The move ends; the waiting messages apply.
-    await env.DB.prepare("UPDATE analytics_placements SET moving_to = NULL WHERE home_key = ?1").bind(home).run();
+    await endMove(home);
     for (const body of resent) {
       const r = await consume(WEBHOOK_QUEUE, [body]);
       expect(r.result.explicitAcks).toEqual(r.ids);
