@@ -1,5 +1,13 @@
 import { callDurable } from "../lib/durable-call";
-import { type CopyPosition, copyPage, deleteOrganizationRows, organizationRowCounts } from "../storage/copy";
+import {
+  type CopyPosition,
+  carryRenamesFollowed,
+  copyPage,
+  deleteOrganizationRows,
+  fenceOrganization,
+  organizationRowCounts,
+  unfenceOrganization,
+} from "../storage/copy";
 import { mainDatabase, placementOf, type Shard, shardOf } from "./shards";
 
 /**
@@ -8,8 +16,9 @@ import { mainDatabase, placementOf, type Shard, shardOf } from "./shards";
  * run a step again after a crash):
  *
  * 1. `beginMove` (state `copying`): the organization's old rows on the target, if a late write
- *    left any there after an earlier move away, are deleted; then the placement names the target
- *    as `moving_to`. From then on every write of the organization goes to both shards
+ *    left any there after an earlier move away, are deleted; the source is fenced against moves of
+ *    rows between keys (renames, gathers: `storage/renames.ts`), which change no count the
+ *    catch-up could see; then the placement names the target as `moving_to`. From then on every write of the organization goes to both shards
  *    (`events.ts`: the source first, the target with the source's pull request ids), and a write
  *    that read the placement before re-reads it after writing and writes the target too.
  * 2. `copySome` (repeated): pages of every table, in key order, written to the target as the
@@ -21,11 +30,12 @@ import { mainDatabase, placementOf, type Shard, shardOf } from "./shards";
  * 4. `switchOver` (state `switched`): the organization's object switches first (reads go to the
  *    target from then on, which already has every acknowledged write), then the placement (writes
  *    to the target only). Both are compare-and-set on the source: a repeat changes nothing.
- * 5. `finishMove` (state `done`): the source rows are deleted.
+ * 5. `finishMove` (state `done`): the source rows are deleted. The source's fence stays: a rename
+ *    that read the placement before the move must still find it there.
  *
  * A failure before the switch (`failMove`, also a cancel and the stall rule, `moves/heal.ts`): state
- * `failed` by compare-and-set, then the placement goes back to the source alone and the target's
- * partial copy is deleted; the source was never changed. The switch claims its state by the same
+ * `failed` by compare-and-set, then the source's fence is lifted, the placement goes back to the
+ * source alone and the target's partial copy is deleted; the source was never changed. The switch claims its state by the same
  * compare-and-set first, so a move is either failed or switched, never both. After the switch the
  * move only finishes: its steps are retried until the source rows are gone.
  *
@@ -121,13 +131,21 @@ const shardsOf = (env: Env, move: Move): { from: Shard; to: Shard } => ({
   to: shardOf(env, move.to),
 });
 
-/** Step 1: the target cleared of the organization's old rows, then named as `moving_to`. */
+/**
+ * Step 1: the target cleared of the organization's old rows (and of the fence it left there), the
+ * source fenced (no move of rows between keys changes the organization there from then on:
+ * `storage/renames.ts`), the last rename followed carried over, then the target named as
+ * `moving_to`.
+ */
 export async function beginMove(env: Env, move: Move): Promise<void> {
-  const { to } = shardsOf(env, move);
+  const { from, to } = shardsOf(env, move);
   const placement = await placementOf(env, move.home);
   if (placement.movingTo === move.to) return stamp(env, move); // a repeat: writes already reach the target
   if (placement.shard !== move.from || placement.movingTo !== null) throw new Error(`${move.home} is not on ${move.from} alone`);
   await deleteOrganizationRows(to.db, move.home);
+  await unfenceOrganization(to.db, move.home);
+  await fenceOrganization(from.db, move.home, move.to, move.startedAt);
+  await carryRenamesFollowed(from.db, to.db, move.home);
   await mainDatabase(env)
     .prepare("UPDATE analytics_placements SET moving_to = ?3 WHERE home_key = ?1 AND shard = ?2 AND moving_to IS NULL")
     .bind(move.home, move.from, move.to)
@@ -251,6 +269,8 @@ export async function failMove(env: Env, move: Move, error: string): Promise<boo
  * the organization deleted. The source was never changed.
  */
 export async function undoCopy(env: Env, move: Move): Promise<void> {
+  // The fence first: a run stopped between the two leaves `moving_to`, which the heal finds.
+  if ((await placementOf(env, move.home)).shard === move.from) await unfenceOrganization(shardOf(env, move.from).db, move.home);
   await mainDatabase(env)
     .prepare("UPDATE analytics_placements SET moving_to = NULL WHERE home_key = ?1 AND shard = ?2 AND moving_to = ?3")
     .bind(move.home, move.from, move.to)

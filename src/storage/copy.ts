@@ -35,6 +35,49 @@ export const DERIVED_TABLES = [
   "summary_group_span_buckets",
 ] as const;
 
+/**
+ * Tables keyed by `org_key` that a move between shards keeps by its own steps (`directory/moves.ts`),
+ * neither copied page by page nor rebuilt: `renames_followed` (the last rename log entry followed,
+ * carried to the target by `carryRenamesFollowed` once the source is fenced, deleted with the rows),
+ * and `move_fences` (`fenceOrganization`, kept after the rows have left: see d1-schema.ts).
+ */
+export const MOVE_TABLES = ["renames_followed", "move_fences"] as const;
+
+/**
+ * Fences an organization on a move's source (`d1-schema.ts` `move_fences`): from the write on, no
+ * move of rows between keys changes its rows there (`renames.ts` `moveRows`). Idempotent.
+ */
+export async function fenceOrganization(db: D1Database, orgKey: string, toShard: string, startedAt: number): Promise<void> {
+  await db
+    .prepare(
+      `INSERT INTO move_fences (org_key, to_shard, started_at) VALUES (?1, ?2, ?3)
+       ON CONFLICT (org_key) DO UPDATE SET to_shard = excluded.to_shard, started_at = excluded.started_at`,
+    )
+    .bind(orgKey, toShard, startedAt)
+    .run();
+}
+
+/** Lifts an organization's fence on a shard (its move failed, or it moves back there). Idempotent. */
+export async function unfenceOrganization(db: D1Database, orgKey: string): Promise<void> {
+  await db.prepare("DELETE FROM move_fences WHERE org_key = ?1").bind(orgKey).run();
+}
+
+/**
+ * Carries the last rename log entry followed of an organization from a move's source to its
+ * target, once the source is fenced (so it no longer changes there): the target keeps the greater.
+ */
+export async function carryRenamesFollowed(from: D1Database, to: D1Database, orgKey: string): Promise<void> {
+  const row = await from.prepare("SELECT seq FROM renames_followed WHERE org_key = ?1").bind(orgKey).first<{ seq: number }>();
+  if (!row) return;
+  await to
+    .prepare(
+      `INSERT INTO renames_followed (org_key, seq) VALUES (?1, ?2)
+       ON CONFLICT (org_key) DO UPDATE SET seq = MAX(seq, excluded.seq)`,
+    )
+    .bind(orgKey, row.seq)
+    .run();
+}
+
 /** Source and target of a copy: a database, the organization's key there, the target shard's index. */
 export interface CopyTarget {
   db: D1Database;
@@ -217,7 +260,8 @@ async function writeAsEvents(target: CopyTarget, rows: { table: CopiedTable; row
 /**
  * Deletes an organization's rows from a database, children first, a chunk at a time (each chunk
  * one statement: a large organization never holds the database for long), until done or past
- * `until` (epoch ms). Answers the rows deleted and whether none is left.
+ * `until` (epoch ms), with its derived rows and its last rename followed (not its fence:
+ * `MOVE_TABLES`). Answers the rows deleted and whether none is left.
  */
 export async function deleteOrganizationRows(
   db: D1Database,
@@ -225,9 +269,10 @@ export async function deleteOrganizationRows(
   { chunk = 5000, until = Number.POSITIVE_INFINITY }: { chunk?: number; until?: number } = {},
 ): Promise<{ deleted: number; done: boolean }> {
   let deleted = 0;
-  for (const table of ["reviews", "findings", "ai_authorship", "pull_requests", ...DERIVED_TABLES] satisfies (
+  for (const table of ["reviews", "findings", "ai_authorship", "pull_requests", ...DERIVED_TABLES, "renames_followed"] satisfies (
     | (typeof ORGANIZATION_TABLES)[number]
     | (typeof DERIVED_TABLES)[number]
+    | (typeof MOVE_TABLES)[number]
   )[]) {
     for (;;) {
       const result = await db
@@ -298,7 +343,7 @@ export async function deleteOrganizationRowsIfUnchanged(
     ...DELETE_ORDER.map((table, k) =>
       db.prepare(`DELETE FROM ${table} WHERE org_key = ?1 AND ${unchanged(k)}`).bind(orgKey, ...values),
     ),
-    ...DERIVED_TABLES.map((table) =>
+    ...[...DERIVED_TABLES, "renames_followed"].map((table) =>
       db.prepare(`DELETE FROM ${table} WHERE org_key = ?1 AND ${unchanged(DELETE_ORDER.length)}`).bind(orgKey),
     ),
   ];

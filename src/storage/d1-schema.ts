@@ -473,3 +473,31 @@ export const shardCounters = sqliteTable("shard_counters", {
   pullRequests: integer("pull_requests").notNull(),
   nextSequence: integer("next_sequence").notNull(),
 });
+
+/**
+ * Per shard, the organizations whose rows a move between shards has begun to copy away from it
+ * (`directory/moves.ts` `beginMove` writes the row on the move's source before its copy starts).
+ * A move of rows between keys (a repository rename, a stray key gathered: `storage/renames.ts`
+ * `moveRows`) checks it in its own transaction and does nothing on a fenced shard: a move of rows
+ * changes no row count, so the move's catch-up could not see one that landed behind its copy. The
+ * row stays after the move (the organization's rows are gone from the shard; a rename that read the
+ * old placement long ago must still find the fence). A failed move deletes it (`undoCopy`), and a
+ * move that brings the organization back deletes it first (`beginMove` on its target).
+ */
+export const moveFences = sqliteTable("move_fences", {
+  orgKey: text("org_key").primaryKey(),
+  toShard: text("to_shard").notNull(),
+  startedAt: integer("started_at").notNull(),
+});
+
+/**
+ * Per organization, in its shard with its rows: the last entry of its organization object's
+ * pending-rename log (`pending_renames.seq`) whose move of rows ran here (`storage/renames.ts`).
+ * Checked and raised in the move of rows' own transaction, so an entry followed once is never
+ * followed again, also by a second webhook consumer replaying an older copy of the log. Moves
+ * between shards carry it with the rows (`directory/moves.ts` `beginMove`).
+ */
+export const renamesFollowed = sqliteTable("renames_followed", {
+  orgKey: text("org_key").primaryKey(),
+  seq: integer("seq").notNull(),
+});

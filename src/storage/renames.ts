@@ -33,31 +33,82 @@ export interface RowScope {
  * `pull_requests_to_refresh` first, as the event write path does.
  *
  * Idempotent and retry-safe: all of it or nothing, and a second run finds nothing in the source.
+ *
+ * Its transaction first checks the shard (migration 0018): a move between shards that has begun to
+ * copy either organization away from it fences it, and the move of rows then changes nothing and
+ * throws `RowsFenced` (a move of rows changes no row count, so the move's catch-up could not see one
+ * landing behind its copy). A repository rename names its entry of the organization's rename log
+ * (`renameSeq`): an entry not newer than the last one followed on this shard changes nothing
+ * ("already followed": a second webhook consumer replaying an older copy of the log), else it is
+ * recorded as followed in the same transaction.
  */
-export async function moveRows(db: D1Database, from: RowScope, to: RowScope): Promise<void> {
+export async function moveRows(
+  db: D1Database,
+  from: RowScope,
+  to: RowScope,
+  renameSeq: number | null = null,
+): Promise<"moved" | "already followed"> {
   if ((from.repo === undefined) !== (to.repo === undefined)) {
     throw new RangeError("moveRows: both scopes name a repository, or neither does");
   }
+  if (renameSeq !== null && (from.orgKey !== to.orgKey || !Number.isSafeInteger(renameSeq) || renameSeq < 1))
+    throw new RangeError("moveRows: a rename log entry is a positive whole number, followed within one organization");
   const fromRepoKey = from.repo === undefined ? null : repoKey(from.repo);
   const toRepoKey = to.repo === undefined ? null : repoKey(to.repo);
   const params = [from.orgKey, fromRepoKey, to.orgKey, toRepoKey, to.repo ?? null];
   const run = (sql: string) => db.prepare(sql).bind(...params.slice(0, highestParameter(sql)));
+  // First in the transaction: a fenced shard or an entry already followed aborts all of it.
+  const check = db.prepare(ROW_MOVE_CHECK).bind(to.orgKey, from.orgKey, renameSeq);
 
-  if (from.orgKey === to.orgKey && fromRepoKey === toRepoKey) {
-    // The same rows: at most a repository's spelling changes.
-    if (to.repo !== undefined) await run(RESPELL_REPOSITORY).run();
-    return;
+  const statements =
+    from.orgKey === to.orgKey && fromRepoKey === toRepoKey
+      ? // The same rows: at most a repository's spelling changes.
+        to.repo === undefined
+        ? []
+        : [run(RESPELL_REPOSITORY)]
+      : moveStatements(fromRepoKey !== null, from.orgKey === to.orgKey).map(run);
+  try {
+    await db.batch([check, ...statements]);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (message.includes(FENCED)) throw new RowsFenced(`${to.orgKey}'s rows are moving away from this shard`);
+    if (message.includes(ALREADY_FOLLOWED)) return "already followed";
+    throw error;
   }
-  const sql = moveSql(fromRepoKey !== null);
+  return "moved";
+}
+
+/**
+ * A move of rows refused because a move between shards has begun to copy one of its organizations
+ * away from this shard (`move_fences`, migration 0018): nothing was changed; the caller waits for
+ * that move and runs it again on the shard the organization ends on.
+ */
+export class RowsFenced extends Error {
+  override name = "RowsFenced";
+}
+
+/** The names migration 0018's check raises. */
+const FENCED = "row_move_fenced";
+const ALREADY_FOLLOWED = "rename_already_followed";
+
+/**
+ * Migration 0018's check (`row_move_checks`): raises FENCED when either key is fenced on this shard,
+ * ALREADY_FOLLOWED when the rename log entry ?3 is not newer than the last one followed of ?1, and
+ * else records ?3 as followed (none for a gather: NULL).
+ */
+const ROW_MOVE_CHECK = "INSERT INTO row_move_checks (org_key, other_key, seq) VALUES (?1, ?2, ?3)";
+
+/** The statements of a move of rows, in order (`moveSql`). */
+function moveStatements(oneRepository: boolean, sameOrg: boolean): string[] {
+  const sql = moveSql(oneRepository);
   const statements = [sql.notePaired, sql.mergeNewerData];
-  const sameOrg = from.orgKey === to.orgKey;
   for (const child of CHILDREN) {
     // Within one organization a child's key already is the target's: no record exists twice.
     if (!sameOrg) statements.push(...sql.mergeChildren(child));
     statements.push(sql.moveChildren(child, sameOrg));
   }
   statements.push(sql.dropPaired, sql.movePullRequests, REFRESH_NOTED_SPANS, REFRESH_NOTED_FIGURES, FORGET_NOTED);
-  await db.batch(statements.map(run));
+  return statements;
 }
 
 /** SQLite counts parameters up to the highest number used: bind exactly that many values. */

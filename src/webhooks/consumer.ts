@@ -125,7 +125,8 @@ export async function applyMessage(env: Env, m: QueueMessage): Promise<void> {
   if (result.kind !== "applied") throw notYetKnown(m, home);
   if (result.directory) await learnIdentity(env, result.directory);
   for (const rename of result.renames) {
-    await renameRepositoryRows(env, home, rename.fromKey, rename.toName);
+    // "already followed" too: another consumer, replaying the log, moved the rows for this entry.
+    await renameRepositoryRows(env, home, rename.fromKey, rename.toName, rename.seq);
     await callDurable(() => organizationAt(env, home).renameFollowed(rename.seq), { idempotent: true });
   }
   // Also on a retry that finds the ledger entry: the read of GitHub is what the message is for.

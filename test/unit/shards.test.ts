@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { getTableConfig, type SQLiteTable } from "drizzle-orm/sqlite-core";
 import { describe, expect, it } from "vitest";
 import { leastFilled, parseShardList } from "../../src/directory/shards";
-import { DERIVED_TABLES, ORGANIZATION_TABLES } from "../../src/storage/copy";
+import { DERIVED_TABLES, MOVE_TABLES, ORGANIZATION_TABLES } from "../../src/storage/copy";
 import * as schema from "../../src/storage/d1-schema";
 
 const d1 = new Set(["DB", "ANALYTICS_2", "ANALYTICS_3"]);
@@ -48,7 +48,7 @@ describe("routing lives in one place", () => {
       .map((t) => getTableConfig(t))
       .filter((c) => c.columns.some((col) => col.name === "org_key"))
       .map((c) => c.name);
-    expect([...keyed].sort()).toEqual([...ORGANIZATION_TABLES, ...DERIVED_TABLES].sort());
+    expect([...keyed].sort()).toEqual([...ORGANIZATION_TABLES, ...DERIVED_TABLES, ...MOVE_TABLES].sort());
   });
 });
 

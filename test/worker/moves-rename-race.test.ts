@@ -1,12 +1,12 @@
 /**
- * A repository rename (`directory/rows.ts` `renameRepositoryRows`) reads the placement, runs
- * `moveRows` on the shard it read, then reads the placement again, as the event write path does
- * (`directory/events.ts` `storeRouted`). A move that began between that read and the write copied
- * the rows before the rename moved them (a rename changes no count, so the move's catch-up passes):
- * the rename then waits for the move and is followed again on its target. An outside review found
- * it lost there (the target kept the rows under the old name) when the placement was read once. Contract section 9: "rows follow
- * the repository to its new name; the old name matches nothing"; section 16: while a move runs,
- * webhooks are applied, nothing lost.
+ * A repository rename (`directory/rows.ts` `renameRepositoryRows`) reads the placement, then runs
+ * `moveRows` on the shard it read. A move that began between that read and the write has fenced its
+ * source before copying (`moves.ts` `beginMove`, migration 0018), so the rename changes nothing
+ * there and waits for the move (MoveRunning), then is followed on its target. An outside review
+ * found it lost there (the target kept the rows under the old name) when the placement was read
+ * once and nothing fenced the source. Contract section 9: "rows follow the repository to its new
+ * name; the old name matches nothing"; section 16: while a move runs, webhooks are applied, nothing
+ * lost.
  *
  * The interleaving is produced by a main database wrapper that runs the move's steps right after
  * the rename's read of the placement returns (as a slow rename and a concurrent move would).
@@ -62,12 +62,12 @@ describe("a repository rename racing a move between shards", () => {
 
     // The rename sees the move that began while it wrote: it waits for it (the consumer sends its
     // message again) instead of counting as followed.
-    await expect(renameRepositoryRows(racingEnv, home, "old", "new")).rejects.toBeInstanceOf(MoveRunning);
+    await expect(renameRepositoryRows(racingEnv, home, "old", "new", 1)).rejects.toBeInstanceOf(MoveRunning);
     expect(fired).toBe(true);
     await switchOver(env, await current());
     await finishMove(env, await current());
     // The message again, after the move: the rename follows on the target.
-    await renameRepositoryRows(env, home, "old", "new");
+    await renameRepositoryRows(env, home, "old", "new", 1);
 
     expect((await placementOf(env, home)).shard).toBe(to);
     const { results } = await db(to)

@@ -638,7 +638,7 @@ describe("attack: the listed repositories' month blocks against the export", () 
       groupBys: TIME,
     };
     await summarizeGroupings(db, q, SUMMARY_LIMITS, {
-      beforeMedians: () => moveRows(db, { orgKey: org, repo: "web" }, { orgKey: org, repo: "core" }),
+      beforeMedians: async () => void (await moveRows(db, { orgKey: org, repo: "web" }, { orgKey: org, repo: "core" })),
     });
     for (const repos of ["core", "core,web", "web", "api,core"]) await agrees(get, org, OCT_NOV, repos, "renamed while building");
     expect(await monthsServed(org, OCT_NOV, "core")).toBeGreaterThan(0);

@@ -258,7 +258,7 @@ describe("the tenth session's summary, attacked", () => {
     const months = spanOf((await plan(org, WINDOW, ["repo"])).served) as GroupMonth[];
     expect(months?.length).toBe(7);
     const made = await buildGroupSpan(db, org, "repo", months, {
-      beforeHead: () => moveRows(db, { orgKey: org, repo: "seasonal" }, { orgKey: org, repo: "Winter" }),
+      beforeHead: async () => void (await moveRows(db, { orgKey: org, repo: "seasonal" }, { orgKey: org, repo: "Winter" })),
     });
     expect(made).toBe("not made");
     const after = await agrees(get, org, WINDOW, "renamed while built", ["repo", "author"], { passes: 3 });

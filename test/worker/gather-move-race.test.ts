@@ -1,10 +1,10 @@
 /**
- * Review of 07e633b (`stillPlaced` after a same-shard gather). A move of the home begins and copies
- * between the gather's placement reads and its `moveRows`; the gather merges a newer state of a
- * pull request the home already holds (so no count changes and the move's catch-up passes) and
- * then throws MoveRunning. Unlike a rename, the work cannot be "done again once the move has
- * ended": the stray rows no longer exist anywhere, and the merged state lives only on the source,
- * which the move deletes. Contract section 16: nothing lost.
+ * An outside review (of 07e633b) found that a same-shard gather of a stray key's rows, landing
+ * after a move of its home had copied, merged a newer state of a pull request the home already held
+ * on the source only (no count changed, so the move's catch-up passed, and the source was then
+ * deleted). A gather cannot be redone once its rows have moved; the source's fence (`moves.ts`
+ * `beginMove`) now refuses it before it changes anything, so the stray rows wait and are gathered
+ * into the home's new shard once the move has ended. Contract section 16: nothing lost.
  */
 import { describe, expect, it } from "vitest";
 import { beginMove, catchUp, copySome, finishMove, type Move, readMove, recordMove, switchOver } from "../../src/directory/moves";
@@ -12,7 +12,7 @@ import { MoveRunning, moveOrganizationRows } from "../../src/directory/rows";
 import { placementOf, shardOf } from "../../src/directory/shards";
 import { EventBatch } from "../../src/schemas/events";
 import { writeEvents } from "../../src/storage/events";
-import { createOrg, env, ev, postEventsOk, unique } from "../worker/helpers";
+import { createOrg, env, ev, postEventsOk, unique } from "./helpers";
 
 const shardDb = (name: string) => (env as unknown as Record<string, D1Database>)[name] as D1Database;
 const parse = (events: unknown[]) => EventBatch.parse({ events }).events;

@@ -1,17 +1,18 @@
 /**
- * Review of 07e633b (`stillPlaced`). The rename it detects has already moved the rows on the
- * move's source (same pull request ids, new repository key) while the target holds them under the
- * old key. Until the move ends and the rename is followed again there, every write of the renamed
- * repository goes to the source and then to the target with the source's ids (`copyRecords`): the
- * target has no row under the new key, so the given id is offered and collides with the old-key
- * row's id (the upsert's conflict target is the key, not the id).
- * Contract section 16: while a move runs, writes are applied; nothing acknowledged is lost.
+ * An outside review (of 07e633b) found that a rename landing on a move's source after its copy
+ * moved the rows there (same pull request ids, new repository key) while the target held them
+ * under the old key: until the move ended, every write of the renamed repository went to the
+ * source and then to the target with the source's ids (`copyRecords`), colliding with the old-key
+ * row's id (a 503 for a pull request event; a newer review acknowledged and never stored on the
+ * target). The source's fence (`moves.ts` `beginMove`) now refuses such a rename before it changes
+ * anything, so both shards keep the rows under the old key until the rename is followed on the
+ * target. Contract section 16: while a move runs, writes are applied; nothing acknowledged is lost.
  */
 import { describe, expect, it } from "vitest";
 import { beginMove, catchUp, copySome, finishMove, type Move, readMove, recordMove, switchOver } from "../../src/directory/moves";
 import { MoveRunning, renameRepositoryRows } from "../../src/directory/rows";
 import { placementOf } from "../../src/directory/shards";
-import { createOrg, env, ev, postEvents, postEventsOk, unique } from "../worker/helpers";
+import { createOrg, env, ev, postEvents, postEventsOk, unique } from "./helpers";
 
 const db = (shard: string) => (env as unknown as Record<string, D1Database>)[shard] as D1Database;
 
@@ -46,7 +47,7 @@ async function raced() {
     exec: (sql: string) => realDb.exec(sql),
   };
   const racingEnv = new Proxy(env, { get: (t, p) => (p === "DB" ? wrappedDb : Reflect.get(t, p)) }) as Env;
-  await expect(renameRepositoryRows(racingEnv, home, "old", "new")).rejects.toBeInstanceOf(MoveRunning);
+  await expect(renameRepositoryRows(racingEnv, home, "old", "new", 1)).rejects.toBeInstanceOf(MoveRunning);
   return { org, home, to, current };
 }
 
@@ -70,7 +71,7 @@ describe("review: writes to a renamed repository while the rename waits for the 
     expect(caught).toBe(true);
     await switchOver(env, await current());
     await finishMove(env, await current());
-    await renameRepositoryRows(env, home, "old", "new");
+    await renameRepositoryRows(env, home, "old", "new", 1);
     const r = await db(to)
       .prepare("SELECT completed_at, updated_at FROM reviews WHERE org_key = ?1 AND review_id = 'r1'")
       .bind(home)

@@ -1,15 +1,17 @@
 /**
- * Review of 701474d (pending renames as a log). Two webhook consumers of one organization run
- * concurrently (Queues may run several consumer invocations at once). Consumer 1 applies
- * old→New and receives the pending list [old→New]; before it moves any row, consumer 2 applies
- * New→old, receives [old→New, New→old], follows both and clears both. Consumer 1 then follows its
- * stale entry old→New. Contract section 9: rows follow the repository to its current name ("old").
+ * An outside review (of 701474d, pending renames as a log) found two webhook consumers of one
+ * organization replaying the log out of order: consumer 1 applies old→New and receives the pending
+ * list [old→New]; before it moves any row, consumer 2 applies New→old, receives [old→New, New→old],
+ * follows both and clears both; consumer 1 then followed its stale entry old→New. The shard now
+ * records the last entry followed (`renames_followed`, migration 0018) and checks it in the move of
+ * rows' own transaction, so the stale entry changes nothing. Contract section 9: rows follow the
+ * repository to its current name ("old").
  */
 import { describe, expect, it } from "vitest";
 import { placementOf } from "../../src/directory/shards";
 import { WEBHOOK_QUEUE } from "../../src/webhooks/queues";
-import { env } from "../worker/helpers";
-import { consume, example, exported, messageOf, prs, repoId, world } from "../worker/webhook-helpers";
+import { env } from "./helpers";
+import { consume, example, exported, messageOf, prs, repoId, world } from "./webhook-helpers";
 
 describe("review: a stale pending-rename list followed after a newer consumer", () => {
   it("old→New then New→old, followed concurrently: the rows end under old", { timeout: 60_000 }, async () => {
