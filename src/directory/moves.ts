@@ -5,10 +5,11 @@ import {
   copyPage,
   deleteOrganizationRows,
   fenceOrganization,
+  fencesOf,
   organizationRowCounts,
   unfenceOrganization,
 } from "../storage/copy";
-import { mainDatabase, placementOf, type Shard, shardOf } from "./shards";
+import { mainDatabase, placementOf, readPlacements, type Shard, shardOf } from "./shards";
 
 /**
  * Moving an organization's analytics rows to another shard while they are read and written
@@ -151,6 +152,30 @@ export async function beginMove(env: Env, move: Move): Promise<void> {
     .bind(move.home, move.from, move.to)
     .run();
   await stamp(env, move);
+}
+
+/**
+ * Lifts the fences of `keys` on `shard` that no move holds: the key is placed on that shard alone
+ * and the move that set the fence is not running (a move failed while its begin stopped between
+ * the fence and the placement, which the heal does not see: nothing else would lift it, and its
+ * renames would wait for good). A fence whose organization has left the shard stays; so does a
+ * running move's, also in its begin before the placement names the target; only the stale move's
+ * own fence is deleted (a newer move's stays). Answers whether it lifted any.
+ */
+export async function liftStaleFences(env: Env, shard: Shard, keys: readonly string[]): Promise<boolean> {
+  const fences = await fencesOf(shard.db, keys);
+  if (fences.size === 0) return false;
+  const placements = await readPlacements(env, [...fences.keys()]);
+  let lifted = false;
+  for (const [key, startedAt] of fences) {
+    const placement = placements.get(key);
+    if (placement?.shard !== shard.name || placement.movingTo !== null) continue;
+    const move = await readMove(env, key);
+    if (move !== null && move.startedAt === startedAt && RUNNING.includes(move.state)) continue;
+    await unfenceOrganization(shard.db, key, startedAt);
+    lifted = true;
+  }
+  return lifted;
 }
 
 /** Records progress (the stall rule's clock) without changing anything else. */

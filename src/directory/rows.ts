@@ -1,6 +1,7 @@
 import { type CopyPosition, copyPage, deleteOrganizationRowsIfUnchanged, organizationFingerprint } from "../storage/copy";
-import { moveRows, RowsFenced } from "../storage/renames";
-import { placementOf, readPlacements, shardOf } from "./shards";
+import { moveRows, type RowScope, RowsFenced } from "../storage/renames";
+import { liftStaleFences } from "./moves";
+import { placementOf, readPlacements, type Shard, shardOf } from "./shards";
 
 /**
  * Moves of analytics rows between keys (renames, stray rows joining their organization), on the
@@ -14,13 +15,25 @@ export class MoveRunning extends Error {
   override name = "MoveRunning";
 }
 
-/** `moveRows` on a shard, a fence there answered as MoveRunning. */
-async function moveRowsOrWait(...args: Parameters<typeof moveRows>): Promise<Awaited<ReturnType<typeof moveRows>>> {
-  try {
-    return await moveRows(...args);
-  } catch (error) {
-    if (error instanceof RowsFenced) throw new MoveRunning(`${error.message}: done again once the move has ended`);
-    throw error;
+/**
+ * `moveRows` on a shard, a fence there answered as MoveRunning; a fence no move holds any more
+ * (`moves.ts` `liftStaleFences`) is lifted and the move of rows tried once more.
+ */
+async function moveRowsOrWait(
+  env: Env,
+  shard: Shard,
+  from: RowScope,
+  to: RowScope,
+  renameSeq: number | null = null,
+): Promise<"moved" | "already followed"> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await moveRows(shard.db, from, to, renameSeq);
+    } catch (error) {
+      if (!(error instanceof RowsFenced)) throw error;
+      if (attempt > 1 || !(await liftStaleFences(env, shard, [...new Set([from.orgKey, to.orgKey])])))
+        throw new MoveRunning(`${error.message}: done again once the move has ended`);
+    }
   }
 }
 
@@ -40,7 +53,7 @@ export async function renameRepositoryRows(
   const placement = await placementOf(env, home);
   if (placement.movingTo !== null)
     throw new MoveRunning(`${home} is moving to ${placement.movingTo}: its repository rename waits`);
-  return moveRowsOrWait(shardOf(env, placement.shard).db, { orgKey: home, repo: fromKey }, { orgKey: home, repo: toName }, seq);
+  return moveRowsOrWait(env, shardOf(env, placement.shard), { orgKey: home, repo: fromKey }, { orgKey: home, repo: toName }, seq);
 }
 
 /**
@@ -57,7 +70,7 @@ export async function moveOrganizationRows(env: Env, from: string, to: string): 
   const a = shardOf(env, source.shard);
   const b = shardOf(env, target.shard);
   if (a === b) {
-    await moveRowsOrWait(a.db, { orgKey: from }, { orgKey: to });
+    await moveRowsOrWait(env, a, { orgKey: from }, { orgKey: to });
     return;
   }
   // Copy, then delete only if nothing was written to `from` meanwhile (a batch that resolved its

@@ -57,9 +57,24 @@ export async function fenceOrganization(db: D1Database, orgKey: string, toShard:
     .run();
 }
 
-/** Lifts an organization's fence on a shard (its move failed, or it moves back there). Idempotent. */
-export async function unfenceOrganization(db: D1Database, orgKey: string): Promise<void> {
-  await db.prepare("DELETE FROM move_fences WHERE org_key = ?1").bind(orgKey).run();
+/**
+ * Lifts an organization's fence on a shard (its move failed, or it moves back there); with
+ * `startedAt`, only the fence of that move (a newer move's fence stays). Idempotent.
+ */
+export async function unfenceOrganization(db: D1Database, orgKey: string, startedAt?: number): Promise<void> {
+  await db
+    .prepare("DELETE FROM move_fences WHERE org_key = ?1 AND (?2 IS NULL OR started_at = ?2)")
+    .bind(orgKey, startedAt ?? null)
+    .run();
+}
+
+/** The fences on a shard of these keys: key → the start of the move that set it. */
+export async function fencesOf(db: D1Database, orgKeys: readonly string[]): Promise<Map<string, number>> {
+  const { results } = await db
+    .prepare("SELECT org_key, started_at FROM move_fences WHERE org_key IN (SELECT value FROM json_each(?1))")
+    .bind(JSON.stringify(orgKeys))
+    .all<{ org_key: string; started_at: number }>();
+  return new Map(results.map((r) => [r.org_key, r.started_at]));
 }
 
 /**

@@ -13,6 +13,7 @@ import {
   copySome,
   failMove,
   finishMove,
+  liftStaleFences,
   type Move,
   readMove,
   recordMove,
@@ -21,6 +22,7 @@ import {
 import { MoveRunning, moveOrganizationRows, renameRepositoryRows } from "../../src/directory/rows";
 import { placementOf, shardOf } from "../../src/directory/shards";
 import { EventBatch } from "../../src/schemas/events";
+import { fenceOrganization } from "../../src/storage/copy";
 import { writeEvents } from "../../src/storage/events";
 import { moveRows, RowsFenced } from "../../src/storage/renames";
 import { createOrg, env, ev, postEventsOk, unique } from "./helpers";
@@ -115,6 +117,34 @@ describe("a move's fence on its source shard", () => {
     expect(await renameRepositoryRows(env, home, "mid", "new", 2)).toBe("already followed");
     expect(await renameRepositoryRows(env, home, "new", "last", 3)).toBe("moved");
     expect(await repoKeys(from, home)).toEqual(["last", "last"]);
+  });
+
+  it("a fence no move holds is lifted by the next rename; a running move's, in its begin, is not", {
+    timeout: 60_000,
+  }, async () => {
+    const { org, home, shard } = await orgWithRows("fencestale");
+    const { move } = await recordMove(env, { home, login: org }, shard, other(shard), Date.now());
+    // The begin has fenced the source and not yet named the target: the move holds its fence.
+    await fenceOrganization(db(shard), home, move.to, move.startedAt);
+    await expect(renameRepositoryRows(env, home, "old", "new", 1)).rejects.toBeInstanceOf(MoveRunning);
+    expect(await fenced(shard, home)).toBe(1);
+    expect(await repoKeys(shard, home)).toEqual(["old", "old"]);
+
+    // Cancelled there, its undo lifts the fence; a late write of the stopped begin fences again.
+    expect(await failMove(env, (await readMove(env, home)) as Move, "cancelled in a test")).toBe(true);
+    expect(await fenced(shard, home)).toBe(0);
+    await fenceOrganization(db(shard), home, move.to, move.startedAt);
+    // Nothing else would lift it (the heal looks for placements still naming a target).
+    expect(await renameRepositoryRows(env, home, "old", "new", 1)).toBe("moved");
+    expect(await fenced(shard, home)).toBe(0);
+    expect(await repoKeys(shard, home)).toEqual(["new", "new"]);
+  });
+
+  it("a fence left behind by a finished move is not stale", { timeout: 60_000 }, async () => {
+    const { org, home } = await orgWithRows("fencetomb");
+    const { from } = await moveAll(home, org);
+    expect(await liftStaleFences(env, shardOf(env, from), [home])).toBe(false);
+    expect(await fenced(from, home)).toBe(1);
   });
 
   it("a gather across shards whose target begins to move during the copy keeps the stray rows", {
