@@ -28,15 +28,16 @@ import { mainDatabase, placementOf, readPlacements, type Shard, shardOf } from "
  * 3. `catchUp` (state `catching_up`): the row counts per table of both shards are compared; a write
  *    still on its way to the target (written to the source, not yet to the target) shows as a
  *    difference, and the copy runs again (nothing newer is overwritten).
- * 4. `switchOver` (state `switched`): the organization's object switches first (reads go to the
- *    target from then on, which already has every acknowledged write), then the placement (writes
- *    to the target only). Both are compare-and-set on the source: a repeat changes nothing.
+ * 4. `switchOver` (state `switched`): the target's fence is lifted, the organization's object
+ *    switches (reads go to the target from then on, which already has every acknowledged write),
+ *    then the placement (writes to the target only). Both are compare-and-set on the source: a repeat changes nothing.
  * 5. `finishMove` (state `done`): the source rows are deleted. The source's fence stays: a rename
  *    that read the placement before the move must still find it there.
  *
  * A failure before the switch (`failMove`, also a cancel and the stall rule, `moves/heal.ts`): state
  * `failed` by compare-and-set, then the source's fence is lifted, the placement goes back to the
- * source alone and the target's partial copy is deleted; the source was never changed. The switch claims its state by the same
+ * source alone and the target's partial copy is deleted (the target stays fenced); the source was
+ * never changed. Only while the move is the organization's last: a newer move's are its own. The switch claims its state by the same
  * compare-and-set first, so a move is either failed or switched, never both. After the switch the
  * move only finishes: its steps are retried until the source rows are gone.
  *
@@ -133,9 +134,9 @@ const shardsOf = (env: Env, move: Move): { from: Shard; to: Shard } => ({
 });
 
 /**
- * Step 1: the target cleared of the organization's old rows (and of the fence it left there), the
- * source fenced (no move of rows between keys changes the organization there from then on:
- * `storage/renames.ts`), the last rename followed carried over, then the target named as
+ * Step 1: the target cleared of the organization's old rows, both shards fenced (no move of rows
+ * between keys changes the organization there from then on: `storage/renames.ts`; the target's
+ * fence is lifted by the switch), the last rename followed carried over, then the target named as
  * `moving_to`.
  */
 export async function beginMove(env: Env, move: Move): Promise<void> {
@@ -144,7 +145,9 @@ export async function beginMove(env: Env, move: Move): Promise<void> {
   if (placement.movingTo === move.to) return stamp(env, move); // a repeat: writes already reach the target
   if (placement.shard !== move.from || placement.movingTo !== null) throw new Error(`${move.home} is not on ${move.from} alone`);
   await deleteOrganizationRows(to.db, move.home);
-  await unfenceOrganization(to.db, move.home);
+  // Both shards fenced until the switch: the target's partial copy is no place for a rename either
+  // (one that read the placement before an earlier move away from it may still arrive there).
+  await fenceOrganization(to.db, move.home, move.to, move.startedAt);
   await fenceOrganization(from.db, move.home, move.to, move.startedAt);
   await carryRenamesFollowed(from.db, to.db, move.home);
   await mainDatabase(env)
@@ -245,6 +248,8 @@ export async function switchOver(env: Env, move: Move): Promise<void> {
     .bind(move.home, move.startedAt, Date.now())
     .run();
   if ((claim.meta.changes ?? 0) === 0) throw new MoveEnded(`the move of ${move.home} ended before its switch`);
+  // Renames follow on the target from the placement's switch on.
+  await unfenceOrganization(shardOf(env, move.to).db, move.home);
   const held = await callDurable(() => env.ORGANIZATIONS.getByName(move.home).placeShard(move.to, move.from), {
     idempotent: true,
   });
@@ -294,13 +299,23 @@ export async function failMove(env: Env, move: Move, error: string): Promise<boo
  * the organization deleted. The source was never changed.
  */
 export async function undoCopy(env: Env, move: Move): Promise<void> {
-  // The fence first: a run stopped between the two leaves `moving_to`, which the heal finds.
-  if ((await placementOf(env, move.home)).shard === move.from) await unfenceOrganization(shardOf(env, move.from).db, move.home);
+  // Only the organization's last move's copy: a newer move (recorded once this one failed, while a
+  // second undo of this one was on its way) has its own placement, fences and copy.
+  const isLast = async () => (await readMove(env, move.home))?.startedAt === move.startedAt;
+  if (!(await isLast())) return;
+  // The source's fence first (only this move's): a run stopped before the placement leaves
+  // `moving_to`, which the heal finds. The target keeps its fence: the organization is not there.
+  if ((await placementOf(env, move.home)).shard === move.from)
+    await unfenceOrganization(shardOf(env, move.from).db, move.home, move.startedAt);
   await mainDatabase(env)
-    .prepare("UPDATE analytics_placements SET moving_to = NULL WHERE home_key = ?1 AND shard = ?2 AND moving_to = ?3")
-    .bind(move.home, move.from, move.to)
+    .prepare(
+      `UPDATE analytics_placements SET moving_to = NULL WHERE home_key = ?1 AND shard = ?2 AND moving_to = ?3
+         AND EXISTS (SELECT 1 FROM analytics_moves WHERE home_key = ?1 AND started_at = ?4 AND state = 'failed')`,
+    )
+    .bind(move.home, move.from, move.to, move.startedAt)
     .run();
-  if ((await placementOf(env, move.home)).shard === move.from) await deleteOrganizationRows(shardOf(env, move.to).db, move.home);
+  if ((await placementOf(env, move.home)).shard === move.from && (await isLast()))
+    await deleteOrganizationRows(shardOf(env, move.to).db, move.home);
 }
 
 const stateStatement = (env: Env, move: Move, state: MoveState) =>

@@ -481,8 +481,10 @@ export const shardCounters = sqliteTable("shard_counters", {
  * `moveRows`) checks it in its own transaction and does nothing on a fenced shard: a move of rows
  * changes no row count, so the move's catch-up could not see one that landed behind its copy. The
  * row stays after the move (the organization's rows are gone from the shard; a rename that read the
- * old placement long ago must still find the fence). A failed move deletes it (`undoCopy`), and a
- * move that brings the organization back deletes it first (`beginMove` on its target).
+ * old placement long ago must still find the fence). The move's target is fenced too until its
+ * switch (its partial copy is no place for a rename), and stays fenced when the move fails. A
+ * failed move lifts its source's fence (`undoCopy`); one no move holds is lifted by the rename that
+ * meets it (`directory/moves.ts` `liftStaleFences`).
  */
 export const moveFences = sqliteTable("move_fences", {
   orgKey: text("org_key").primaryKey(),
