@@ -120,7 +120,12 @@ export const moveOrganization = adminRoute({
     if (!running && placement.shard === body.shard) return present(placement.shard, last);
     const started = await inStore("D1", () => startMove(env, at, placement.shard, body.shard, now));
     if (started.kind === "in_progress") {
-      throw new AppError("move_in_progress", `A move of this organization to ${started.move.to} is still running.`);
+      throw new AppError(
+        "move_in_progress",
+        started.move.state === "failed"
+          ? `The failed move of this organization to ${started.move.to} is still being undone; try again in a moment.`
+          : `A move of this organization to ${started.move.to} is still running.`,
+      );
     }
     return json(present(placement.shard, started.move), 202);
   },

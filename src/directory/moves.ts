@@ -17,8 +17,8 @@ import { mainDatabase, placementOf, readPlacements, type Shard, shardOf } from "
  * run a step again after a crash):
  *
  * 1. `beginMove` (state `copying`): the organization's old rows on the target, if a late write
- *    left any there after an earlier move away, are deleted; the source is fenced against moves of
- *    rows between keys (renames, gathers: `storage/renames.ts`), which change no count the
+ *    left any there after an earlier move away, are deleted; both shards are fenced against moves
+ *    of rows between keys (renames, gathers: `storage/renames.ts`), which change no count the
  *    catch-up could see; then the placement names the target as `moving_to`. From then on every write of the organization goes to both shards
  *    (`events.ts`: the source first, the target with the source's pull request ids), and a write
  *    that read the placement before re-reads it after writing and writes the target too.
@@ -60,6 +60,8 @@ export interface Move {
   /** The progress time: stamped by every step (epoch ms). */
   updatedAt: number;
   error: string | null;
+  /** A failed move's undo ended (epoch ms; `undoCopy`), else null. */
+  undoneAt: number | null;
 }
 
 /** The running states: a second move is refused while one is in them. */
@@ -86,13 +88,15 @@ export async function readMove(env: Env, home: string): Promise<Move | null> {
 
 /**
  * The homes whose move the daily reconciliation looks at (`moves/heal.ts`): every running move, and
- * every failed one whose copy is not undone yet. Few: moves are rare and one per organization.
+ * every failed one not undone yet, or whose placement still names its target (a step of its
+ * terminated instance that was still running). Few: moves are rare and one per organization.
  */
 export async function movesToHeal(env: Env): Promise<string[]> {
   const { results } = await mainDatabase(env)
     .prepare(
       `SELECT home_key FROM analytics_moves m WHERE m.state IN ('copying', 'catching_up', 'switched')
-         OR (m.state = 'failed' AND EXISTS (SELECT 1 FROM analytics_placements p WHERE p.home_key = m.home_key AND p.moving_to = m.to_shard))
+         OR (m.state = 'failed' AND (m.undone_at IS NULL
+           OR EXISTS (SELECT 1 FROM analytics_placements p WHERE p.home_key = m.home_key AND p.moving_to = m.to_shard)))
        ORDER BY home_key`,
     )
     .all<{ home_key: string }>();
@@ -100,8 +104,10 @@ export async function movesToHeal(env: Env): Promise<string[]> {
 }
 
 /**
- * Records a new move of `home` from its shard to `to`, unless one runs: answers the move recorded
- * and whether it is this call's (`created`), or the running one.
+ * Records a new move of `home` from its shard to `to`, unless one runs or a failed one is not
+ * undone yet (`undoCopy`: a new move recorded meanwhile would find its placement, fences and copy
+ * half undone): answers the move recorded and whether it is this call's (`created`), or the one in
+ * the way.
  */
 export async function recordMove(
   env: Env,
@@ -117,8 +123,8 @@ export async function recordMove(
        VALUES (?1, ?2, ?3, ?4, 'copying', 0, 'pull_requests', NULL, NULL, ?5, ?5)
        ON CONFLICT (home_key) DO UPDATE SET login = excluded.login, from_shard = excluded.from_shard, to_shard = excluded.to_shard,
          state = 'copying', rows_copied = 0, copy_table = 'pull_requests', copy_after = NULL, error = NULL,
-         started_at = excluded.started_at, updated_at = excluded.updated_at
-       WHERE analytics_moves.state IN ('done', 'failed')`,
+         started_at = excluded.started_at, updated_at = excluded.updated_at, undone_at = NULL
+       WHERE analytics_moves.state = 'done' OR (analytics_moves.state = 'failed' AND analytics_moves.undone_at IS NOT NULL)`,
     )
     .bind(at.home, at.login, from, to, now)
     .run();
@@ -144,11 +150,12 @@ export async function beginMove(env: Env, move: Move): Promise<void> {
   const placement = await placementOf(env, move.home);
   if (placement.movingTo === move.to) return stamp(env, move); // a repeat: writes already reach the target
   if (placement.shard !== move.from || placement.movingTo !== null) throw new Error(`${move.home} is not on ${move.from} alone`);
-  await deleteOrganizationRows(to.db, move.home);
-  // Both shards fenced until the switch: the target's partial copy is no place for a rename either
-  // (one that read the placement before an earlier move away from it may still arrive there).
-  await fenceOrganization(to.db, move.home, move.to, move.startedAt);
+  // The source's fence first: its one write to the source before the deletion after the switch.
   await fenceOrganization(from.db, move.home, move.to, move.startedAt);
+  await deleteOrganizationRows(to.db, move.home);
+  // The target fenced too until the switch: its partial copy is no place for a rename either (one
+  // that read the placement before an earlier move away from it may still arrive there).
+  await fenceOrganization(to.db, move.home, move.to, move.startedAt);
   await carryRenamesFollowed(from.db, to.db, move.home);
   await mainDatabase(env)
     .prepare("UPDATE analytics_placements SET moving_to = ?3 WHERE home_key = ?1 AND shard = ?2 AND moving_to IS NULL")
@@ -249,7 +256,7 @@ export async function switchOver(env: Env, move: Move): Promise<void> {
     .run();
   if ((claim.meta.changes ?? 0) === 0) throw new MoveEnded(`the move of ${move.home} ended before its switch`);
   // Renames follow on the target from the placement's switch on.
-  await unfenceOrganization(shardOf(env, move.to).db, move.home);
+  await unfenceOrganization(shardOf(env, move.to).db, move.home, move.startedAt);
   const held = await callDurable(() => env.ORGANIZATIONS.getByName(move.home).placeShard(move.to, move.from), {
     idempotent: true,
   });
@@ -295,27 +302,30 @@ export async function failMove(env: Env, move: Move, error: string): Promise<boo
 
 /**
  * The copy of a failed move undone (idempotent; also run again by `moves/heal.ts` for a move failed
- * by a run that stopped before it): the placement back to the source alone, the target's rows of
- * the organization deleted. The source was never changed.
+ * by a run that stopped before it ended): the source's fence lifted (this move's only; the target
+ * keeps its fence, the organization is not there), the placement back to the source alone, the
+ * target's rows of the organization deleted, then the move marked undone (`undone_at`), which a new
+ * move of the organization waits for (`recordMove`). The source was never changed.
  */
 export async function undoCopy(env: Env, move: Move): Promise<void> {
-  // Only the organization's last move's copy: a newer move (recorded once this one failed, while a
-  // second undo of this one was on its way) has its own placement, fences and copy.
-  const isLast = async () => (await readMove(env, move.home))?.startedAt === move.startedAt;
-  if (!(await isLast())) return;
-  // The source's fence first (only this move's): a run stopped before the placement leaves
-  // `moving_to`, which the heal finds. The target keeps its fence: the organization is not there.
-  if ((await placementOf(env, move.home)).shard === move.from)
+  // Only the organization's last move (a newer one cannot be recorded before this one is undone;
+  // checked again all the same).
+  if ((await readMove(env, move.home))?.startedAt !== move.startedAt) return;
+  if ((await placementOf(env, move.home)).shard === move.from) {
     await unfenceOrganization(shardOf(env, move.from).db, move.home, move.startedAt);
-  await mainDatabase(env)
-    .prepare(
-      `UPDATE analytics_placements SET moving_to = NULL WHERE home_key = ?1 AND shard = ?2 AND moving_to = ?3
-         AND EXISTS (SELECT 1 FROM analytics_moves WHERE home_key = ?1 AND started_at = ?4 AND state = 'failed')`,
-    )
-    .bind(move.home, move.from, move.to, move.startedAt)
-    .run();
-  if ((await placementOf(env, move.home)).shard === move.from && (await isLast()))
+    await mainDatabase(env)
+      .prepare(
+        `UPDATE analytics_placements SET moving_to = NULL WHERE home_key = ?1 AND shard = ?2 AND moving_to = ?3
+           AND EXISTS (SELECT 1 FROM analytics_moves WHERE home_key = ?1 AND started_at = ?4 AND state = 'failed')`,
+      )
+      .bind(move.home, move.from, move.to, move.startedAt)
+      .run();
     await deleteOrganizationRows(shardOf(env, move.to).db, move.home);
+  }
+  await mainDatabase(env)
+    .prepare("UPDATE analytics_moves SET undone_at = ?3 WHERE home_key = ?1 AND started_at = ?2 AND state = 'failed'")
+    .bind(move.home, move.startedAt, Date.now())
+    .run();
 }
 
 const stateStatement = (env: Env, move: Move, state: MoveState) =>
@@ -339,6 +349,7 @@ interface MoveRow {
   error: string | null;
   started_at: number;
   updated_at: number;
+  undone_at: number | null;
 }
 
 const toMove = (r: MoveRow): Move => ({
@@ -352,4 +363,5 @@ const toMove = (r: MoveRow): Move => ({
   startedAt: r.started_at,
   updatedAt: r.updated_at,
   error: r.error,
+  undoneAt: r.undone_at,
 });

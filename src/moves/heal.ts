@@ -86,9 +86,9 @@ export async function healMove(env: Env, home: string, now: number): Promise<Mov
   const move = await readMove(env, home);
   if (!move) return null;
   if (move.state === "failed") {
-    const placement = await placementOf(env, home);
-    if (placement.movingTo === move.to) await undoCopy(env, move);
-    return move;
+    // Not undone yet, or a step of its terminated instance named the target again after the undo.
+    if (move.undoneAt === null || (await placementOf(env, home)).movingTo === move.to) await undoCopy(env, move);
+    return readMove(env, home);
   }
   if (!RUNNING.includes(move.state)) return move;
   const before = BEFORE_SWITCH.includes(move.state);

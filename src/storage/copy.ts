@@ -44,10 +44,14 @@ export const DERIVED_TABLES = [
 export const MOVE_TABLES = ["renames_followed", "move_fences"] as const;
 
 /**
- * Fences an organization on a move's source (`d1-schema.ts` `move_fences`): from the write on, no
- * move of rows between keys changes its rows there (`renames.ts` `moveRows`). Idempotent.
+ * Fences an organization on a shard of a move (its source, and its target until the switch:
+ * `d1-schema.ts` `move_fences`): from the write on, no move of rows between keys changes its rows
+ * there (`renames.ts` `moveRows`). Idempotent.
  */
 export async function fenceOrganization(db: D1Database, orgKey: string, toShard: string, startedAt: number): Promise<void> {
+  // A repeat of the same move's begin writes nothing (a shard locked against writes does not hold it).
+  const held = await db.prepare("SELECT started_at FROM move_fences WHERE org_key = ?1").bind(orgKey).first<number>("started_at");
+  if (held === startedAt) return;
   await db
     .prepare(
       `INSERT INTO move_fences (org_key, to_shard, started_at) VALUES (?1, ?2, ?3)

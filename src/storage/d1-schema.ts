@@ -459,6 +459,12 @@ export const analyticsMoves = sqliteTable("analytics_moves", {
   error: text("error"),
   startedAt: integer("started_at").notNull(),
   updatedAt: integer("updated_at").notNull(),
+  /**
+   * When a failed move's undo ended (`directory/moves.ts` `undoCopy`: the source's fence lifted, the
+   * placement back to the source alone, the target's copy deleted); null until then. A new move is
+   * recorded only over a move done, or failed and undone.
+   */
+  undoneAt: integer("undone_at"),
 });
 
 /**

@@ -71,7 +71,10 @@ export async function moveRows(
     await db.batch([check, ...statements]);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    if (message.includes(FENCED)) throw new RowsFenced(`${to.orgKey}'s rows are moving away from this shard`);
+    if (message.includes(FENCED))
+      throw new RowsFenced(
+        `a move between shards fences ${from.orgKey === to.orgKey ? to.orgKey : `${from.orgKey} or ${to.orgKey}`} on this shard`,
+      );
     if (message.includes(ALREADY_FOLLOWED)) return "already followed";
     throw error;
   }
@@ -79,9 +82,10 @@ export async function moveRows(
 }
 
 /**
- * A move of rows refused because a move between shards has begun to copy one of its organizations
- * away from this shard (`move_fences`, migration 0018): nothing was changed; the caller waits for
- * that move and runs it again on the shard the organization ends on.
+ * A move of rows refused because one of its organizations is fenced on this shard (`move_fences`,
+ * migration 0018): a move between shards copies it away from here or to here, or it has left;
+ * nothing was changed. The caller waits for that move and runs it again on the shard the
+ * organization ends on (`directory/rows.ts`, which also lifts a fence no move holds).
  */
 export class RowsFenced extends Error {
   override name = "RowsFenced";

@@ -15,8 +15,10 @@ import { until } from "./until";
  * is a file per database): a step that writes there fails with SQLITE_BUSY and waits out its
  * retries, in the state the move was in. The lock is released while the runtime is down.
  * - `copying`: the target locked from before the POST (its first step clears the target).
- * - `switched`: the source locked against writes (the copy and the catching up only read it; the
- *   deletion of its rows after the switch waits).
+ * - `switched`: the source locked against writes once the move's first step has fenced it there
+ *   (its one write to the source before the deletion of its rows after the switch, written once
+ *   per move; the copy and the catching up only read it); the locks below hold the step at each
+ *   point until the next lock is in place.
  * After the restart the next GET finds the move silent for MOVE_STALL_SECONDS (2 s here) and
  * resumes it; it ends `done` (or, before the switch, `failed` with the source untouched), and the
  * export walks every pull request exactly once.
@@ -84,6 +86,8 @@ describe("a move across a restart of the runtime, in each state it can be stoppe
     /** Holds `shard`'s file against writes (reads go on) until the answer is called. */
     const lock = (shard: string) => {
       const db = new DatabaseSync(fileOf(shard));
+      // A write of the runtime may hold it for a moment.
+      db.exec("PRAGMA busy_timeout = 10000");
       db.exec("BEGIN IMMEDIATE");
       return () => {
         db.exec("ROLLBACK");
@@ -171,12 +175,31 @@ describe("a move across a restart of the runtime, in each state it can be stoppe
     await settle(a, "DB");
     await settle(b, "ANALYTICS_2");
 
-    // ANALYTICS_2 locked against writes (reads go on): a, moving to it, stays copying (its first
-    // step clears the target); b, moving from it, copies, catches up and switches, then its source
-    // rows cannot be deleted: it stays switched. A locked DB would hold every request.
-    const release = lock("ANALYTICS_2");
-    await move(a, "ANALYTICS_2");
+    // b moves from ANALYTICS_2 (its first step's one write there is its fence, written once per
+    // move): ANALYTICS_2 locked from before the POST, so that step waits; DB locked, then
+    // ANALYTICS_2 released, so that it fences and waits at its first write to DB; ANALYTICS_2
+    // locked again, then DB released: b copies, catches up and switches, and then its source rows
+    // cannot be deleted: it stays switched. a, moving to ANALYTICS_2, stays copying (its first step
+    // clears the target). DB is never locked for long: it would hold every request.
+    const fenced = (org: string, shard: string) => {
+      const db = new DatabaseSync(fileOf(shard), { readOnly: true });
+      const row = db.prepare("SELECT count(*) AS n FROM move_fences WHERE org_key = ?").get(org) as { n: number };
+      db.close();
+      return row.n;
+    };
+    const releaseFirst = lock("ANALYTICS_2");
     await move(b, "DB");
+    const releaseMain = lock("DB");
+    releaseFirst();
+    await until(
+      async () => fenced(b, "ANALYTICS_2"),
+      (n) => n === 1,
+      60_000,
+      "b fenced on ANALYTICS_2",
+    );
+    const release = lock("ANALYTICS_2");
+    releaseMain();
+    await move(a, "ANALYTICS_2");
     await until(
       async () => stored(b),
       (state) => state === "switched",
