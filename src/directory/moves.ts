@@ -9,7 +9,7 @@ import {
   organizationRowCounts,
   unfenceOrganization,
 } from "../storage/copy";
-import { mainDatabase, placementOf, readPlacements, type Shard, shardOf } from "./shards";
+import { mainDatabase, placementOf, readPlacements, type Shard, shardNamed, shardOf } from "./shards";
 
 /**
  * Moving an organization's analytics rows to another shard while they are read and written
@@ -152,16 +152,32 @@ export async function beginMove(env: Env, move: Move): Promise<void> {
   if (placement.shard !== move.from || placement.movingTo !== null) throw new Error(`${move.home} is not on ${move.from} alone`);
   // The source's fence first: its one write to the source before the deletion after the switch.
   await fenceOrganization(from.db, move.home, move.to, move.startedAt);
+  // A step of a cancelled move's instance still running (its instance is terminated, not the step)
+  // stops here rather than delete a newer move's copy.
+  if (!(await stillRunning(env, move))) throw new MoveEnded(`the move of ${move.home} ended during its begin`);
   await deleteOrganizationRows(to.db, move.home);
   // The target fenced too until the switch: its partial copy is no place for a rename either (one
   // that read the placement before an earlier move away from it may still arrive there).
   await fenceOrganization(to.db, move.home, move.to, move.startedAt);
   await carryRenamesFollowed(from.db, to.db, move.home);
-  await mainDatabase(env)
-    .prepare("UPDATE analytics_placements SET moving_to = ?3 WHERE home_key = ?1 AND shard = ?2 AND moving_to IS NULL")
-    .bind(move.home, move.from, move.to)
+  // Only while the move runs, checked in the same statement: a late step of a cancelled move would
+  // otherwise name its target after the undo, for a placement nothing then undoes.
+  const named = await mainDatabase(env)
+    .prepare(
+      `UPDATE analytics_placements SET moving_to = ?3 WHERE home_key = ?1 AND shard = ?2 AND moving_to IS NULL
+         AND EXISTS (SELECT 1 FROM analytics_moves WHERE home_key = ?1 AND started_at = ?4 AND state IN ('copying', 'catching_up'))`,
+    )
+    .bind(move.home, move.from, move.to, move.startedAt)
     .run();
+  if ((named.meta.changes ?? 0) === 0 && (await placementOf(env, move.home)).movingTo !== move.to)
+    throw new MoveEnded(`the move of ${move.home} ended during its begin`);
   await stamp(env, move);
+}
+
+/** Whether `move` is the organization's last move and still before its switch. */
+async function stillRunning(env: Env, move: Move): Promise<boolean> {
+  const now = await readMove(env, move.home);
+  return now?.startedAt === move.startedAt && BEFORE_SWITCH.includes(now.state);
 }
 
 /**
@@ -309,8 +325,9 @@ export async function failMove(env: Env, move: Move, error: string): Promise<boo
  */
 export async function undoCopy(env: Env, move: Move): Promise<void> {
   // Only the organization's last move (a newer one cannot be recorded before this one is undone;
-  // checked again all the same).
-  if ((await readMove(env, move.home))?.startedAt !== move.startedAt) return;
+  // checked again all the same, also before the target's copy is deleted).
+  const isLast = async () => (await readMove(env, move.home))?.startedAt === move.startedAt;
+  if (!(await isLast())) return;
   if ((await placementOf(env, move.home)).shard === move.from) {
     await unfenceOrganization(shardOf(env, move.from).db, move.home, move.startedAt);
     await mainDatabase(env)
@@ -320,7 +337,9 @@ export async function undoCopy(env: Env, move: Move): Promise<void> {
       )
       .bind(move.home, move.from, move.to, move.startedAt)
       .run();
-    await deleteOrganizationRows(shardOf(env, move.to).db, move.home);
+    // A target since removed from ANALYTICS_SHARDS holds nothing anyone reads: the undo ends without it.
+    const target = shardNamed(env, move.to);
+    if (target && (await isLast())) await deleteOrganizationRows(target.db, move.home);
   }
   await mainDatabase(env)
     .prepare("UPDATE analytics_moves SET undone_at = ?3 WHERE home_key = ?1 AND started_at = ?2 AND state = 'failed'")

@@ -49,13 +49,16 @@ export const MOVE_TABLES = ["renames_followed", "move_fences"] as const;
  * there (`renames.ts` `moveRows`). Idempotent.
  */
 export async function fenceOrganization(db: D1Database, orgKey: string, toShard: string, startedAt: number): Promise<void> {
-  // A repeat of the same move's begin writes nothing (a shard locked against writes does not hold it).
+  // A repeat of the same move's begin writes nothing (a shard locked against writes does not hold
+  // it), and a late step of an older move never replaces a newer move's fence (moves of one
+  // organization start one after the other).
   const held = await db.prepare("SELECT started_at FROM move_fences WHERE org_key = ?1").bind(orgKey).first<number>("started_at");
-  if (held === startedAt) return;
+  if (held !== null && held >= startedAt) return;
   await db
     .prepare(
       `INSERT INTO move_fences (org_key, to_shard, started_at) VALUES (?1, ?2, ?3)
-       ON CONFLICT (org_key) DO UPDATE SET to_shard = excluded.to_shard, started_at = excluded.started_at`,
+       ON CONFLICT (org_key) DO UPDATE SET to_shard = excluded.to_shard, started_at = excluded.started_at
+       WHERE excluded.started_at > move_fences.started_at`,
     )
     .bind(orgKey, toShard, startedAt)
     .run();
