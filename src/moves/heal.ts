@@ -12,6 +12,7 @@ import {
 } from "../directory/moves";
 import { placementOf } from "../directory/shards";
 import { errorField, log } from "../lib/log";
+import { gatherStrayRowsAfterMove } from "./gather";
 
 /**
  * "A move never stays stuck" (contract section 16). Run by every `GET`/`POST`/`DELETE .../move`
@@ -69,6 +70,8 @@ async function stop(env: Env, move: Move, error: string): Promise<boolean> {
     // Gone or ended already.
   }
   await undoCopy(env, move);
+  // Its instance is terminated before its last step: the stray rows it would have gathered.
+  await gatherStrayRowsAfterMove(env, move.home);
   return true;
 }
 

@@ -12,6 +12,7 @@ import {
   readMove,
   switchOver,
 } from "../directory/moves";
+import { gatherStrayRowsAfterMove } from "./gather";
 
 /**
  * A move of an organization between analytics shards as a Cloudflare Workflow (docs/architecture.md,
@@ -124,7 +125,10 @@ export class MoveWorkflow extends WorkflowEntrypoint<Env, MoveParams> {
             STEP,
             guarded(async () => (await current()).state),
           );
-      if (state === "failed") return { state: "failed" };
+      if (state === "failed") {
+        await step.do("gather stray rows", STEP, () => gatherStrayRowsAfterMove(this.env, home));
+        return { state: "failed" };
+      }
       throw error;
     }
     // After the switch the move only finishes: a step that keeps failing errors the instance,
@@ -137,6 +141,7 @@ export class MoveWorkflow extends WorkflowEntrypoint<Env, MoveParams> {
       );
       if (done) break;
     }
+    await step.do("gather stray rows", STEP, () => gatherStrayRowsAfterMove(this.env, home));
     return { state: "done" };
   }
 
