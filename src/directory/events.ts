@@ -1,4 +1,3 @@
-import { log } from "../lib/log";
 import { foldName } from "../lib/names";
 import type { Event } from "../schemas/events";
 import type { StoredActivity } from "../storage/activity";
@@ -6,7 +5,6 @@ import { copyRecords, recordKeys } from "../storage/copy";
 import { type StoredEvents, writeEvents } from "../storage/events";
 import { defaultHome } from "./identity";
 import { gatherStrayRows } from "./learn";
-import { MoveRunning } from "./rows";
 import { mainDatabase, type Placement, placementsOf, shardOf } from "./shards";
 import { homesOf } from "./store";
 
@@ -39,15 +37,7 @@ export async function storeEvents(env: Env, events: readonly Event[]): Promise<S
     for (const login of logins) {
       const key = foldName(login);
       const [was, is] = [before.homes.get(key), after.homes.get(key)];
-      if (was === undefined || is === undefined || was === is) continue;
-      try {
-        await gatherStrayRows(env, is, login);
-      } catch (error) {
-        // The home moves between shards: the batch is stored at its home below all the same, and
-        // the copy it left under the stray key is gathered when the move ends (`gatherKnownLogins`).
-        if (!(error instanceof MoveRunning)) throw error;
-        log.warn("stray rows wait for a move between shards", { home: is, login, reason: error.message });
-      }
+      if (was !== undefined && is !== undefined && was !== is) await gatherStrayRows(env, is, login);
     }
   });
 }

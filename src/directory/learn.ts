@@ -3,7 +3,7 @@ import { defaultHome, type ReportedIdentity } from "./identity";
 import { organizationAt } from "./resolve";
 import { moveOrganizationRows } from "./rows";
 import { mainDatabase } from "./shards";
-import { homesOf, recordHome } from "./store";
+import { recordHome } from "./store";
 
 /**
  * After an organization's object changed its identity (created, renamed, learned its account id):
@@ -38,27 +38,15 @@ export async function gatherStrayRows(env: Env, home: string, login: string): Pr
 }
 
 /**
- * The stray rows of a login an organization rename introduced (the message's new login), also when
- * the organization has been renamed again since: the retry of a rename whose gather waited for a
- * move between shards learns the object's current identity (`learnIdentity`), so its own new
- * login's rows would otherwise stay stray for good (an outside review found them lost). Not when
- * the directory now names another organization's home for that login: the rows may be its.
+ * The stray rows under the folded key of the organization's current login (the one login the
+ * directory names for its home: `store.ts` `recordHome` keeps no other) join the home: run when a
+ * move between shards ends, done or failed (`moves/workflow.ts`, `moves/heal.ts`). A gather meets a
+ * running move with `MoveRunning`; the webhook consumer's wait for the move sends its message again,
+ * but the event write path (`events.ts`) answers 503 after writing the batch under the stray key,
+ * and the client's retry, which finds the home directly, leaves that copy there: it is gathered
+ * here. Idempotent; a key never placed costs one read.
  */
-export async function gatherRenamedLogin(env: Env, home: string, login: string): Promise<void> {
-  const named = (await homesOf(mainDatabase(env), [login])).get(defaultHome(login));
-  if (named !== home && named !== defaultHome(login)) return;
-  await gatherStrayRows(env, home, login);
-}
-
-/**
- * Every stray key of the organization's logins the directory knows (its renamed logins' folded
- * keys) joins the home: run when a move between shards ends, done or failed (`moves/workflow.ts`,
- * `moves/heal.ts`). Gathers meet a running move with `MoveRunning`; the webhook consumer's wait
- * for the move sends its message again, but the event write path (`events.ts`) has no consumer:
- * the batch is stored at its home all the same, and the copy it left under the stray key is
- * gathered here. Idempotent; a key never placed costs one read.
- */
-export async function gatherKnownLogins(env: Env, home: string): Promise<void> {
+export async function gatherCurrentLogin(env: Env, home: string): Promise<void> {
   const { results } = await mainDatabase(env)
     .prepare("SELECT login_key FROM organization_names WHERE home_key = ?1 ORDER BY login_key")
     .bind(home)

@@ -90,7 +90,11 @@ export async function healMove(env: Env, home: string, now: number): Promise<Mov
   if (!move) return null;
   if (move.state === "failed") {
     // Not undone yet, or a step of its terminated instance named the target again after the undo.
-    if (move.undoneAt === null || (await placementOf(env, home)).movingTo === move.to) await undoCopy(env, move);
+    if (move.undoneAt === null || (await placementOf(env, home)).movingTo === move.to) {
+      await undoCopy(env, move);
+      // Its instance may have ended before its last step: the stray rows it would have gathered.
+      await gatherStrayRowsAfterMove(env, home);
+    }
     return readMove(env, home);
   }
   if (!RUNNING.includes(move.state)) return move;
@@ -99,8 +103,9 @@ export async function healMove(env: Env, home: string, now: number): Promise<Mov
   if (instance.state === "gone") {
     await createMoveInstance(env, move);
   } else if (instance.state === "ended") {
-    if (before) await failMove(env, move, `its Workflow instance is ${instance.status}`);
-    else await restart(env, move);
+    if (before) {
+      if (await failMove(env, move, `its Workflow instance is ${instance.status}`)) await gatherStrayRowsAfterMove(env, home);
+    } else await restart(env, move);
   } else if (instance.state === "paused") {
     await (await env.MOVES.get(moveInstanceId(move))).resume();
     await stamp(env, move, "its Workflow instance was paused: resumed");

@@ -1,7 +1,7 @@
 import { reportActivity } from "../directory/activity";
 import { storeEventsAtHome } from "../directory/events";
 import type { DeliveryOwner, ReportedIdentity } from "../directory/identity";
-import { gatherRenamedLogin, learnIdentity } from "../directory/learn";
+import { learnIdentity } from "../directory/learn";
 import { type DeliveryLookup, deliveryHomes, organizationAt, type Place, resolveHome } from "../directory/resolve";
 import { MoveRunning, renameRepositoryRows } from "../directory/rows";
 import { mainDatabase } from "../directory/shards";
@@ -124,7 +124,6 @@ export async function applyMessage(env: Env, m: QueueMessage): Promise<void> {
   const home = place.home;
   if (result.kind !== "applied") throw notYetKnown(m, home);
   if (result.directory) await learnIdentity(env, result.directory);
-  if (change.kind === "organization_renamed") await gatherRenamedLogin(env, home, m.org);
   for (const rename of result.renames) {
     // "already followed" too: another consumer, replaying the log, moved the rows for this entry.
     await renameRepositoryRows(env, home, rename.fromKey, rename.toName, rename.seq);

@@ -1,16 +1,18 @@
 /**
  * The event write path's own gather (`directory/events.ts` `storeEvents`: a batch that resolved a
  * login before the directory named its new home gathers what it left under the login's folded key)
- * meets a move of the home. An outside review found it answering 503 after writing the batch under
- * the stray key, and the client's retry (which sees no change of home) leaving that copy there for
- * good. Now the batch is stored at its home all the same (the gather waits), and the copy it left is
- * gathered when the move ends (`moves/gather.ts`, the move Workflow's last step). Contract section
- * 5: events are never lost; section 16: nothing lost while a move runs.
+ * meets a move of the home: it answers 503 (the gather waits for the move), and the client's retry,
+ * which finds the home directly and sees no change of home, stores the batch there but gathers
+ * nothing. An outside review found the copy left under the stray key for good. It is now gathered
+ * when the move ends (`moves/gather.ts`: the move Workflow's last step, the cancel, the heal), for
+ * the organization's current login. Contract section 5: events are never lost; section 16: nothing
+ * lost while a move runs.
  */
 import { introspectWorkflow } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { storeEvents } from "../../src/directory/events";
 import { beginMove, catchUp, copySome, finishMove, type Move, readMove, recordMove, switchOver } from "../../src/directory/moves";
+import { MoveRunning } from "../../src/directory/rows";
 import { placementOf, shardOf } from "../../src/directory/shards";
 import { gatherStrayRowsAfterMove } from "../../src/moves/gather";
 import { EventBatch } from "../../src/schemas/events";
@@ -29,7 +31,9 @@ async function rowsUnder(key: string): Promise<number> {
 }
 
 describe("the event write path's gather during a move between shards", () => {
-  it("the batch is stored at its home; the copy it left is gathered when the move ends", { timeout: 60_000 }, async () => {
+  it("a batch answered 503 is stored at its home by its retry; the copy it left is gathered when the move ends", {
+    timeout: 60_000,
+  }, async () => {
     const repo = { id: repoId(), name: "api", private: false };
     const { org: a, admin: owner } = await world([repo]);
     await prs(a, owner, [[repo, 1]]);
@@ -82,9 +86,12 @@ describe("the event write path's gather during a move between shards", () => {
       },
     });
     const racingEnv = new Proxy(env, { get: (t, p) => (p === "DB" ? wrappedDb : Reflect.get(t, p)) }) as Env;
-    await storeEvents(racingEnv, events);
+    // The gather waits for the move: 503, "retry the same request"; the batch is under the stray key.
+    await expect(storeEvents(racingEnv, events)).rejects.toBeInstanceOf(MoveRunning);
     expect(reads).toBeGreaterThanOrEqual(2);
-    // Stored at the home already (read from the move's source until the switch); a copy stays stray.
+    expect(await rowsUnder(b.toLowerCase())).toBe(1);
+    // The client's retry finds the home directly: stored there (both shards while the move runs).
+    await storeEvents(env, events);
     expect((await exported(b, owner)).map((r) => r.prNumber).sort()).toEqual([1, 2]);
     expect(await rowsUnder(b.toLowerCase())).toBe(1);
 
