@@ -5,7 +5,6 @@
 -- `analytics_moves.undone_at`: a failed move's undo ended (a new move waits for it).
 CREATE TABLE `move_fences` (
 	`org_key` text PRIMARY KEY NOT NULL,
-	`to_shard` text NOT NULL,
 	`started_at` integer NOT NULL
 );
 --> statement-breakpoint

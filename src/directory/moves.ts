@@ -151,14 +151,14 @@ export async function beginMove(env: Env, move: Move): Promise<void> {
   if (placement.movingTo === move.to) return stamp(env, move); // a repeat: writes already reach the target
   if (placement.shard !== move.from || placement.movingTo !== null) throw new Error(`${move.home} is not on ${move.from} alone`);
   // The source's fence first: its one write to the source before the deletion after the switch.
-  await fenceOrganization(from.db, move.home, move.to, move.startedAt);
+  await fenceOrganization(from.db, move.home, move.startedAt);
   // A step of a cancelled move's instance still running (its instance is terminated, not the step)
   // stops here rather than delete a newer move's copy.
   if (!(await stillRunning(env, move))) throw new MoveEnded(`the move of ${move.home} ended during its begin`);
   await deleteOrganizationRows(to.db, move.home);
   // The target fenced too until the switch: its partial copy is no place for a rename either (one
   // that read the placement before an earlier move away from it may still arrive there).
-  await fenceOrganization(to.db, move.home, move.to, move.startedAt);
+  await fenceOrganization(to.db, move.home, move.startedAt);
   await carryRenamesFollowed(from.db, to.db, move.home);
   // Only while the move runs, checked in the same statement: a late step of a cancelled move would
   // otherwise name its target after the undo, for a placement nothing then undoes.

@@ -48,7 +48,7 @@ export const MOVE_TABLES = ["renames_followed", "move_fences"] as const;
  * `d1-schema.ts` `move_fences`): from the write on, no move of rows between keys changes its rows
  * there (`renames.ts` `moveRows`). Idempotent.
  */
-export async function fenceOrganization(db: D1Database, orgKey: string, toShard: string, startedAt: number): Promise<void> {
+export async function fenceOrganization(db: D1Database, orgKey: string, startedAt: number): Promise<void> {
   // A repeat of the same move's begin writes nothing (a shard locked against writes does not hold
   // it), and a late step of an older move never replaces a newer move's fence (moves of one
   // organization start one after the other).
@@ -56,11 +56,11 @@ export async function fenceOrganization(db: D1Database, orgKey: string, toShard:
   if (held !== null && held >= startedAt) return;
   await db
     .prepare(
-      `INSERT INTO move_fences (org_key, to_shard, started_at) VALUES (?1, ?2, ?3)
-       ON CONFLICT (org_key) DO UPDATE SET to_shard = excluded.to_shard, started_at = excluded.started_at
+      `INSERT INTO move_fences (org_key, started_at) VALUES (?1, ?2)
+       ON CONFLICT (org_key) DO UPDATE SET started_at = excluded.started_at
        WHERE excluded.started_at > move_fences.started_at`,
     )
-    .bind(orgKey, toShard, startedAt)
+    .bind(orgKey, startedAt)
     .run();
 }
 

@@ -494,7 +494,7 @@ export const shardCounters = sqliteTable("shard_counters", {
  */
 export const moveFences = sqliteTable("move_fences", {
   orgKey: text("org_key").primaryKey(),
-  toShard: text("to_shard").notNull(),
+  /** The start of the move that set it (its `analytics_moves.started_at`): only that move lifts it. */
   startedAt: integer("started_at").notNull(),
 });
 

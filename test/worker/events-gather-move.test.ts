@@ -11,7 +11,7 @@
 import { introspectWorkflow } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { storeEvents } from "../../src/directory/events";
-import { beginMove, catchUp, copySome, finishMove, type Move, readMove, recordMove, switchOver } from "../../src/directory/moves";
+import { beginMove, recordMove } from "../../src/directory/moves";
 import { MoveRunning } from "../../src/directory/rows";
 import { placementOf, shardOf } from "../../src/directory/shards";
 import { gatherStrayRowsAfterMove } from "../../src/moves/gather";
@@ -19,16 +19,8 @@ import { EventBatch } from "../../src/schemas/events";
 import { writeEvents } from "../../src/storage/events";
 import { WEBHOOK_QUEUE } from "../../src/webhooks/consumer";
 import { admin, createOrg, env, ev, postEventsOk, unique } from "./helpers";
+import { afterReads, completeMove, rowsUnder } from "./move-helpers";
 import { accountOf, consume, exported, messageOf, prs, renamed, repoId, review, world } from "./webhook-helpers";
-
-async function rowsUnder(key: string): Promise<number> {
-  let total = 0;
-  for (const db of [env.DB, env.ANALYTICS_2]) {
-    const r = await db.prepare("SELECT COUNT(*) AS n FROM pull_requests WHERE org_key = ?1").bind(key).first<{ n: number }>();
-    total += r?.n ?? 0;
-  }
-  return total;
-}
 
 describe("the event write path's gather during a move between shards", () => {
   it("a batch answered 503 is stored at its home by its retry; the copy it left is gathered when the move ends", {
@@ -60,32 +52,15 @@ describe("the event write path's gather during a move between shards", () => {
     const to = from === "DB" ? "ANALYTICS_2" : "DB";
 
     let reads = 0;
-    const realDb = env.DB;
-    const wrappedDb = new Proxy(realDb, {
-      get(t, p) {
-        if (p !== "prepare") return Reflect.get(t, p).bind(t);
-        return (sql: string) => {
-          const statement = realDb.prepare(sql);
-          if (!sql.includes("FROM organization_names WHERE login_key IN")) return statement;
-          return {
-            bind: (...args: unknown[]) => ({
-              all: async () => {
-                const read = await statement.bind(...args).all();
-                if (++reads === 1) {
-                  // The batch resolved B as its own key. The rename is applied (directory, gather of
-                  // B: nothing yet), then the operator starts a move of the home.
-                  await consume(WEBHOOK_QUEUE, [messageOf("organization", renamed(a, b, accountOf(a)))]);
-                  const { move } = await recordMove(env, { home, login: a }, from, to, Date.now());
-                  await beginMove(env, move);
-                }
-                return read;
-              },
-            }),
-          };
-        };
-      },
+    const racingEnv = afterReads("FROM organization_names WHERE login_key IN", async (n) => {
+      reads = n;
+      if (n !== 1) return;
+      // The batch resolved B as its own key. The rename is applied (directory, gather of B: nothing
+      // yet), then the operator starts a move of the home.
+      await consume(WEBHOOK_QUEUE, [messageOf("organization", renamed(a, b, accountOf(a)))]);
+      const { move } = await recordMove(env, { home, login: a }, from, to, Date.now());
+      await beginMove(env, move);
     });
-    const racingEnv = new Proxy(env, { get: (t, p) => (p === "DB" ? wrappedDb : Reflect.get(t, p)) }) as Env;
     // The gather waits for the move: 503, "retry the same request"; the batch is under the stray key.
     await expect(storeEvents(racingEnv, events)).rejects.toBeInstanceOf(MoveRunning);
     expect(reads).toBeGreaterThanOrEqual(2);
@@ -95,13 +70,7 @@ describe("the event write path's gather during a move between shards", () => {
     expect((await exported(b, owner)).map((r) => r.prNumber).sort()).toEqual([1, 2]);
     expect(await rowsUnder(b.toLowerCase())).toBe(1);
 
-    const current = async () => (await readMove(env, home)) as Move;
-    for (let caught = false; !caught; ) {
-      while (!(await copySome(env, await current(), 0, 500))) {}
-      caught = await catchUp(env, await current());
-    }
-    await switchOver(env, await current());
-    await finishMove(env, await current());
+    await completeMove(home);
 
     // The Workflow's last step.
     expect(await gatherStrayRowsAfterMove(env, home)).toBe(true);

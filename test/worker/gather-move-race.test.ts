@@ -13,8 +13,8 @@ import { placementOf, shardOf } from "../../src/directory/shards";
 import { EventBatch } from "../../src/schemas/events";
 import { writeEvents } from "../../src/storage/events";
 import { createOrg, env, ev, postEventsOk, unique } from "./helpers";
+import { afterPlacementReads, dbOf } from "./move-helpers";
 
-const shardDb = (name: string) => (env as unknown as Record<string, D1Database>)[name] as D1Database;
 const parse = (events: unknown[]) => EventBatch.parse({ events }).events;
 
 describe("review: a same-shard gather racing a move of its home", () => {
@@ -28,7 +28,7 @@ describe("review: a same-shard gather racing a move of its home", () => {
     await env.DB.prepare("INSERT INTO analytics_placements (home_key, shard) VALUES (?1, ?2)").bind(stray, from).run();
     // An acknowledged newer state of the same pull request, stored under the stray key.
     await writeEvents(
-      shardDb(from),
+      dbOf(from),
       parse([ev.pr(stray, 1, { linesAdded: 99, updatedAt: "2026-10-04T00:00:00.000Z" })]),
       new Map(),
       {
@@ -38,30 +38,14 @@ describe("review: a same-shard gather racing a move of its home", () => {
     const current = async () => (await readMove(env, home)) as Move;
 
     let reads = 0;
-    const realDb = env.DB;
-    const wrappedDb = {
-      prepare(sql: string) {
-        const statement = realDb.prepare(sql);
-        if (!sql.includes("FROM analytics_placements WHERE home_key IN")) return statement;
-        return {
-          bind: (...args: unknown[]) => ({
-            all: async () => {
-              const read = await statement.bind(...args).all();
-              if (++reads === 2) {
-                // After the gather read both placements, before it moves rows: the move copies.
-                const { move } = await recordMove(env, { home, login: org }, from, to, Date.now());
-                await beginMove(env, move);
-                while (!(await copySome(env, await current(), 0, 500))) {}
-              }
-              return read;
-            },
-          }),
-        };
-      },
-      batch: (statements: D1PreparedStatement[]) => realDb.batch(statements),
-      exec: (sql: string) => realDb.exec(sql),
-    };
-    const racingEnv = new Proxy(env, { get: (t, p) => (p === "DB" ? wrappedDb : Reflect.get(t, p)) }) as Env;
+    const racingEnv = afterPlacementReads(async (n) => {
+      reads = n;
+      if (n !== 2) return;
+      // After the gather read both placements, before it moves rows: the move copies.
+      const { move } = await recordMove(env, { home, login: org }, from, to, Date.now());
+      await beginMove(env, move);
+      while (!(await copySome(env, await current(), 0, 500))) {}
+    });
 
     await expect(moveOrganizationRows(racingEnv, stray, home)).rejects.toBeInstanceOf(MoveRunning);
     expect(reads).toBeGreaterThanOrEqual(2);
@@ -71,7 +55,7 @@ describe("review: a same-shard gather racing a move of its home", () => {
     // The caller's retry after the move (the consumer's resent message).
     await moveOrganizationRows(env, stray, home);
 
-    const row = await shardDb(to)
+    const row = await dbOf(to)
       .prepare("SELECT lines_added FROM pull_requests WHERE org_key = ?1 AND pr_number = 1")
       .bind(home)
       .first();

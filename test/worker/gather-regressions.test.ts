@@ -7,57 +7,24 @@
  */
 import { describe, expect, it } from "vitest";
 import { storeEvents } from "../../src/directory/events";
-import { beginMove, catchUp, copySome, finishMove, type Move, readMove, recordMove, switchOver } from "../../src/directory/moves";
+import { beginMove, recordMove } from "../../src/directory/moves";
 import { MoveRunning } from "../../src/directory/rows";
 import { placementOf } from "../../src/directory/shards";
 import { gatherStrayRowsAfterMove } from "../../src/moves/gather";
 import { EventBatch } from "../../src/schemas/events";
 import { WEBHOOK_QUEUE } from "../../src/webhooks/consumer";
 import { adminOk, env, ev, postEventsOk } from "./helpers";
+import { afterReads, completeMove, rowsUnder } from "./move-helpers";
 import { accountOf, consume, exported, messageOf, prs, renamed, repoId, review, world } from "./webhook-helpers";
 
-async function rowsUnder(key: string): Promise<number> {
-  let total = 0;
-  for (const db of [env.DB, env.ANALYTICS_2]) {
-    const r = await db.prepare("SELECT COUNT(*) AS n FROM pull_requests WHERE org_key = ?1").bind(key).first<{ n: number }>();
-    total += r?.n ?? 0;
-  }
-  return total;
-}
-
-/** env whose first read of the directory by the event write path runs `race` after reading. */
+/** The environment whose first read of the directory by the event write path runs `race` after reading. */
 function racing(race: () => Promise<void>): { env: Env; reads: () => number } {
   let reads = 0;
-  const realDb = env.DB;
-  const wrappedDb = new Proxy(realDb, {
-    get(t, p) {
-      if (p !== "prepare") return Reflect.get(t, p).bind(t);
-      return (sql: string) => {
-        const statement = realDb.prepare(sql);
-        if (!sql.includes("FROM organization_names WHERE login_key IN")) return statement;
-        return {
-          bind: (...args: unknown[]) => ({
-            all: async () => {
-              const read = await statement.bind(...args).all();
-              if (++reads === 1) await race();
-              return read;
-            },
-          }),
-        };
-      };
-    },
+  const racingEnv = afterReads("FROM organization_names WHERE login_key IN", async (n) => {
+    reads = n;
+    if (n === 1) await race();
   });
-  return { env: new Proxy(env, { get: (t, p) => (p === "DB" ? wrappedDb : Reflect.get(t, p)) }) as Env, reads: () => reads };
-}
-
-async function endMove(home: string): Promise<void> {
-  const current = async () => (await readMove(env, home)) as Move;
-  for (let caught = false; !caught; ) {
-    while (!(await copySome(env, await current(), 0, 500))) {}
-    caught = await catchUp(env, await current());
-  }
-  await switchOver(env, await current());
-  await finishMove(env, await current());
+  return { env: racingEnv, reads: () => reads };
 }
 
 describe("gathers of stray rows: whose rows, and when a batch is acknowledged", () => {
@@ -113,7 +80,7 @@ describe("gathers of stray rows: whose rows, and when a batch is acknowledged", 
     const during = (await exported(b, owner)).map((x) => x.prNumber).sort();
     // Renamed again while the move runs; then the move ends and its last step gathers.
     await consume(WEBHOOK_QUEUE, [messageOf("organization", renamed(b, c, accountOf(a)))]);
-    await endMove(home);
+    await completeMove(home);
     expect(await gatherStrayRowsAfterMove(env, home)).toBe(true);
     const after = (await exported(c, owner)).map((x) => x.prNumber).sort();
     expect({ during, after }).toEqual({ during: [1, 2, 3], after: [1, 2, 3] });

@@ -11,42 +11,20 @@
 import { describe, expect, it } from "vitest";
 import { beginMove, catchUp, copySome, finishMove, type Move, readMove, recordMove, switchOver } from "../../src/directory/moves";
 import { MoveRunning, renameRepositoryRows } from "../../src/directory/rows";
-import { placementOf } from "../../src/directory/shards";
-import { createOrg, env, ev, postEvents, postEventsOk, unique } from "./helpers";
-
-const db = (shard: string) => (env as unknown as Record<string, D1Database>)[shard] as D1Database;
+import { env, ev, postEvents, postEventsOk } from "./helpers";
+import { afterPlacementReads, dbOf, orgWithRows, otherShard } from "./move-helpers";
 
 /** The race of moves-rename-race.test.ts: the rename moved the rows on the source after the move copied them. */
 async function raced() {
-  const org = await createOrg(unique("rnwin"), { plan: "pro" });
-  const home = org.toLowerCase();
-  await postEventsOk([ev.pr(org, 1, { repo: "old" }), ev.review(org, 1, "r1", { repo: "old" }), ev.pr(org, 2, { repo: "old" })]);
-  const from = (await placementOf(env, home)).shard;
-  const to = from === "DB" ? "ANALYTICS_2" : "DB";
+  const { org, home, shard: from } = await orgWithRows("rnwin");
+  const to = otherShard(from);
   const current = async () => (await readMove(env, home)) as Move;
-  let fired = false;
-  const realDb = env.DB;
-  const wrappedDb = {
-    prepare(sql: string) {
-      const statement = realDb.prepare(sql);
-      if (fired || !sql.includes("FROM analytics_placements WHERE home_key IN")) return statement;
-      return {
-        bind: (...args: unknown[]) => ({
-          all: async () => {
-            const read = await statement.bind(...args).all();
-            fired = true;
-            const { move } = await recordMove(env, { home, login: org }, from, to, Date.now());
-            await beginMove(env, move);
-            while (!(await copySome(env, await current(), 0, 500))) {}
-            return read;
-          },
-        }),
-      };
-    },
-    batch: (statements: D1PreparedStatement[]) => realDb.batch(statements),
-    exec: (sql: string) => realDb.exec(sql),
-  };
-  const racingEnv = new Proxy(env, { get: (t, p) => (p === "DB" ? wrappedDb : Reflect.get(t, p)) }) as Env;
+  const racingEnv = afterPlacementReads(async (n) => {
+    if (n !== 1) return;
+    const { move } = await recordMove(env, { home, login: org }, from, to, Date.now());
+    await beginMove(env, move);
+    while (!(await copySome(env, await current(), 0, 500))) {}
+  });
   await expect(renameRepositoryRows(racingEnv, home, "old", "new", 1)).rejects.toBeInstanceOf(MoveRunning);
   return { org, home, to, current };
 }
@@ -72,7 +50,7 @@ describe("review: writes to a renamed repository while the rename waits for the 
     await switchOver(env, await current());
     await finishMove(env, await current());
     await renameRepositoryRows(env, home, "old", "new", 1);
-    const r = await db(to)
+    const r = await dbOf(to)
       .prepare("SELECT completed_at, updated_at FROM reviews WHERE org_key = ?1 AND review_id = 'r1'")
       .bind(home)
       .first();

@@ -12,67 +12,20 @@
  *   until the switch, also after a failed move.
  */
 import { describe, expect, it } from "vitest";
-import {
-  beginMove,
-  catchUp,
-  copySome,
-  failMove,
-  finishMove,
-  type Move,
-  MoveEnded,
-  movesToHeal,
-  readMove,
-  recordMove,
-  switchOver,
-  undoCopy,
-} from "../../src/directory/moves";
+import { beginMove, failMove, MoveEnded, movesToHeal, recordMove, undoCopy } from "../../src/directory/moves";
 import { renameRepositoryRows } from "../../src/directory/rows";
 import { placementOf } from "../../src/directory/shards";
 import { healMove } from "../../src/moves/heal";
 import { moveRows, RowsFenced } from "../../src/storage/renames";
-import { createOrg, env, ev, postEventsOk, unique } from "./helpers";
-
-const db = (shard: string) => (env as unknown as Record<string, D1Database>)[shard] as D1Database;
-const other = (shard: string) => (shard === "DB" ? "ANALYTICS_2" : "DB");
-
-async function orgWithRows(prefix: string) {
-  const org = await createOrg(unique(prefix), { plan: "pro" });
-  const home = org.toLowerCase();
-  await postEventsOk([ev.pr(org, 1, { repo: "old" }), ev.review(org, 1, "r1", { repo: "old" }), ev.pr(org, 2, { repo: "old" })]);
-  return { org, home, shard: (await placementOf(env, home)).shard };
-}
-
-async function moveAll(home: string, login: string): Promise<{ from: string; to: string }> {
-  const from = (await placementOf(env, home)).shard;
-  const to = other(from);
-  const { move } = await recordMove(env, { home, login }, from, to, Date.now());
-  const current = async () => (await readMove(env, home)) as Move;
-  await beginMove(env, move);
-  for (let caught = false; !caught; ) {
-    while (!(await copySome(env, await current(), 0, 500))) {}
-    caught = await catchUp(env, await current());
-  }
-  await switchOver(env, await current());
-  expect(await finishMove(env, await current())).toBe(true);
-  return { from, to };
-}
-
-const fenced = async (shard: string, home: string) =>
-  (await db(shard).prepare("SELECT COUNT(*) AS n FROM move_fences WHERE org_key = ?1").bind(home).first<{ n: number }>())?.n;
-const repoKeys = async (shard: string, home: string) =>
-  (
-    await db(shard)
-      .prepare("SELECT repo_key FROM pull_requests WHERE org_key = ?1 ORDER BY pr_number")
-      .bind(home)
-      .all<{ repo_key: string }>()
-  ).results.map((r) => r.repo_key);
+import { env } from "./helpers";
+import { completeMove, currentMove, dbOf, fenced, moveAll, orgWithRows, otherShard, repoKeys } from "./move-helpers";
 
 describe("a move's fences against a cancel, a newer move and a stalled rename", () => {
   it("A: a cancel during beginMove, whose step dies after the fence, leaves a fence nothing lifts", {
     timeout: 60_000,
   }, async () => {
     const { org, home, shard } = await orgWithRows("rvstuck");
-    const { move } = await recordMove(env, { home, login: org }, shard, other(shard), Date.now());
+    const { move } = await recordMove(env, { home, login: org }, shard, otherShard(shard), Date.now());
     // The Workflow's "begin" step has passed running() (state copying) when DELETE .../move lands:
     // stop() = failMove (+undoCopy), terminate, undoCopy. All before the step reaches its fence.
     expect(await failMove(env, move, "cancelled")).toBe(true);
@@ -107,7 +60,7 @@ describe("a move's fences against a cancel, a newer move and a stalled rename", 
     timeout: 60_000,
   }, async () => {
     const { org, home, shard } = await orgWithRows("rvlate");
-    const to = other(shard);
+    const to = otherShard(shard);
     const { move: first } = await recordMove(env, { home, login: org }, shard, to, Date.now());
     await beginMove(env, first);
     // DELETE .../move: stop() -> failMove (its undoCopy) ... terminate() ...
@@ -129,21 +82,15 @@ describe("a move's fences against a cancel, a newer move and a stalled rename", 
     timeout: 60_000,
   }, async () => {
     const { org, home, shard } = await orgWithRows("rvlate2");
-    const to = other(shard);
+    const to = otherShard(shard);
     const { move: first } = await recordMove(env, { home, login: org }, shard, to, Date.now());
     await beginMove(env, first);
     expect(await failMove(env, first, "cancelled")).toBe(true);
     const { move: second } = await recordMove(env, { home, login: org }, shard, to, Date.now() + 5);
     await beginMove(env, second);
     await undoCopy(env, first);
-    const current = async () => (await readMove(env, home)) as Move;
-    for (let caught = false; !caught; ) {
-      while (!(await copySome(env, await current(), 0, 500))) {}
-      caught = await catchUp(env, await current());
-    }
-    await switchOver(env, await current());
-    expect(await finishMove(env, await current())).toBe(true);
-    expect((await current()).state).toBe("done");
+    await completeMove(home);
+    expect((await currentMove(home)).state).toBe("done");
     // The placement names the target, which holds the rows; the source's are gone.
     expect({ placed: (await placementOf(env, home)).shard, rowsThere: (await repoKeys(shard, home)).length }).toEqual({
       placed: to,
@@ -163,10 +110,10 @@ describe("a move's fences against a cancel, a newer move and a stalled rename", 
     await beginMove(env, move);
     expect(await failMove(env, move, "cancelled")).toBe(true);
     // The stalled rename lands on a.
-    const result = await moveRows(db(a), { orgKey: home, repo: "old" }, { orgKey: home, repo: "new" }, 1).catch((e) => e);
+    const result = await moveRows(dbOf(a), { orgKey: home, repo: "old" }, { orgKey: home, repo: "new" }, 1).catch((e) => e);
     expect(await repoKeys(b, home)).toEqual(["old", "old"]);
     // It finds the target's fence, kept after the failed move back: refused, nothing recorded.
     expect(result).toBeInstanceOf(RowsFenced);
-    expect(await db(a).prepare("SELECT seq FROM renames_followed WHERE org_key = ?1").bind(home).first()).toBeNull();
+    expect(await dbOf(a).prepare("SELECT seq FROM renames_followed WHERE org_key = ?1").bind(home).first()).toBeNull();
   });
 });

@@ -26,66 +26,14 @@ import { MoveRunning, renameRepositoryRows } from "../../src/directory/rows";
 import { placementOf } from "../../src/directory/shards";
 import { cancelMove, healMove } from "../../src/moves/heal";
 import { moveRows } from "../../src/storage/renames";
-import { createOrg, env, ev, postEventsOk, unique } from "./helpers";
-
-const db = (shard: string) => (env as unknown as Record<string, D1Database>)[shard] as D1Database;
-const other = (shard: string) => (shard === "DB" ? "ANALYTICS_2" : "DB");
-
-async function orgWithRows(prefix: string) {
-  const org = await createOrg(unique(prefix), { plan: "pro" });
-  const home = org.toLowerCase();
-  await postEventsOk([ev.pr(org, 1, { repo: "old" }), ev.review(org, 1, "r1", { repo: "old" }), ev.pr(org, 2, { repo: "old" })]);
-  return { org, home, shard: (await placementOf(env, home)).shard };
-}
-const fenced = async (shard: string, home: string) =>
-  (await db(shard).prepare("SELECT COUNT(*) AS n FROM move_fences WHERE org_key = ?1").bind(home).first<{ n: number }>())?.n;
-const repoKeys = async (shard: string, home: string) =>
-  (
-    await db(shard)
-      .prepare("SELECT repo_key FROM pull_requests WHERE org_key = ?1 ORDER BY pr_number")
-      .bind(home)
-      .all<{ repo_key: string }>()
-  ).results.map((r) => r.repo_key);
-
-function emptyShard(): D1Database {
-  const statement = {
-    bind: () => statement,
-    run: async () => ({ success: true, meta: { changes: 0 }, results: [] }),
-    first: async () => null,
-    all: async () => ({ success: true, meta: {}, results: [] }),
-  };
-  return { prepare: () => statement, batch: async () => [], exec: async () => ({}) } as unknown as D1Database;
-}
-
-/** `base` whose main database runs `hook` once, right before the statement whose SQL includes `match`. */
-function hookedEnv(base: Env, match: string, hook: () => Promise<void>): Env {
-  let fired = false;
-  const main = new Proxy(base.DB, {
-    get(target, p) {
-      if (p !== "prepare") return Reflect.get(target, p, target);
-      return (sql: string) => {
-        const statement = target.prepare(sql);
-        if (fired || !sql.includes(match)) return statement;
-        return {
-          bind: (...args: unknown[]) => ({
-            run: async () => {
-              fired = true;
-              await hook();
-              return statement.bind(...args).run();
-            },
-          }),
-        };
-      };
-    },
-  });
-  return new Proxy(base, { get: (t, p) => (p === "DB" ? main : Reflect.get(t, p)) }) as Env;
-}
+import { env } from "./helpers";
+import { dbOf, fenced, hookedEnv, orgWithRows, otherShard, repoKeys, withThirdShard } from "./move-helpers";
 
 /** A's begin step (it read A running) is held right before its placement update; meanwhile DELETE, then POST. */
 async function staleBeginThenNewMove(e: Env, home: string, org: string, a: string, b: string, nextTo: string) {
   const { move: first } = await recordMove(e, { home, login: org }, a, b, Date.now());
   let second: { created: boolean; move: Move } | undefined;
-  const hooked = hookedEnv(e, "UPDATE analytics_placements SET moving_to = ?3", async () => {
+  const hooked = hookedEnv(e, "UPDATE analytics_placements SET moving_to = ?3", "before", async () => {
     expect((await cancelMove(e, home)).kind).toBe("cancelled"); // DELETE .../move: failed, undone
     expect((await readMove(e, home))?.undoneAt).not.toBeNull();
     await healMove(e, home, Date.now()); // POST .../move: its heal finds nothing to do
@@ -103,7 +51,7 @@ describe("a late begin step of a cancelled move, after the next move is recorded
     timeout: 90_000,
   }, async () => {
     const { org, home, shard: a } = await orgWithRows("stalebegin2");
-    const b = other(a);
+    const b = otherShard(a);
     const second = await staleBeginThenNewMove(env, home, org, a, b, b);
     await beginMove(env, second);
     const during = {
@@ -114,7 +62,7 @@ describe("a late begin step of a cancelled move, after the next move is recorded
     const current = async () => (await readMove(env, home)) as Move;
     while (!(await copySome(env, await current(), 0, 500))) {}
     // A rename that read the placement (a alone) before: lands on the source behind the copy.
-    const stalled = await moveRows(db(a), { orgKey: home, repo: "old" }, { orgKey: home, repo: "new" }, 1).then(
+    const stalled = await moveRows(dbOf(a), { orgKey: home, repo: "old" }, { orgKey: home, repo: "new" }, 1).then(
       (r) => r,
       (e) => `refused: ${(e as Error).name}`,
     );
@@ -133,11 +81,8 @@ describe("a late begin step of a cancelled move, after the next move is recorded
     timeout: 90_000,
   }, async () => {
     const { org, home, shard: a } = await orgWithRows("stalebegin3");
-    const b = other(a);
-    const three = new Proxy(env, {
-      get: (t, p) =>
-        p === "ANALYTICS_SHARDS" ? "DB,ANALYTICS_2,ANALYTICS_3" : p === "ANALYTICS_3" ? emptyShard() : Reflect.get(t, p),
-    }) as Env;
+    const b = otherShard(a);
+    const three = withThirdShard();
     const second = await staleBeginThenNewMove(three, home, org, a, b, "ANALYTICS_3");
     // The new move begins (its placement was left to it), then is cancelled: nothing is left behind.
     await beginMove(three, second);

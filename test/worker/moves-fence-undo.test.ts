@@ -27,75 +27,16 @@ import { MoveRunning, renameRepositoryRows } from "../../src/directory/rows";
 import { placementOf } from "../../src/directory/shards";
 import { cancelMove } from "../../src/moves/heal";
 import { moveRows } from "../../src/storage/renames";
-import { createOrg, env, ev, postEventsOk, unique } from "./helpers";
-
-const db = (shard: string) => (env as unknown as Record<string, D1Database>)[shard] as D1Database;
-const other = (shard: string) => (shard === "DB" ? "ANALYTICS_2" : "DB");
-
-async function orgWithRows(prefix: string) {
-  const org = await createOrg(unique(prefix), { plan: "pro" });
-  const home = org.toLowerCase();
-  await postEventsOk([ev.pr(org, 1, { repo: "old" }), ev.review(org, 1, "r1", { repo: "old" }), ev.pr(org, 2, { repo: "old" })]);
-  return { org, home, shard: (await placementOf(env, home)).shard };
-}
-
-const fenced = async (shard: string, home: string) =>
-  (await db(shard).prepare("SELECT COUNT(*) AS n FROM move_fences WHERE org_key = ?1").bind(home).first<{ n: number }>())?.n;
-const repoKeys = async (shard: string, home: string) =>
-  (
-    await db(shard)
-      .prepare("SELECT repo_key FROM pull_requests WHERE org_key = ?1 ORDER BY pr_number")
-      .bind(home)
-      .all<{ repo_key: string }>()
-  ).results.map((r) => r.repo_key);
-
-/** A third shard that holds nothing (only its statements are counted): enough for a move that never copies. */
-function emptyShard(): D1Database {
-  const statement = {
-    bind: () => statement,
-    run: async () => ({ success: true, meta: { changes: 0 }, results: [] }),
-    first: async () => null,
-    all: async () => ({ success: true, meta: {}, results: [] }),
-  };
-  return { prepare: () => statement, batch: async () => [], exec: async () => ({}) } as unknown as D1Database;
-}
-
-/** `base` whose main database runs `hook` once, right after (or before) the statement whose SQL includes `match`. */
-function hookedEnv(base: Env, match: string, when: "before" | "after", hook: () => Promise<void>): Env {
-  let fired = false;
-  const main = new Proxy(base.DB, {
-    get(target, p) {
-      if (p !== "prepare") return Reflect.get(target, p, target);
-      return (sql: string) => {
-        const statement = target.prepare(sql);
-        if (fired || !sql.includes(match)) return statement;
-        return {
-          bind: (...args: unknown[]) => ({
-            run: async () => {
-              fired = true;
-              if (when === "before") await hook();
-              const result = await statement.bind(...args).run();
-              if (when === "after") await hook();
-              return result;
-            },
-          }),
-        };
-      };
-    },
-  });
-  return new Proxy(base, { get: (t, p) => (p === "DB" ? main : Reflect.get(t, p)) }) as Env;
-}
+import { env } from "./helpers";
+import { dbOf, fenced, hookedEnv, orgWithRows, otherShard, repoKeys, withThirdShard } from "./move-helpers";
 
 describe("a move recorded while a cancelled one is being undone", () => {
   it("with three shards: the racing record is refused, the undo completes, the next move is recorded", {
     timeout: 90_000,
   }, async () => {
     const { org, home, shard: a } = await orgWithRows("undothree");
-    const b = other(a);
-    const three = new Proxy(env, {
-      get: (t, p) =>
-        p === "ANALYTICS_SHARDS" ? "DB,ANALYTICS_2,ANALYTICS_3" : p === "ANALYTICS_3" ? emptyShard() : Reflect.get(t, p),
-    }) as Env;
+    const b = otherShard(a);
+    const three = withThirdShard();
     const { move: first } = await recordMove(three, { home, login: org }, a, b, Date.now());
     await beginMove(three, first);
     await copySome(three, (await readMove(three, home)) as Move, 0, 1); // a page of partial copy on b
@@ -144,7 +85,7 @@ describe("a move recorded while a cancelled one is being undone", () => {
     timeout: 90_000,
   }, async () => {
     const { org, home, shard: a } = await orgWithRows("undotwo");
-    const b = other(a);
+    const b = otherShard(a);
     const { move: first } = await recordMove(env, { home, login: org }, a, b, Date.now());
     await beginMove(env, first);
     // POST .../move {shard: b}: heal reads the move running; then DELETE: failMove's compare-and-set,
@@ -165,7 +106,7 @@ describe("a move recorded while a cancelled one is being undone", () => {
     const current = async () => (await readMove(env, home)) as Move;
     while (!(await copySome(env, await current(), 0, 500))) {}
     // A rename that read the placement (a alone) before the first move began lands now: refused.
-    const stalled = await moveRows(db(a), { orgKey: home, repo: "old" }, { orgKey: home, repo: "new" }, 1).then(
+    const stalled = await moveRows(dbOf(a), { orgKey: home, repo: "old" }, { orgKey: home, repo: "new" }, 1).then(
       (r) => r,
       (e) => `refused: ${(e as Error).name}`,
     );

@@ -26,57 +26,18 @@ import { fenceOrganization } from "../../src/storage/copy";
 import { writeEvents } from "../../src/storage/events";
 import { moveRows, RowsFenced } from "../../src/storage/renames";
 import { createOrg, env, ev, postEventsOk, unique } from "./helpers";
+import { dbOf, fenced, followed, moveAll, orgWithRows, otherShard, repoKeys } from "./move-helpers";
 
-const db = (shard: string) => (env as unknown as Record<string, D1Database>)[shard] as D1Database;
-const other = (shard: string) => (shard === "DB" ? "ANALYTICS_2" : "DB");
 const parse = (events: unknown[]) => EventBatch.parse({ events }).events;
-
-/** An organization with two pull requests in repository "old", and its shard. */
-async function orgWithRows(prefix: string) {
-  const org = await createOrg(unique(prefix), { plan: "pro" });
-  const home = org.toLowerCase();
-  await postEventsOk([ev.pr(org, 1, { repo: "old" }), ev.review(org, 1, "r1", { repo: "old" }), ev.pr(org, 2, { repo: "old" })]);
-  return { org, home, shard: (await placementOf(env, home)).shard };
-}
-
-/** Moves `home` from its shard to the other one, every step. */
-async function moveAll(home: string, login: string): Promise<{ from: string; to: string }> {
-  const from = (await placementOf(env, home)).shard;
-  const to = other(from);
-  const { move } = await recordMove(env, { home, login }, from, to, Date.now());
-  const current = async () => (await readMove(env, home)) as Move;
-  await beginMove(env, move);
-  for (let caught = false; !caught; ) {
-    while (!(await copySome(env, await current(), 0, 500))) {}
-    caught = await catchUp(env, await current());
-  }
-  await switchOver(env, await current());
-  expect(await finishMove(env, await current())).toBe(true);
-  return { from, to };
-}
-
-const repoKeys = async (shard: string, home: string) =>
-  (
-    await db(shard)
-      .prepare("SELECT repo_key FROM pull_requests WHERE org_key = ?1 ORDER BY pr_number")
-      .bind(home)
-      .all<{ repo_key: string }>()
-  ).results.map((r) => r.repo_key);
-
-const followed = (shard: string, home: string) =>
-  db(shard).prepare("SELECT seq FROM renames_followed WHERE org_key = ?1").bind(home).first<{ seq: number }>();
-
-const fenced = async (shard: string, home: string) =>
-  (await db(shard).prepare("SELECT COUNT(*) AS n FROM move_fences WHERE org_key = ?1").bind(home).first<{ n: number }>())?.n;
 
 describe("a move's fence on its source shard", () => {
   it("refuses a move of rows from the begin on, changing nothing; a failed move lifts it", { timeout: 60_000 }, async () => {
     const { org, home, shard } = await orgWithRows("fencefail");
-    const { move } = await recordMove(env, { home, login: org }, shard, other(shard), Date.now());
+    const { move } = await recordMove(env, { home, login: org }, shard, otherShard(shard), Date.now());
     await beginMove(env, move);
     expect(await fenced(shard, home)).toBe(1);
     // A rename that read the placement before the begin runs straight on the shard: refused whole.
-    await expect(moveRows(db(shard), { orgKey: home, repo: "old" }, { orgKey: home, repo: "new" }, 1)).rejects.toBeInstanceOf(
+    await expect(moveRows(dbOf(shard), { orgKey: home, repo: "old" }, { orgKey: home, repo: "new" }, 1)).rejects.toBeInstanceOf(
       RowsFenced,
     );
     expect(await repoKeys(shard, home)).toEqual(["old", "old"]);
@@ -100,7 +61,7 @@ describe("a move's fence on its source shard", () => {
     expect(await fenced(from, home)).toBe(1);
     expect(await repoKeys(from, home)).toEqual([]);
     expect(await followed(from, home)).toBeNull();
-    await expect(moveRows(db(from), { orgKey: home, repo: "mid" }, { orgKey: home, repo: "new" }, 2)).rejects.toBeInstanceOf(
+    await expect(moveRows(dbOf(from), { orgKey: home, repo: "mid" }, { orgKey: home, repo: "new" }, 2)).rejects.toBeInstanceOf(
       RowsFenced,
     );
     // The target knows entry 1 was followed: a replay of it changes nothing; entry 2 moves the rows.
@@ -123,9 +84,9 @@ describe("a move's fence on its source shard", () => {
     timeout: 60_000,
   }, async () => {
     const { org, home, shard } = await orgWithRows("fencestale");
-    const { move } = await recordMove(env, { home, login: org }, shard, other(shard), Date.now());
+    const { move } = await recordMove(env, { home, login: org }, shard, otherShard(shard), Date.now());
     // The begin has fenced the source and not yet named the target: the move holds its fence.
-    await fenceOrganization(db(shard), home, move.to, move.startedAt);
+    await fenceOrganization(dbOf(shard), home, move.startedAt);
     await expect(renameRepositoryRows(env, home, "old", "new", 1)).rejects.toBeInstanceOf(MoveRunning);
     expect(await fenced(shard, home)).toBe(1);
     expect(await repoKeys(shard, home)).toEqual(["old", "old"]);
@@ -133,7 +94,7 @@ describe("a move's fence on its source shard", () => {
     // Cancelled there, its undo lifts the fence; a late write of the stopped begin fences again.
     expect(await failMove(env, (await readMove(env, home)) as Move, "cancelled in a test")).toBe(true);
     expect(await fenced(shard, home)).toBe(0);
-    await fenceOrganization(db(shard), home, move.to, move.startedAt);
+    await fenceOrganization(dbOf(shard), home, move.startedAt);
     // Nothing else would lift it (the heal looks for placements still naming a target).
     expect(await renameRepositoryRows(env, home, "old", "new", 1)).toBe("moved");
     expect(await fenced(shard, home)).toBe(0);
@@ -154,12 +115,12 @@ describe("a move's fence on its source shard", () => {
     const home = org.toLowerCase();
     await postEventsOk([ev.pr(org, 1, { linesAdded: 10 })]);
     const homeShard = (await placementOf(env, home)).shard;
-    const strayShard = other(homeShard);
+    const strayShard = otherShard(homeShard);
     const stray = unique("fencegatherstray");
     await env.DB.prepare("INSERT INTO analytics_placements (home_key, shard) VALUES (?1, ?2)").bind(stray, strayShard).run();
     // An acknowledged newer state of the same pull request, under the stray key on the other shard.
     await writeEvents(
-      db(strayShard),
+      dbOf(strayShard),
       parse([ev.pr(stray, 1, { linesAdded: 99, updatedAt: "2026-10-04T00:00:00.000Z" })]),
       new Map(),
       {
@@ -170,7 +131,7 @@ describe("a move's fence on its source shard", () => {
     // The home's move to the stray's shard begins and copies just before the gather reads its first page.
     let fired = false;
     const current = async () => (await readMove(env, home)) as Move;
-    const real = db(strayShard);
+    const real = dbOf(strayShard);
     const wrapped = new Proxy(real, {
       get(target, p) {
         if (p !== "prepare") return Reflect.get(target, p, target);
@@ -196,7 +157,8 @@ describe("a move's fence on its source shard", () => {
     const racingEnv = new Proxy(env, { get: (t, p) => (p === strayShard ? wrapped : Reflect.get(t, p)) }) as Env;
     await expect(moveOrganizationRows(racingEnv, stray, home)).rejects.toBeInstanceOf(MoveRunning);
     expect(fired).toBe(true);
-    const strayRows = () => db(strayShard).prepare("SELECT lines_added FROM pull_requests WHERE org_key = ?1").bind(stray).all();
+    const strayRows = () =>
+      dbOf(strayShard).prepare("SELECT lines_added FROM pull_requests WHERE org_key = ?1").bind(stray).all();
     expect((await strayRows()).results).toEqual([{ lines_added: 99 }]);
 
     // The merge changed no count: the move switches without it, then the gather runs again.
@@ -205,7 +167,7 @@ describe("a move's fence on its source shard", () => {
     await finishMove(env, await current());
     await moveOrganizationRows(env, stray, home);
     expect((await strayRows()).results).toEqual([]);
-    const row = await db(strayShard)
+    const row = await dbOf(strayShard)
       .prepare("SELECT lines_added FROM pull_requests WHERE org_key = ?1 AND pr_number = 1")
       .bind(home)
       .first();

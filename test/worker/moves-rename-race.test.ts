@@ -15,50 +15,25 @@ import { describe, expect, it } from "vitest";
 import { beginMove, catchUp, copySome, finishMove, type Move, readMove, recordMove, switchOver } from "../../src/directory/moves";
 import { MoveRunning, renameRepositoryRows } from "../../src/directory/rows";
 import { placementOf } from "../../src/directory/shards";
-import { createOrg, env, ev, postEventsOk, unique } from "./helpers";
-
-const db = (shard: string) => (env as unknown as Record<string, D1Database>)[shard] as D1Database;
+import { env } from "./helpers";
+import { afterPlacementReads, dbOf, orgWithRows, otherShard } from "./move-helpers";
 
 describe("a repository rename racing a move between shards", () => {
   it("the renamed rows reach the move's target under the new name", { timeout: 60_000 }, async () => {
-    const org = await createOrg(unique("rnmv"), { plan: "pro" });
-    const home = org.toLowerCase();
-    await postEventsOk([
-      ev.pr(org, 1, { repo: "old" }),
-      ev.review(org, 1, "r1", { repo: "old" }),
-      ev.pr(org, 2, { repo: "old" }),
-    ]);
-    const from = (await placementOf(env, home)).shard;
-    const to = from === "DB" ? "ANALYTICS_2" : "DB";
+    const { org, home, shard: from } = await orgWithRows("rnmv");
+    const to = otherShard(from);
     const current = async () => (await readMove(env, home)) as Move;
 
     let fired = false;
-    const realDb = env.DB;
-    const wrappedDb = {
-      prepare(sql: string) {
-        const statement = realDb.prepare(sql);
-        if (fired || !sql.includes("FROM analytics_placements WHERE home_key IN")) return statement;
-        return {
-          bind: (...args: unknown[]) => ({
-            all: async () => {
-              const read = await statement.bind(...args).all();
-              fired = true;
-              // The move runs while the rename is between its placement read and its write.
-              const { move } = await recordMove(env, { home, login: org }, from, to, Date.now());
-              await beginMove(env, move);
-              while (!(await copySome(env, await current(), 0, 500))) {}
-              expect(await catchUp(env, await current())).toBe(true);
-              return read;
-            },
-          }),
-        };
-      },
-      batch: (statements: D1PreparedStatement[]) => realDb.batch(statements),
-      exec: (sql: string) => realDb.exec(sql),
-    };
-    const racingEnv = new Proxy(env, {
-      get: (target, p) => (p === "DB" ? wrappedDb : Reflect.get(target, p)),
-    }) as Env;
+    const racingEnv = afterPlacementReads(async (n) => {
+      if (n !== 1) return;
+      fired = true;
+      // The move runs while the rename is between its placement read and its write.
+      const { move } = await recordMove(env, { home, login: org }, from, to, Date.now());
+      await beginMove(env, move);
+      while (!(await copySome(env, await current(), 0, 500))) {}
+      expect(await catchUp(env, await current())).toBe(true);
+    });
 
     // The rename sees the move that began while it wrote: it waits for it (the consumer sends its
     // message again) instead of counting as followed.
@@ -70,7 +45,7 @@ describe("a repository rename racing a move between shards", () => {
     await renameRepositoryRows(env, home, "old", "new", 1);
 
     expect((await placementOf(env, home)).shard).toBe(to);
-    const { results } = await db(to)
+    const { results } = await dbOf(to)
       .prepare("SELECT repo_key, pr_number FROM pull_requests WHERE org_key = ?1 ORDER BY pr_number")
       .bind(home)
       .all();
