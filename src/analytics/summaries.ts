@@ -7,7 +7,7 @@ import { arrangeGroups } from "../rules/analytics-summary";
 import { AnalyticsSummary, SUMMARY_GROUP_BYS, type SummaryGroupBy } from "../schemas/analytics-summary";
 import { type GroupingsQuery, SUMMARY_LIMITS, summarizeGroupings } from "../storage/analytics-summary";
 import { analyticsReader } from "./read";
-import { refuseOverBound, SUMMARY_PLANS, SUMMARY_SLICES, statementInput } from "./summary";
+import { refuseOverBound, SUMMARY_EDGES, SUMMARY_PLANS, SUMMARY_SLICES, statementInput } from "./summary";
 import { AnalyticsSummaryQuery, checkSummaryQuery, windowTooWideError } from "./summary-query";
 
 /**
@@ -87,7 +87,8 @@ const summariesReader = analyticsReader({
     const [finest = query.groupBy[0] ?? "day"] = finestFirst(query.groupBy);
     return windowTooWideError(finest);
   },
-  statement: (db, input) => summarizeGroupings(db, input, SUMMARY_LIMITS, { plans: SUMMARY_PLANS, sliceCache: SUMMARY_SLICES }),
+  statement: (db, input) =>
+    summarizeGroupings(db, input, SUMMARY_LIMITS, { plans: SUMMARY_PLANS, sliceCache: SUMMARY_SLICES, edgeCache: SUMMARY_EDGES }),
   hasRows: (figures) => (figures.groupings[0]?.totals.pullRequests ?? 0) > 0,
 });
 

@@ -10,6 +10,7 @@ import {
   type SummaryQuery,
   summarizeMergedPullRequests,
 } from "../storage/analytics-summary";
+import { EdgeCache } from "../storage/summary-edges";
 import { SliceCache } from "../storage/summary-slice-cache";
 import type { ReadAlongside } from "./early-page";
 import { analyticsReader, analyticsScope } from "./read";
@@ -42,6 +43,13 @@ export const SUMMARY_PLANS = new SummaryPlans();
 export const SUMMARY_SLICES = new SliceCache();
 
 /**
+ * The isolate's edge days (`EdgeCache`: a day's reviews and findings outside it, kept under its
+ * block's version and edge version), so a summary asked again counts its window's edges without
+ * checking them pull request by pull request in SQL. Shared as `SUMMARY_PLANS` is.
+ */
+export const SUMMARY_EDGES = new EdgeCache();
+
+/**
  * The summary's read: the export's read path (`read.ts`) with the summary's statement. Refusals
  * keep the export's order: the access (404, 403) first, then a time grouping over a window that
  * starts at the installation and is too wide, then a repository only an admin could name that no
@@ -51,7 +59,11 @@ export const summaryReader = analyticsReader({
   input: statementInput,
   refused: (query) => windowTooWideError(query.groupBy),
   statement: (db, input) =>
-    summarizeMergedPullRequests(db, input, SUMMARY_LIMITS, { plans: SUMMARY_PLANS, sliceCache: SUMMARY_SLICES }),
+    summarizeMergedPullRequests(db, input, SUMMARY_LIMITS, {
+      plans: SUMMARY_PLANS,
+      sliceCache: SUMMARY_SLICES,
+      edgeCache: SUMMARY_EDGES,
+    }),
   hasRows: (figures) => figures.totals.pullRequests > 0,
 });
 

@@ -3,6 +3,19 @@ import { DAY_MS } from "../lib/time";
 import type { AnalyticsSummaryGroup, AnalyticsSummaryTotals } from "../schemas/analytics-summary";
 import { type Assembled, accumulator, blockFilter, type GroupingsFigures } from "./summary-assemble";
 import { buildSummaryDays, buildSummaryMonths, monthLastDay, wholeMonths } from "./summary-days";
+import {
+  addEdgeDay,
+  EDGE_LOAD_DAYS_PER_REQUEST,
+  EDGE_LOAD_DAYS_PER_STATEMENT,
+  EDGE_OUTSIDE,
+  type EdgeCache,
+  type EdgeDay,
+  type EdgeUse,
+  type KnownEdge,
+  loadEdgeDays,
+  nearEdges,
+  type OrgEdges,
+} from "./summary-edges";
 import { buildGroupMonths, type DayRun, type GroupKind, type GroupMonth, groupMonthKinds } from "./summary-group-months";
 import { alignedRun, longestRun, planGroupMonths, spanKey } from "./summary-group-plan";
 import { buildGroupSpans, spanOf } from "./summary-group-spans";
@@ -12,7 +25,9 @@ import {
   type BlocksServed,
   blockColumns,
   bucketed,
+  EDGE_SQL,
   type GroupingsQuery,
+  KNOWN_USED,
   type PartRow,
   SUMMARY_LIMITS,
   type SummaryLimits,
@@ -43,6 +58,8 @@ export interface SummaryFigures {
   fromGroupMonths: number;
   /** Durations read from the blocks' sorted values (`resolveMedians`: only the medians' buckets). */
   bucketValues: number;
+  /** Days whose edges were counted from the isolate's edge days (`summary-edges.ts`) instead of checked in SQL. */
+  edgeDays: number;
 }
 
 /**
@@ -119,6 +136,8 @@ export interface SummaryOptions {
   plans?: SummaryPlans;
   /** The isolate's slices of blocks already read (`summary-slice-cache.ts`); none: every slice is read from D1. */
   sliceCache?: SliceCache;
+  /** The isolate's edge days (`summary-edges.ts`); none: every edge of the window is checked in SQL. */
+  edgeCache?: EdgeCache;
   /** Runs between the slices and the statement: for tests only (a write raced between them). */
   beforeWalk?: () => Promise<void>;
   /** Runs before the buckets' values are read: for tests only. */
@@ -161,9 +180,15 @@ export async function summarizeGroupings(
   limits: SummaryLimits = SUMMARY_LIMITS,
   options: SummaryOptions = {},
 ): Promise<GroupingsFigures> {
-  const { plans, sliceCache, ...hooks } = options;
+  const { plans, sliceCache, edgeCache, ...hooks } = options;
   const kept = sliceCache?.of(q.orgKey);
   const walk = plans?.walks(q) ?? false;
+  // The edge days the isolate keeps (`summary-edges.ts`): the organization's, or each listed repository's.
+  const edges = walk ? undefined : edgeCache?.of(q.orgKey);
+  const edgeKeys = new Set(q.repoKeys === null ? [""] : q.repoKeys);
+  let edgeDays = 0;
+  /** The days whose edges the last statement checked itself, for the next request to count from edge days. */
+  let edgesChecked: { rk: string; day: number; use: number; block: boolean }[] = [];
   // A summary's statements take turns with other requests on the thread (`taking-turns.ts`); a
   // walked window is one short statement of a few pull requests, and a turn would only delay it.
   if (!walk) db = takingTurns(db, limits.turnEveryMs);
@@ -230,8 +255,15 @@ export async function summarizeGroupings(
     // parts, 800 whole). D1 caps a value at 1 MB (about 65,000 durations): a statement refused is
     // run again in `limits.arrayParts` parts.
     const parts = edgesOnly(q, days, served) ? 1 : limits.arrayParts;
+    const keptEdges = edges?.near(edgeKeys, q.start, q.end) ?? [];
+    const known = new Map(keptEdges.map((edge) => [`${edge.rk}\u0000${edge.day}`, edge]));
     const run = (arrayParts: number) => {
-      const { sql, params } = summaryStatement(q, { ...limits, arrayParts }, served);
+      const { sql, params } = summaryStatement(
+        q,
+        { ...limits, arrayParts },
+        served,
+        edges === undefined ? null : keptEdges.map((edge): KnownEdge => [edge.rk, edge.day, edge.version, edge.edgeVersion]),
+      );
       return db
         .prepare(sql)
         .bind(...params)
@@ -249,7 +281,21 @@ export async function summarizeGroupings(
       result = await run(limits.arrayParts);
     }
     rowsRead += result.meta.rows_read;
-    for (const row of result.results) figures.add(row);
+    edgesChecked = [];
+    const used: [EdgeDay, EdgeUse][] = [];
+    for (const row of result.results) {
+      if (row.grouping === KNOWN_USED) {
+        const edge = known.get(`${row.rk}\u0000${row.key}`);
+        if (edge === undefined)
+          throw new Error(`the summary statement used an edge day it was not told of: ${row.rk} ${row.key}`);
+        used.push([edge, row.candidates as EdgeUse]);
+      } else if (row.grouping === EDGE_SQL)
+        edgesChecked.push({ rk: row.rk ?? "", day: Number(row.key), use: row.candidates, block: row.version !== null });
+      else figures.add(row);
+    }
+    // The kept days the statement left out, counted here exactly as it would have (`addEdgeDay`).
+    for (const [edge, use] of used) addEdgeDay(edge, use, q, q.groupBys, filter, figures.add);
+    edgeDays = used.length;
     await hooks.beforeMedians?.();
     const done = await figures.result(slices, kept);
     rowsRead += done.rowsRead;
@@ -305,8 +351,63 @@ export async function summarizeGroupings(
       });
     }
   }
+  if (edges !== undefined && edgesChecked.length > 0 && assembled.candidates <= limits.maxRows)
+    rowsRead += await readEdgeDays(db, q, edges, edgesChecked, limits);
   const { groupings, candidates, fromBlocks, fromGroupMonths, bucketValues } = assembled;
-  return { groupings, candidates, fromBlocks, fromGroupMonths, bucketValues, rowsRead };
+  return { groupings, candidates, fromBlocks, fromGroupMonths, bucketValues, rowsRead, edgeDays };
+}
+
+/**
+ * After an answer, the days whose edges its statement checked itself, near the window's edges
+ * (`nearEdges`): those with a block read as edge days for the next request (corrected days first,
+ * then the nearest to the window), those without one (a day before the window that no summary
+ * covered whole) built, `EDGE_LOAD_DAYS_PER_REQUEST` of each at most. The answer is already
+ * known: a read or build that fails is logged, not answered. Answers the rows read.
+ */
+async function readEdgeDays(
+  db: D1Database | D1DatabaseSession,
+  q: GroupingsQuery,
+  edges: OrgEdges,
+  checked: readonly { rk: string; day: number; use: number; block: boolean }[],
+  limits: SummaryLimits,
+): Promise<number> {
+  // A served day's corrections and the window's first day first: most of a window's edge work.
+  const priority = (use: number) => (use === EDGE_OUTSIDE ? 1 : 0);
+  const distance = (day: number) =>
+    Math.min(Math.abs(day - Math.floor(q.start / DAY_MS)), Math.abs(day - Math.floor(q.end / DAY_MS)));
+  const near = checked
+    .filter(({ day }) => nearEdges(day, q.start, q.end))
+    .sort((a, b) => priority(a.use) - priority(b.use) || distance(a.day) - distance(b.day) || a.day - b.day);
+  const toRead = near.filter((e) => e.block).slice(0, EDGE_LOAD_DAYS_PER_REQUEST);
+  const toBuild = near.filter((e) => !e.block).slice(0, EDGE_LOAD_DAYS_PER_REQUEST);
+  let rowsRead = 0;
+  try {
+    for (let i = 0; i < toRead.length; i += EDGE_LOAD_DAYS_PER_STATEMENT) {
+      const read = await loadEdgeDays(
+        db,
+        q.orgKey,
+        toRead.slice(i, i + EDGE_LOAD_DAYS_PER_STATEMENT).map(({ rk, day }) => [rk, day]),
+      );
+      rowsRead += read.rowsRead;
+      for (const day of read.days) edges.set(day);
+    }
+    const byKey = new Map<string, number[]>();
+    for (const { rk, day } of toBuild) byKey.set(rk, [...(byKey.get(rk) ?? []), day]);
+    for (const [repoKey, days] of byKey)
+      await buildSummaryDays(
+        db,
+        q.orgKey,
+        days.sort((a, b) => a - b),
+        {
+          maxPerDay: limits.dayBlockMax,
+          maxBytes: limits.dayBlockMaxBytes,
+          repoKey,
+        },
+      );
+  } catch (error) {
+    log.warn("summary edge days not read", { orgKey: q.orgKey, days: toRead.length + toBuild.length, error: errorField(error) });
+  }
+  return rowsRead;
 }
 
 /**

@@ -109,6 +109,10 @@ export const pullRequests = sqliteTable(
  *   walked).
  * - `version`: random at every build (below 2^53, so it reads back exactly as a number): a summary
  *   that read a block in an earlier statement checks that it is still the one stored.
+ * - `edge_version`: 0 at every build, counted up by triggers (migration 0019) whenever a completed
+ *   review or a posted finding of one of the day's pull requests is written, which a pull request
+ *   column does not always show (a review or finding between its first and last). With `version`,
+ *   it names the day's reviews and findings as an isolate keeps them (`summary-edges.ts`).
  */
 export const summaryDays = sqliteTable(
   "summary_days",
@@ -121,6 +125,7 @@ export const summaryDays = sqliteTable(
     lo: integer("lo"),
     hi: integer("hi"),
     version: integer("version").notNull(),
+    edgeVersion: integer("edge_version").notNull().default(0),
     totals: text("totals"),
     counts: text("counts"),
     sorted: blob("sorted"),

@@ -35,6 +35,8 @@ export interface GroupingsFigures {
   fromGroupMonths: number;
   /** As `SummaryFigures.bucketValues`. */
   bucketValues: number;
+  /** As `SummaryFigures.edgeDays`. */
+  edgeDays: number;
 }
 
 /** Which repositories and authors of a block the scope counts, as the statement's filters choose them. */
@@ -65,7 +67,7 @@ export async function assemble(
   return figures.result(slices);
 }
 
-export type Assembled = Omit<GroupingsFigures, "rowsRead"> & {
+export type Assembled = Omit<GroupingsFigures, "rowsRead" | "edgeDays"> & {
   /** The window's full days without a block: the organization's (`repoKey` '') or a listed repository's. */
   missingDays: { repoKey: string; day: number }[];
   /** The window's whole months without a listed repository's month block (`month`: its first day). */
@@ -136,15 +138,15 @@ export function accumulator(groupBys: readonly SummaryGroupBy[], filter: BlockFi
       if (from === 0) fromBlocks -= row.candidates;
       const group = groupOf(from, key);
       for (const name of SUMMED) group[name] -= row[name];
-      if (row.tf0 !== null) group.tf.removed.push(...(JSON.parse(row.tf0) as number[]));
-      if (row.tm0 !== null) group.tm.removed.push(...(JSON.parse(row.tm0) as number[]));
+      if (row.tf0 !== null) for (const value of durationsOf(row.tf0)) group.tf.removed.push(value);
+      if (row.tm0 !== null) for (const value of durationsOf(row.tm0)) group.tm.removed.push(value);
       return;
     }
     if (grouping === 0) candidates += row.candidates;
     const group = groupOf(grouping, key);
     for (const name of SUMMED) group[name] += row[name];
-    if (row.tf0 !== null) group.tf.values.push(JSON.parse(row.tf0) as number[]);
-    if (row.tm0 !== null) group.tm.values.push(JSON.parse(row.tm0) as number[]);
+    if (row.tf0 !== null) group.tf.values.push(durationsOf(row.tf0));
+    if (row.tm0 !== null) group.tm.values.push(durationsOf(row.tm0));
   };
   /**
    * Adds a group's month blocks of one month and kind (`summary-group-months.ts`) to the groupings
@@ -341,11 +343,15 @@ function readBlock(row: PartRow): BlockColumns {
   };
 }
 
+/** A row's durations: a JSON array from the statement, an array from the Worker's own rows. */
+const durationsOf = (values: string | number[]): number[] =>
+  typeof values === "string" ? (JSON.parse(values) as number[]) : values;
+
 /** Time groups' keys by grouping and UTC day: a year of blocks asks for each of its days' keys once per grouping. */
 const TIME_KEYS = new Map<SummaryGroupBy, Map<number, string>>();
 
 /** The key of the time group (day, week or month) that holds UTC day `day`. */
-function timeKeyOf(groupBy: SummaryGroupBy, day: number): string {
+export function timeKeyOf(groupBy: SummaryGroupBy, day: number): string {
   const keys = TIME_KEYS.get(groupBy) ?? new Map<number, string>();
   TIME_KEYS.set(groupBy, keys);
   let key = keys.get(day);

@@ -199,8 +199,9 @@ export const bucketed = (q: GroupingsQuery): boolean => !isFiltered(q) && q.grou
 export type PartRow = Omit<AnalyticsSummaryGroup, "medianMsToFirstReview" | "medianMsToMerge"> & {
   grouping: number;
   candidates: number;
-  tf0: string | null;
-  tm0: string | null;
+  /** As JSON from the statement; as arrays from the Worker's own rows (`summary-edges.ts`). */
+  tf0: string | number[] | null;
+  tm0: string | number[] | null;
   /** A block's version (`summary_days.version`; null in other rows). */
   version: number | null;
   /** A block's or a missing block's repository key ('' for the organization's; null in other rows). */
@@ -218,6 +219,20 @@ export const MONTH_BLOCK = -4;
 
 /** A whole month of the window without a listed repository's month block (`key` its first day). */
 export const MISSING_MONTH = -5;
+
+/**
+ * A day the isolate keeps as an edge day (`summary-edges.ts`) whose block is still stored as kept:
+ * the statement left it out of its corrections (`candidates` 1, `EDGE_CORRECTED`: a served day) or
+ * of its tier walks (2, `EDGE_OUTSIDE`: a day wholly outside the window), for the Worker to count.
+ * `key` the day, `rk` its repository key.
+ */
+export const KNOWN_USED = -6;
+
+/**
+ * A day whose edges the statement checked itself (`candidates` as `KNOWN_USED`), with its block's
+ * version (null: no block): the Worker may read it as an edge day for the next request.
+ */
+export const EDGE_SQL = -7;
 
 /** How many of the blocks read before the statement (`served`) are gone or rebuilt since (`key`). */
 export const STALE = -3;

@@ -4,12 +4,15 @@ import { unionAll } from "./analytics";
 import { findingsInWindowSql, fixedOf, flaggedOf } from "./pull-request-figures";
 import { GAP_TIER_BOUNDS_MS, LAST_GAP_TIER } from "./review-span";
 import { BLOCK_JSON, mergeEdgeSql, PULL_REQUEST_HI, PULL_REQUEST_LO, wholeMonths } from "./summary-days";
+import { EDGE_CORRECTED, EDGE_OUTSIDE, EDGE_PARTIAL, type KnownEdge } from "./summary-edges";
 import {
   BLOCK,
   type BlocksServed,
   blockColumns,
   bucketed,
+  EDGE_SQL,
   type GroupingsQuery,
+  KNOWN_USED,
   MISSING,
   MISSING_MONTH,
   MONTH_BLOCK,
@@ -199,6 +202,7 @@ export function summaryStatement(
   q: SummaryQuery | GroupingsQuery,
   limits: SummaryLimits = SUMMARY_LIMITS,
   served: BlocksServed = "chosen here",
+  edges: readonly KnownEdge[] | null = null,
 ): { sql: string; params: (string | number)[] } {
   const groupBys = "groupBys" in q ? q.groupBys : [q.groupBy];
   if (groupBys.length === 0) throw new RangeError("a summary needs at least one grouping");
@@ -212,6 +216,11 @@ export function summaryStatement(
       throw new RangeError(`${name} must be a whole number of at least ${min}, got ${value}`);
   const params: (string | number)[] = [q.orgKey, q.start, q.end]; // ?1 ?2 ?3
   const bind = (value: string | number): string => `?${params.push(value)}`;
+  // Edge days apply to the full statement without month blocks (`withMonths` serves no corrections).
+  const edgesOn =
+    edges !== null &&
+    served !== "walk" &&
+    !(q.repoKeys !== null && served === "chosen here" && bucketed({ ...q, groupBys }) && monthsOf(q).length > 0);
   // Section 21's lists, each bound once as JSON: the repositories' window walk takes the listed
   // ones from the repository index, the authors filter the rows once found (the summary walk holds
   // the author; the tier walks' rows are filtered after their table row is read). One repository
@@ -250,9 +259,17 @@ export function summaryStatement(
   const tierBounds = bind(
     JSON.stringify(tiers.map(({ tier, bound }) => [tier, bound === undefined ? Number.MAX_SAFE_INTEGER : bound])),
   );
+  // With edge days (`summary-edges.ts`): the day a merge's block keeps it under (the organization's,
+  // or its listed repository's), and those the isolate keeps (`known_out`) left to the Worker.
+  const edgeKey = repo ? "p.repo_key" : "''";
   const tierJoin = (index: string, conditions: string[]) =>
-    `SELECT p.id AS id FROM (SELECT value ->> 0 AS tier, value ->> 1 AS bound FROM json_each(${tierBounds})) AS t
-  CROSS JOIN pull_requests AS p INDEXED BY ${index} ON ${where(conditions)}`;
+    `SELECT p.id AS id${edgesOn ? `, ${DAY_OF("p.merged_at")} AS day, ${edgeKey} AS rk` : ""} FROM (SELECT value ->> 0 AS tier, value ->> 1 AS bound FROM json_each(${tierBounds})) AS t
+  CROSS JOIN pull_requests AS p INDEXED BY ${index} ON ${where([
+    ...conditions,
+    ...(edgesOn
+      ? [`NOT EXISTS (SELECT 1 FROM known_walked AS k WHERE k.rk = ${edgeKey} AND k.day = ${DAY_OF("p.merged_at")})`]
+      : []),
+  ])}`;
   const outside = [
     tierJoin("pull_requests_after_merge_walk", [
       "p.after_merge_tier = t.tier",
@@ -430,9 +447,13 @@ walked AS (${
   UNION ALL
   SELECT u.rk, x.d FROM within AS w CROSS JOIN usable_months AS u CROSS JOIN month_days AS x ON x.mo = u.mo WHERE NOT w.ok`
       : `
-  SELECT k.rk AS rk, d FROM keys AS k CROSS JOIN days WHERE NOT EXISTS (SELECT 1 FROM served AS v WHERE v.rk = k.rk AND v.day = d)
+  SELECT k.rk AS rk, d FROM keys AS k CROSS JOIN days WHERE NOT EXISTS (SELECT 1 FROM served AS v WHERE v.rk = k.rk AND v.day = d)${
+    edgesOn ? "\n    AND NOT EXISTS (SELECT 1 FROM known_part AS e WHERE e.rk = k.rk AND e.day = d)" : ""
+  }
 ),
-corrected AS (SELECT rk, day AS d FROM served WHERE corr`
+corrected AS (SELECT rk, day AS d FROM served AS v WHERE corr${
+          edgesOn ? " AND NOT EXISTS (SELECT 1 FROM known_ok AS k WHERE k.rk = v.rk AND k.day = v.day)" : ""
+        }`
   }
 )`;
   // The window's merges on the days no block serves.
@@ -483,9 +504,51 @@ WHERE (k.rk, d) NOT IN (SELECT rk, day FROM stored)`,
     ? ""
     : // Read once per grouping: kept in a table for several, run where read for one (1 ms of a year by author).
       `removed AS ${groupKeys.length > 1 ? "" : "NOT "}MATERIALIZED (\n  ${CORRECTIONS(dayWalk("corrected", [STRADDLES, ...byAuthor], false))}\n),\n`;
-  const sql = `WITH RECURSIVE ${days},
+  // Edge days (`summary-edges.ts`): those the isolate keeps whose blocks are stored as it keeps
+  // them (`known_ok`), of which those wholly outside the window (`known_out`); the merges outside
+  // the window found once (`outside_ids`), for the metrics and for the days they were found on.
+  let edgeCtes = "";
+  let outsideIds = viaIds(unionAll(outside));
+  if (edgesOn && !withMonths) {
+    const known = bind(JSON.stringify(edges));
+    const outsideWindow = (day: string) => `((${day} + 1) * ${DAY} <= ?2 OR ${day} * ${DAY} > ?3)`;
+    // The day the window starts in, past its first millisecond, when the window ends after that day.
+    const partial = (day: string) =>
+      `(${day} * ${DAY} < ?2 AND ${day} * ${DAY} + ${DAY - 1} >= ?2 AND ${day} * ${DAY} + ${DAY - 1} < ?3)`;
+    // Kept days whose blocks are stored as kept; of them, those the walks leave to the Worker: wholly
+    // outside the window (its merges found by the gap tiers), and the first day when partial (its
+    // merges from the start on, walked, and those before it, found by the tiers).
+    edgeCtes = `known_ok AS MATERIALIZED (
+  SELECT s.repo_key AS rk, s.day AS day, ${outsideWindow("s.day")} AS out, ${partial("s.day")} AS part FROM (
+    SELECT value ->> 0 AS rk, value ->> 1 AS day, value ->> 2 AS version, value ->> 3 AS ev FROM json_each(${known})
+  ) AS j CROSS JOIN summary_days AS s
+  ON s.org_key = ?1 AND s.repo_key = j.rk AND s.day = j.day AND s.version = j.version AND s.edge_version = j.ev
+),
+known_walked AS MATERIALIZED (SELECT rk, day FROM known_ok WHERE out OR part),
+known_part AS MATERIALIZED (SELECT rk, day FROM known_ok WHERE part),
+outside_ids AS MATERIALIZED (SELECT * FROM (${unionAll(outside)}) LIMIT ${limits.maxRows + 1}),
+`;
+    outsideIds = viaIds("SELECT id FROM outside_ids");
+    // What the Worker counts (KNOWN_USED) and what the statement checked itself (EDGE_SQL), per day
+    // and use (`summary-edges.ts`), in one term.
+    const first = DAY_OF("?2");
+    terms.push(`SELECT kind, day, use, ${none}, ${noBlock}, version, rk, NULL FROM (
+  SELECT ${KNOWN_USED} AS kind, e.day AS day, ${EDGE_CORRECTED} AS use, NULL AS version, e.rk AS rk FROM served AS e
+  WHERE e.corr AND EXISTS (SELECT 1 FROM known_ok AS k WHERE k.rk = e.rk AND k.day = e.day)
+  UNION ALL SELECT ${KNOWN_USED}, day, IIF(part, ${EDGE_PARTIAL}, ${EDGE_OUTSIDE}), NULL, rk FROM known_ok WHERE out OR part
+  UNION ALL SELECT ${EDGE_SQL}, e.d, ${EDGE_CORRECTED}, s.version, e.rk FROM corrected AS e
+  CROSS JOIN summary_days AS s ON s.org_key = ?1 AND s.repo_key = e.rk AND s.day = e.d
+  UNION ALL SELECT ${EDGE_SQL}, e.day, ${EDGE_OUTSIDE}, s.version, e.rk
+  FROM (SELECT DISTINCT day, rk FROM outside_ids WHERE ${outsideWindow("day")}) AS e
+  LEFT JOIN summary_days AS s ON s.org_key = ?1 AND s.repo_key = e.rk AND s.day = e.day
+  UNION ALL SELECT ${EDGE_SQL}, ${first}, ${EDGE_PARTIAL}, s.version, k.rk FROM keys AS k
+  LEFT JOIN summary_days AS s ON s.org_key = ?1 AND s.repo_key = k.rk AND s.day = ${first}
+  WHERE ${partial(first)} AND NOT EXISTS (SELECT 1 FROM known_part AS e WHERE e.rk = k.rk)
+)`);
+  }
+  const sql = `WITH RECURSIVE ${edgeCtes}${days},
 ${removedRows}metrics AS (
-  ${bounded(`SELECT * FROM (${inWindow}\n  UNION ALL\n  ${viaIds(unionAll(outside))})`)}
+  ${bounded(`SELECT * FROM (${inWindow}\n  UNION ALL\n  ${outsideIds})`)}
 )
 ${unionAll(terms)}`;
   return { sql, params };

@@ -10,6 +10,7 @@ import {
   summarizeGroupings,
 } from "../../src/storage/analytics-summary";
 import { moveRows } from "../../src/storage/renames";
+import { EdgeCache } from "../../src/storage/summary-edges";
 import { appCall, signIn } from "./app-helpers";
 import { moveToOtherShard, postEventsOk, seededRandom, shardDb } from "./helpers";
 import { eventsOf, type Pr, VERSION } from "./summary-attack-data";
@@ -131,7 +132,27 @@ async function directAgrees(db: D1Database, q: GroupingsQuery, rows: ExportRow[]
     expect(shape(figures), `${label}: ${name}`).toEqual(want);
     served[name] = figures.fromBlocks;
   }
-  return { corrected: served.corrections as number, whole: served["whole days"] as number };
+  const edgeDays = await edgeReadsAgree(db, q, want, label);
+  return { corrected: served.corrections as number, whole: served["whole days"] as number, edgeDays };
+}
+
+/**
+ * The ways of `READS` that serve corrections, each asked three times with an edge cache of its own
+ * (`summary-edges.ts`: the first checks the edges in SQL and reads them as edge days, or builds the
+ * blocks of the days before the window; the second reads those; the third counts from them), each
+ * answer equal to `want`. Answers the most days the last asks counted from edge days.
+ */
+async function edgeReadsAgree(db: D1Database, q: GroupingsQuery, want: unknown, label: string): Promise<number> {
+  let most = 0;
+  for (const [name, limits] of READS.filter(([, limits]) => limits.corrections && limits.blocksMax >= 0)) {
+    const edgeCache = new EdgeCache();
+    for (let ask = 1; ask <= 3; ask++) {
+      const figures = await summarizeGroupings(db, q, limits, { edgeCache });
+      expect(shape(figures), `${label}: ${name}, edge days, ask ${ask}`).toEqual(want);
+      if (ask === 3) most = Math.max(most, figures.edgeDays);
+    }
+  }
+  return most;
 }
 
 /** The organization's day blocks of the window's full days that hold a pull request straddling its edge. */
@@ -371,7 +392,10 @@ describe("attack: edge corrections against the export", () => {
     for (const w of windows) {
       const rows = await exportRows<ExportRow>(get, windowQuery(org, w), { perPage: 100, maxPages: 100 });
       const q: GroupingsQuery = { ...scope(org, w), groupBys: ["day", "repo", "author"] };
-      const { corrected, whole } = await directAgrees(db, q, rows, `${iso(w.start)}..${iso(w.end)}`);
+      const { corrected, whole, edgeDays } = await directAgrees(db, q, rows, `${iso(w.start)}..${iso(w.end)}`);
+      // Once read as edge days: the three straddled days (their corrections), and the day before
+      // and the day after the window (merged a millisecond outside it, reviewed inside).
+      if (w === W) expect(edgeDays).toBe(5);
       // Three straddled days served from their blocks (walked whole without corrections): counted from
       // them, each day's pull requests less those the window's walk would not find (every review on
       // one side of it): 3 + 2 at the edges + 6 listed straddlers + 1 reviewed on both sides, and the
