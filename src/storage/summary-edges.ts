@@ -196,10 +196,6 @@ export interface OrgEdges {
   set(day: EdgeDay): void;
 }
 
-/** The first and last millisecond of UTC day `day`. */
-const dayStart = (day: number) => day * DAY_MS;
-const dayEnd = (day: number) => day * DAY_MS + DAY_MS - 1;
-
 /** One row of `loadEdgeDays`' statement: a day's header (`id` null), or one of its pull requests. */
 interface EdgeRow {
   rk: string;
@@ -300,7 +296,9 @@ function edgeDayOf(header: EdgeRow, rows: readonly EdgeRow[]): EdgeDay {
     findingsFrom[i + 1] = findingCount;
   });
   const reviewTimes = new Float64Array(reviewCount);
-  reviews.forEach((r, i) => reviewTimes.set(r, reviewsFrom[i] as number));
+  reviews.forEach((r, i) => {
+    reviewTimes.set(r, reviewsFrom[i] as number);
+  });
   const findingTimes = new Float64Array(findingCount);
   const fixedBefore = new Uint32Array(findingCount + 1);
   let at = 0;
