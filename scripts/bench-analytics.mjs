@@ -366,7 +366,8 @@ async function measureEventWrites() {
     const triggers = (
       await orgDb.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'summary_days_%'").all()
     ).results;
-    if (triggers.length !== 3) throw new Error(`expected the three summary_days triggers, found ${triggers.length}`);
+    // Three on pull requests (migration 0014: they delete blocks), six on reviews and findings (0019: edge versions).
+    if (triggers.length !== 9) throw new Error(`expected the nine summary_days triggers, found ${triggers.length}`);
     const samples = { with: [], without: [] };
     const rounds = opts.smoke ? 2 : 8;
     for (let i = 0; i < rounds * 2; i++) {

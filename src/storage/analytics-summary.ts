@@ -188,7 +188,7 @@ export async function summarizeGroupings(
   const edgeKeys = new Set(q.repoKeys === null ? [""] : q.repoKeys);
   let edgeDays = 0;
   /** The days whose edges the last statement checked itself, for the next request to count from edge days. */
-  let edgesChecked: { rk: string; day: number; use: number; block: boolean }[] = [];
+  let edgesChecked: EdgeChecked[] = [];
   // A summary's statements take turns with other requests on the thread (`taking-turns.ts`); a
   // walked window is one short statement of a few pull requests, and a turn would only delay it.
   if (!walk) db = takingTurns(db, limits.turnEveryMs);
@@ -290,7 +290,7 @@ export async function summarizeGroupings(
           throw new Error(`the summary statement used an edge day it was not told of: ${row.rk} ${row.key}`);
         used.push([edge, row.candidates as EdgeUse]);
       } else if (row.grouping === EDGE_SQL)
-        edgesChecked.push({ rk: row.rk ?? "", day: Number(row.key), use: row.candidates, block: row.version !== null });
+        edgesChecked.push({ rk: row.rk ?? "", day: Number(row.key), use: row.candidates, version: row.version });
       else figures.add(row);
     }
     // The kept days the statement left out, counted here exactly as it would have (`addEdgeDay`).
@@ -357,6 +357,14 @@ export async function summarizeGroupings(
   return { groupings, candidates, fromBlocks, fromGroupMonths, bucketValues, rowsRead, edgeDays };
 }
 
+/** A day whose edges a statement checked itself (`EDGE_SQL`): how (`EdgeUse`), and its block's version (null: none). */
+interface EdgeChecked {
+  rk: string;
+  day: number;
+  use: number;
+  version: number | null;
+}
+
 /**
  * After an answer, the days whose edges its statement checked itself, near the window's edges
  * (`nearEdges`): those with a block read as edge days for the next request (corrected days first,
@@ -368,28 +376,33 @@ async function readEdgeDays(
   db: D1Database | D1DatabaseSession,
   q: GroupingsQuery,
   edges: OrgEdges,
-  checked: readonly { rk: string; day: number; use: number; block: boolean }[],
+  checked: readonly EdgeChecked[],
   limits: SummaryLimits,
 ): Promise<number> {
   // A served day's corrections and the window's first day first: most of a window's edge work.
   const priority = (use: number) => (use === EDGE_OUTSIDE ? 1 : 0);
   const distance = (day: number) =>
     Math.min(Math.abs(day - Math.floor(q.start / DAY_MS)), Math.abs(day - Math.floor(q.end / DAY_MS)));
+  // A block found to give no edge day (a marker) is not read again until it is rebuilt.
   const near = checked
-    .filter(({ day }) => nearEdges(day, q.start, q.end))
+    .filter(({ rk, day, version }) => nearEdges(day, q.start, q.end) && (version === null || !edges.noneUnder(rk, day, version)))
     .sort((a, b) => priority(a.use) - priority(b.use) || distance(a.day) - distance(b.day) || a.day - b.day);
-  const toRead = near.filter((e) => e.block).slice(0, EDGE_LOAD_DAYS_PER_REQUEST);
-  const toBuild = near.filter((e) => !e.block).slice(0, EDGE_LOAD_DAYS_PER_REQUEST);
+  const toRead = near.filter((e) => e.version !== null).slice(0, EDGE_LOAD_DAYS_PER_REQUEST);
+  const toBuild = near.filter((e) => e.version === null).slice(0, EDGE_LOAD_DAYS_PER_REQUEST);
   let rowsRead = 0;
   try {
     for (let i = 0; i < toRead.length; i += EDGE_LOAD_DAYS_PER_STATEMENT) {
+      const asked = toRead.slice(i, i + EDGE_LOAD_DAYS_PER_STATEMENT);
       const read = await loadEdgeDays(
         db,
         q.orgKey,
-        toRead.slice(i, i + EDGE_LOAD_DAYS_PER_STATEMENT).map(({ rk, day }) => [rk, day]),
+        asked.map(({ rk, day }) => [rk, day]),
       );
       rowsRead += read.rowsRead;
       for (const day of read.days) edges.set(day);
+      const found = new Set(read.days.map(({ rk, day }) => `${rk}\u0000${day}`));
+      for (const { rk, day, version } of asked)
+        if (version !== null && !found.has(`${rk}\u0000${day}`)) edges.setNone(rk, day, version);
     }
     const byKey = new Map<string, number[]>();
     for (const { rk, day } of toBuild) byKey.set(rk, [...(byKey.get(rk) ?? []), day]);

@@ -119,6 +119,8 @@ export function nearEdges(day: number, start: number, end: number): boolean {
 export class EdgeCache {
   readonly #days = new Map<string, EdgeDay>();
   readonly #byOrg = new Map<string, Set<string>>();
+  /** Blocks found without an edge day (a marker: too large to build), by key, with the version found so. */
+  readonly #none = new Map<string, number>();
   #bytes = 0;
 
   /** At most this many bytes are kept, as `EdgeDay.bytes` counts them (0: none). */
@@ -132,9 +134,19 @@ export class EdgeCache {
 
   /** One organization's days. */
   of(orgKey: string): OrgEdges {
+    const key = (rk: string, day: number) => `${orgKey}\u0000${rk}\u0000${day}`;
     return {
       near: (keys, start, end) => this.#near(orgKey, keys, start, end),
       set: (day) => this.#set(orgKey, day),
+      noneUnder: (rk, day, version) => this.#none.get(key(rk, day)) === version,
+      setNone: (rk, day, version) => {
+        this.#none.delete(key(rk, day));
+        this.#none.set(key(rk, day), version);
+        for (const oldest of this.#none.keys()) {
+          if (this.#none.size <= NONE_KEPT) break;
+          this.#none.delete(oldest);
+        }
+      },
     };
   }
 
@@ -146,6 +158,7 @@ export class EdgeCache {
   clear(): void {
     this.#days.clear();
     this.#byOrg.clear();
+    this.#none.clear();
     this.#bytes = 0;
   }
 
@@ -194,7 +207,14 @@ export interface OrgEdges {
   /** The days of these repository keys near the window's edges (`nearEdges`). */
   near(keys: ReadonlySet<string>, start: number, end: number): EdgeDay[];
   set(day: EdgeDay): void;
+  /** Whether this block, under this version, was found to give no edge day (`setNone`): not read again until rebuilt. */
+  noneUnder(rk: string, day: number, version: number): boolean;
+  /** Notes a block read for its edge day that gave none (a marker, or gone since). */
+  setNone(rk: string, day: number, version: number): void;
 }
+
+/** Blocks remembered without an edge day (`OrgEdges.setNone`), the oldest forgotten first. */
+const NONE_KEPT = 10_000;
 
 /** One row of `loadEdgeDays`' statement: a day's header (`id` null), or one of its pull requests. */
 interface EdgeRow {

@@ -193,6 +193,56 @@ describe("summary edge days", () => {
     );
   });
 
+  it("a day whose block is a marker (too large to build) is read for its edge day once, then checked in SQL without reading it again until rebuilt", async () => {
+    const { org, get } = await summaryOrg("edgemark", "admin", { api: { private: false }, web: { private: false } });
+    // The day before the window holds five pull requests (the background's two, 103, two more), D four.
+    const more = [201, 202].map((n): Pr => ({ repo: "web", n, author: "frank", created: B + HOUR, merged: B + 4 * HOUR, reviews: [B + 2 * HOUR] }));
+    await postEventsOk(eventsOf(org, [...background(S - 3 * DAY, E + 1 + 3 * DAY), ...edgePullRequests(false), ...more]));
+    const db = await shardDb(org);
+    const groupBys: GroupBy[] = ["week", "author"];
+    const q: GroupingsQuery = { ...scope(org, W), groupBys };
+    const want = expected(await exportRows<ExportRow>(get, windowQuery(org, W), { perPage: 100, maxPages: 100 }), groupBys, W);
+    // Blocks of at most four pull requests: the day before the window is a marker.
+    const small = { ...SUMMARY_LIMITS, dayBlockMax: 4 };
+    const loads: string[] = [];
+    const counted = new Proxy(db, {
+      get(target, name) {
+        if (name === "prepare")
+          return (sql: string) => {
+            if (sql.startsWith("WITH blocks AS MATERIALIZED")) loads.push(sql);
+            return target.prepare(sql);
+          };
+        const value = Reflect.get(target, name);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const edgeCache = new EdgeCache();
+    const asked: number[] = [];
+    for (let ask = 1; ask <= 5; ask++) {
+      const figures = await summarizeGroupings(counted, q, small, { edgeCache });
+      expect(shape(figures), `ask ${ask}`).toEqual(want);
+      asked.push(figures.edgeDays);
+    }
+    const marker = await db
+      .prepare("SELECT lo IS NULL AS marker FROM summary_days WHERE org_key = ?1 AND repo_key = '' AND day = ?2")
+      .bind(org, B / DAY)
+      .first<{ marker: number }>();
+    expect(marker?.marker).toBe(1);
+    // D read once and counted from then on; the marker read once (it gives none), never again.
+    expect(asked).toEqual([0, 0, 1, 1, 1]);
+    expect(loads.length).toBe(1);
+    // A write to the marker's day deletes it; rebuilt with room, it is read and counted.
+    await postEventsOk(eventsOf(org, [{ ...background(B, B + DAY)[0], linesAdded: 7, version: LATER } as Pr]));
+    const after = expected(await exportRows<ExportRow>(get, windowQuery(org, W), { perPage: 100, maxPages: 100 }), groupBys, W);
+    asked.length = 0;
+    for (let ask = 1; ask <= 3; ask++) {
+      const figures = await summarizeGroupings(counted, q, SUMMARY_LIMITS, { edgeCache });
+      expect(shape(figures), `rebuilt, ask ${ask}`).toEqual(after);
+      asked.push(figures.edgeDays);
+    }
+    expect(asked).toEqual([1, 1, 2]);
+  });
+
   it("the triggers: completed reviews and posted findings of a merged pull request count its day's blocks up; others do not", async () => {
     const { org } = await summaryOrg("edgetrig", "admin", { api: { private: false } });
     await postEventsOk(eventsOf(org, background(S, S + 2 * DAY)));
