@@ -173,16 +173,17 @@ export function exportTotalsOf(file, window) {
 }
 
 /**
- * Each case three times (each checked): the first request builds the window's day blocks
+ * Each case four times (each checked): the first request builds the window's day blocks
  * (`storage/summary-days.ts`; grouped by repository or author, also its month blocks per group,
  * `storage/summary-group-months.ts`) and its rows read say what that costs once; the second,
  * grouped by repository or author, serves those months and makes their span
- * (`storage/summary-group-spans.ts`); the third is what every later request reads. Then each is
- * interleaved with /readyz for `span` (bench-common `span`).
+ * (`storage/summary-group-spans.ts`); the second and third read the window's edge days
+ * (`storage/summary-edges.ts`, six a request); the fourth is what every later request reads. Then
+ * each is interleaved with /readyz for `span` (bench-common `span`).
  */
 export async function summaryHttp(server, cases, { headers, span, log }) {
   for (const c of cases) {
-    for (const round of ["first", "second", "again"]) {
+    for (const round of ["first", "second", "third", "again"]) {
       const res = await fetch(`${server.url}/api/analytics/v1/summary?${c.query}`, { headers });
       const body = await res.text();
       if (res.status !== 200) throw new Error(`summary, ${c.name} answered ${res.status}: ${body.slice(0, 500)}`);

@@ -1,3 +1,4 @@
+import { log } from "../lib/log";
 import { DAY_MS } from "../lib/time";
 import { isTimeGroupBy } from "../rules/analytics-summary";
 import type { SummaryGroupBy } from "../schemas/analytics-summary";
@@ -222,6 +223,8 @@ interface EdgeRow {
   day: number;
   version: number;
   ev: number;
+  /** The block's count of pull requests (a header row's). */
+  n: number | null;
   id: number | null;
   repo_key: string | null;
   repo: string | null;
@@ -262,17 +265,17 @@ export async function loadEdgeDays(
   const { results, meta } = await db
     .prepare(
       `WITH blocks AS MATERIALIZED (
-  SELECT s.repo_key AS rk, s.day AS day, s.version AS version, s.edge_version AS ev
+  SELECT s.repo_key AS rk, s.day AS day, s.version AS version, s.edge_version AS ev, s.pull_requests AS n
   FROM (SELECT value ->> 0 AS rk, value ->> 1 AS day FROM json_each(?2)) AS a
   CROSS JOIN summary_days AS s ON s.org_key = ?1 AND s.repo_key = a.rk AND s.day = a.day
   WHERE s.pull_requests = 0 OR s.lo IS NOT NULL
 )
-SELECT rk, day, version, ev, NULL AS id, NULL AS repo_key, NULL AS repo, NULL AS author, NULL AS ak, NULL AS m, NULL AS c,
+SELECT rk, day, version, ev, n, NULL AS id, NULL AS repo_key, NULL AS repo, NULL AS author, NULL AS ak, NULL AS m, NULL AS c,
   NULL AS f, NULL AS l, NULL AS la, NULL AS ld, NULL AS ai, NULL AS pf, NULL AS xf, NULL AS ff, NULL AS lf,
   NULL AS rv, NULL AS fv
 FROM blocks
 UNION ALL
-SELECT b.rk, b.day, b.version, b.ev, p.id, p.repo_key, p.repo, p.author, lower(p.author), p.merged_at, p.created_at,
+SELECT b.rk, b.day, b.version, b.ev, NULL, p.id, p.repo_key, p.repo, p.author, lower(p.author), p.merged_at, p.created_at,
   p.first_reviewed_at, p.last_reviewed_at, p.lines_added, p.lines_deleted, p.ai_lines, p.posted_findings, p.fixed_findings,
   p.first_finding_at, p.last_finding_at,
   (SELECT json_group_array(r.completed_at) FROM reviews AS r WHERE r.pr_id = p.id AND r.status = 'completed'),
@@ -289,7 +292,14 @@ FROM blocks AS b CROSS JOIN pull_requests AS p INDEXED BY pull_requests_summary_
     if (row.id === null) byDay.set(key, { header: row, rows: [] });
     else byDay.get(key)?.rows.push(row);
   }
-  return { days: [...byDay.values()].map(({ header, rows }) => edgeDayOf(header, rows)), rowsRead: meta.rows_read };
+  // A day is kept only when it holds the pull requests its block counts (the same rows, read in the
+  // same statement: anything else is a fault, and the day stays checked in SQL).
+  const read = [...byDay.values()].filter(({ header, rows }) => {
+    if (header.n === rows.length) return true;
+    log.warn("summary edge day does not match its block", { orgKey, day: header.day, block: header.n, read: rows.length });
+    return false;
+  });
+  return { days: read.map(({ header, rows }) => edgeDayOf(header, rows)), rowsRead: meta.rows_read };
 }
 
 const orNaN = (value: number | null): number => (value === null ? Number.NaN : value);

@@ -196,7 +196,9 @@ describe("summary edge days", () => {
   it("a day whose block is a marker (too large to build) is read for its edge day once, then checked in SQL without reading it again until rebuilt", async () => {
     const { org, get } = await summaryOrg("edgemark", "admin", { api: { private: false }, web: { private: false } });
     // The day before the window holds five pull requests (the background's two, 103, two more), D four.
-    const more = [201, 202].map((n): Pr => ({ repo: "web", n, author: "frank", created: B + HOUR, merged: B + 4 * HOUR, reviews: [B + 2 * HOUR] }));
+    const more = [201, 202].map(
+      (n): Pr => ({ repo: "web", n, author: "frank", created: B + HOUR, merged: B + 4 * HOUR, reviews: [B + 2 * HOUR] }),
+    );
     await postEventsOk(eventsOf(org, [...background(S - 3 * DAY, E + 1 + 3 * DAY), ...edgePullRequests(false), ...more]));
     const db = await shardDb(org);
     const groupBys: GroupBy[] = ["week", "author"];
