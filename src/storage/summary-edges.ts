@@ -218,7 +218,7 @@ export interface OrgEdges {
 const NONE_KEPT = 10_000;
 
 /** One row of `loadEdgeDays`' statement: a day's header (`id` null), or one of its pull requests. */
-interface EdgeRow {
+export interface EdgeRow {
   rk: string;
   day: number;
   version: number;
@@ -306,7 +306,7 @@ const orNaN = (value: number | null): number => (value === null ? Number.NaN : v
 const ascending = (values: number[]) => Float64Array.from(values).sort();
 
 /** A day's rows as an `EdgeDay`: columns as arrays, each pull request's reviews and findings sorted. */
-function edgeDayOf(header: EdgeRow, rows: readonly EdgeRow[]): EdgeDay {
+export function edgeDayOf(header: EdgeRow, rows: readonly EdgeRow[]): EdgeDay {
   const n = rows.length;
   const column = (pick: (row: EdgeRow) => number | null) => Float64Array.from(rows, (row) => orNaN(pick(row)));
   const reviewsFrom = new Uint32Array(n + 1);
@@ -370,8 +370,9 @@ function edgeDayOf(header: EdgeRow, rows: readonly EdgeRow[]): EdgeDay {
     findingsFrom,
     findingTimes,
     fixedBefore,
-    // 11 columns of 8 bytes, the offsets, the times, the strings (2 bytes a character), and about 600 bytes of objects.
-    bytes: n * (11 * 8 + 4 + 4 + 4 * 16) + 8 * reviewCount + 12 * findingCount + 2 * strings + 600,
+    // Per pull request 11 columns of 8 bytes, two offsets of 4, four strings (a pointer and about
+    // 16 bytes each, and 2 bytes a character); 8 bytes a review, 12 a finding; about 600 of objects.
+    bytes: n * (11 * 8 + 2 * 4 + 4 * (8 + 16)) + 8 * reviewCount + 12 * findingCount + 2 * strings + 600,
   };
 }
 
