@@ -393,13 +393,24 @@ async function readEdgeDays(
   try {
     for (let i = 0; i < toRead.length; i += EDGE_LOAD_DAYS_PER_STATEMENT) {
       const asked = toRead.slice(i, i + EDGE_LOAD_DAYS_PER_STATEMENT);
-      const read = await loadEdgeDays(
-        db,
-        q.orgKey,
-        asked.map(({ rk, day }) => [rk, day]),
-      );
+      let read: Awaited<ReturnType<typeof loadEdgeDays>>;
+      try {
+        read = await loadEdgeDays(
+          db,
+          q.orgKey,
+          asked.map(({ rk, day }) => [rk, day]),
+        );
+      } catch (error) {
+        // A value over D1's cap (a pull request of some 70,000 findings) fails again at every read:
+        // such days are not read again until rebuilt. Any other failure is tried again next time.
+        if (/TOOBIG|too big|too large/i.test(String(error)))
+          for (const { rk, day, version } of asked) if (version !== null) edges.setNone(rk, day, version);
+        log.warn("summary edge days not read", { orgKey: q.orgKey, days: asked.length, error: errorField(error) });
+        continue;
+      }
       rowsRead += read.rowsRead;
-      for (const day of read.days) edges.set(day);
+      // A day too large to keep, like a block that gave none, is not read again until rebuilt.
+      for (const day of read.days) if (!edges.set(day)) edges.setNone(day.rk, day.day, day.version);
       const found = new Set(read.days.map(({ rk, day }) => `${rk}\u0000${day}`));
       for (const { rk, day, version } of asked)
         if (version !== null && !found.has(`${rk}\u0000${day}`)) edges.setNone(rk, day, version);

@@ -176,8 +176,8 @@ export class EdgeCache {
     return found;
   }
 
-  #set(orgKey: string, day: EdgeDay): void {
-    if (day.bytes > this.maxBytes) return;
+  #set(orgKey: string, day: EdgeDay): boolean {
+    if (day.bytes > this.maxBytes) return false;
     const key = `${orgKey}\u0000${day.rk}\u0000${day.day}`;
     this.#drop(key);
     this.#days.set(key, day);
@@ -189,6 +189,7 @@ export class EdgeCache {
       if (this.#bytes <= this.maxBytes) break;
       this.#drop(oldest);
     }
+    return true;
   }
 
   #drop(key: string): void {
@@ -207,10 +208,11 @@ export class EdgeCache {
 export interface OrgEdges {
   /** The days of these repository keys near the window's edges (`nearEdges`). */
   near(keys: ReadonlySet<string>, start: number, end: number): EdgeDay[];
-  set(day: EdgeDay): void;
+  /** Keeps a day; false when it alone weighs more than the cache holds (then it is not kept). */
+  set(day: EdgeDay): boolean;
   /** Whether this block, under this version, was found to give no edge day (`setNone`): not read again until rebuilt. */
   noneUnder(rk: string, day: number, version: number): boolean;
-  /** Notes a block read for its edge day that gave none (a marker, or gone since). */
+  /** Notes a block read for its edge day that gave none to keep (a marker, too large, or gone since). */
   setNone(rk: string, day: number, version: number): void;
 }
 
