@@ -19,7 +19,12 @@ export interface ReadAlongside<I, R> {
   shard: string;
   /** The answer read before the access was known, with the input and shard it was read for; null when none was started or it failed. */
   early: { input: I; shard: string; answer: R } | null;
+  /** Work a statement leaves for after the response (the request's `ctx.waitUntil`); none: the statement awaits it. */
+  defer?: Defer;
 }
+
+/** Hands work that need not delay the response to the request's `ctx.waitUntil`. */
+export type Defer = (work: Promise<unknown>) => void;
 
 /**
  * The access check and the statement in parallel instead of one after the other. The statement needs
@@ -38,7 +43,8 @@ export async function readAlongsideAccess<I, R>(
   guesses: AccessGuesses<PlacedAccess>,
   ask: { org: string; repo?: readonly string[] | undefined; callerId: string; verdict: Promise<unknown> },
   inputOf: (access: AnalyticsAccess, now: number) => I | null,
-  read: (db: D1DatabaseSession, input: I) => Promise<R>,
+  read: (db: D1DatabaseSession, input: I, defer?: Defer) => Promise<R>,
+  defer?: Defer,
 ): Promise<ReadAlongside<I, R>> {
   const now = Date.now();
   const { org, repo, callerId } = ask;
@@ -49,7 +55,7 @@ export async function readAlongsideAccess<I, R>(
   const guessedDb = guessed?.db.withSession("first-unconstrained");
   const readEarly = async (db: D1DatabaseSession, shard: string, input: I) => {
     try {
-      return { input, shard, answer: await read(db, input) };
+      return { input, shard, answer: await read(db, input, defer) };
     } catch {
       // A failure only means the handler reads it again (and reports a failure then).
       return null;
@@ -68,7 +74,7 @@ export async function readAlongsideAccess<I, R>(
     ? await inStore("D1", () => readShard(env, access.value.homeKey, access.value.shard))
     : (guessed ?? firstShard(env)); // refused: nothing is read
   const db = guessed?.name === shard.name && guessedDb ? guessedDb : shard.db.withSession("first-unconstrained");
-  return { access, now, db, shard: shard.name, early };
+  return { access, now, db, shard: shard.name, early, ...(defer ? { defer } : {}) };
 }
 
 /** The early answer when it was read for exactly this input, on the organization's shard; else null. */

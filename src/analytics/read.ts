@@ -5,7 +5,7 @@ import { type AnalyticsAccess, type PlacedAccess, REPO_DENIED } from "../rules/a
 import { type AnalyticsScope, listMergedPullRequests, type MergedPullRequestQuery } from "../storage/analytics";
 import { repositoriesHaveEvents } from "../storage/repositories";
 import { AccessGuesses } from "./access-guess";
-import { earlyAnswer, earlyUse, type ReadAlongside, readAlongsideAccess } from "./early-page";
+import { type Defer, earlyAnswer, earlyUse, type ReadAlongside, readAlongsideAccess } from "./early-page";
 import { type AnalyticsQuery, DEFAULT_PER_PAGE } from "./query";
 import { resolveWindow } from "./window";
 
@@ -71,7 +71,8 @@ export interface AnalyticsReadSpec<Q extends AnalyticsFilters, I extends Analyti
   input: (query: Q, access: AnalyticsAccess, now: number) => I | null;
   /** The error for a request whose input is null. */
   refused?: (query: Q) => Error;
-  statement: (db: D1DatabaseSession, input: I) => Promise<R>;
+  /** The read; `defer` takes work that need not delay the answer (the request's `ctx.waitUntil`). */
+  statement: (db: D1DatabaseSession, input: I, defer?: Defer) => Promise<R>;
   hasRows: (answer: R) => boolean;
 }
 
@@ -91,20 +92,21 @@ export interface AnalyticsAnswer<I, R> {
 export function analyticsReader<Q extends AnalyticsFilters, I extends AnalyticsScope, R>(spec: AnalyticsReadSpec<Q, I, R>) {
   const guesses = new AccessGuesses<PlacedAccess>();
   return {
-    alongside: (env: Env, query: Q, callerId: string, verdict: Promise<unknown>): Promise<ReadAlongside<I, R>> =>
+    alongside: (env: Env, query: Q, callerId: string, verdict: Promise<unknown>, defer?: Defer): Promise<ReadAlongside<I, R>> =>
       readAlongsideAccess(
         env,
         guesses,
         { org: query.org, repo: query.repo, callerId, verdict },
         (access, now) => spec.input(query, access, now),
         spec.statement,
+        defer,
       ),
     answer: async (query: Q, read: ReadAlongside<I, R>): Promise<AnalyticsAnswer<I, R>> => {
       const access = unwrap(read.access);
       const input = spec.input(query, access, read.now);
       if (input === null) throw spec.refused?.(query) ?? new RangeError("analytics read without an input");
       const reusable = earlyAnswer(read, input);
-      const answer = reusable ?? (await inStore("D1", () => spec.statement(read.db, input)));
+      const answer = reusable ?? (await inStore("D1", () => spec.statement(read.db, input, read.defer)));
       await requireNamedRepositories(read.db, access, input, spec.hasRows(answer));
       return { input, answer, early: earlyUse(read, reusable !== null) };
     },
@@ -128,6 +130,6 @@ export function pageQuery(
 /** The export's pages: `GET /api/analytics/v1/prs` and the CSV download (which reads 1,000-row pages). */
 export const pageReader = analyticsReader({
   input: pageQuery,
-  statement: listMergedPullRequests,
+  statement: (db, input) => listMergedPullRequests(db, input),
   hasRows: (page) => page.rows.length > 0,
 });

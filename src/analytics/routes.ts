@@ -157,7 +157,8 @@ export const getPullRequestAnalyticsSummary = keyRoute({
     query: AnalyticsSummaryQuery,
     check: ({ query }) => checkSummaryQuery(query, Date.now()),
   },
-  alongside: ({ query }, callerId, { env }, verdict) => summaryReader.alongside(env, query, callerId, verdict),
+  alongside: ({ query }, callerId, { env, ctx }, verdict) =>
+    summaryReader.alongside(env, query, callerId, verdict, (work) => ctx.waitUntil(work)),
   responses: {
     200: {
       description: "The grouped figures and the totals of the window used.",

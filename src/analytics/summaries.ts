@@ -87,8 +87,13 @@ const summariesReader = analyticsReader({
     const [finest = query.groupBy[0] ?? "day"] = finestFirst(query.groupBy);
     return windowTooWideError(finest);
   },
-  statement: (db, input) =>
-    summarizeGroupings(db, input, SUMMARY_LIMITS, { plans: SUMMARY_PLANS, sliceCache: SUMMARY_SLICES, edgeCache: SUMMARY_EDGES }),
+  statement: (db, input, defer) =>
+    summarizeGroupings(db, input, SUMMARY_LIMITS, {
+      plans: SUMMARY_PLANS,
+      sliceCache: SUMMARY_SLICES,
+      edgeCache: SUMMARY_EDGES,
+      ...(defer ? { defer } : {}),
+    }),
   hasRows: (figures) => (figures.groupings[0]?.totals.pullRequests ?? 0) > 0,
 });
 
@@ -106,7 +111,8 @@ export const getPullRequestAnalyticsSummaries = defineRoute({
       for (const groupBy of finestFirst(query.groupBy)) checkSummaryQuery({ ...query, groupBy }, Date.now());
     },
   },
-  alongside: ({ query }, callerId, { env }, verdict) => summariesReader.alongside(env, query, callerId, verdict),
+  alongside: ({ query }, callerId, { env, ctx }, verdict) =>
+    summariesReader.alongside(env, query, callerId, verdict, (work) => ctx.waitUntil(work)),
   quota: "analytics",
   responses: {
     200: {

@@ -58,11 +58,12 @@ export const SUMMARY_EDGES = new EdgeCache();
 export const summaryReader = analyticsReader({
   input: statementInput,
   refused: (query) => windowTooWideError(query.groupBy),
-  statement: (db, input) =>
+  statement: (db, input, defer) =>
     summarizeMergedPullRequests(db, input, SUMMARY_LIMITS, {
       plans: SUMMARY_PLANS,
       sliceCache: SUMMARY_SLICES,
       edgeCache: SUMMARY_EDGES,
+      ...(defer ? { defer } : {}),
     }),
   hasRows: (figures) => figures.totals.pullRequests > 0,
 });

@@ -138,6 +138,11 @@ export interface SummaryOptions {
   sliceCache?: SliceCache;
   /** The isolate's edge days (`summary-edges.ts`); none: every edge of the window is checked in SQL. */
   edgeCache?: EdgeCache;
+  /**
+   * Takes the edge days' reads after an answer (the request's `ctx.waitUntil`: deployed, they then
+   * cost the answer nothing); unset, the answer waits for them (tests, the benchmarks on the file).
+   */
+  defer?: (work: Promise<unknown>) => void;
   /** Runs between the slices and the statement: for tests only (a write raced between them). */
   beforeWalk?: () => Promise<void>;
   /** Runs before the buckets' values are read: for tests only. */
@@ -180,7 +185,7 @@ export async function summarizeGroupings(
   limits: SummaryLimits = SUMMARY_LIMITS,
   options: SummaryOptions = {},
 ): Promise<GroupingsFigures> {
-  const { plans, sliceCache, edgeCache, ...hooks } = options;
+  const { plans, sliceCache, edgeCache, defer, ...hooks } = options;
   const kept = sliceCache?.of(q.orgKey);
   const walk = plans?.walks(q) ?? false;
   // The edge days the isolate keeps (`summary-edges.ts`): the organization's, or each listed repository's.
@@ -351,8 +356,12 @@ export async function summarizeGroupings(
       });
     }
   }
-  if (edges !== undefined && edgesChecked.length > 0 && assembled.candidates <= limits.maxRows)
-    rowsRead += await readEdgeDays(db, q, edges, edgesChecked, limits);
+  if (edges !== undefined && edgesChecked.length > 0 && assembled.candidates <= limits.maxRows) {
+    const reading = readEdgeDays(db, q, edges, edgesChecked, limits);
+    if (defer)
+      defer(reading.catch((error) => log.warn("summary edge days not read", { orgKey: q.orgKey, error: errorField(error) })));
+    else rowsRead += await reading;
+  }
   const { groupings, candidates, fromBlocks, fromGroupMonths, bucketValues } = assembled;
   return { groupings, candidates, fromBlocks, fromGroupMonths, bucketValues, rowsRead, edgeDays };
 }
@@ -387,8 +396,16 @@ async function readEdgeDays(
   const near = checked
     .filter(({ rk, day, version }) => nearEdges(day, q.start, q.end) && (version === null || !edges.noneUnder(rk, day, version)))
     .sort((a, b) => priority(a.use) - priority(b.use) || distance(a.day) - distance(b.day) || a.day - b.day);
-  const toRead = near.filter((e) => e.version !== null).slice(0, EDGE_LOAD_DAYS_PER_REQUEST);
-  const toBuild = near.filter((e) => e.version === null).slice(0, EDGE_LOAD_DAYS_PER_REQUEST);
+  // A day another request is reading already is left to it (the reads run after the answers, so
+  // requests in a row would otherwise read the same days side by side).
+  const toRead = near
+    .filter((e) => e.version !== null)
+    .slice(0, EDGE_LOAD_DAYS_PER_REQUEST)
+    .filter(({ rk, day }) => edges.claim(rk, day));
+  const toBuild = near
+    .filter((e) => e.version === null)
+    .slice(0, EDGE_LOAD_DAYS_PER_REQUEST)
+    .filter(({ rk, day }) => edges.claim(rk, day));
   let rowsRead = 0;
   try {
     for (let i = 0; i < toRead.length; i += EDGE_LOAD_DAYS_PER_STATEMENT) {
@@ -430,6 +447,8 @@ async function readEdgeDays(
       );
   } catch (error) {
     log.warn("summary edge days not read", { orgKey: q.orgKey, days: toRead.length + toBuild.length, error: errorField(error) });
+  } finally {
+    for (const { rk, day } of [...toRead, ...toBuild]) edges.release(rk, day);
   }
   return rowsRead;
 }

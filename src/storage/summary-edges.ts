@@ -122,6 +122,8 @@ export class EdgeCache {
   readonly #byOrg = new Map<string, Set<string>>();
   /** Blocks found without an edge day (a marker: too large to build), by key, with the version found so. */
   readonly #none = new Map<string, number>();
+  /** Days being read now (by a request's work after its answer), by key: another request leaves them. */
+  readonly #reading = new Set<string>();
   #bytes = 0;
 
   /** At most this many bytes are kept, as `EdgeDay.bytes` counts them (0: none). */
@@ -140,6 +142,14 @@ export class EdgeCache {
       near: (keys, start, end) => this.#near(orgKey, keys, start, end),
       set: (day) => this.#set(orgKey, day),
       noneUnder: (rk, day, version) => this.#none.get(key(rk, day)) === version,
+      claim: (rk, day) => {
+        if (this.#reading.has(key(rk, day))) return false;
+        this.#reading.add(key(rk, day));
+        return true;
+      },
+      release: (rk, day) => {
+        this.#reading.delete(key(rk, day));
+      },
       setNone: (rk, day, version) => {
         this.#none.delete(key(rk, day));
         this.#none.set(key(rk, day), version);
@@ -160,6 +170,7 @@ export class EdgeCache {
     this.#days.clear();
     this.#byOrg.clear();
     this.#none.clear();
+    this.#reading.clear();
     this.#bytes = 0;
   }
 
@@ -214,6 +225,10 @@ export interface OrgEdges {
   noneUnder(rk: string, day: number, version: number): boolean;
   /** Notes a block read for its edge day that gave none to keep (a marker, too large, or gone since). */
   setNone(rk: string, day: number, version: number): void;
+  /** Marks a day as being read; false when another request is reading it (then this one leaves it). */
+  claim(rk: string, day: number): boolean;
+  /** Ends `claim`. */
+  release(rk: string, day: number): void;
 }
 
 /** Blocks remembered without an edge day (`OrgEdges.setNone`), the oldest forgotten first. */

@@ -245,6 +245,32 @@ describe("summary edge days", () => {
     expect(asked).toEqual([1, 1, 2]);
   });
 
+  it("with `defer` (the routes' ctx.waitUntil), the edge days are read after the answer, which does not wait for them", async () => {
+    const { org, get } = await summaryOrg("edgedefer", "admin", { api: { private: false }, web: { private: false } });
+    await postEventsOk(eventsOf(org, [...background(S - 3 * DAY, E + 1 + 3 * DAY), ...edgePullRequests(false)]));
+    const db = await shardDb(org);
+    const groupBys: GroupBy[] = ["week", "repo"];
+    const q: GroupingsQuery = { ...scope(org, W), groupBys };
+    const want = expected(await exportRows<ExportRow>(get, windowQuery(org, W), { perPage: 100, maxPages: 100 }), groupBys, W);
+    const edgeCache = new EdgeCache();
+    const deferred: Promise<unknown>[] = [];
+    const ask = async () => {
+      const figures = await summarizeGroupings(db, q, SUMMARY_LIMITS, { edgeCache, defer: (work) => deferred.push(work) });
+      expect(shape(figures)).toEqual(want);
+      return figures.edgeDays;
+    };
+    expect(await ask()).toBe(0); // builds the blocks (the day before the window's among them, after the answer)
+    await Promise.all(deferred.splice(0));
+    expect(await ask()).toBe(0);
+    // The answer came back with the reads handed over, not done: nothing is kept yet.
+    expect(deferred.length).toBe(1);
+    expect(edgeCache.size.days).toBe(0);
+    await Promise.all(deferred.splice(0));
+    expect(edgeCache.size.days).toBe(2);
+    expect(await ask()).toBe(2);
+    expect(deferred.length).toBe(0); // every edge counted from kept days: nothing left to read
+  });
+
   it("the triggers: completed reviews and posted findings of a merged pull request count its day's blocks up; others do not", async () => {
     const { org } = await summaryOrg("edgetrig", "admin", { api: { private: false } });
     await postEventsOk(eventsOf(org, background(S, S + 2 * DAY)));
