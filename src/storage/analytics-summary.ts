@@ -5,16 +5,12 @@ import { type Assembled, accumulator, blockFilter, type GroupingsFigures } from 
 import { buildSummaryDays, buildSummaryMonths, monthLastDay, wholeMonths } from "./summary-days";
 import {
   addEdgeDay,
-  EDGE_LOAD_DAYS_PER_REQUEST,
-  EDGE_LOAD_DAYS_PER_STATEMENT,
-  EDGE_OUTSIDE,
   type EdgeCache,
+  type EdgeChecked,
   type EdgeDay,
   type EdgeUse,
   type KnownEdge,
-  loadEdgeDays,
-  nearEdges,
-  type OrgEdges,
+  readEdgeDays,
 } from "./summary-edges";
 import { buildGroupMonths, type DayRun, type GroupKind, type GroupMonth, groupMonthKinds } from "./summary-group-months";
 import { alignedRun, longestRun, planGroupMonths, spanKey } from "./summary-group-plan";
@@ -364,93 +360,6 @@ export async function summarizeGroupings(
   }
   const { groupings, candidates, fromBlocks, fromGroupMonths, bucketValues } = assembled;
   return { groupings, candidates, fromBlocks, fromGroupMonths, bucketValues, rowsRead, edgeDays };
-}
-
-/** A day whose edges a statement checked itself (`EDGE_SQL`): how (`EdgeUse`), and its block's version (null: none). */
-interface EdgeChecked {
-  rk: string;
-  day: number;
-  use: number;
-  version: number | null;
-}
-
-/**
- * After an answer, the days whose edges its statement checked itself, near the window's edges
- * (`nearEdges`): those with a block read as edge days for the next request (corrected days first,
- * then the nearest to the window), those without one (a day before the window that no summary
- * covered whole) built, `EDGE_LOAD_DAYS_PER_REQUEST` of each at most. The answer is already
- * known: a read or build that fails is logged, not answered. Answers the rows read.
- */
-async function readEdgeDays(
-  db: D1Database | D1DatabaseSession,
-  q: GroupingsQuery,
-  edges: OrgEdges,
-  checked: readonly EdgeChecked[],
-  limits: SummaryLimits,
-): Promise<number> {
-  // A served day's corrections and the window's first day first: most of a window's edge work.
-  const priority = (use: number) => (use === EDGE_OUTSIDE ? 1 : 0);
-  const distance = (day: number) =>
-    Math.min(Math.abs(day - Math.floor(q.start / DAY_MS)), Math.abs(day - Math.floor(q.end / DAY_MS)));
-  // A block found to give no edge day (a marker) is not read again until it is rebuilt.
-  const near = checked
-    .filter(({ rk, day, version }) => nearEdges(day, q.start, q.end) && (version === null || !edges.noneUnder(rk, day, version)))
-    .sort((a, b) => priority(a.use) - priority(b.use) || distance(a.day) - distance(b.day) || a.day - b.day);
-  // A day another request is reading already is left to it (the reads run after the answers, so
-  // requests in a row would otherwise read the same days side by side).
-  const toRead = near
-    .filter((e) => e.version !== null)
-    .slice(0, EDGE_LOAD_DAYS_PER_REQUEST)
-    .filter(({ rk, day }) => edges.claim(rk, day));
-  const toBuild = near
-    .filter((e) => e.version === null)
-    .slice(0, EDGE_LOAD_DAYS_PER_REQUEST)
-    .filter(({ rk, day }) => edges.claim(rk, day));
-  let rowsRead = 0;
-  try {
-    for (let i = 0; i < toRead.length; i += EDGE_LOAD_DAYS_PER_STATEMENT) {
-      const asked = toRead.slice(i, i + EDGE_LOAD_DAYS_PER_STATEMENT);
-      let read: Awaited<ReturnType<typeof loadEdgeDays>>;
-      try {
-        read = await loadEdgeDays(
-          db,
-          q.orgKey,
-          asked.map(({ rk, day }) => [rk, day]),
-        );
-      } catch (error) {
-        // A value over D1's cap (a pull request of some 70,000 findings) fails again at every read:
-        // such days are not read again until rebuilt. Any other failure is tried again next time.
-        if (/TOOBIG|too big|too large/i.test(String(error)))
-          for (const { rk, day, version } of asked) if (version !== null) edges.setNone(rk, day, version);
-        log.warn("summary edge days not read", { orgKey: q.orgKey, days: asked.length, error: errorField(error) });
-        continue;
-      }
-      rowsRead += read.rowsRead;
-      // A day too large to keep, like a block that gave none, is not read again until rebuilt.
-      for (const day of read.days) if (!edges.set(day)) edges.setNone(day.rk, day.day, day.version);
-      const found = new Set(read.days.map(({ rk, day }) => `${rk}\u0000${day}`));
-      for (const { rk, day, version } of asked)
-        if (version !== null && !found.has(`${rk}\u0000${day}`)) edges.setNone(rk, day, version);
-    }
-    const byKey = new Map<string, number[]>();
-    for (const { rk, day } of toBuild) byKey.set(rk, [...(byKey.get(rk) ?? []), day]);
-    for (const [repoKey, days] of byKey)
-      await buildSummaryDays(
-        db,
-        q.orgKey,
-        days.sort((a, b) => a - b),
-        {
-          maxPerDay: limits.dayBlockMax,
-          maxBytes: limits.dayBlockMaxBytes,
-          repoKey,
-        },
-      );
-  } catch (error) {
-    log.warn("summary edge days not read", { orgKey: q.orgKey, days: toRead.length + toBuild.length, error: errorField(error) });
-  } finally {
-    for (const { rk, day } of [...toRead, ...toBuild]) edges.release(rk, day);
-  }
-  return rowsRead;
 }
 
 /**
