@@ -23,8 +23,14 @@ export interface ReadAlongside<I, R> {
   defer?: Defer;
 }
 
-/** Hands work that need not delay the response to the request's `ctx.waitUntil`. */
-export type Defer = (work: Promise<unknown>) => void;
+/** Hands work that need not delay the response to the request's `ctx.waitUntil` (started there). */
+export type Defer = (start: () => Promise<unknown>) => void;
+
+/** `ctx.waitUntil` as a `Defer`. */
+export const deferTo =
+  (ctx: ExecutionContext): Defer =>
+  (start) =>
+    ctx.waitUntil(start());
 
 /**
  * The access check and the statement in parallel instead of one after the other. The statement needs
@@ -55,7 +61,10 @@ export async function readAlongsideAccess<I, R>(
   const guessedDb = guessed?.db.withSession("first-unconstrained");
   const readEarly = async (db: D1DatabaseSession, shard: string, input: I) => {
     try {
-      return { input, shard, answer: await read(db, input, defer) };
+      // Work the early read leaves for later starts only once the key is allowed: a refused caller's
+      // request leaves none behind.
+      const afterVerdict: Defer | undefined = defer && ((start) => defer(() => ask.verdict.then(start, () => undefined)));
+      return { input, shard, answer: await read(db, input, afterVerdict) };
     } catch {
       // A failure only means the handler reads it again (and reports a failure then).
       return null;

@@ -6,6 +6,7 @@ import { AnalyticsSummary } from "../schemas/analytics-summary";
 import { SUMMARY_LIMITS } from "../storage/analytics-summary";
 import { AnalyticsPrCsv, CSV_CONTENT_TYPE, CSV_HEADER, toCsv } from "./csv";
 import { csvDownload, DOWNLOAD_PAGE_ROWS } from "./download";
+import { deferTo } from "./early-page";
 import { chooseFormat } from "./format";
 import { paginationHeaders } from "./links";
 import { toPage } from "./present";
@@ -157,8 +158,7 @@ export const getPullRequestAnalyticsSummary = keyRoute({
     query: AnalyticsSummaryQuery,
     check: ({ query }) => checkSummaryQuery(query, Date.now()),
   },
-  alongside: ({ query }, callerId, { env, ctx }, verdict) =>
-    summaryReader.alongside(env, query, callerId, verdict, (work) => ctx.waitUntil(work)),
+  alongside: ({ query }, callerId, { env, ctx }, verdict) => summaryReader.alongside(env, query, callerId, verdict, deferTo(ctx)),
   responses: {
     200: {
       description: "The grouped figures and the totals of the window used.",

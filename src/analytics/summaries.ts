@@ -6,6 +6,7 @@ import type { AnalyticsAccess } from "../rules/analytics-access";
 import { arrangeGroups } from "../rules/analytics-summary";
 import { AnalyticsSummary, SUMMARY_GROUP_BYS, type SummaryGroupBy } from "../schemas/analytics-summary";
 import { type GroupingsQuery, SUMMARY_LIMITS, summarizeGroupings } from "../storage/analytics-summary";
+import { deferTo } from "./early-page";
 import { analyticsReader } from "./read";
 import { refuseOverBound, SUMMARY_EDGES, SUMMARY_PLANS, SUMMARY_SLICES, statementInput } from "./summary";
 import { AnalyticsSummaryQuery, checkSummaryQuery, windowTooWideError } from "./summary-query";
@@ -112,7 +113,7 @@ export const getPullRequestAnalyticsSummaries = defineRoute({
     },
   },
   alongside: ({ query }, callerId, { env, ctx }, verdict) =>
-    summariesReader.alongside(env, query, callerId, verdict, (work) => ctx.waitUntil(work)),
+    summariesReader.alongside(env, query, callerId, verdict, deferTo(ctx)),
   quota: "analytics",
   responses: {
     200: {

@@ -5,10 +5,12 @@ import { type Assembled, accumulator, blockFilter, type GroupingsFigures } from 
 import { buildSummaryDays, buildSummaryMonths, monthLastDay, wholeMonths } from "./summary-days";
 import {
   addEdgeDay,
+  buildEdgeBlocks,
   type EdgeCache,
   type EdgeChecked,
   type EdgeDay,
   type EdgeUse,
+  edgeWork,
   type KnownEdge,
   readEdgeDays,
 } from "./summary-edges";
@@ -135,10 +137,11 @@ export interface SummaryOptions {
   /** The isolate's edge days (`summary-edges.ts`); none: every edge of the window is checked in SQL. */
   edgeCache?: EdgeCache;
   /**
-   * Takes the edge days' reads after an answer (the request's `ctx.waitUntil`: deployed, they then
-   * cost the answer nothing); unset, the answer waits for them (tests, the benchmarks on the file).
+   * Takes the edge days' reads, to start after the answer (the request's `ctx.waitUntil`: deployed,
+   * they then cost the answer nothing); unset, the answer waits for them (tests, the benchmarks on
+   * the file).
    */
-  defer?: (work: Promise<unknown>) => void;
+  defer?: (start: () => Promise<unknown>) => void;
   /** Runs between the slices and the statement: for tests only (a write raced between them). */
   beforeWalk?: () => Promise<void>;
   /** Runs before the buckets' values are read: for tests only. */
@@ -352,11 +355,21 @@ export async function summarizeGroupings(
       });
     }
   }
+  // The days whose edges the statement checked itself, for the next requests (`summary-edges.ts`):
+  // blocks built now (writes), edge days read after the answer when the request can (reads only).
   if (edges !== undefined && edgesChecked.length > 0 && assembled.candidates <= limits.maxRows) {
-    const reading = readEdgeDays(db, q, edges, edgesChecked, limits);
-    if (defer)
-      defer(reading.catch((error) => log.warn("summary edge days not read", { orgKey: q.orgKey, error: errorField(error) })));
-    else rowsRead += await reading;
+    const { toRead, toBuild } = edgeWork(q, edges, edgesChecked);
+    if (toBuild.length > 0) await buildEdgeBlocks(db, q.orgKey, toBuild, limits);
+    if (toRead.length > 0) {
+      const now = Date.now();
+      const reading = () =>
+        readEdgeDays(db, q.orgKey, edges, toRead, now).catch((error) => {
+          log.warn("summary edge days not read", { orgKey: q.orgKey, error: errorField(error) });
+          return 0;
+        });
+      if (defer) defer(reading);
+      else rowsRead += await reading();
+    }
   }
   const { groupings, candidates, fromBlocks, fromGroupMonths, bucketValues } = assembled;
   return { groupings, candidates, fromBlocks, fromGroupMonths, bucketValues, rowsRead, edgeDays };

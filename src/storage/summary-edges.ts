@@ -122,8 +122,13 @@ export class EdgeCache {
   readonly #byOrg = new Map<string, Set<string>>();
   /** Blocks found without an edge day (a marker: too large to build), by key, with the version found so. */
   readonly #none = new Map<string, number>();
-  /** Days being read now (by a request's work after its answer), by key: another request leaves them. */
-  readonly #reading = new Set<string>();
+  /**
+   * Days being read now (by a request's work after its answer), by key, with the claim's token and
+   * time: another request leaves them, unless the claim is older than `CLAIM_MS` (work the runtime
+   * cancelled never releases its claims).
+   */
+  readonly #reading = new Map<string, { token: number; at: number }>();
+  #tokens = 0;
   #bytes = 0;
 
   /** At most this many bytes are kept, as `EdgeDay.bytes` counts them (0: none). */
@@ -142,13 +147,15 @@ export class EdgeCache {
       near: (keys, start, end) => this.#near(orgKey, keys, start, end),
       set: (day) => this.#set(orgKey, day),
       noneUnder: (rk, day, version) => this.#none.get(key(rk, day)) === version,
-      claim: (rk, day) => {
-        if (this.#reading.has(key(rk, day))) return false;
-        this.#reading.add(key(rk, day));
-        return true;
+      claim: (rk, day, now) => {
+        const held = this.#reading.get(key(rk, day));
+        if (held !== undefined && now - held.at < CLAIM_MS) return null;
+        const token = ++this.#tokens;
+        this.#reading.set(key(rk, day), { token, at: now });
+        return token;
       },
-      release: (rk, day) => {
-        this.#reading.delete(key(rk, day));
+      release: (rk, day, token) => {
+        if (this.#reading.get(key(rk, day))?.token === token) this.#reading.delete(key(rk, day));
       },
       setNone: (rk, day, version) => {
         this.#none.delete(key(rk, day));
@@ -225,11 +232,14 @@ export interface OrgEdges {
   noneUnder(rk: string, day: number, version: number): boolean;
   /** Notes a block read for its edge day that gave none to keep (a marker, too large, or gone since). */
   setNone(rk: string, day: number, version: number): void;
-  /** Marks a day as being read; false when another request is reading it (then this one leaves it). */
-  claim(rk: string, day: number): boolean;
-  /** Ends `claim`. */
-  release(rk: string, day: number): void;
+  /** Marks a day as being read at `now`: its token, or null when another request is reading it (then this one leaves it). */
+  claim(rk: string, day: number, now: number): number | null;
+  /** Ends the claim of this token (a claim taken over since is left alone). */
+  release(rk: string, day: number, token: number): void;
 }
+
+/** A claim older than this is taken as abandoned (`OrgEdges.claim`): a read of six days takes well under a second. */
+export const CLAIM_MS = 60_000;
 
 /** Blocks remembered without an edge day (`OrgEdges.setNone`), the oldest forgotten first. */
 const NONE_KEPT = 10_000;
@@ -569,80 +579,101 @@ export interface EdgeChecked {
 }
 
 /**
- * After an answer, the days whose edges its statement checked itself, near the window's edges
- * (`nearEdges`): those with a block read as edge days for the next request (corrected days first,
- * then the nearest to the window), those without one (a day before the window that no summary
- * covered whole) built, `EDGE_LOAD_DAYS_PER_REQUEST` of each at most. The answer is already
- * known: a read or build that fails is logged, not answered. Answers the rows read.
+ * After an answer, what to do of the days whose edges its statement checked itself, near the
+ * window's edges (`nearEdges`): those with a block to read as edge days for the next request
+ * (corrected days and the window's first day first, then the nearest to the window), those without
+ * one (a day before the window that no summary covered whole) to build, `EDGE_LOAD_DAYS_PER_REQUEST`
+ * of each at most. A block found to give no edge day is left until rebuilt.
  */
-export async function readEdgeDays(
-  db: D1Database | D1DatabaseSession,
+export function edgeWork(
   q: GroupingsQuery,
   edges: OrgEdges,
   checked: readonly EdgeChecked[],
-  limits: SummaryLimits,
-): Promise<number> {
-  // A served day's corrections and the window's first day first: most of a window's edge work.
+): { toRead: (EdgeChecked & { version: number })[]; toBuild: EdgeChecked[] } {
   const priority = (use: number) => (use === EDGE_OUTSIDE ? 1 : 0);
   const distance = (day: number) =>
     Math.min(Math.abs(day - Math.floor(q.start / DAY_MS)), Math.abs(day - Math.floor(q.end / DAY_MS)));
-  // A block found to give no edge day (a marker) is not read again until it is rebuilt.
   const near = checked
     .filter(({ rk, day, version }) => nearEdges(day, q.start, q.end) && (version === null || !edges.noneUnder(rk, day, version)))
     .sort((a, b) => priority(a.use) - priority(b.use) || distance(a.day) - distance(b.day) || a.day - b.day);
-  // A day another request is reading already is left to it (the reads run after the answers, so
-  // requests in a row would otherwise read the same days side by side).
-  const toRead = near
-    .filter((e) => e.version !== null)
-    .slice(0, EDGE_LOAD_DAYS_PER_REQUEST)
-    .filter(({ rk, day }) => edges.claim(rk, day));
-  const toBuild = near
-    .filter((e) => e.version === null)
-    .slice(0, EDGE_LOAD_DAYS_PER_REQUEST)
-    .filter(({ rk, day }) => edges.claim(rk, day));
+  return {
+    toRead: near.filter((e): e is EdgeChecked & { version: number } => e.version !== null),
+    toBuild: near.filter((e) => e.version === null).slice(0, EDGE_LOAD_DAYS_PER_REQUEST),
+  };
+}
+
+/**
+ * Builds the blocks of days before or after the window that no summary covered whole, so that a
+ * later request can read them as edge days. Run before the answer (a write: the tests and the
+ * request that follows see it done). A build that fails is logged, not answered.
+ */
+export async function buildEdgeBlocks(
+  db: D1Database | D1DatabaseSession,
+  orgKey: string,
+  days: readonly EdgeChecked[],
+  limits: SummaryLimits,
+): Promise<void> {
+  try {
+    const byKey = new Map<string, number[]>();
+    for (const { rk, day } of days) byKey.set(rk, [...(byKey.get(rk) ?? []), day]);
+    for (const [repoKey, keyDays] of byKey)
+      await buildSummaryDays(
+        db,
+        orgKey,
+        keyDays.sort((a, b) => a - b),
+        { maxPerDay: limits.dayBlockMax, maxBytes: limits.dayBlockMaxBytes, repoKey },
+      );
+  } catch (error) {
+    log.warn("summary edge blocks not built", { orgKey, days: days.length, error: errorField(error) });
+  }
+}
+
+/**
+ * Reads up to `EDGE_LOAD_DAYS_PER_REQUEST` of these days as edge days, two a statement, and keeps
+ * them; a day another request is reading already is left to it (the reads run after the answers, so
+ * requests in a row would otherwise read the same days side by side). Reads only: run after the
+ * answer when the request can (`SummaryOptions.defer`). A day that gives none to keep (a marker,
+ * too large, or a value over D1's cap) is remembered and not read again until rebuilt; any other
+ * failure is logged and tried again by a later request. Answers the rows read.
+ */
+export async function readEdgeDays(
+  db: D1Database | D1DatabaseSession,
+  orgKey: string,
+  edges: OrgEdges,
+  days: readonly (EdgeChecked & { version: number })[],
+  now: number,
+): Promise<number> {
+  const claimed: { rk: string; day: number; version: number; token: number }[] = [];
+  for (const { rk, day, version } of days) {
+    if (claimed.length >= EDGE_LOAD_DAYS_PER_REQUEST) break;
+    const token = edges.claim(rk, day, now);
+    if (token !== null) claimed.push({ rk, day, version, token });
+  }
   let rowsRead = 0;
   try {
-    for (let i = 0; i < toRead.length; i += EDGE_LOAD_DAYS_PER_STATEMENT) {
-      const asked = toRead.slice(i, i + EDGE_LOAD_DAYS_PER_STATEMENT);
+    for (let i = 0; i < claimed.length; i += EDGE_LOAD_DAYS_PER_STATEMENT) {
+      const asked = claimed.slice(i, i + EDGE_LOAD_DAYS_PER_STATEMENT);
       let read: Awaited<ReturnType<typeof loadEdgeDays>>;
       try {
         read = await loadEdgeDays(
           db,
-          q.orgKey,
+          orgKey,
           asked.map(({ rk, day }) => [rk, day]),
         );
       } catch (error) {
-        // A value over D1's cap (a pull request of some 70,000 findings) fails again at every read:
-        // such days are not read again until rebuilt. Any other failure is tried again next time.
+        // A value over D1's cap (a pull request of some 70,000 findings) fails again at every read.
         if (/TOOBIG|too big|too large/i.test(String(error)))
-          for (const { rk, day, version } of asked) if (version !== null) edges.setNone(rk, day, version);
-        log.warn("summary edge days not read", { orgKey: q.orgKey, days: asked.length, error: errorField(error) });
+          for (const { rk, day, version } of asked) edges.setNone(rk, day, version);
+        log.warn("summary edge days not read", { orgKey, days: asked.length, error: errorField(error) });
         continue;
       }
       rowsRead += read.rowsRead;
-      // A day too large to keep, like a block that gave none, is not read again until rebuilt.
       for (const day of read.days) if (!edges.set(day)) edges.setNone(day.rk, day.day, day.version);
       const found = new Set(read.days.map(({ rk, day }) => `${rk}\u0000${day}`));
-      for (const { rk, day, version } of asked)
-        if (version !== null && !found.has(`${rk}\u0000${day}`)) edges.setNone(rk, day, version);
+      for (const { rk, day, version } of asked) if (!found.has(`${rk}\u0000${day}`)) edges.setNone(rk, day, version);
     }
-    const byKey = new Map<string, number[]>();
-    for (const { rk, day } of toBuild) byKey.set(rk, [...(byKey.get(rk) ?? []), day]);
-    for (const [repoKey, days] of byKey)
-      await buildSummaryDays(
-        db,
-        q.orgKey,
-        days.sort((a, b) => a - b),
-        {
-          maxPerDay: limits.dayBlockMax,
-          maxBytes: limits.dayBlockMaxBytes,
-          repoKey,
-        },
-      );
-  } catch (error) {
-    log.warn("summary edge days not read", { orgKey: q.orgKey, days: toRead.length + toBuild.length, error: errorField(error) });
   } finally {
-    for (const { rk, day } of [...toRead, ...toBuild]) edges.release(rk, day);
+    for (const { rk, day, token } of claimed) edges.release(rk, day, token);
   }
   return rowsRead;
 }

@@ -255,12 +255,13 @@ describe("summary edge days", () => {
     const edgeCache = new EdgeCache();
     const deferred: Promise<unknown>[] = [];
     const ask = async () => {
-      const figures = await summarizeGroupings(db, q, SUMMARY_LIMITS, { edgeCache, defer: (work) => deferred.push(work) });
+      const figures = await summarizeGroupings(db, q, SUMMARY_LIMITS, { edgeCache, defer: (start) => deferred.push(start()) });
       expect(shape(figures)).toEqual(want);
       return figures.edgeDays;
     };
-    expect(await ask()).toBe(0); // builds the blocks (the day before the window's among them, after the answer)
-    await Promise.all(deferred.splice(0));
+    // The first builds the window's blocks and the day before's (a write: before the answer); nothing to read yet.
+    expect(await ask()).toBe(0);
+    expect(deferred.length).toBe(0);
     expect(await ask()).toBe(0);
     // The answer came back with the reads handed over, not done: nothing is kept yet.
     expect(deferred.length).toBe(1);
@@ -269,6 +270,23 @@ describe("summary edge days", () => {
     expect(edgeCache.size.days).toBe(2);
     expect(await ask()).toBe(2);
     expect(deferred.length).toBe(0); // every edge counted from kept days: nothing left to read
+  });
+
+  it("a day claimed by another request's read is left to it, and a claim older than a minute is taken over", async () => {
+    const org = new EdgeCache().of("acme");
+    const at = 1_000_000;
+    const first = org.claim("", D / DAY, at);
+    expect(first).not.toBeNull();
+    expect(org.claim("", D / DAY, at + 59_999)).toBeNull();
+    expect(org.claim("", B / DAY, at)).not.toBeNull(); // another day
+    // Abandoned (work the runtime cancelled never releases it): taken over after a minute.
+    const second = org.claim("", D / DAY, at + 60_000);
+    expect(second).not.toBeNull();
+    // The first holder's late release leaves the new claim alone; its own release ends it.
+    org.release("", D / DAY, first as number);
+    expect(org.claim("", D / DAY, at + 60_001)).toBeNull();
+    org.release("", D / DAY, second as number);
+    expect(org.claim("", D / DAY, at + 60_002)).not.toBeNull();
   });
 
   it("the triggers: completed reviews and posted findings of a merged pull request count its day's blocks up; others do not", async () => {
