@@ -131,10 +131,15 @@ export class EdgeCache {
   #tokens = 0;
   #bytes = 0;
 
-  /** At most this many bytes are kept, as `EdgeDay.bytes` counts them (0: none). */
+  /**
+   * At most this many bytes are kept, as `EdgeDay.bytes` counts them (0: none). The default holds
+   * the edges of about two windows of the 1M benchmark's organization (about 6 MB each), and beside
+   * the slices' 16 MB (`summary-slice-cache.ts`) leaves most of an isolate's 128 MB to the requests
+   * (a year's summary holds tens of MB while it adds up).
+   */
   readonly maxBytes: number;
 
-  constructor(maxBytes = 32_000_000) {
+  constructor(maxBytes = 16_000_000) {
     if (!Number.isSafeInteger(maxBytes) || maxBytes < 0)
       throw new RangeError(`an edge cache holds a whole number of bytes of at least 0, got ${maxBytes}`);
     this.maxBytes = maxBytes;
