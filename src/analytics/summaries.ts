@@ -8,7 +8,7 @@ import { AnalyticsSummary, SUMMARY_GROUP_BYS, type SummaryGroupBy } from "../sch
 import { type GroupingsQuery, SUMMARY_LIMITS, summarizeGroupings } from "../storage/analytics-summary";
 import { deferTo } from "./early-page";
 import { analyticsReader } from "./read";
-import { refuseOverBound, SUMMARY_EDGES, SUMMARY_PLANS, SUMMARY_SLICES, statementInput } from "./summary";
+import { refuseOverBound, statementInput, summaryOptions } from "./summary";
 import { AnalyticsSummaryQuery, checkSummaryQuery, windowTooWideError } from "./summary-query";
 
 /**
@@ -88,13 +88,7 @@ const summariesReader = analyticsReader({
     const [finest = query.groupBy[0] ?? "day"] = finestFirst(query.groupBy);
     return windowTooWideError(finest);
   },
-  statement: (db, input, defer) =>
-    summarizeGroupings(db, input, SUMMARY_LIMITS, {
-      plans: SUMMARY_PLANS,
-      sliceCache: SUMMARY_SLICES,
-      edgeCache: SUMMARY_EDGES,
-      ...(defer ? { defer } : {}),
-    }),
+  statement: (db, input, defer) => summarizeGroupings(db, input, SUMMARY_LIMITS, summaryOptions(defer)),
   hasRows: (figures) => (figures.groupings[0]?.totals.pullRequests ?? 0) > 0,
 });
 

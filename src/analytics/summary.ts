@@ -6,13 +6,14 @@ import type { AnalyticsSummary } from "../schemas/analytics-summary";
 import {
   SUMMARY_LIMITS,
   type SummaryFigures,
+  type SummaryOptions,
   SummaryPlans,
   type SummaryQuery,
   summarizeMergedPullRequests,
 } from "../storage/analytics-summary";
 import { EdgeCache } from "../storage/summary-edges";
 import { SliceCache } from "../storage/summary-slice-cache";
-import type { ReadAlongside } from "./early-page";
+import type { Defer, ReadAlongside } from "./early-page";
 import { analyticsReader, analyticsScope } from "./read";
 import { type AnalyticsSummaryQuery, windowTooWideError } from "./summary-query";
 
@@ -49,6 +50,14 @@ export const SUMMARY_SLICES = new SliceCache();
  */
 export const SUMMARY_EDGES = new EdgeCache();
 
+/** How the summary and the dashboard's summaries read: the isolate's plans, slices and edge days, and the request's `defer`. */
+export const summaryOptions = (defer: Defer | undefined): SummaryOptions => ({
+  plans: SUMMARY_PLANS,
+  sliceCache: SUMMARY_SLICES,
+  edgeCache: SUMMARY_EDGES,
+  ...(defer ? { defer } : {}),
+});
+
 /**
  * The summary's read: the export's read path (`read.ts`) with the summary's statement. Refusals
  * keep the export's order: the access (404, 403) first, then a time grouping over a window that
@@ -58,13 +67,7 @@ export const SUMMARY_EDGES = new EdgeCache();
 export const summaryReader = analyticsReader({
   input: statementInput,
   refused: (query) => windowTooWideError(query.groupBy),
-  statement: (db, input, defer) =>
-    summarizeMergedPullRequests(db, input, SUMMARY_LIMITS, {
-      plans: SUMMARY_PLANS,
-      sliceCache: SUMMARY_SLICES,
-      edgeCache: SUMMARY_EDGES,
-      ...(defer ? { defer } : {}),
-    }),
+  statement: (db, input, defer) => summarizeMergedPullRequests(db, input, SUMMARY_LIMITS, summaryOptions(defer)),
   hasRows: (figures) => figures.totals.pullRequests > 0,
 });
 

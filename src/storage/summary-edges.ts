@@ -4,7 +4,7 @@ import { isTimeGroupBy } from "../rules/analytics-summary";
 import type { SummaryGroupBy } from "../schemas/analytics-summary";
 import { timeKeyOf } from "./summary-assemble";
 import { BLOCK_JSON, type BlockFilter, buildSummaryDays } from "./summary-days";
-import { type GroupingsQuery, type PartRow, REMOVED_FROM, type SummaryLimits } from "./summary-rows";
+import { type GroupingsQuery, type PartRow, REMOVED_FROM, SUMMED, type SummaryLimits } from "./summary-rows";
 
 /**
  * The edges of a summary's window, kept by the isolate (issue 31, fifteenth session).
@@ -421,18 +421,10 @@ function lowerBound(times: Float64Array, from: number, to: number, value: number
 }
 
 /** Per group of one grouping, what an edge day adds (or, corrected, what its block counted beyond the window). */
-interface Partial {
-  candidates: number;
-  pullRequests: number;
-  linesAdded: number;
-  linesDeleted: number;
-  serviceIssuesFlagged: number;
-  serviceIssuesFixed: number;
-  aiLinesAuthored: number;
-  pullRequestsWithAiData: number;
-  tf: number[];
-  tm: number[];
-}
+type Partial = { candidates: number; tf: number[]; tm: number[] } & Record<(typeof SUMMED)[number], number>;
+
+/** Every summed figure at zero. */
+const NO_SUMS = Object.fromEntries(SUMMED.map((name) => [name, 0])) as Record<(typeof SUMMED)[number], number>;
 
 const NO_BLOCK = Object.fromEntries(BLOCK_JSON.map((name) => [name, null])) as { [name in (typeof BLOCK_JSON)[number]]: null };
 
@@ -522,18 +514,7 @@ export function addEdgeDay(
       const byKey = groups[g] as Map<string, Partial>;
       let part = byKey.get(key);
       if (part === undefined) {
-        part = {
-          candidates: 0,
-          pullRequests: 0,
-          linesAdded: 0,
-          linesDeleted: 0,
-          serviceIssuesFlagged: 0,
-          serviceIssuesFixed: 0,
-          aiLinesAuthored: 0,
-          pullRequestsWithAiData: 0,
-          tf: [],
-          tm: [],
-        };
+        part = { candidates: 0, ...NO_SUMS, tf: [], tm: [] };
         byKey.set(key, part);
       }
       // The candidates: walked, every row found; corrected, those the window's walk would not have found.
@@ -553,20 +534,13 @@ export function addEdgeDay(
     }
   }
   groups.forEach((byKey, g) => {
-    for (const [key, part] of byKey)
+    for (const [key, { tf, tm, ...sums }] of byKey)
       add({
         grouping: corrected ? REMOVED_FROM - g : g,
         key,
-        candidates: part.candidates,
-        pullRequests: part.pullRequests,
-        linesAdded: part.linesAdded,
-        linesDeleted: part.linesDeleted,
-        serviceIssuesFlagged: part.serviceIssuesFlagged,
-        serviceIssuesFixed: part.serviceIssuesFixed,
-        aiLinesAuthored: part.aiLinesAuthored,
-        pullRequestsWithAiData: part.pullRequestsWithAiData,
-        tf0: part.tf,
-        tm0: part.tm,
+        ...sums,
+        tf0: tf,
+        tm0: tm,
         version: null,
         rk: null,
         days: null,

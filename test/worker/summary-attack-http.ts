@@ -1,8 +1,9 @@
 import { expect } from "vitest";
 import { SUMMARY_PLANS } from "../../src/analytics/summary";
-import type { GroupingsQuery } from "../../src/storage/analytics-summary";
+import type { AnalyticsScope } from "../../src/storage/analytics";
+import type { GroupingsFigures, GroupingsQuery } from "../../src/storage/analytics-summary";
 import { addMember, adminOk, call, createKey, createOrg, createUser, unique } from "./helpers";
-import { type ExportRow, exportRows, type GroupBy, referenceAnswer } from "./summary-reference";
+import { type ExportRow, exportRows, type GroupBy, referenceAnswer, referenceSummary } from "./summary-reference";
 
 /**
  * The summary attacks' way over HTTP (`summary-group-months-attack`, `summary-corrections-attack`):
@@ -11,6 +12,34 @@ import { type ExportRow, exportRows, type GroupBy, referenceAnswer } from "./sum
  */
 
 export type Window = { start: number; end: number };
+
+/** Groups in key order (a null key, an author never named, as the text "null"). */
+const byKey = (a: { key: string }, b: { key: string }) =>
+  String(a.key) < String(b.key) ? -1 : String(a.key) > String(b.key) ? 1 : 0;
+
+/** The storage function's answer in the reference's shape: per grouping its groups (key order) and the totals. */
+export const shapeOf = (figures: GroupingsFigures) =>
+  figures.groupings.map(({ groups, totals }) => ({ groups: [...groups].sort(byKey), totals }));
+
+/** The export's rows grouped as the storage function answers them: groups with rows only, key order. */
+export function expectedGroupings(rows: ExportRow[], groupBys: readonly GroupBy[], w: Window) {
+  return groupBys.map((g) => {
+    const { groups, totals } = referenceSummary(rows, g, w.start, w.end);
+    return { groups: groups.filter((x) => x.pullRequests > 0).sort(byKey), totals };
+  });
+}
+
+/** The storage's scope of an admin's read of `org` over `w` (no list, no access list), with `extra`. */
+export const scopeOf = (org: string, w: Window, extra: Partial<AnalyticsScope> = {}): AnalyticsScope => ({
+  orgKey: org,
+  repoKeys: null,
+  authorKeys: null,
+  accessibleRepoKeys: null,
+  excludedRepoKeys: [],
+  start: w.start,
+  end: w.end,
+  ...extra,
+});
 
 /** The storage's query for an admin's summary of `org` over `w`: no list, no access list. */
 export const groupingsOf = (org: string, w: Window, groupBys: GroupBy[]): GroupingsQuery => ({

@@ -2,13 +2,7 @@ import { describe, expect, it } from "vitest";
 import { SUMMARY_PLANS } from "../../src/analytics/summary";
 import { DURATION_BUCKET_BOUNDS } from "../../src/rules/duration-buckets";
 import type { AnalyticsScope } from "../../src/storage/analytics";
-import {
-  type GroupingsFigures,
-  type GroupingsQuery,
-  SUMMARY_LIMITS,
-  type SummaryLimits,
-  summarizeGroupings,
-} from "../../src/storage/analytics-summary";
+import { type GroupingsQuery, SUMMARY_LIMITS, type SummaryLimits, summarizeGroupings } from "../../src/storage/analytics-summary";
 import { moveRows } from "../../src/storage/renames";
 import { EdgeCache } from "../../src/storage/summary-edges";
 import { appCall, signIn } from "./app-helpers";
@@ -17,13 +11,16 @@ import { eventsOf, type Pr, VERSION } from "./summary-attack-data";
 import {
   adminGetOf,
   agrees as agreesOverHttp,
+  expectedGroupings,
   type Get,
   getWithKey,
+  scopeOf,
+  shapeOf,
   summaryOrg,
   type Window,
   windowQuery,
 } from "./summary-attack-http";
-import { type ExportRow, exportRows, GROUP_BYS, type GroupBy, referenceAnswer, referenceSummary } from "./summary-reference";
+import { type ExportRow, exportRows, GROUP_BYS, type GroupBy, referenceAnswer } from "./summary-reference";
 import { deliverQueued, example, repoId, world } from "./webhook-helpers";
 
 /**
@@ -93,30 +90,9 @@ const agrees = (
   passes = 2,
 ) => agreesOverHttp(get, org, w, label, groupBys, { extra, passes });
 
-const byKey = (a: { key: string }, b: { key: string }) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
-
-/** The storage function's answer in the reference's shape: per grouping its groups (key order) and the totals. */
-const shape = (figures: GroupingsFigures) =>
-  figures.groupings.map(({ groups, totals }) => ({ groups: [...groups].sort(byKey), totals }));
-
-/** The export's rows grouped as the storage function answers them: groups with rows only, key order. */
-function expected(rows: ExportRow[], groupBys: readonly GroupBy[], w: Window) {
-  return groupBys.map((g) => {
-    const { groups, totals } = referenceSummary(rows, g, w.start, w.end);
-    return { groups: groups.filter((x) => x.pullRequests > 0).sort(byKey), totals };
-  });
-}
-
-const scope = (org: string, w: Window, extra: Partial<AnalyticsScope> = {}): AnalyticsScope => ({
-  orgKey: org,
-  repoKeys: null,
-  authorKeys: null,
-  accessibleRepoKeys: null,
-  excludedRepoKeys: [],
-  start: w.start,
-  end: w.end,
-  ...extra,
-});
+const shape = shapeOf;
+const expected = expectedGroupings;
+const scope = scopeOf;
 
 /**
  * The storage function read every way of `READS` (first twice with the defaults: builds, then

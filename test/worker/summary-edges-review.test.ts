@@ -1,19 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { SUMMARY_EDGES } from "../../src/analytics/summary";
 import type { AnalyticsScope } from "../../src/storage/analytics";
-import {
-  type GroupingsFigures,
-  type GroupingsQuery,
-  SUMMARY_LIMITS,
-  type SummaryLimits,
-  summarizeGroupings,
-} from "../../src/storage/analytics-summary";
+import { type GroupingsQuery, SUMMARY_LIMITS, type SummaryLimits, summarizeGroupings } from "../../src/storage/analytics-summary";
 import { moveRows } from "../../src/storage/renames";
 import { EdgeCache } from "../../src/storage/summary-edges";
 import { moveToOtherShard, postEventsOk, seededRandom, shardDb } from "./helpers";
 import { eventsOf, type Pr } from "./summary-attack-data";
-import { summaryOrg, windowQuery } from "./summary-attack-http";
-import { type ExportRow, exportRows, type GroupBy, referenceAnswer, referenceSummary } from "./summary-reference";
+import { expectedGroupings, shapeOf, summaryOrg, windowQuery } from "./summary-attack-http";
+import { type ExportRow, exportRows, type GroupBy, referenceAnswer } from "./summary-reference";
 
 /**
  * Review of the edge days (fb1c919..ac2b442). Every summary read with an edge cache is compared with
@@ -37,10 +31,7 @@ const HOUR = 3_600_000;
 const S0 = Date.parse("2026-05-04T00:00:00.000Z");
 const iso = (ms: number) => new Date(ms).toISOString();
 const WALK: SummaryLimits = { ...SUMMARY_LIMITS, blocksMax: -1 };
-const byKey = (a: { key: string }, b: { key: string }) =>
-  String(a.key) < String(b.key) ? -1 : String(a.key) > String(b.key) ? 1 : 0;
-const shape = (figures: GroupingsFigures) =>
-  figures.groupings.map(({ groups, totals }) => ({ groups: [...groups].filter((g) => g.pullRequests > 0).sort(byKey), totals }));
+const shape = shapeOf;
 
 const REPOS = ["api", "web", "Docs"];
 const AUTHORS = ["alice", "Alice", "bob", "carol", "Émile"];
@@ -230,12 +221,7 @@ describe("review: edge days against the walk and the export", () => {
         if (f >= 0.3 && f <= 0.6) {
           // The walk is the export's rows grouped (the oracle, for the unfiltered admin request).
           const rows = await exportRows<ExportRow>(get, windowQuery(org, { start, end }), { perPage: 100, maxPages: 100 });
-          expect(shape(walked), `${label}: walk against the export`).toEqual(
-            groupBys.map((g) => {
-              const { groups, totals } = referenceSummary(rows, g, start, end);
-              return { groups: groups.filter((x) => x.pullRequests > 0).sort(byKey), totals };
-            }),
-          );
+          expect(shape(walked), `${label}: walk against the export`).toEqual(expectedGroupings(rows, groupBys, { start, end }));
         }
         for (let ask = 0; ask < 3; ask++) {
           const got = await summarizeGroupings(db, q, limits, { edgeCache });

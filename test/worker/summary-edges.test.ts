@@ -1,16 +1,10 @@
 import { describe, expect, it } from "vitest";
-import type { AnalyticsScope } from "../../src/storage/analytics";
-import {
-  type GroupingsFigures,
-  type GroupingsQuery,
-  SUMMARY_LIMITS,
-  summarizeGroupings,
-} from "../../src/storage/analytics-summary";
+import { type GroupingsQuery, SUMMARY_LIMITS, summarizeGroupings } from "../../src/storage/analytics-summary";
 import { EdgeCache } from "../../src/storage/summary-edges";
 import { postEventsOk, shardDb } from "./helpers";
 import { eventsOf, type Pr } from "./summary-attack-data";
-import { summaryOrg, type Window, windowQuery } from "./summary-attack-http";
-import { type ExportRow, exportRows, type GroupBy, referenceSummary } from "./summary-reference";
+import { expectedGroupings, scopeOf, shapeOf, summaryOrg, type Window, windowQuery } from "./summary-attack-http";
+import { type ExportRow, exportRows, type GroupBy } from "./summary-reference";
 
 /**
  * Edge days (`storage/summary-edges.ts`): a summary's window edges counted from a day's reviews and
@@ -32,24 +26,9 @@ const D = S + DAY;
 const B = S - DAY;
 const LATER = "2026-11-20T00:00:00.000Z";
 
-const byKey = (a: { key: string }, b: { key: string }) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
-const shape = (figures: GroupingsFigures) =>
-  figures.groupings.map(({ groups, totals }) => ({ groups: [...groups].sort(byKey), totals }));
-function expected(rows: ExportRow[], groupBys: readonly GroupBy[], w: Window) {
-  return groupBys.map((g) => {
-    const { groups, totals } = referenceSummary(rows, g, w.start, w.end);
-    return { groups: groups.filter((x) => x.pullRequests > 0).sort(byKey), totals };
-  });
-}
-const scope = (org: string, w: Window): AnalyticsScope => ({
-  orgKey: org,
-  repoKeys: null,
-  authorKeys: null,
-  accessibleRepoKeys: null,
-  excludedRepoKeys: [],
-  start: w.start,
-  end: w.end,
-});
+const shape = shapeOf;
+const expected = expectedGroupings;
+const scope = (org: string, w: Window) => scopeOf(org, w);
 
 /** Two pull requests a day from `from` to `to`, reviewed and merged on their day (no edge of theirs). */
 function background(from: number, to: number): Pr[] {
