@@ -34,6 +34,7 @@ import {
   percentiles,
   QUOTAS_ON,
   reportQuotaCost,
+  runtimeLabel,
   sizeLabelOf,
   span,
   startWrangler,
@@ -647,7 +648,7 @@ try {
         "docs/performance.md",
         `bench:analytics:${sizeLabel}`,
         [
-          `Measured ${new Date(now).toISOString().slice(0, 10)} by \`npm run bench:analytics -- --size ${spec.pullRequests}\` on this machine (2 cores), wrangler dev with`,
+          `Measured ${new Date(now).toISOString().slice(0, 10)} by \`npm run bench:analytics -- --size ${spec.pullRequests}\` on this machine (2 cores), wrangler dev (${runtimeLabel()}) with`,
           `X_LOCAL_OBSERVABILITY=false, autocannon for ${seconds} s per cell after a 1 s warm-up (c=10 ratios against the /readyz row). The c=1 ratio,`,
           `the target's, comes from a second run per case: one client alternating between the case and /readyz request by request for`,
           `${seconds} s, so both p50s are taken at the same moments of this shared machine. Data: ${spec.pullRequests.toLocaleString("en")} pull requests`,

@@ -27,6 +27,16 @@ export const QUOTAS_OFF = { RATE_LIMIT_ANALYTICS: "0", RATE_LIMIT_MEMBERS: "0" }
  * `cwd`: the checkout whose Worker to serve (another build's worktree; `persistTo` then absolute).
  * @param {{ persistTo: string, port: number, adminToken: string, vars?: Record<string, string>, cwd?: string }} options
  */
+/**
+ * The Workers runtime the benchmarks run on, as installed: "wrangler X, workerd Y". Ratios against
+ * `/readyz` depend on it (docs/performance.md, "One runtime for the dev server and the tests").
+ */
+export function runtimeLabel() {
+  const version = (name) =>
+    JSON.parse(readFileSync(new URL(`../../node_modules/${name}/package.json`, import.meta.url), "utf8")).version;
+  return `wrangler ${version("wrangler")}, workerd ${version("workerd")}`;
+}
+
 export async function startWrangler(options) {
   for (let attempt = 1; ; attempt++) {
     const started = await startWranglerOnce(options);

@@ -67,7 +67,7 @@ export interface MergedPullRequestPage {
  *   the merges in the window walked per repository, one range each, instead of the organization's
  *   walk filtered by repository. Deciding costs nothing: the list's length is known. Such walks
  *   never read more rows than the organization's walk plus one per repository, but each range
- *   costs compile time (local D1 compiles the statement for every request): on the benchmark's
+ *   costs compile time (local D1 on workerd 1.20261110.1 and later compiles the statement for every request): on the benchmark's
  *   300,000 pull requests (node:sqlite, compile and run), 13 walks of 200 repositories took
  *   0.64 ms against the organization's walk's 0.80, 24 took 0.89 against 0.63. Hence 16.
  */
@@ -224,7 +224,8 @@ const CANDIDATE = "p.merged_at AS m, p.id AS id, p.repo_key AS rk, p.first_revie
  * D1's limits shape the text: at most 5 terms per compound SELECT (longer unions are nested, which
  * SQLite flattens into one merge), parameters numbered ?1.. and reused, the access list bound once
  * as JSON, and a literal LIMIT (a bound LIMIT made SQLite's merge several times slower). Local D1
- * compiles the statement for every request, so it is kept as small as the ranges allow.
+ * may compile the statement for every request (workerd 1.20261110.1 and later do; deployed D1
+ * promises nothing), so it is kept as small as the ranges allow.
  */
 export function mergedPullRequestsQuery(
   q: MergedPullRequestQuery,

@@ -254,7 +254,7 @@ export function summaryStatement(
   const tiers = Array.from({ length: LAST_GAP_TIER + 1 }, (_, tier) => ({ tier, bound: GAP_TIER_BOUNDS_MS[tier] }));
   // The merges outside the window, per gap tier (`review-span.ts`): one index range per tier,
   // written as one join over the tiers' bounds (bound once, as JSON) for each side, which compiles
-  // in a fraction of sixteen ranges' time (the statement is compiled for every request). The
+  // in a fraction of sixteen ranges' time (the statement may be compiled for every request). The
   // last tier has no bound: the largest safe integer stands for it.
   const tierBounds = bind(
     JSON.stringify(tiers.map(({ tier, bound }) => [tier, bound === undefined ? Number.MAX_SAFE_INTEGER : bound])),
@@ -331,7 +331,7 @@ FROM (${keyed})
 GROUP BY grp, k${limits.arrayParts > 1 ? `, pid % ${limits.arrayParts}` : ""}`;
   // A statement that walks every merge of the window and serves no block (`served` "walk": a
   // window known to hold few pull requests, `analytics-summary.ts`): a fraction of the full
-  // statement's text, which D1 compiles for every request.
+  // statement's text, which D1 may compile for every request.
   if (walkOnly) {
     const inWindow = `SELECT ${COLUMNS} FROM pull_requests AS p INDEXED BY ${repo ? "pull_requests_repo_merged_walk" : "pull_requests_summary_walk"}
     WHERE ${where(["p.merged_at >= ?2", "p.merged_at <= ?3", "p.merged_at IS NOT NULL", ...byAuthor])}`;
