@@ -38,22 +38,8 @@ export async function gatherStrayRows(env: Env, home: string, login: string): Pr
 }
 
 /**
- * The stray rows of every login the organization's object recorded its renames passing through
- * (`stray_logins`: `loginKeys`, as the object answered them) join the home, then the object forgets
- * those logins. Only logins the object recorded: a login a delivery names may since have been freed
- * and taken by another organization whose installation is not registered yet, whose rows those
- * would be. Throws `MoveRunning` while the home moves between shards (the caller waits; the move's
- * end gathers them: `gatherCurrentLogin`). Idempotent.
- */
-export async function gatherRecordedLogins(env: Env, home: string, loginKeys: string[]): Promise<void> {
-  for (const loginKey of loginKeys) await gatherStrayRows(env, home, loginKey);
-  await callDurable(() => organizationAt(env, home).strayLoginsGathered(loginKeys), { idempotent: true });
-}
-
-/**
  * The stray rows under the folded key of the organization's current login (the one login the
- * directory names for its home: `store.ts` `recordHome` keeps no other), and those of the logins its
- * renames passed through that are still to be gathered (`gatherRecordedLogins`), join the home: run when a
+ * directory names for its home: `store.ts` `recordHome` keeps no other) join the home: run when a
  * move between shards ends, done or failed (`moves/workflow.ts`, `moves/heal.ts`). A gather meets a
  * running move with `MoveRunning`; the webhook consumer's wait for the move sends its message again,
  * but the event write path (`events.ts`) answers 503 after writing the batch under the stray key,
@@ -66,6 +52,4 @@ export async function gatherCurrentLogin(env: Env, home: string): Promise<void> 
     .bind(home)
     .all<{ login_key: string }>();
   for (const { login_key } of results) await gatherStrayRows(env, home, login_key);
-  const recorded = await callDurable(() => organizationAt(env, home).strayLogins(), { idempotent: true });
-  if (recorded.length > 0) await gatherRecordedLogins(env, home, recorded);
 }

@@ -93,8 +93,6 @@ export type GithubChangeResult =
       kind: "applied";
       applied: boolean;
       renames: PendingRename[];
-      /** Logins the organization's renames passed through whose stray rows are still to be gathered (`stray_logins`). */
-      strayLogins: string[];
       /** The installation held now and the organization's login (what a signal reads GitHub as); null when not installed. */
       installation: { id: number; login: string } | null;
       /** `version`: the membership clock, raised by every change of identity (`recordHome` keeps the newest). */

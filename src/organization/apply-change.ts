@@ -1,6 +1,6 @@
 import type { DeliveryOwner, OrgAddress } from "../directory/identity";
 import { followRenames } from "../directory/identity";
-import { foldName, repoKey } from "../lib/names";
+import { repoKey } from "../lib/names";
 import type { OrganizationChange } from "../schemas/github-changes";
 import type { ChangeOrigin } from "./answers";
 import {
@@ -26,7 +26,6 @@ import {
   deleteWaitingRenames,
   getInstallation,
   putInstallation,
-  recordStrayLogins,
   updateInstallation,
   waitingRenamesSince,
 } from "./store/installation";
@@ -158,14 +157,7 @@ const APPLY: { [K in OrganizationChange["kind"]]: Apply<K> } = {
 function followWaitingRenames(db: Db): void {
   const row = getInstallation(db);
   if (!row) return;
-  const now = Date.now();
-  const waiting = waitingRenamesSince(db, now - DELIVERY_MEMORY_MS);
-  const { login, used } = followRenames(row.login, waiting);
+  const { login, used } = followRenames(row.login, waitingRenamesSince(db, Date.now() - DELIVERY_MEMORY_MS));
   deleteWaitingRenames(db, used);
-  // Every login the chain passed through: a chain followed at once (A→B and B→C together) or a
-  // gather that waits for a move between shards would otherwise leave the rows stored under an
-  // intermediate login where they are (`stray_logins`).
-  const passed = waiting.filter((w) => used.includes(w.id)).map((w) => foldName(w.toLogin));
-  recordStrayLogins(db, passed, now);
   if (login !== row.login) updateInstallation(db, { login });
 }

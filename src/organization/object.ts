@@ -45,7 +45,7 @@ import { activityOf } from "./store/activity";
 import * as keys from "./store/api-keys";
 import { auditPage } from "./store/audit-log";
 import type { Db } from "./store/db";
-import { deleteStrayLogins, getInstallation, listStrayLogins, putInstallation } from "./store/installation";
+import { getInstallation, putInstallation } from "./store/installation";
 import { operationApplied } from "./store/ledgers";
 import * as members from "./store/members";
 import * as repos from "./store/repositories";
@@ -204,7 +204,6 @@ export class OrganizationObject extends DurableObject<Env> {
       kind: "applied",
       applied: outcome !== "seen",
       renames: repos.listPendingRenames(db),
-      strayLogins: listStrayLogins(db),
       installation: row?.installed ? { id: row.installationId, login: row.login } : null,
       // A retry ("seen") cannot know whether the first attempt reached D1: it writes the directory again.
       directory: row && outcome !== "applied" ? present.toDirectoryIdentity(row, index.membershipVersion(db)) : null,
@@ -220,16 +219,6 @@ export class OrganizationObject extends DurableObject<Env> {
   /** Whether an installation was registered here (installed or not): the consumer moves stray D1 rows only from a key no one's home. */
   isHome(): boolean {
     return getInstallation(this.#db) !== undefined;
-  }
-
-  /** The logins the organization's renames passed through whose stray rows are still to be gathered (`stray_logins`). */
-  strayLogins(): string[] {
-    return listStrayLogins(this.#db);
-  }
-
-  /** Their stray rows were gathered (`directory/learn.ts` `gatherRecordedLogins`). */
-  strayLoginsGathered(loginKeys: string[]): void {
-    deleteStrayLogins(this.#db, loginKeys);
   }
 
   /** The webhook consumer moved the D1 rows of the rename recorded as `seq`. */

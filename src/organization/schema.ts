@@ -198,21 +198,6 @@ export const waitingRenames = sqliteTable(
 );
 
 /**
- * Logins the organization's chain of renames passed through (each rename's new login, the current
- * one included), recorded in the transaction that applies the rename: rows a reviewer stored under
- * one of them before the organization took it wait under its folded key (a stray key) and join the
- * home once gathered (`directory/learn.ts` `gatherRecordedLogins`), which removes the entry. The
- * consumer gathers them after the rename; while the organization moves between shards the gather
- * waits, and the move's end gathers them too. Only a login recorded here is ever gathered this way,
- * so a late copy of a rename's delivery (its login since freed and taken by another organization)
- * finds nothing to gather.
- */
-export const strayLogins = sqliteTable("stray_logins", {
-  loginKey: text("login_key").primaryKey(),
-  recordedAt: integer("recorded_at").notNull(),
-});
-
-/**
  * One row (id = 1) while the members' organizations indexes still have to learn a new login (the
  * order of `GET /api/v1/organizations`) or that the organization was installed or uninstalled (an
  * uninstalled one is not listed): the object's alarm tells them in pages of members after `after`

@@ -1,7 +1,7 @@
 import { reportActivity } from "../directory/activity";
 import { storeEventsAtHome } from "../directory/events";
 import type { DeliveryOwner, ReportedIdentity } from "../directory/identity";
-import { gatherRecordedLogins, learnIdentity } from "../directory/learn";
+import { learnIdentity } from "../directory/learn";
 import { type DeliveryLookup, deliveryHomes, organizationAt, type Place, resolveHome } from "../directory/resolve";
 import { MoveRunning, renameRepositoryRows } from "../directory/rows";
 import { mainDatabase } from "../directory/shards";
@@ -124,8 +124,6 @@ export async function applyMessage(env: Env, m: QueueMessage): Promise<void> {
   const home = place.home;
   if (result.kind !== "applied") throw notYetKnown(m, home);
   if (result.directory) await learnIdentity(env, result.directory);
-  // After the directory learnt the current login: the logins the renames passed through.
-  if (result.strayLogins.length > 0) await gatherRecordedLogins(env, home, result.strayLogins);
   for (const rename of result.renames) {
     // "already followed" too: another consumer, replaying the log, moved the rows for this entry.
     await renameRepositoryRows(env, home, rename.fromKey, rename.toName, rename.seq);
@@ -169,7 +167,6 @@ type ChangeAnswer =
   | {
       kind: "applied";
       renames: { seq: number; fromKey: string; toName: string }[];
-      strayLogins: string[];
       installation: { id: number; login: string } | null;
       directory: ReportedIdentity | null;
     }

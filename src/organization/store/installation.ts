@@ -1,12 +1,11 @@
-import { eq, inArray, lt } from "drizzle-orm";
+import { eq, lt } from "drizzle-orm";
 import type { WaitingRename } from "../../directory/identity";
-import { type InstallationRow, installation, strayLogins, waitingRenames } from "../schema";
+import { type InstallationRow, installation, waitingRenames } from "../schema";
 import type { Db } from "./db";
 
 /**
- * The installation row (id = 1: one organization per object), the renames of its login that
- * wait for an earlier rename of their chain, and the logins the chain passed through whose stray
- * rows are still to be gathered. Storage only: the decisions are the caller's.
+ * The installation row (id = 1: one organization per object) and the renames of its login that
+ * wait for an earlier rename of their chain. Storage only: the decisions are the caller's.
  */
 
 /** The installation, whether installed or not; undefined until one was registered here. */
@@ -38,27 +37,4 @@ export function waitingRenamesSince(db: Db, receivedBefore: number): WaitingRena
 /** Drops the waiting renames a chain used. */
 export function deleteWaitingRenames(db: Db, ids: readonly number[]): void {
   for (const id of ids) db.delete(waitingRenames).where(eq(waitingRenames.id, id)).run();
-}
-
-/** Records logins whose stray rows the organization has to gather (folded keys; a key already recorded stays). */
-export function recordStrayLogins(db: Db, loginKeys: readonly string[], now: number): void {
-  for (const loginKey of loginKeys) db.insert(strayLogins).values({ loginKey, recordedAt: now }).onConflictDoNothing().run();
-}
-
-/** The logins whose stray rows are still to be gathered, in key order. */
-export function listStrayLogins(db: Db): string[] {
-  return db
-    .select({ loginKey: strayLogins.loginKey })
-    .from(strayLogins)
-    .orderBy(strayLogins.loginKey)
-    .all()
-    .map((r) => r.loginKey);
-}
-
-/** Drops logins whose stray rows were gathered. */
-export function deleteStrayLogins(db: Db, loginKeys: readonly string[]): void {
-  if (loginKeys.length > 0)
-    db.delete(strayLogins)
-      .where(inArray(strayLogins.loginKey, [...loginKeys]))
-      .run();
 }
