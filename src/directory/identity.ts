@@ -22,6 +22,20 @@ export const defaultHome = (login: string): string => foldName(login);
  */
 export const allocatedHome = (login: string, installationId: number): string => `${defaultHome(login)}~${installationId}`;
 
+/**
+ * Where the stray rows of a login an organization left wait until it gathers them (`held_logins`):
+ * a key of the organization's own (`>` never occurs in a login or a home), so that no later owner
+ * of the login can store rows there.
+ */
+export const heldKey = (loginKey: string, home: string): string => `${loginKey}>${home}`;
+
+/** A login an organization left by a rename (`held_logins`): its stray rows to set apart (`to_hold`) or to gather (`held`). */
+export interface Hold {
+  seq: number;
+  loginKey: string;
+  state: "to_hold" | "held" | "done";
+}
+
 /** What an object knows of whom it belongs to: its installation row, if any. */
 export interface Identity {
   login: string;

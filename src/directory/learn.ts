@@ -1,5 +1,5 @@
 import { callDurable } from "../lib/durable-call";
-import { defaultHome, type ReportedIdentity } from "./identity";
+import { defaultHome, type Hold, heldKey, type ReportedIdentity } from "./identity";
 import { organizationAt } from "./resolve";
 import { moveOrganizationRows } from "./rows";
 import { mainDatabase } from "./shards";
@@ -38,8 +38,45 @@ export async function gatherStrayRows(env: Env, home: string, login: string): Pr
 }
 
 /**
+ * The stray rows of the logins the organization left by a rename (`held_logins`, `to_hold`) move to
+ * its holding key (`heldKey`) at once, on the consumer's first attempt at the rename: from then on
+ * only a later owner of the login stores rows under its folded key. Not when that key is another
+ * organization's home (its rows). Never waits for a move of the home (neither key is the home).
+ */
+export async function holdLeftLogins(env: Env, home: string, holds: readonly Hold[]): Promise<void> {
+  for (const { seq, loginKey, state } of holds) {
+    if (state !== "to_hold") continue;
+    const theirs = loginKey === home || (await callDurable(() => organizationAt(env, loginKey).isHome(), { idempotent: true }));
+    if (!theirs) await moveOrganizationRows(env, loginKey, heldKey(loginKey, home));
+    await callDurable(() => organizationAt(env, home).holdsMoved([seq], theirs ? "done" : "held"), { idempotent: true });
+  }
+}
+
+/**
+ * The rows set apart for the organization (`holdLeftLogins`) join its home, and their entries are
+ * done (by `seq`: one recorded since stays). Throws `MoveRunning` while the home moves between
+ * shards: the consumer waits, and the move's end gathers them (`gatherCurrentLogin`). Idempotent.
+ */
+export async function gatherHeldLogins(env: Env, home: string): Promise<void> {
+  const held = (await callDurable(() => organizationAt(env, home).holds(), { idempotent: true })).filter(
+    (h) => h.state === "held",
+  );
+  if (held.length === 0) return;
+  for (const key of new Set(held.map((h) => heldKey(h.loginKey, home)))) await moveOrganizationRows(env, key, home);
+  await callDurable(
+    () =>
+      organizationAt(env, home).holdsMoved(
+        held.map((h) => h.seq),
+        "done",
+      ),
+    { idempotent: true },
+  );
+}
+
+/**
  * The stray rows under the folded key of the organization's current login (the one login the
- * directory names for its home: `store.ts` `recordHome` keeps no other) join the home: run when a
+ * directory names for its home: `store.ts` `recordHome` keeps no other), and the rows set apart
+ * from the logins it left (`gatherHeldLogins`), join the home: run when a
  * move between shards ends, done or failed (`moves/workflow.ts`, `moves/heal.ts`). A gather meets a
  * running move with `MoveRunning`; the webhook consumer's wait for the move sends its message again,
  * but the event write path (`events.ts`) answers 503 after writing the batch under the stray key,
@@ -52,4 +89,5 @@ export async function gatherCurrentLogin(env: Env, home: string): Promise<void> 
     .bind(home)
     .all<{ login_key: string }>();
   for (const { login_key } of results) await gatherStrayRows(env, home, login_key);
+  await gatherHeldLogins(env, home);
 }

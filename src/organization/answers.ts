@@ -1,4 +1,4 @@
-import type { Identity } from "../directory/identity";
+import type { Hold, Identity } from "../directory/identity";
 import type { AuditActor, AuditEntry, AuditKey, AuditSource } from "../schemas/audit";
 import type { Member, MemberUpdateResult, SeatSummary } from "../schemas/member";
 import type { Organization, OrganizationEntry } from "../schemas/organization";
@@ -93,6 +93,8 @@ export type GithubChangeResult =
       kind: "applied";
       applied: boolean;
       renames: PendingRename[];
+      /** Logins left by a rename whose stray rows are still to be set apart or gathered (`held_logins`). */
+      holds: Hold[];
       /** The installation held now and the organization's login (what a signal reads GitHub as); null when not installed. */
       installation: { id: number; login: string } | null;
       /** `version`: the membership clock, raised by every change of identity (`recordHome` keeps the newest). */

@@ -1,5 +1,5 @@
 import type { DeliveryOwner, OrgAddress } from "../directory/identity";
-import { followRenames } from "../directory/identity";
+import { defaultHome, followRenames } from "../directory/identity";
 import { repoKey } from "../lib/names";
 import type { OrganizationChange } from "../schemas/github-changes";
 import type { ChangeOrigin } from "./answers";
@@ -26,6 +26,8 @@ import {
   deleteWaitingRenames,
   getInstallation,
   putInstallation,
+  recordHold,
+  renameSeenBefore,
   updateInstallation,
   waitingRenamesSince,
 } from "./store/installation";
@@ -143,6 +145,15 @@ const APPLY: { [K in OrganizationChange["kind"]]: Apply<K> } = {
     removeMember(db, change.githubUserId, origin);
   },
   organization_renamed: (db, at, change) => {
+    // The login this rename leaves: its stray rows are the organization's (stored under it before
+    // the directory named it) until someone else takes it on GitHub, so they are set apart at once
+    // (`held_logins`). Not the home's own key; not for a rename received before, unless it leaves
+    // the current login (a new delivery of an old rename: the login may be another's by now).
+    const leaving = defaultHome(change.from);
+    const to = defaultHome(at.login);
+    const current = getInstallation(db)?.login;
+    const leavesCurrent = current !== undefined && leaving === defaultHome(current);
+    if (leaving !== at.home && (leavesCurrent || !renameSeenBefore(db, leaving, to))) recordHold(db, leaving, to, Date.now());
     addWaitingRename(db, organizationRenamed(change.from, at.login, Date.now()));
     followWaitingRenames(db);
   },

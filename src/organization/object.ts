@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { drizzle } from "drizzle-orm/durable-sqlite";
 import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import migrations from "../../migrations/organization/migrations.js";
-import type { DeliveryOwner, OrgAddress } from "../directory/identity";
+import type { DeliveryOwner, Hold, OrgAddress } from "../directory/identity";
 import { claimOf } from "../directory/identity";
 import { type DurableResult, ok } from "../lib/durable-call";
 import { foldName, repoKey, repoKeyList } from "../lib/names";
@@ -45,7 +45,7 @@ import { activityOf } from "./store/activity";
 import * as keys from "./store/api-keys";
 import { auditPage } from "./store/audit-log";
 import type { Db } from "./store/db";
-import { getInstallation, putInstallation } from "./store/installation";
+import { getInstallation, openHolds, putInstallation, setHoldState } from "./store/installation";
 import { operationApplied } from "./store/ledgers";
 import * as members from "./store/members";
 import * as repos from "./store/repositories";
@@ -204,6 +204,7 @@ export class OrganizationObject extends DurableObject<Env> {
       kind: "applied",
       applied: outcome !== "seen",
       renames: repos.listPendingRenames(db),
+      holds: openHolds(db).map(({ seq, loginKey, state }) => ({ seq, loginKey, state })),
       installation: row?.installed ? { id: row.installationId, login: row.login } : null,
       // A retry ("seen") cannot know whether the first attempt reached D1: it writes the directory again.
       directory: row && outcome !== "applied" ? present.toDirectoryIdentity(row, index.membershipVersion(db)) : null,
@@ -219,6 +220,16 @@ export class OrganizationObject extends DurableObject<Env> {
   /** Whether an installation was registered here (installed or not): the consumer moves stray D1 rows only from a key no one's home. */
   isHome(): boolean {
     return getInstallation(this.#db) !== undefined;
+  }
+
+  /** Logins left by a rename whose stray rows are still to be set apart or gathered (`held_logins`). */
+  holds(): Hold[] {
+    return openHolds(this.#db).map(({ seq, loginKey, state }) => ({ seq, loginKey, state }));
+  }
+
+  /** Entries `seqs` were set apart (`held`) or gathered or had nothing to set apart (`done`). */
+  holdsMoved(seqs: number[], state: "held" | "done"): void {
+    setHoldState(this.#db, seqs, state);
   }
 
   /** The webhook consumer moved the D1 rows of the rename recorded as `seq`. */

@@ -198,6 +198,32 @@ export const waitingRenames = sqliteTable(
 );
 
 /**
+ * Logins the organization left by a rename, whose stray rows (stored under the login's folded key
+ * before the organization's directory entry named it) are set apart and gathered: one entry per
+ * rename received that leaves a login (`from`), recorded with the rename's ledger entry, so once per
+ * delivery. `to_hold`: the consumer moves the rows under the login's folded key to a holding key of
+ * the organization's own (`directory/identity.ts` `heldKey`) at once, before anyone else can take
+ * the login and store rows there; `held`: they wait there until the organization can gather them
+ * (not while it moves between shards); `done`: gathered, or nothing to set apart. Kept as the
+ * history of renames received: a rename seen before (the same `from` and `to`) from a login that is
+ * not the current one (a new delivery of an old rename: the login may be another's by now) sets
+ * nothing apart. `directory/learn.ts` `holdLeftLogins`,
+ * `gatherHeldLogins`.
+ */
+export const heldLogins = sqliteTable(
+  "held_logins",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    loginKey: text("login_key").notNull(),
+    /** The folded login the rename led to: with `login_key`, which rename it was. */
+    toKey: text("to_key").notNull(),
+    state: text("state", { enum: ["to_hold", "held", "done"] }).notNull(),
+    recordedAt: integer("recorded_at").notNull(),
+  },
+  (t) => [index("held_logins_login").on(t.loginKey)],
+);
+
+/**
  * One row (id = 1) while the members' organizations indexes still have to learn a new login (the
  * order of `GET /api/v1/organizations`) or that the organization was installed or uninstalled (an
  * uninstalled one is not listed): the object's alarm tells them in pages of members after `after`
@@ -212,6 +238,7 @@ export const indexRelogin = sqliteTable("index_relogin", {
 });
 
 export type InstallationRow = typeof installation.$inferSelect;
+export type HeldLogin = typeof heldLogins.$inferSelect;
 export type MemberRow = typeof members.$inferSelect;
 export type RepositoryRow = typeof repositories.$inferSelect;
 export type AuditRow = typeof auditLog.$inferSelect;

@@ -1,7 +1,7 @@
 import { reportActivity } from "../directory/activity";
 import { storeEventsAtHome } from "../directory/events";
-import type { DeliveryOwner, ReportedIdentity } from "../directory/identity";
-import { learnIdentity } from "../directory/learn";
+import type { DeliveryOwner, Hold, ReportedIdentity } from "../directory/identity";
+import { gatherHeldLogins, holdLeftLogins, learnIdentity } from "../directory/learn";
 import { type DeliveryLookup, deliveryHomes, organizationAt, type Place, resolveHome } from "../directory/resolve";
 import { MoveRunning, renameRepositoryRows } from "../directory/rows";
 import { mainDatabase } from "../directory/shards";
@@ -123,12 +123,15 @@ export async function applyMessage(env: Env, m: QueueMessage): Promise<void> {
   );
   const home = place.home;
   if (result.kind !== "applied") throw notYetKnown(m, home);
+  // A rename sets apart the rows under the login it leaves before anything else (`held_logins`).
+  if (change.kind === "organization_renamed") await holdLeftLogins(env, home, result.holds);
   if (result.directory) await learnIdentity(env, result.directory);
   for (const rename of result.renames) {
     // "already followed" too: another consumer, replaying the log, moved the rows for this entry.
     await renameRepositoryRows(env, home, rename.fromKey, rename.toName, rename.seq);
     await callDurable(() => organizationAt(env, home).renameFollowed(rename.seq), { idempotent: true });
   }
+  if (change.kind === "organization_renamed") await gatherHeldLogins(env, home);
   // Also on a retry that finds the ledger entry: the read of GitHub is what the message is for.
   if (signal && result.installation) await applySignal(env, home, result.installation, m);
   await syncAfter(env, home, m);
@@ -167,6 +170,7 @@ type ChangeAnswer =
   | {
       kind: "applied";
       renames: { seq: number; fromKey: string; toName: string }[];
+      holds: Hold[];
       installation: { id: number; login: string } | null;
       directory: ReportedIdentity | null;
     }

@@ -1,6 +1,6 @@
-import { eq, lt } from "drizzle-orm";
+import { and, eq, inArray, lt, ne } from "drizzle-orm";
 import type { WaitingRename } from "../../directory/identity";
-import { type InstallationRow, installation, waitingRenames } from "../schema";
+import { type HeldLogin, heldLogins, type InstallationRow, installation, waitingRenames } from "../schema";
 import type { Db } from "./db";
 
 /**
@@ -37,4 +37,34 @@ export function waitingRenamesSince(db: Db, receivedBefore: number): WaitingRena
 /** Drops the waiting renames a chain used. */
 export function deleteWaitingRenames(db: Db, ids: readonly number[]): void {
   for (const id of ids) db.delete(waitingRenames).where(eq(waitingRenames.id, id)).run();
+}
+
+/** Records a login left by a rename (to `toKey`), its stray rows to be set apart (`held_logins`). */
+export function recordHold(db: Db, loginKey: string, toKey: string, now: number): void {
+  db.insert(heldLogins).values({ loginKey, toKey, state: "to_hold", recordedAt: now }).run();
+}
+
+/** Whether a rename from `loginKey` to `toKey` was received before (any entry, gathered or not). */
+export function renameSeenBefore(db: Db, loginKey: string, toKey: string): boolean {
+  const seen = db
+    .select({ seq: heldLogins.seq })
+    .from(heldLogins)
+    .where(and(eq(heldLogins.loginKey, loginKey), eq(heldLogins.toKey, toKey)))
+    .limit(1)
+    .get();
+  return seen !== undefined;
+}
+
+/** The entries not gathered yet, oldest first. */
+export function openHolds(db: Db): HeldLogin[] {
+  return db.select().from(heldLogins).where(ne(heldLogins.state, "done")).orderBy(heldLogins.seq).all();
+}
+
+/** Moves entries on (by `seq`, so an entry recorded since is untouched). */
+export function setHoldState(db: Db, seqs: readonly number[], state: HeldLogin["state"]): void {
+  if (seqs.length > 0)
+    db.update(heldLogins)
+      .set({ state })
+      .where(inArray(heldLogins.seq, [...seqs]))
+      .run();
 }
