@@ -33,6 +33,8 @@ export const heldKey = (loginKey: string, home: string): string => `${loginKey}>
 export interface Hold {
   seq: number;
   loginKey: string;
+  /** The rename delivery that recorded it (its ledger key): only its consumer sets the rows apart. */
+  deliveryKey: string;
   state: "to_hold" | "held" | "done";
 }
 

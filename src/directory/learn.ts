@@ -1,7 +1,7 @@
 import { callDurable } from "../lib/durable-call";
 import { defaultHome, type Hold, heldKey, type ReportedIdentity } from "./identity";
 import { organizationAt } from "./resolve";
-import { moveOrganizationRows } from "./rows";
+import { keyHasRows, moveOrganizationRows } from "./rows";
 import { mainDatabase } from "./shards";
 import { recordHome } from "./store";
 
@@ -38,17 +38,22 @@ export async function gatherStrayRows(env: Env, home: string, login: string): Pr
 }
 
 /**
- * The stray rows of the logins the organization left by a rename (`held_logins`, `to_hold`) move to
- * its holding key (`heldKey`) at once, on the consumer's first attempt at the rename: from then on
- * only a later owner of the login stores rows under its folded key. Not when that key is another
- * organization's home (its rows). Never waits for a move of the home (neither key is the home).
+ * The stray rows of the login a rename delivery left (its `held_logins` entries still `to_hold`:
+ * the object closes those not set apart in time) move to the organization's holding key
+ * (`heldKey`), by that delivery's consumer only: from then on only a later owner of the login
+ * stores rows under its folded key. Not when that key is another organization's home (its rows).
+ * Never waits for a move of the home (neither key is the home).
  */
-export async function holdLeftLogins(env: Env, home: string, holds: readonly Hold[]): Promise<void> {
-  for (const { seq, loginKey, state } of holds) {
-    if (state !== "to_hold") continue;
-    const theirs = loginKey === home || (await callDurable(() => organizationAt(env, loginKey).isHome(), { idempotent: true }));
-    if (!theirs) await moveOrganizationRows(env, loginKey, heldKey(loginKey, home));
-    await callDurable(() => organizationAt(env, home).holdsMoved([seq], theirs ? "done" : "held"), { idempotent: true });
+export async function holdLeftLogins(env: Env, home: string, holds: readonly Hold[], deliveryKey: string): Promise<void> {
+  for (const { seq, loginKey, state, deliveryKey: recordedBy } of holds) {
+    if (state !== "to_hold" || recordedBy !== deliveryKey) continue;
+    // Nothing to set apart: no holding key is placed (it would count as an organization of its shard).
+    const hold =
+      loginKey !== home &&
+      (await keyHasRows(env, loginKey)) &&
+      !(await callDurable(() => organizationAt(env, loginKey).isHome(), { idempotent: true }));
+    if (hold) await moveOrganizationRows(env, loginKey, heldKey(loginKey, home));
+    await callDurable(() => organizationAt(env, home).holdsMoved([seq], "to_hold", hold ? "held" : "done"), { idempotent: true });
   }
 }
 
@@ -67,6 +72,7 @@ export async function gatherHeldLogins(env: Env, home: string): Promise<void> {
     () =>
       organizationAt(env, home).holdsMoved(
         held.map((h) => h.seq),
+        "held",
         "done",
       ),
     { idempotent: true },

@@ -1,4 +1,10 @@
-import { type CopyPosition, copyPage, deleteOrganizationRowsIfUnchanged, organizationFingerprint } from "../storage/copy";
+import {
+  type CopyPosition,
+  copyPage,
+  deleteOrganizationRowsIfUnchanged,
+  hasOrganizationRows,
+  organizationFingerprint,
+} from "../storage/copy";
 import { moveRows, type RowScope, RowsFenced } from "../storage/renames";
 import { liftStaleFences } from "./moves";
 import { placementOf, readPlacements, type Shard, shardOf } from "./shards";
@@ -90,6 +96,12 @@ export async function moveOrganizationRows(env: Env, from: string, to: string): 
     if (round === GATHER_ROUNDS)
       throw new Error(`${from}'s rows kept changing while they were gathered into ${to}: not done, to be tried again`);
   }
+}
+
+/** Whether any analytics row is stored under `key` (a key never placed has none). Places nothing. */
+export async function keyHasRows(env: Env, key: string): Promise<boolean> {
+  const placement = (await readPlacements(env, [key])).get(key);
+  return placement !== undefined && (await hasOrganizationRows(shardOf(env, placement.shard).db, key));
 }
 
 /** Copies of a stray key's rows before a gather gives up for now (its caller's retry goes on). */

@@ -27,7 +27,6 @@ import {
   getInstallation,
   putInstallation,
   recordHold,
-  renameSeenBefore,
   updateInstallation,
   waitingRenamesSince,
 } from "./store/installation";
@@ -144,16 +143,12 @@ const APPLY: { [K in OrganizationChange["kind"]]: Apply<K> } = {
   member_removed: (db, _at, change, origin) => {
     removeMember(db, change.githubUserId, origin);
   },
-  organization_renamed: (db, at, change) => {
+  organization_renamed: (db, at, change, origin) => {
     // The login this rename leaves: its stray rows are the organization's (stored under it before
-    // the directory named it) until someone else takes it on GitHub, so they are set apart at once
-    // (`held_logins`). Not the home's own key; not for a rename received before, unless it leaves
-    // the current login (a new delivery of an old rename: the login may be another's by now).
+    // the directory named it) until someone else takes it on GitHub, so this delivery sets them
+    // apart at once (`held_logins`), also while the rename waits for its chain. Not the home's own key.
     const leaving = defaultHome(change.from);
-    const to = defaultHome(at.login);
-    const current = getInstallation(db)?.login;
-    const leavesCurrent = current !== undefined && leaving === defaultHome(current);
-    if (leaving !== at.home && (leavesCurrent || !renameSeenBefore(db, leaving, to))) recordHold(db, leaving, to, Date.now());
+    if (leaving !== at.home) recordHold(db, leaving, origin.correlationId, Date.now());
     addWaitingRename(db, organizationRenamed(change.from, at.login, Date.now()));
     followWaitingRenames(db);
   },

@@ -204,7 +204,7 @@ export class OrganizationObject extends DurableObject<Env> {
       kind: "applied",
       applied: outcome !== "seen",
       renames: repos.listPendingRenames(db),
-      holds: openHolds(db).map(({ seq, loginKey, state }) => ({ seq, loginKey, state })),
+      holds: this.#openHolds(),
       installation: row?.installed ? { id: row.installationId, login: row.login } : null,
       // A retry ("seen") cannot know whether the first attempt reached D1: it writes the directory again.
       directory: row && outcome !== "applied" ? present.toDirectoryIdentity(row, index.membershipVersion(db)) : null,
@@ -224,12 +224,21 @@ export class OrganizationObject extends DurableObject<Env> {
 
   /** Logins left by a rename whose stray rows are still to be set apart or gathered (`held_logins`). */
   holds(): Hold[] {
-    return openHolds(this.#db).map(({ seq, loginKey, state }) => ({ seq, loginKey, state }));
+    return this.#openHolds();
   }
 
-  /** Entries `seqs` were set apart (`held`) or gathered or had nothing to set apart (`done`). */
-  holdsMoved(seqs: number[], state: "held" | "done"): void {
-    setHoldState(this.#db, seqs, state);
+  /** Entries `seqs` moved on: set apart (`to_hold` → `held`), nothing to set apart (→ `done`), gathered (`held` → `done`). */
+  holdsMoved(seqs: number[], from: "to_hold" | "held", to: "held" | "done"): void {
+    setHoldState(this.#db, seqs, from, to);
+  }
+
+  #openHolds(): Hold[] {
+    return openHolds(this.#db, Date.now()).map(({ seq, loginKey, deliveryKey, state }) => ({
+      seq,
+      loginKey,
+      deliveryKey,
+      state,
+    }));
   }
 
   /** The webhook consumer moved the D1 rows of the rename recorded as `seq`. */

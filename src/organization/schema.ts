@@ -200,27 +200,26 @@ export const waitingRenames = sqliteTable(
 /**
  * Logins the organization left by a rename, whose stray rows (stored under the login's folded key
  * before the organization's directory entry named it) are set apart and gathered: one entry per
- * rename received that leaves a login (`from`), recorded with the rename's ledger entry, so once per
- * delivery. `to_hold`: the consumer moves the rows under the login's folded key to a holding key of
- * the organization's own (`directory/identity.ts` `heldKey`) at once, before anyone else can take
- * the login and store rows there; `held`: they wait there until the organization can gather them
- * (not while it moves between shards); `done`: gathered, or nothing to set apart. Kept as the
- * history of renames received: a rename seen before (the same `from` and `to`) from a login that is
- * not the current one (a new delivery of an old rename: the login may be another's by now) sets
- * nothing apart. `directory/learn.ts` `holdLeftLogins`,
- * `gatherHeldLogins`.
+ * rename delivery, recorded with its ledger entry (`delivery_key`), so once per delivery; never
+ * for the home's own key. `to_hold`: that delivery's consumer moves the rows under the login's
+ * folded key to a holding key of the organization's own (`directory/identity.ts` `heldKey`), at
+ * once, before anyone else can take the login on GitHub and store rows there; an entry not set
+ * apart within `HOLD_WINDOW_MS` of `recorded_at` (the delivery failed meanwhile, or comes back from
+ * the dead-letter queue) is `done` unheld: its rows may be the login's next owner's by then.
+ * `held`: they wait under the holding key until the organization can gather them (not while it
+ * moves between shards); `done`: gathered, or nothing set apart. `directory/learn.ts`
+ * `holdLeftLogins`, `gatherHeldLogins`.
  */
 export const heldLogins = sqliteTable(
   "held_logins",
   {
     seq: integer("seq").primaryKey({ autoIncrement: true }),
     loginKey: text("login_key").notNull(),
-    /** The folded login the rename led to: with `login_key`, which rename it was. */
-    toKey: text("to_key").notNull(),
+    deliveryKey: text("delivery_key").notNull(),
     state: text("state", { enum: ["to_hold", "held", "done"] }).notNull(),
     recordedAt: integer("recorded_at").notNull(),
   },
-  (t) => [index("held_logins_login").on(t.loginKey)],
+  (t) => [index("held_logins_state").on(t.state, t.seq)],
 );
 
 /**

@@ -329,6 +329,15 @@ const FINGERPRINT_PARTS: Record<CopiedTable, string> = {
 const DELETE_ORDER = ["reviews", "findings", "ai_authorship", "pull_requests"] as const satisfies readonly CopiedTable[];
 const fingerprintOf = (table: CopiedTable) => `(SELECT json_array(${FINGERPRINT_PARTS[table]}) FROM ${table} WHERE org_key = ?1)`;
 
+/** Whether any analytics row is stored under the key (one probe per table). */
+export async function hasOrganizationRows(db: D1Database, orgKey: string): Promise<boolean> {
+  const row = await db
+    .prepare(`SELECT ${DELETE_ORDER.map((t) => `EXISTS (SELECT 1 FROM ${t} WHERE org_key = ?1)`).join(" OR ")} AS any_row`)
+    .bind(orgKey)
+    .first<{ any_row: number }>();
+  return row?.any_row === 1;
+}
+
 /** The organization's rows as `organizationFingerprint` reads them: one text per table. */
 export type RowsFingerprint = Record<CopiedTable, string>;
 

@@ -123,15 +123,25 @@ export async function applyMessage(env: Env, m: QueueMessage): Promise<void> {
   );
   const home = place.home;
   if (result.kind !== "applied") throw notYetKnown(m, home);
-  // A rename sets apart the rows under the login it leaves before anything else (`held_logins`).
-  if (change.kind === "organization_renamed") await holdLeftLogins(env, home, result.holds);
+  // A rename sets apart the rows under the login it leaves before anything else (`held_logins`);
+  // a failure there does not keep the directory from learning the new login: it is thrown after.
+  const isRename = change.kind === "organization_renamed";
+  const holdFailure = isRename
+    ? await holdLeftLogins(env, home, result.holds, messageKey(m)).then(
+        () => null,
+        (error: unknown) => ({ error }),
+      )
+    : null;
   if (result.directory) await learnIdentity(env, result.directory);
   for (const rename of result.renames) {
     // "already followed" too: another consumer, replaying the log, moved the rows for this entry.
     await renameRepositoryRows(env, home, rename.fromKey, rename.toName, rename.seq);
     await callDurable(() => organizationAt(env, home).renameFollowed(rename.seq), { idempotent: true });
   }
-  if (change.kind === "organization_renamed") await gatherHeldLogins(env, home);
+  if (isRename) {
+    if (holdFailure !== null) throw holdFailure.error;
+    await gatherHeldLogins(env, home);
+  }
   // Also on a retry that finds the ledger entry: the read of GitHub is what the message is for.
   if (signal && result.installation) await applySignal(env, home, result.installation, m);
   await syncAfter(env, home, m);

@@ -10,13 +10,16 @@
  * current login C, never B. A first fix (a log of logins to gather later) was reverted when a second
  * review showed it taking another organization's rows; its cases are here (F1, F2, G, H).
  */
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { heldKey } from "../../src/directory/identity";
 import { gatherCurrentLogin } from "../../src/directory/learn";
 import { beginMove, recordMove } from "../../src/directory/moves";
 import { placementOf } from "../../src/directory/shards";
+import { HOLD_WINDOW_MS } from "../../src/organization/store/installation";
 import { WEBHOOK_QUEUE } from "../../src/webhooks/consumer";
 import { env, postEventsOk } from "./helpers";
-import { completeMove, rowsUnder } from "./move-helpers";
+import { completeMove, moveAll, rowsUnder } from "./move-helpers";
 import {
   accountOf,
   billing,
@@ -57,6 +60,21 @@ const rowsAs = (login: string, n: number) =>
 
 /** The entries of the organization's object not gathered yet. */
 const open = (home: string) => env.ORGANIZATIONS.getByName(home).holds();
+
+/** Ages the object's entries by `ms` (time passing, as the object reads it: `recorded_at`). */
+const ageHolds = (home: string, ms: number) =>
+  runInDurableObject(env.ORGANIZATIONS.getByName(home), (_instance, state) => {
+    state.storage.sql.exec("UPDATE held_logins SET recorded_at = recorded_at - ?", ms);
+  });
+
+/** A shard whose reads work and whose batches (every write of a move of rows) fail. */
+const batchesFail = (db: D1Database) => ({
+  prepare: (query: string) => db.prepare(query),
+  batch: async () => {
+    throw new Error("D1_ERROR: injected storage fault [expected-fault]");
+  },
+});
+const everyShardFails = () => ({ DB: batchesFail(env.DB), ANALYTICS_2: batchesFail(env.ANALYTICS_2) });
 
 /** `organization.member_added` of a fresh person under `login`, sent by account `accountId`'s installation. */
 async function memberAdded(login: string, accountId: number) {
@@ -239,18 +257,113 @@ describe("rows under a login the organization left: its own, never another organ
     expect(await open(home)).toEqual([]);
   });
 
-  it("a new delivery of an old rename (its login left long ago, now another's) sets nothing apart", {
+  it("GitHub's redelivery of an old rename (the same delivery id) sets nothing apart", { timeout: 60_000 }, async () => {
+    const { a, owner, b, c, home } = await renamedTwice();
+    await consume(WEBHOOK_QUEUE, [messageOf("organization", renamed(a, b, accountOf(a)))]);
+    const bc = messageOf("organization", renamed(b, c, accountOf(a)));
+    await consume(WEBHOOK_QUEUE, [bc]);
+    await rowsAs(b, 7); // Y's, under the freed login B
+    // A redelivery keeps X-GitHub-Delivery: the object's ledger knows it, nothing is recorded.
+    const again = await consume(WEBHOOK_QUEUE, [bc]);
+    expect(again.result.explicitAcks).toEqual(again.ids);
+    expect(await rowsUnder(b.toLowerCase())).toBe(1);
+    expect((await exported(c, owner)).map((r) => r.prNumber)).toEqual([1]);
+    expect(await open(home)).toEqual([]);
+  });
+
+  it.each([
+    ["replayed from the dead-letter queue", "replay"],
+    ["left open when the first rename arrives at last", "first rename"],
+  ] as const)(
+    "a hold that failed and is not retried in time is closed unheld, %s: the login's new owner keeps its rows",
+    {
+      timeout: 60_000,
+    },
+    async (_name, then) => {
+      const { a, owner, b, c } = await renamedTwice();
+      const home = a.toLowerCase();
+      await rowsAs(b, 2); // X's reviewer used B early: stray under B's key
+      // B→C first (it waits for A→B); setting B's rows apart fails with every shard's writes.
+      const bc = messageOf("organization", renamed(b, c, accountOf(a)));
+      const failed = await consume(WEBHOOK_QUEUE, [bc], everyShardFails());
+      expect(failed.result.retryMessages.map((r) => r.msgId)).toEqual(failed.ids);
+      expect((await open(home)).map((h) => [h.loginKey, h.state])).toEqual([[b.toLowerCase(), "to_hold"]]);
+      // Its retries fail for longer than the hold window (the message parks): the entry ages.
+      await ageHolds(home, HOLD_WINDOW_MS + 1);
+      // Y took B; Y's reviewer stores rows under B before Y's installation is registered.
+      await rowsAs(b, 7);
+      if (then === "replay") await consume(WEBHOOK_QUEUE, [bc], {}, 1);
+      await consume(WEBHOOK_QUEUE, [messageOf("organization", renamed(a, b, accountOf(a)))]);
+      if (then === "first rename") await consume(WEBHOOK_QUEUE, [bc], {}, 1);
+      const yAdmin = await otherOrgTakes(b);
+      // X's early row 2 was not set apart in time: it stays under B's key, now Y's home (the price of
+      // never taking another organization's rows). Y's 7 is Y's.
+      expect((await exported(c, owner)).map((r) => r.prNumber)).toEqual([1]);
+      expect((await exported(b, yAdmin)).map((r) => r.prNumber).sort()).toEqual([2, 7]);
+      expect(await open(home)).toEqual([]);
+    },
+  );
+
+  it("a hold that fails is retried within its window and sets the rows apart", { timeout: 60_000 }, async () => {
+    const { a, owner, b, c, home } = await renamedTwice();
+    await rowsAs(b, 2);
+    const bc = messageOf("organization", renamed(b, c, accountOf(a)));
+    const failed = await consume(WEBHOOK_QUEUE, [bc], everyShardFails());
+    expect(failed.result.retryMessages.map((r) => r.msgId)).toEqual(failed.ids);
+    const retried = await consume(WEBHOOK_QUEUE, [bc], {}, 2);
+    expect(retried.result.explicitAcks).toEqual(retried.ids);
+    expect(await rowsUnder(b.toLowerCase())).toBe(0);
+    await rowsAs(b, 7); // Y's, after B was set apart
+    await consume(WEBHOOK_QUEUE, [messageOf("organization", renamed(a, b, accountOf(a)))]);
+    expect((await exported(c, owner)).map((r) => r.prNumber).sort()).toEqual([1, 2]);
+    expect(await rowsUnder(b.toLowerCase())).toBe(1);
+    expect(await open(home)).toEqual([]);
+  });
+
+  it("an empty stray key on a shard in trouble does not keep the directory from learning the new login", {
+    timeout: 60_000,
+  }, async () => {
+    const { a, owner, b, c, home } = await renamedTwice();
+    if ((await placementOf(env, home)).shard !== "DB") await moveAll(home, a); // the home on the main database
+    // B's folded key placed on the other shard (a reviewer used B early), and gathered by A→B.
+    await env.DB.prepare("INSERT INTO analytics_placements (home_key, shard) VALUES (?1, 'ANALYTICS_2')")
+      .bind(b.toLowerCase())
+      .run();
+    await rowsAs(b, 2);
+    await consume(WEBHOOK_QUEUE, [messageOf("organization", renamed(a, b, accountOf(a)))]);
+    expect(await rowsUnder(b.toLowerCase())).toBe(0);
+    const bc = messageOf("organization", renamed(b, c, accountOf(a)));
+    const r = await consume(WEBHOOK_QUEUE, [bc], { ANALYTICS_2: batchesFail(env.ANALYTICS_2) });
+    expect(r.result.explicitAcks).toEqual(r.ids);
+    expect((await exported(c, owner)).map((x) => x.prNumber).sort()).toEqual([1, 2]);
+  });
+
+  it("the same rename made twice (B→C, later C→B→C), the second B→C first: B's rows of the second stay join", {
     timeout: 60_000,
   }, async () => {
     const { a, owner, b, c, home } = await renamedTwice();
     await consume(WEBHOOK_QUEUE, [messageOf("organization", renamed(a, b, accountOf(a)))]);
     await consume(WEBHOOK_QUEUE, [messageOf("organization", renamed(b, c, accountOf(a)))]);
-    await rowsAs(b, 7); // Y's, under the freed login B
-    // GitHub sends B→C again under a new delivery id (a manual redelivery).
+    await rowsAs(b, 2); // on GitHub: C→B, the reviewer under B (the directory says C), then B→C again
     await consume(WEBHOOK_QUEUE, [messageOf("organization", renamed(b, c, accountOf(a)))]);
-    expect(await rowsUnder(b.toLowerCase())).toBe(1);
-    expect((await exported(c, owner)).map((r) => r.prNumber)).toEqual([1]);
+    await consume(WEBHOOK_QUEUE, [messageOf("organization", renamed(c, b, accountOf(a)))]);
+    expect((await exported(c, owner)).map((r) => r.prNumber).sort()).toEqual([1, 2]);
+    expect(await rowsUnder(b.toLowerCase())).toBe(0);
     expect(await open(home)).toEqual([]);
+  });
+
+  it("nothing to set apart places no holding key (it would count as an organization of its shard)", {
+    timeout: 60_000,
+  }, async () => {
+    const { a, owner, b, c, home } = await renamedTwice();
+    await rowsAs(b, 2); // B's key placed
+    await consume(WEBHOOK_QUEUE, [messageOf("organization", renamed(a, b, accountOf(a)))]); // gathered: B's key empty
+    await consume(WEBHOOK_QUEUE, [messageOf("organization", renamed(b, c, accountOf(a)))]);
+    expect((await exported(c, owner)).map((r) => r.prNumber).sort()).toEqual([1, 2]);
+    const placed = await env.DB.prepare("SELECT COUNT(*) AS n FROM analytics_placements WHERE home_key = ?1")
+      .bind(heldKey(b.toLowerCase(), home))
+      .first<{ n: number }>();
+    expect(placed?.n).toBe(0);
   });
 
   it("rows under a login that is another organization's registered home are never set apart", { timeout: 60_000 }, async () => {

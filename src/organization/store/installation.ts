@@ -39,32 +39,33 @@ export function deleteWaitingRenames(db: Db, ids: readonly number[]): void {
   for (const id of ids) db.delete(waitingRenames).where(eq(waitingRenames.id, id)).run();
 }
 
-/** Records a login left by a rename (to `toKey`), its stray rows to be set apart (`held_logins`). */
-export function recordHold(db: Db, loginKey: string, toKey: string, now: number): void {
-  db.insert(heldLogins).values({ loginKey, toKey, state: "to_hold", recordedAt: now }).run();
+/**
+ * How long after a rename was applied here its consumer may still set apart the rows under the
+ * login it left: the queue's first attempt and its retries (about 5 minutes in all) fit; a
+ * delivery back from the dead-letter queue, or a consumer that kept failing, does not (the login
+ * may have a new owner by then, whose rows those would be).
+ */
+export const HOLD_WINDOW_MS = 10 * 60_000;
+
+/** Records a login left by the rename of delivery `deliveryKey`, its stray rows to be set apart (`held_logins`). */
+export function recordHold(db: Db, loginKey: string, deliveryKey: string, now: number): void {
+  db.insert(heldLogins).values({ loginKey, deliveryKey, state: "to_hold", recordedAt: now }).run();
 }
 
-/** Whether a rename from `loginKey` to `toKey` was received before (any entry, gathered or not). */
-export function renameSeenBefore(db: Db, loginKey: string, toKey: string): boolean {
-  const seen = db
-    .select({ seq: heldLogins.seq })
-    .from(heldLogins)
-    .where(and(eq(heldLogins.loginKey, loginKey), eq(heldLogins.toKey, toKey)))
-    .limit(1)
-    .get();
-  return seen !== undefined;
-}
-
-/** The entries not gathered yet, oldest first. */
-export function openHolds(db: Db): HeldLogin[] {
+/** The entries not gathered yet, oldest first, after closing those not set apart in time (`HOLD_WINDOW_MS`). */
+export function openHolds(db: Db, now: number): HeldLogin[] {
+  db.update(heldLogins)
+    .set({ state: "done" })
+    .where(and(eq(heldLogins.state, "to_hold"), lt(heldLogins.recordedAt, now - HOLD_WINDOW_MS)))
+    .run();
   return db.select().from(heldLogins).where(ne(heldLogins.state, "done")).orderBy(heldLogins.seq).all();
 }
 
-/** Moves entries on (by `seq`, so an entry recorded since is untouched). */
-export function setHoldState(db: Db, seqs: readonly number[], state: HeldLogin["state"]): void {
+/** Moves entries on from state `from` (by `seq`: an entry recorded since, or moved on by another consumer, is untouched). */
+export function setHoldState(db: Db, seqs: readonly number[], from: HeldLogin["state"], to: HeldLogin["state"]): void {
   if (seqs.length > 0)
     db.update(heldLogins)
-      .set({ state })
-      .where(inArray(heldLogins.seq, [...seqs]))
+      .set({ state: to })
+      .where(and(inArray(heldLogins.seq, [...seqs]), eq(heldLogins.state, from)))
       .run();
 }
