@@ -35,7 +35,7 @@ export interface Hold {
   loginKey: string;
   /** The rename delivery that recorded it (its ledger key): only its consumer sets the rows apart. */
   deliveryKey: string;
-  state: "to_hold" | "held" | "done";
+  state: "to_hold" | "holding" | "held" | "done";
 }
 
 /** What an object knows of whom it belongs to: its installation row, if any. */

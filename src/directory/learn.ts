@@ -38,45 +38,39 @@ export async function gatherStrayRows(env: Env, home: string, login: string): Pr
 }
 
 /**
- * The stray rows of the login a rename delivery left (its `held_logins` entries still `to_hold`:
- * the object closes those not set apart in time) move to the organization's holding key
- * (`heldKey`), by that delivery's consumer only: from then on only a later owner of the login
- * stores rows under its folded key. Not when that key is another organization's home (its rows).
- * Never waits for a move of the home (neither key is the home).
+ * The stray rows of the login a rename delivery left (its `held_logins` entries not gathered) move
+ * to the organization's holding key (`heldKey`), by that delivery's consumer only, each entry
+ * claimed first (`claimHold`: refused past the window, so a late attempt moves nothing): from then
+ * on only a later owner of the login stores rows under its folded key. Not when that key is another
+ * organization's home (its rows). Never waits for a move of the home (neither key is the home).
  */
 export async function holdLeftLogins(env: Env, home: string, holds: readonly Hold[], deliveryKey: string): Promise<void> {
+  const object = () => organizationAt(env, home);
   for (const { seq, loginKey, state, deliveryKey: recordedBy } of holds) {
-    if (state !== "to_hold" || recordedBy !== deliveryKey) continue;
+    if ((state !== "to_hold" && state !== "holding") || recordedBy !== deliveryKey) continue;
+    if (!(await callDurable(() => object().claimHold(seq), { idempotent: true }))) continue;
     // Nothing to set apart: no holding key is placed (it would count as an organization of its shard).
     const hold =
       loginKey !== home &&
       (await keyHasRows(env, loginKey)) &&
       !(await callDurable(() => organizationAt(env, loginKey).isHome(), { idempotent: true }));
     if (hold) await moveOrganizationRows(env, loginKey, heldKey(loginKey, home));
-    await callDurable(() => organizationAt(env, home).holdsMoved([seq], "to_hold", hold ? "held" : "done"), { idempotent: true });
+    await callDurable(() => object().holdDone(seq, hold ? "held" : "done"), { idempotent: true });
   }
 }
 
 /**
  * The rows set apart for the organization (`holdLeftLogins`) join its home, and their entries are
- * done (by `seq`: one recorded since stays). Throws `MoveRunning` while the home moves between
- * shards: the consumer waits, and the move's end gathers them (`gatherCurrentLogin`). Idempotent.
+ * done (`held` ones, and `holding` ones past the window, by `seq`: one recorded or claimed since
+ * stays). Throws `MoveRunning` while the home moves between shards: the consumer waits, and the
+ * move's end gathers them (`gatherCurrentLogin`). Idempotent.
  */
 export async function gatherHeldLogins(env: Env, home: string): Promise<void> {
-  const held = (await callDurable(() => organizationAt(env, home).holds(), { idempotent: true })).filter(
-    (h) => h.state === "held",
-  );
-  if (held.length === 0) return;
-  for (const key of new Set(held.map((h) => heldKey(h.loginKey, home)))) await moveOrganizationRows(env, key, home);
-  await callDurable(
-    () =>
-      organizationAt(env, home).holdsMoved(
-        held.map((h) => h.seq),
-        "held",
-        "done",
-      ),
-    { idempotent: true },
-  );
+  const gatherable = await callDurable(() => organizationAt(env, home).gatherableHolds(), { idempotent: true });
+  if (gatherable.length === 0) return;
+  for (const key of new Set(gatherable.map((h) => heldKey(h.loginKey, home)))) await moveOrganizationRows(env, key, home);
+  const seqs = gatherable.map((h) => h.seq);
+  await callDurable(() => organizationAt(env, home).holdsGathered(seqs), { idempotent: true });
 }
 
 /**

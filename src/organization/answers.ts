@@ -18,6 +18,8 @@ export interface ChangeOrigin {
   source: Exclude<AuditSource, "api">;
   correlationId: string;
   actor?: AuditActor | null;
+  /** A GitHub delivery's: when the service received it (the queue message's `receivedAt`), if known. */
+  receivedAt?: number | null;
 }
 
 /** Who made a guarded change over the API, for its audit entries (contract sections 8 and 18). */

@@ -25,6 +25,7 @@ import {
   addWaitingRename,
   deleteWaitingRenames,
   getInstallation,
+  HOLD_WINDOW_MS,
   putInstallation,
   recordHold,
   updateInstallation,
@@ -60,13 +61,14 @@ export function applyDelivery(
   owner: DeliveryOwner,
   change: OrganizationChange,
   signal = false,
+  receivedAt: number | null = null,
 ): "taken" | "elsewhere" | "seen" | "identity" | "applied" {
   const before = getInstallation(db);
   const claim = claimChange(before, at, owner, change);
   if (claim !== "here") return claim;
   const now = Date.now();
   if (deliveryApplied(db, deliveryKey)) return "seen";
-  if (!signal) applyChange(db, at, change, { source: "github", correlationId: deliveryKey, actor: null });
+  if (!signal) applyChange(db, at, change, { source: "github", correlationId: deliveryKey, actor: null, receivedAt });
   const learnt = accountIdToLearn(getInstallation(db), sender(owner, change));
   if (learnt !== null) updateInstallation(db, { accountId: learnt });
   const after = getInstallation(db);
@@ -146,9 +148,13 @@ const APPLY: { [K in OrganizationChange["kind"]]: Apply<K> } = {
   organization_renamed: (db, at, change, origin) => {
     // The login this rename leaves: its stray rows are the organization's (stored under it before
     // the directory named it) until someone else takes it on GitHub, so this delivery sets them
-    // apart at once (`held_logins`), also while the rename waits for its chain. Not the home's own key.
+    // apart at once (`held_logins`), also while the rename waits for its chain. Not the home's own
+    // key; not for a delivery received too long ago (back from the dead-letter queue, or applied
+    // again after the ledger forgot it): the login may be another's by now.
     const leaving = defaultHome(change.from);
-    if (leaving !== at.home) recordHold(db, leaving, origin.correlationId, Date.now());
+    const now = Date.now();
+    const received = Math.min(origin.receivedAt ?? now, now);
+    if (leaving !== at.home && now - received <= HOLD_WINDOW_MS) recordHold(db, leaving, origin.correlationId, received);
     addWaitingRename(db, organizationRenamed(change.from, at.login, Date.now()));
     followWaitingRenames(db);
   },

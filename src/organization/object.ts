@@ -45,7 +45,15 @@ import { activityOf } from "./store/activity";
 import * as keys from "./store/api-keys";
 import { auditPage } from "./store/audit-log";
 import type { Db } from "./store/db";
-import { getInstallation, openHolds, putInstallation, setHoldState } from "./store/installation";
+import {
+  claimHold,
+  gatherableHolds,
+  getInstallation,
+  holdsGathered,
+  openHolds,
+  putInstallation,
+  setHoldState,
+} from "./store/installation";
 import { operationApplied } from "./store/ledgers";
 import * as members from "./store/members";
 import * as repos from "./store/repositories";
@@ -190,9 +198,10 @@ export class OrganizationObject extends DurableObject<Env> {
     owner: DeliveryOwner,
     change: OrganizationChange,
     signal = false,
+    receivedAt: number | null = null,
   ): Promise<A.GithubChangeResult> {
     const db = this.#db;
-    const outcome = this.ctx.storage.transactionSync(() => applyDelivery(db, deliveryKey, at, owner, change, signal));
+    const outcome = this.ctx.storage.transactionSync(() => applyDelivery(db, deliveryKey, at, owner, change, signal, receivedAt));
     if (outcome === "taken" || outcome === "elsewhere") return { kind: outcome };
     // Also for "applied": an installation or uninstallation changes no identity, yet every member's index learns it.
     await index.scheduleRelogin(this.ctx.storage, db);
@@ -227,18 +236,28 @@ export class OrganizationObject extends DurableObject<Env> {
     return this.#openHolds();
   }
 
-  /** Entries `seqs` moved on: set apart (`to_hold` → `held`), nothing to set apart (→ `done`), gathered (`held` → `done`). */
-  holdsMoved(seqs: number[], from: "to_hold" | "held", to: "held" | "done"): void {
-    setHoldState(this.#db, seqs, from, to);
+  /** Claims entry `seq` for its hold (`to_hold` → `holding`, within the window): whether its rows may be moved. */
+  claimHold(seq: number): boolean {
+    return this.ctx.storage.transactionSync(() => claimHold(this.#db, seq, Date.now()));
+  }
+
+  /** Entry `seq` was set apart (`holding` → `held`) or had nothing to set apart (→ `done`). */
+  holdDone(seq: number, to: "held" | "done"): void {
+    setHoldState(this.#db, [seq], "holding", to);
+  }
+
+  /** The entries whose holding keys may be gathered now (`held`, and `holding` past the window). */
+  gatherableHolds(): Hold[] {
+    return gatherableHolds(this.#db, Date.now()).map(toHold);
+  }
+
+  /** Their holding keys were gathered. */
+  holdsGathered(seqs: number[]): void {
+    holdsGathered(this.#db, seqs, Date.now());
   }
 
   #openHolds(): Hold[] {
-    return openHolds(this.#db, Date.now()).map(({ seq, loginKey, deliveryKey, state }) => ({
-      seq,
-      loginKey,
-      deliveryKey,
-      state,
-    }));
+    return openHolds(this.#db, Date.now()).map(toHold);
   }
 
   /** The webhook consumer moved the D1 rows of the rename recorded as `seq`. */
@@ -415,3 +434,6 @@ export class OrganizationObject extends DurableObject<Env> {
     return row?.installed && foldName(row.login) === foldName(login) ? row : undefined;
   }
 }
+
+/** An entry of `held_logins` as the Worker reads it. */
+const toHold = ({ seq, loginKey, deliveryKey, state }: schema.HeldLogin): Hold => ({ seq, loginKey, deliveryKey, state });

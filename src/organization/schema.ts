@@ -201,13 +201,15 @@ export const waitingRenames = sqliteTable(
  * Logins the organization left by a rename, whose stray rows (stored under the login's folded key
  * before the organization's directory entry named it) are set apart and gathered: one entry per
  * rename delivery, recorded with its ledger entry (`delivery_key`), so once per delivery; never
- * for the home's own key. `to_hold`: that delivery's consumer moves the rows under the login's
- * folded key to a holding key of the organization's own (`directory/identity.ts` `heldKey`), at
- * once, before anyone else can take the login on GitHub and store rows there; an entry not set
- * apart within `HOLD_WINDOW_MS` of `recorded_at` (the delivery failed meanwhile, or comes back from
- * the dead-letter queue) is `done` unheld: its rows may be the login's next owner's by then.
- * `held`: they wait under the holding key until the organization can gather them (not while it
- * moves between shards); `done`: gathered, or nothing set apart. `directory/learn.ts`
+ * for the home's own key, nor for a delivery received (`recorded_at`: the message's `receivedAt`)
+ * more than `HOLD_WINDOW_MS` ago. `to_hold`: that delivery's consumer claims it (`holding`, only
+ * within the window) and moves the rows under the login's folded key to a holding key of the
+ * organization's own (`directory/identity.ts` `heldKey`), before anyone else can take the login on
+ * GitHub and store rows there; an entry not claimed within the window (the delivery failed
+ * meanwhile, or comes back from the dead-letter queue) is `done` unheld: its rows may be the
+ * login's next owner's by then. `held`: the rows wait under the holding key until the
+ * organization can gather them (not while it moves between shards; a `holding` entry past the
+ * window is gathered as it stands); `done`: gathered, or nothing set apart. `directory/learn.ts`
  * `holdLeftLogins`, `gatherHeldLogins`.
  */
 export const heldLogins = sqliteTable(
@@ -216,7 +218,7 @@ export const heldLogins = sqliteTable(
     seq: integer("seq").primaryKey({ autoIncrement: true }),
     loginKey: text("login_key").notNull(),
     deliveryKey: text("delivery_key").notNull(),
-    state: text("state", { enum: ["to_hold", "held", "done"] }).notNull(),
+    state: text("state", { enum: ["to_hold", "holding", "held", "done"] }).notNull(),
     recordedAt: integer("recorded_at").notNull(),
   },
   (t) => [index("held_logins_state").on(t.state, t.seq)],

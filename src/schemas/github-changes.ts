@@ -110,6 +110,13 @@ export const QueueMessage = z.object({
    * still parse.
    */
   installationId: z.number().int().min(1).optional(),
+  /**
+   * When the service received the delivery (epoch ms; a kept payload replayed: when it was
+   * parked). Kept through the queue's retries, a wait for a move and a replay: how old the
+   * delivery is, whatever the attempt (`held_logins`). Optional: messages queued before it existed
+   * still parse.
+   */
+  receivedAt: z.number().int().min(0).optional(),
   change: Change,
 });
 export type QueueMessage = z.output<typeof QueueMessage>;

@@ -113,7 +113,15 @@ export async function applyMessage(env: Env, m: QueueMessage): Promise<void> {
   const signal = isSignal(env, m);
   const apply = ({ home }: Place) =>
     callDurable<ChangeAnswer>(
-      () => organizationAt(env, home).applyGithubChange(messageKey(m), { home, login: m.org }, owner, change, signal),
+      () =>
+        organizationAt(env, home).applyGithubChange(
+          messageKey(m),
+          { home, login: m.org },
+          owner,
+          change,
+          signal,
+          m.receivedAt ?? null,
+        ),
       { idempotent: true },
     );
   const { place, answer: result } = await resolveHome(

@@ -64,7 +64,7 @@ export async function receiveDelivery(
   const seen = await env.WEBHOOK_DELIVERIES.get(deliveryMarker(delivery)).catch(() => null);
   if (seen !== null) return { kind: "accepted", delivery, status: "duplicate" };
 
-  await enqueue(env, reduced.messages);
+  await enqueue(env, reduced.messages, Date.now());
   // After the answer (the delivery is already safe in the queue), and best effort: a lost marker
   // only lets a redelivery through to the consumer's ledger.
   afterAnswer(
@@ -99,7 +99,7 @@ const MAX_KEPT_PAYLOAD = 1024 * 1024;
  * The control plane's replay of a parked entry: a queue message goes back to the queue; a kept
  * payload is reduced again and its messages queued, or refused as still not applicable.
  */
-export async function replayParked(env: Env, parked: { delivery: string; message: unknown }): Promise<void> {
+export async function replayParked(env: Env, parked: { delivery: string; message: unknown; parkedAt: number }): Promise<void> {
   const kept = KeptPayload.safeParse(parked.message);
   if (!kept.success) {
     await env.WEBHOOKS.send(parked.message, { contentType: "json" }).catch((error) => {
@@ -116,7 +116,8 @@ export async function replayParked(env: Env, parked: { delivery: string; message
         : `The payload still cannot be applied: ${reduced.reason}.`,
     );
   }
-  await enqueue(env, reduced.messages);
+  // Received no later than it was parked: how old its changes are (a queue message keeps its own).
+  await enqueue(env, reduced.messages, parked.parkedAt);
 }
 
 const KeptPayload = z.object({
@@ -134,13 +135,14 @@ const encoder = new TextEncoder();
  * A delivery's messages in as few batches as the limits allow, sent together: the 202 waits for
  * one round of sends, whatever the number of repositories (20,000 of them are 41 messages). If
  * one batch fails the answer is 503 and GitHub's redelivery is queued again; batches that did go
- * through are applied twice at worst, which the consumer's ledger makes harmless.
+ * through are applied twice at worst, which the consumer's ledger makes harmless. Each message
+ * carries `receivedAt`.
  */
-async function enqueue(env: Env, messages: QueueMessageInput[]): Promise<void> {
+async function enqueue(env: Env, reduced: QueueMessageInput[], receivedAt: number): Promise<void> {
   const batches: QueueMessageInput[][] = [];
   let batch: QueueMessageInput[] = [];
   let bytes = 0;
-  for (const message of messages) {
+  for (const message of reduced.map((m) => ({ ...m, receivedAt }))) {
     const size = encoder.encode(JSON.stringify(message)).byteLength;
     if (batch.length === BATCH_MESSAGES || (batch.length > 0 && bytes + size > BATCH_BYTES)) {
       batches.push(batch);

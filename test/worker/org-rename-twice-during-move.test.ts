@@ -16,6 +16,7 @@ import { heldKey } from "../../src/directory/identity";
 import { gatherCurrentLogin } from "../../src/directory/learn";
 import { beginMove, recordMove } from "../../src/directory/moves";
 import { placementOf } from "../../src/directory/shards";
+import { DAY_MS } from "../../src/lib/time";
 import { HOLD_WINDOW_MS } from "../../src/organization/store/installation";
 import { WEBHOOK_QUEUE } from "../../src/webhooks/consumer";
 import { env, postEventsOk } from "./helpers";
@@ -75,6 +76,23 @@ const batchesFail = (db: D1Database) => ({
   },
 });
 const everyShardFails = () => ({ DB: batchesFail(env.DB), ANALYTICS_2: batchesFail(env.ANALYTICS_2) });
+
+/** ORGANIZATIONS whose stubs fail `method` (every call), as an object in trouble does; the rest as they are. */
+const objectsFail = (method: string) => ({
+  getByName: (name: string) => {
+    const stub = env.ORGANIZATIONS.getByName(name);
+    return new Proxy(stub, {
+      get(target, prop) {
+        if (prop === method)
+          return async () => {
+            throw new Error(`injected ${method} fault [expected-fault]`);
+          };
+        return (...args: unknown[]) =>
+          (target as unknown as Record<string | symbol, (...a: unknown[]) => unknown>)[prop]?.(...args);
+      },
+    });
+  },
+});
 
 /** `organization.member_added` of a fresh person under `login`, sent by account `accountId`'s installation. */
 async function memberAdded(login: string, accountId: number) {
@@ -287,7 +305,7 @@ describe("rows under a login the organization left: its own, never another organ
       const bc = messageOf("organization", renamed(b, c, accountOf(a)));
       const failed = await consume(WEBHOOK_QUEUE, [bc], everyShardFails());
       expect(failed.result.retryMessages.map((r) => r.msgId)).toEqual(failed.ids);
-      expect((await open(home)).map((h) => [h.loginKey, h.state])).toEqual([[b.toLowerCase(), "to_hold"]]);
+      expect((await open(home)).map((h) => [h.loginKey, h.state])).toEqual([[b.toLowerCase(), "holding"]]);
       // Its retries fail for longer than the hold window (the message parks): the entry ages.
       await ageHolds(home, HOLD_WINDOW_MS + 1);
       // Y took B; Y's reviewer stores rows under B before Y's installation is registered.
@@ -337,6 +355,58 @@ describe("rows under a login the organization left: its own, never another organ
     expect(r.result.explicitAcks).toEqual(r.ids);
     expect((await exported(c, owner)).map((x) => x.prNumber).sort()).toEqual([1, 2]);
   });
+
+  it("rows moved to the holding key before their entry could be marked are gathered once the window has passed", {
+    timeout: 60_000,
+  }, async () => {
+    const { a, owner, b, c, home } = await renamedTwice();
+    await rowsAs(b, 2); // X's, stray under B
+    const bc = messageOf("organization", renamed(b, c, accountOf(a)));
+    // The rows reach B>home; the object call that marks the entry held fails.
+    const failed = await consume(WEBHOOK_QUEUE, [bc], { ORGANIZATIONS: objectsFail("holdDone") });
+    expect(failed.result.retryMessages.map((r) => r.msgId)).toEqual(failed.ids);
+    expect(await rowsUnder(heldKey(b.toLowerCase(), home))).toBe(1);
+    // Its retry comes after the window: the claim is refused, what was set apart is gathered.
+    await ageHolds(home, HOLD_WINDOW_MS + 1);
+    const retried = await consume(WEBHOOK_QUEUE, [bc], {}, 2);
+    expect(retried.result.explicitAcks).toEqual(retried.ids);
+    await consume(WEBHOOK_QUEUE, [messageOf("organization", renamed(a, b, accountOf(a)))]);
+    expect((await exported(c, owner)).map((r) => r.prNumber).sort()).toEqual([1, 2]);
+    expect(await rowsUnder(heldKey(b.toLowerCase(), home))).toBe(0);
+    expect(await open(home)).toEqual([]);
+  });
+
+  it.each([
+    ["applied again after the ledger forgot it (8 days)", true],
+    ["parked before the object could apply it", false],
+  ] as const)(
+    "a rename received long ago and replayed sets nothing apart: %s",
+    { timeout: 60_000 },
+    async (_name, appliedBefore) => {
+      const { a, owner, b, c, home } = await renamedTwice();
+      const ab = messageOf("organization", renamed(a, b, accountOf(a)));
+      const bc = { ...messageOf("organization", renamed(b, c, accountOf(a))), receivedAt: Date.now() };
+      if (appliedBefore) {
+        await consume(WEBHOOK_QUEUE, [ab]);
+        await consume(WEBHOOK_QUEUE, [bc]);
+        await runInDurableObject(env.ORGANIZATIONS.getByName(home), (_instance, state) => {
+          state.storage.sql.exec("DELETE FROM applied_deliveries");
+        });
+      } else {
+        const failed = await consume(WEBHOOK_QUEUE, [bc], { ORGANIZATIONS: objectsFail("applyGithubChange") });
+        expect(failed.result.retryMessages.map((r) => r.msgId)).toEqual(failed.ids);
+      }
+      await rowsAs(b, 7); // days later: Y took B; Y's reviewer stores under B
+      // The operator replays the parked copy, days after the service received it.
+      await consume(WEBHOOK_QUEUE, [{ ...bc, receivedAt: bc.receivedAt - 3 * DAY_MS }]);
+      // Never applied before: A→B had not arrived either (B's rows stray); it comes at last.
+      if (!appliedBefore) await consume(WEBHOOK_QUEUE, [ab]);
+      const yAdmin = await otherOrgTakes(b);
+      expect((await exported(c, owner)).map((r) => r.prNumber)).toEqual([1]);
+      expect((await exported(b, yAdmin)).map((r) => r.prNumber)).toEqual([7]);
+      expect(await open(home)).toEqual([]);
+    },
+  );
 
   it("the same rename made twice (B→C, later C→B→C), the second B→C first: B's rows of the second stay join", {
     timeout: 60_000,

@@ -346,13 +346,14 @@ describe("contract section 17: a parked payload is reduced again on replay (afte
     const org = unique("parked");
     const delivery = newDelivery();
     const payload = example("organization", "member_added", org);
+    const parkedAt = Date.now() - 3 * 86_400_000;
     await parkDelivery(env.DB, {
       id: `${delivery}:payload`,
       delivery,
       event: "organization.member_added",
       message: { kind: "payload", event: "organization", payload },
       attempts: 0,
-      parkedAt: Date.now(),
+      parkedAt,
     });
     const sent: unknown[] = [];
     const recording = {
@@ -371,9 +372,17 @@ describe("contract section 17: a parked payload is reduced again on replay (afte
       { WEBHOOKS: recording },
     );
     expect(replay.status).toBe(200);
-    // What the receiver would have queued: the reduced delivery, under its own delivery id.
+    // What the receiver would have queued: the reduced delivery, under its own delivery id, received
+    // no later than it was parked (how old it is, for a rename's hold: held_logins).
     expect(sent).toEqual([
-      expect.objectContaining({ v: 1, delivery, part: 0, org, change: expect.objectContaining({ kind: "member_added" }) }),
+      expect.objectContaining({
+        v: 1,
+        delivery,
+        part: 0,
+        org,
+        receivedAt: parkedAt,
+        change: expect.objectContaining({ kind: "member_added" }),
+      }),
     ]);
     const parked = ((await (await admin("GET", "/internal/v1/webhooks/parked?limit=100")).json()) as ParkedList).data;
     expect(parked.map((p) => p.id)).not.toContain(`${delivery}:payload`);
@@ -418,9 +427,15 @@ describe("issue 18: the 202 waits for one round of queue sends, whatever the rep
       },
       body,
     });
+    const before = Date.now();
     const res = await fetchWithEnv(request, { WEBHOOKS: recording });
+    const after = Date.now();
     expect(res.status).toBe(202);
-    const parts = sent.flat() as { part: number }[];
+    const parts = sent.flat() as { part: number; receivedAt: number }[];
+    // Every message carries when the service received the delivery (one time for all its parts).
+    expect(new Set(parts.map((m) => m.receivedAt)).size).toBe(1);
+    expect(parts[0]?.receivedAt).toBeGreaterThanOrEqual(before);
+    expect(parts[0]?.receivedAt).toBeLessThanOrEqual(after);
     expect(parts.map((m) => m.part).sort((a, b) => a - b)).toEqual(parts.map((_, i) => i));
     expect(parts.length).toBe(1 + Math.ceil(20_000 / 500));
     expect(mostInFlight).toBe(sent.length);

@@ -1,4 +1,4 @@
-import { and, eq, inArray, lt, ne } from "drizzle-orm";
+import { and, eq, gte, inArray, lt, ne, or } from "drizzle-orm";
 import type { WaitingRename } from "../../directory/identity";
 import { type HeldLogin, heldLogins, type InstallationRow, installation, waitingRenames } from "../schema";
 import type { Db } from "./db";
@@ -52,7 +52,56 @@ export function recordHold(db: Db, loginKey: string, deliveryKey: string, now: n
   db.insert(heldLogins).values({ loginKey, deliveryKey, state: "to_hold", recordedAt: now }).run();
 }
 
-/** The entries not gathered yet, oldest first, after closing those not set apart in time (`HOLD_WINDOW_MS`). */
+/**
+ * Claims an entry for its hold: `to_hold` (or `holding`, a retry) becomes `holding`, only within
+ * `HOLD_WINDOW_MS` of `recorded_at`. Answers whether the caller may move the rows.
+ */
+export function claimHold(db: Db, seq: number, now: number): boolean {
+  const claimed = db
+    .update(heldLogins)
+    .set({ state: "holding" })
+    .where(
+      and(
+        eq(heldLogins.seq, seq),
+        inArray(heldLogins.state, ["to_hold", "holding"]),
+        gte(heldLogins.recordedAt, now - HOLD_WINDOW_MS),
+      ),
+    )
+    .returning({ seq: heldLogins.seq })
+    .all();
+  return claimed.length > 0;
+}
+
+/**
+ * The entries whose holding key may be gathered now: `held`, and `holding` past the window (its
+ * hold can no longer run; what it moved is gathered as it stands).
+ */
+export function gatherableHolds(db: Db, now: number): HeldLogin[] {
+  return db
+    .select()
+    .from(heldLogins)
+    .where(
+      or(eq(heldLogins.state, "held"), and(eq(heldLogins.state, "holding"), lt(heldLogins.recordedAt, now - HOLD_WINDOW_MS))),
+    )
+    .orderBy(heldLogins.seq)
+    .all();
+}
+
+/** Marks gathered entries done: `held` ones, and `holding` ones still past the window (by `seq`: any other untouched). */
+export function holdsGathered(db: Db, seqs: readonly number[], now: number): void {
+  if (seqs.length === 0) return;
+  db.update(heldLogins)
+    .set({ state: "done" })
+    .where(
+      and(
+        inArray(heldLogins.seq, [...seqs]),
+        or(eq(heldLogins.state, "held"), and(eq(heldLogins.state, "holding"), lt(heldLogins.recordedAt, now - HOLD_WINDOW_MS))),
+      ),
+    )
+    .run();
+}
+
+/** The entries not gathered yet, oldest first, after closing those not claimed in time (`HOLD_WINDOW_MS`). */
 export function openHolds(db: Db, now: number): HeldLogin[] {
   db.update(heldLogins)
     .set({ state: "done" })
