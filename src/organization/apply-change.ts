@@ -150,11 +150,13 @@ const APPLY: { [K in OrganizationChange["kind"]]: Apply<K> } = {
     // the directory named it) until someone else takes it on GitHub, so this delivery sets them
     // apart at once (`held_logins`), also while the rename waits for its chain. Not the home's own
     // key; not for a delivery received too long ago (back from the dead-letter queue, or applied
-    // again after the ledger forgot it): the login may be another's by now.
+    // again after the ledger forgot it), nor one whose age is unknown (queued before messages
+    // carried `receivedAt`): the login may be another's by now.
     const leaving = defaultHome(change.from);
     const now = Date.now();
-    const received = Math.min(origin.receivedAt ?? now, now);
-    if (leaving !== at.home && now - received <= HOLD_WINDOW_MS) recordHold(db, leaving, origin.correlationId, received);
+    const received = origin.receivedAt === undefined || origin.receivedAt === null ? null : Math.min(origin.receivedAt, now);
+    if (leaving !== at.home && received !== null && now - received <= HOLD_WINDOW_MS)
+      recordHold(db, leaving, origin.correlationId, received);
     addWaitingRename(db, organizationRenamed(change.from, at.login, Date.now()));
     followWaitingRenames(db);
   },

@@ -243,7 +243,10 @@ export class OrganizationObject extends DurableObject<Env> {
 
   /** Entry `seq` was set apart (`holding` → `held`) or had nothing to set apart (→ `done`). */
   holdDone(seq: number, to: "held" | "done"): void {
-    setHoldState(this.#db, [seq], "holding", to);
+    // Moved rows are always gathered: a gather that closed the entry meanwhile (its claim past the
+    // window while the rows were still on their way) sees it again.
+    if (to === "held") setHoldState(this.#db, [seq], ["holding", "done"], "held");
+    else setHoldState(this.#db, [seq], ["holding"], "done");
   }
 
   /** The entries whose holding keys may be gathered now (`held`, and `holding` past the window). */

@@ -102,7 +102,13 @@ const MAX_KEPT_PAYLOAD = 1024 * 1024;
 export async function replayParked(env: Env, parked: { delivery: string; message: unknown; parkedAt: number }): Promise<void> {
   const kept = KeptPayload.safeParse(parked.message);
   if (!kept.success) {
-    await env.WEBHOOKS.send(parked.message, { contentType: "json" }).catch((error) => {
+    // A queue message keeps its `receivedAt`; one queued before messages carried it is given the
+    // time it was parked (received no later), so that its age is known (`held_logins`).
+    const message =
+      typeof parked.message === "object" && parked.message !== null && !("receivedAt" in parked.message)
+        ? { ...parked.message, receivedAt: parked.parkedAt }
+        : parked.message;
+    await env.WEBHOOKS.send(message, { contentType: "json" }).catch((error) => {
       throw storageFailure("Queue", error);
     });
     return;

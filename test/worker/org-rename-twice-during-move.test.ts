@@ -13,12 +13,14 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { heldKey } from "../../src/directory/identity";
-import { gatherCurrentLogin } from "../../src/directory/learn";
+import { gatherCurrentLogin, gatherHeldLogins } from "../../src/directory/learn";
 import { beginMove, recordMove } from "../../src/directory/moves";
+import { moveOrganizationRows } from "../../src/directory/rows";
 import { placementOf } from "../../src/directory/shards";
 import { DAY_MS } from "../../src/lib/time";
 import { HOLD_WINDOW_MS } from "../../src/organization/store/installation";
 import { WEBHOOK_QUEUE } from "../../src/webhooks/consumer";
+import { replayParked } from "../../src/webhooks/receive";
 import { env, postEventsOk } from "./helpers";
 import { completeMove, moveAll, rowsUnder } from "./move-helpers";
 import {
@@ -407,6 +409,54 @@ describe("rows under a login the organization left: its own, never another organ
       expect(await open(home)).toEqual([]);
     },
   );
+
+  it("a rename message whose age is unknown (queued before messages carried receivedAt) sets nothing apart; a replay dates it", {
+    timeout: 60_000,
+  }, async () => {
+    const { a, owner, b, c, home } = await renamedTwice();
+    await rowsAs(b, 2); // stray under B
+    const { receivedAt: _stamped, ...bc } = messageOf("organization", renamed(b, c, accountOf(a)));
+    await consume(WEBHOOK_QUEUE, [bc]);
+    expect(await open(home)).toEqual([]);
+    expect(await rowsUnder(b.toLowerCase())).toBe(1);
+    await consume(WEBHOOK_QUEUE, [messageOf("organization", renamed(a, b, accountOf(a)))]);
+    expect((await exported(c, owner)).map((r) => r.prNumber)).toEqual([1]);
+    // The control plane's replay of such a parked message gives it the time it was parked.
+    const sent: unknown[] = [];
+    const parkedAt = Date.now() - DAY_MS;
+    await replayParked({ ...env, WEBHOOKS: { send: async (body: unknown) => void sent.push(body) } } as unknown as Env, {
+      delivery: bc.delivery,
+      message: bc,
+      parkedAt,
+    });
+    expect(sent).toEqual([{ ...bc, receivedAt: parkedAt }]);
+  });
+
+  it("a hold whose entry a gather closed while its rows were on their way still has them gathered", {
+    timeout: 60_000,
+  }, async () => {
+    const { a, owner, b, c, home } = await renamedTwice();
+    await rowsAs(b, 2);
+    const bc = messageOf("organization", renamed(b, c, accountOf(a)));
+    // The hold claims its entry and moves row 2; the call that marks it held fails.
+    const failed = await consume(WEBHOOK_QUEUE, [bc], { ORGANIZATIONS: objectsFail("holdDone") });
+    expect(failed.result.retryMessages.map((r) => r.msgId)).toEqual(failed.ids);
+    const [entry] = await open(home);
+    expect(entry?.state).toBe("holding");
+    // Past the window a gather takes what the holding key has and closes the entry...
+    await ageHolds(home, HOLD_WINDOW_MS + 1);
+    await gatherHeldLogins(env, home);
+    expect(await open(home)).toEqual([]);
+    // ...while the claimer's move was still on its way: row 3 lands under the holding key after.
+    await rowsAs(b, 3);
+    await moveOrganizationRows(env, b.toLowerCase(), heldKey(b.toLowerCase(), home));
+    await env.ORGANIZATIONS.getByName(home).holdDone(entry?.seq ?? -1, "held");
+    await gatherHeldLogins(env, home);
+    await consume(WEBHOOK_QUEUE, [messageOf("organization", renamed(a, b, accountOf(a)))]);
+    expect((await exported(c, owner)).map((r) => r.prNumber).sort()).toEqual([1, 2, 3]);
+    expect(await rowsUnder(heldKey(b.toLowerCase(), home))).toBe(0);
+    expect(await open(home)).toEqual([]);
+  });
 
   it("the same rename made twice (B→C, later C→B→C), the second B→C first: B's rows of the second stay join", {
     timeout: 60_000,

@@ -315,7 +315,8 @@ export async function consume(
 export function messageOf(event: string, payload: unknown, delivery = newDelivery()): QueueMessageInput {
   const reduced = reduceDelivery(event, delivery, payload);
   if (reduced.status !== "queued" || reduced.messages.length !== 1) throw new Error(`${event}: ${JSON.stringify(reduced)}`);
-  return reduced.messages[0] as QueueMessageInput;
+  // Stamped as the receiver stamps it (`receive.ts` `enqueue`).
+  return { ...(reduced.messages[0] as QueueMessageInput), receivedAt: Date.now() };
 }
 
 /**

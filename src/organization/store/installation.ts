@@ -110,11 +110,11 @@ export function openHolds(db: Db, now: number): HeldLogin[] {
   return db.select().from(heldLogins).where(ne(heldLogins.state, "done")).orderBy(heldLogins.seq).all();
 }
 
-/** Moves entries on from state `from` (by `seq`: an entry recorded since, or moved on by another consumer, is untouched). */
-export function setHoldState(db: Db, seqs: readonly number[], from: HeldLogin["state"], to: HeldLogin["state"]): void {
+/** Moves entries on from one of the states `from` (by `seq`: an entry recorded since, or moved on by another consumer, is untouched). */
+export function setHoldState(db: Db, seqs: readonly number[], from: readonly HeldLogin["state"][], to: HeldLogin["state"]): void {
   if (seqs.length > 0)
     db.update(heldLogins)
       .set({ state: to })
-      .where(and(inArray(heldLogins.seq, [...seqs]), eq(heldLogins.state, from)))
+      .where(and(inArray(heldLogins.seq, [...seqs]), inArray(heldLogins.state, [...from])))
       .run();
 }
