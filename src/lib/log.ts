@@ -48,6 +48,13 @@ export function logger(context: LogFields = {}): Logger {
 /** The logger of lines outside a request (queue consumer, cron, Durable Object housekeeping). */
 export const log: Logger = logger();
 
-/** An error as a log field: `Name: message` for an Error, its string otherwise. */
+/**
+ * An error as a log field: `Name: message` for an Error (and its cause's, when it has one: a
+ * storage failure's message says only that the service is unavailable), its string otherwise.
+ */
 export const errorField = (error: unknown): string | undefined =>
-  error instanceof Error ? `${error.name}: ${error.message}` : error === undefined ? undefined : String(error);
+  error instanceof Error
+    ? `${error.name}: ${error.message}${error.cause instanceof Error ? ` (cause: ${error.cause.name}: ${error.cause.message})` : ""}`
+    : error === undefined
+      ? undefined
+      : String(error);

@@ -209,8 +209,8 @@ export const waitingRenames = sqliteTable(
  * meanwhile, or comes back from the dead-letter queue) is `done` unheld: its rows may be the
  * login's next owner's by then. `held`: the rows wait under the holding key until the
  * organization can gather them (not while it moves between shards; a `holding` entry past the
- * window is gathered as it stands); `done`: gathered, or nothing set apart. `directory/learn.ts`
- * `holdLeftLogins`, `gatherHeldLogins`.
+ * window is gathered as it stands); `done`: gathered, or nothing set apart (dropped after
+ * `DONE_HOLD_KEPT_MS`). `directory/learn.ts` `holdLeftLogins`, `gatherHeldLogins`.
  */
 export const heldLogins = sqliteTable(
   "held_logins",

@@ -37,6 +37,8 @@ describe("one JSON line per event: level first, the event, the context, the fiel
 
   it.each([
     [new TypeError("bad"), "TypeError: bad"],
+    [new Error("unavailable", { cause: new RangeError("D1 down") }), "Error: unavailable (cause: RangeError: D1 down)"],
+    [new Error("outer", { cause: "not an error" }), "Error: outer"],
     ["text", "text"],
     [undefined, undefined],
   ])("errorField(%j)", (error, expected) => {

@@ -354,9 +354,9 @@ export async function markMoving(home: string): Promise<void> {
 export const endMove = (home: string) =>
   env.DB.prepare("UPDATE analytics_placements SET moving_to = NULL WHERE home_key = ?1").bind(home).run();
 
-/** D1 whose reads work and whose write batches fail, as a store failing between two writes would. */
-export const d1WritesFail = () => ({
-  prepare: (query: string) => env.DB.prepare(query),
+/** D1 (`db`, the main database by default) whose reads work and whose write batches fail, as a store failing between two writes would. */
+export const d1WritesFail = (db: D1Database = env.DB) => ({
+  prepare: (query: string) => db.prepare(query),
   batch: async () => {
     throw new Error("D1_ERROR: injected storage fault [expected-fault]");
   },

@@ -101,8 +101,21 @@ export function holdsGathered(db: Db, seqs: readonly number[], now: number): voi
     .run();
 }
 
-/** The entries not gathered yet, oldest first, after closing those not claimed in time (`HOLD_WINDOW_MS`). */
+/**
+ * How long a `done` entry is kept: a hold still under way when a gather closed its entry marks it
+ * held again (`OrganizationObject.holdDone`), so it must outlive any hold (claimed within
+ * `HOLD_WINDOW_MS`); nothing else reads it.
+ */
+export const DONE_HOLD_KEPT_MS = 24 * 3_600_000;
+
+/**
+ * The entries not gathered yet, oldest first, after closing those not claimed in time
+ * (`HOLD_WINDOW_MS`) and dropping `done` ones older than `DONE_HOLD_KEPT_MS`.
+ */
 export function openHolds(db: Db, now: number): HeldLogin[] {
+  db.delete(heldLogins)
+    .where(and(eq(heldLogins.state, "done"), lt(heldLogins.recordedAt, now - DONE_HOLD_KEPT_MS)))
+    .run();
   db.update(heldLogins)
     .set({ state: "done" })
     .where(and(eq(heldLogins.state, "to_hold"), lt(heldLogins.recordedAt, now - HOLD_WINDOW_MS)))
