@@ -81,14 +81,32 @@ export const PLAN_LIMITS: PlanLimits = { maxSpanMs: 7 * DAY_MS, maxReviews: 500,
 
 /**
  * Merged pull requests with at least one review completed inside the window, newest merge first,
- * with their metrics. One statement; see `mergedPullRequestsQuery` for how it finds the rows.
+ * with their metrics: the page's statements (`pageStatements`) one after the other, each asked for
+ * the rows still missing, until the page is full. Usually one statement; see
+ * `mergedPullRequestsQuery` for how it finds the rows.
  */
 export async function listMergedPullRequests(
   db: D1Database | D1DatabaseSession,
   q: MergedPullRequestQuery,
   limits: PlanLimits = PLAN_LIMITS,
 ): Promise<MergedPullRequestPage> {
-  const { sql, params } = mergedPullRequestsQuery(q, limits);
+  const rows: MergedPullRequest[] = [];
+  let rowsRead = 0;
+  for (const statement of pageStatements(q, limits)) {
+    const part = await readPart(db, statement(q.limit - rows.length), q.limit - rows.length);
+    rows.push(...part.rows);
+    rowsRead += part.rowsRead;
+    if (rows.length >= q.limit) break;
+  }
+  return { rows, rowsRead };
+}
+
+/** One statement's rows (at most `limit`), in (merged_at, id) descending order. */
+async function readPart(
+  db: D1Database | D1DatabaseSession,
+  { sql, params }: { sql: string; params: (string | number)[] },
+  limit: number,
+): Promise<MergedPullRequestPage> {
   // The page as one JSON text (SQLite builds it): local D1 turned each of a page's 101 rows and
   // 12 cells into objects on both sides of its binding, about 16 µs a row; one value cost 0.4 ms
   // less per full page (1.58x -> 1.51x /readyz at 1M, interleaved). The aggregate's order is not
@@ -96,7 +114,7 @@ export async function listMergedPullRequests(
   // Larger pages (the download's 1,001 rows) read row by row: see `JSON_PAGE_MAX_ROWS`.
   let tuples: PageTuple[];
   let rowsRead: number;
-  if (q.limit <= JSON_PAGE_MAX_ROWS) {
+  if (limit <= JSON_PAGE_MAX_ROWS) {
     const { results, meta } = await db
       .prepare(`SELECT json_group_array(json_array(${PAGE_COLUMNS.join(", ")})) AS page FROM (${sql})`)
       .bind(...params)
@@ -134,6 +152,62 @@ export async function listMergedPullRequests(
     rowsRead,
   };
 }
+
+/** A statement of the page, for the rows still missing (`limit`). */
+export type PageStatement = (limit: number) => { sql: string; params: (string | number)[] };
+
+/**
+ * The statements a page takes, in order; each after the first runs only when those before it
+ * yielded fewer rows than the page holds, and is asked for the rest.
+ *
+ * The statement's ranges (`mergedPullRequestsQuery`) fall into three groups that follow each other
+ * in the page's order (merged_at descending): the pull requests merged after the window and
+ * reviewed inside it (`later`: the before-merge gap tiers; none for a window that ended less than
+ * a day before the request), those merged in the window (`window`), and those merged before it
+ * (`earlier`: the after-merge gap tiers). A window walked by its merges is read in two statements:
+ * the later and window ranges, then, only when they leave the page short, the earlier ones. A
+ * group that lies wholly before the cursor is left out. So every page but the one that reaches the
+ * window's start runs a statement of one range (or one per walked repository) instead of nine, or
+ * nine instead of seventeen for a window in the past; the page that reaches the window's start runs
+ * two. Together they return exactly the one statement's rows: a walk by pages of any size is the
+ * same through either (`test/worker/export-json-page-attack.test.ts`, the property tests).
+ *
+ * A narrow window (`limits.maxSpanMs`) keeps the one statement: it may take its pull requests from
+ * the reviews instead, whatever their merge, which no split by merge time can follow. So does a
+ * caller who may read nothing.
+ *
+ * Why: local D1 may compile the statement for every request (workerd 1.20261110.1 and later do),
+ * about 0.05 ms per range there: `docs/performance.md`, "The page in two statements".
+ */
+export function pageStatements(q: MergedPullRequestQuery, limits: PlanLimits = PLAN_LIMITS): PageStatement[] {
+  const statement =
+    (ranges: RangeGroups): PageStatement =>
+    (limit) =>
+      mergedPullRequestsQuery({ ...q, limit }, limits, ranges);
+  const narrow = q.end - q.start <= limits.maxSpanMs;
+  const nothingToRead = q.accessibleRepoKeys?.length === 0 || q.repoKeys?.length === 0;
+  if (narrow || nothingToRead) return [statement(EVERY_RANGE)];
+  const cursor = q.after?.mergedAt;
+  const later = !endsRecently(q) && (cursor === undefined || cursor > q.end);
+  const window = cursor === undefined || cursor >= q.start;
+  const earlier = statement({ later: false, window: false, earlier: true });
+  return later || window ? [statement({ later, window, earlier: false }), earlier] : [earlier];
+}
+
+/** Which of the statement's groups of ranges it walks (`pageStatements`). */
+export interface RangeGroups {
+  /** Merged after the window (the before-merge gap tiers). */
+  later: boolean;
+  /** Merged in the window. */
+  window: boolean;
+  /** Merged before the window (the after-merge gap tiers). */
+  earlier: boolean;
+}
+
+export const EVERY_RANGE: RangeGroups = { later: true, window: true, earlier: true };
+
+/** Whether the window ended less than a day before the request: no merge after it needs a range of its own. */
+const endsRecently = (q: MergedPullRequestQuery): boolean => q.end >= q.now - RECENT_END_MS;
 
 /**
  * Pages of at most this many rows are read as one JSON text; larger ones row by row. D1 refuses a
@@ -230,6 +304,7 @@ const CANDIDATE = "p.merged_at AS m, p.id AS id, p.repo_key AS rk, p.first_revie
 export function mergedPullRequestsQuery(
   q: MergedPullRequestQuery,
   limits: PlanLimits = PLAN_LIMITS,
+  ranges: RangeGroups = EVERY_RANGE,
 ): { sql: string; params: (string | number)[] } {
   if (!Number.isSafeInteger(q.limit) || q.limit < 1) throw new RangeError(`limit must be a positive integer, got ${q.limit}`);
   const params: (string | number)[] = [q.orgKey, q.start, q.end]; // ?1 ?2 ?3
@@ -250,8 +325,10 @@ export function mergedPullRequestsQuery(
   // A short access list: the merges in the window walked per repository (each name bound once;
   // a name listed twice would yield its rows twice).
   const accessibleKeys = q.accessibleRepoKeys === null ? null : [...new Set(q.accessibleRepoKeys)];
-  const repoWalks =
-    repo !== null
+  // (Bound only when walked: D1 refuses a statement with a parameter it does not use.)
+  const repoWalks = !ranges.window
+    ? null
+    : repo !== null
       ? [repo]
       : named !== null
         ? named.map(bind)
@@ -264,7 +341,9 @@ export function mergedPullRequestsQuery(
   const byReviews = q.end - q.start <= limits.maxSpanMs;
   // Merges after a window that ended less than a day ago are at most a day's worth (and the odd
   // one dated in the future): the walk over the window simply goes on past its end.
-  const endsRecently = q.end >= q.now - RECENT_END_MS;
+  const recent = endsRecently(q);
+  const every = ranges.later && ranges.window && ranges.earlier;
+  if (byReviews && !every) throw new RangeError("a narrow window is read in one statement: its plan may take the reviews");
 
   // Upper bounds of a range: SQLite limits an index range by one upper bound only, so the cursor
   // and the range's own bound go into one MIN().
@@ -284,21 +363,23 @@ export function mergedPullRequestsQuery(
     ].join(" AND ")}`;
 
   const tiers = Array.from({ length: LAST_GAP_TIER + 1 }, (_, tier) => ({ tier, bound: GAP_TIER_BOUNDS_MS[tier] }));
-  const inWindow = ["p.merged_at >= ?2", `p.merged_at <= ${upTo(endsRecently ? String(NO_LIMIT) : "?3")}`];
+  const inWindow = ["p.merged_at >= ?2", `p.merged_at <= ${upTo(recent ? String(NO_LIMIT) : "?3")}`];
   const walk = [
-    ...(repoWalks
-      ? repoWalks.map((key) =>
-          range("pull_requests_repo_merged_walk", [...(key === repo ? [] : [`p.repo_key = ${key}`]), ...inWindow]),
-        )
-      : [range("pull_requests_merged_walk", inWindow)]),
-    ...tiers.map(({ tier, bound }) =>
+    ...(!ranges.window
+      ? []
+      : repoWalks
+        ? repoWalks.map((key) =>
+            range("pull_requests_repo_merged_walk", [...(key === repo ? [] : [`p.repo_key = ${key}`]), ...inWindow]),
+          )
+        : [range("pull_requests_merged_walk", inWindow)]),
+    ...(ranges.earlier ? tiers : []).map(({ tier, bound }) =>
       range("pull_requests_after_merge_walk", [
         `p.after_merge_tier = ${tier}`,
         ...(bound === undefined ? [] : [`p.merged_at >= ?2 - ${bound}`]),
         `p.merged_at <= ${upTo("?2 - 1")}`,
       ]),
     ),
-    ...(endsRecently ? [] : tiers).map(({ tier, bound }) =>
+    ...(ranges.later && !recent ? tiers : []).map(({ tier, bound }) =>
       range("pull_requests_before_merge_walk", [
         `p.before_merge_tier = ${tier}`,
         "p.merged_at > ?3",

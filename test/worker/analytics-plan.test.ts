@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type MergedPullRequestQuery, mergedPullRequestsQuery, PLAN_LIMITS } from "../../src/storage/analytics";
+import { type MergedPullRequestQuery, mergedPullRequestsQuery, PLAN_LIMITS, pageStatements } from "../../src/storage/analytics";
 import { LAST_GAP_TIER } from "../../src/storage/review-span";
 import { env } from "./helpers";
 
@@ -22,7 +22,10 @@ const narrow = { start: now - 200 * DAY, end: now - 200 * DAY + 3_600_000 };
 const repos = (n: number) => Array.from({ length: n }, (_, i) => `repo-${String(i * 7).padStart(3, "0")}`);
 
 async function plan(q: MergedPullRequestQuery): Promise<string[]> {
-  const { sql, params } = mergedPullRequestsQuery(q);
+  return planOf(mergedPullRequestsQuery(q));
+}
+
+async function planOf({ sql, params }: { sql: string; params: (string | number)[] }): Promise<string[]> {
   const rows = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
     .bind(...params)
     .all<{ detail: string }>();
@@ -31,57 +34,60 @@ async function plan(q: MergedPullRequestQuery): Promise<string[]> {
 
 const count = (lines: string[], pattern: RegExp) => lines.filter((line) => pattern.test(line)).length;
 
+/** Every shape of the statement: windows, cursors, repositories, access lists, authors. */
+const CASES: [string, MergedPullRequestQuery][] = [
+  ["default window", base],
+  ["one-year window", { ...base, start: now - 365 * DAY }],
+  ["a month in the past", { ...base, ...past }],
+  ["a month in the past, deep", { ...base, ...past, after: cursor }],
+  ["deep page (cursor)", { ...base, start: now - 365 * DAY, after: cursor }],
+  ["default window, the cursor before it", { ...base, after: { mergedAt: now - 40 * DAY, id: 5 } }],
+  ["a month in the past, the cursor inside it", { ...base, ...past, after: { mergedAt: now - 210 * DAY, id: 5 } }],
+  ["a month in the past, the cursor before it", { ...base, ...past, after: { mergedAt: now - 300 * DAY, id: 5 } }],
+  ["one repository", { ...base, repoKeys: ["repo-042"] }],
+  ["one repository, deep", { ...base, repoKeys: ["repo-042"], after: cursor }],
+  ["restricted repository access", { ...base, accessibleRepoKeys: ["repo-001", "repo-002"] }],
+  ["restricted repository access, in the past", { ...base, ...past, accessibleRepoKeys: ["repo-001", "repo-002"] }],
+  ["narrow window", { ...base, ...narrow }],
+  ["narrow window ending now", { ...base, start: now - 3_600_000 }],
+  ["a month that ended an hour ago", { ...base, start: now - 31 * DAY, end: now - 3_600_000 }],
+  ["a month that ended two days ago", { ...base, start: now - 32 * DAY, end: now - 2 * DAY }],
+  ["narrow window, one repository, deep", { ...base, ...narrow, repoKeys: ["repo-042"], after: cursor }],
+  ["narrow window, restricted access, deep", { ...base, ...narrow, accessibleRepoKeys: ["repo-001"], after: cursor }],
+  ["few repositories of many", { ...base, start: now - 365 * DAY, accessibleRepoKeys: repos(13) }],
+  ["few repositories of many, in the past, deep", { ...base, ...past, accessibleRepoKeys: repos(13), after: cursor }],
+  [
+    "as many repositories as get walks of their own, in the past, deep",
+    {
+      ...base,
+      ...past,
+      accessibleRepoKeys: repos(PLAN_LIMITS.maxRepoWalks),
+      after: cursor,
+    },
+  ],
+  ["one repository more than that", { ...base, ...past, accessibleRepoKeys: repos(PLAN_LIMITS.maxRepoWalks + 1) }],
+  ["few repositories of many, narrow window", { ...base, ...narrow, accessibleRepoKeys: repos(13) }],
+  ["one repository among restricted access", { ...base, repoKeys: ["repo-007"], accessibleRepoKeys: repos(13) }],
+  ["no repository", { ...base, accessibleRepoKeys: [] }],
+  // Contract section 21: a list of repositories walks each one's merges in the window through
+  // (org, repo, merged) and merges the walks; the authors filter the candidates after the merge.
+  ["three repositories", { ...base, start: now - 365 * DAY, repoKeys: ["repo-007", "repo-042", "repo-099"] }],
+  ["three repositories, in the past, deep", { ...base, ...past, repoKeys: ["repo-007", "repo-042", "repo-099"], after: cursor }],
+  ["twenty repositories, narrow window", { ...base, ...narrow, repoKeys: repos(20) }],
+  ["three repositories among restricted access", { ...base, repoKeys: repos(3), accessibleRepoKeys: repos(13) }],
+  ["two authors", { ...base, authorKeys: ["ada", "grace"] }],
+  ["two authors, narrow window, deep", { ...base, ...narrow, authorKeys: ["ada", "grace"], after: cursor }],
+  ["three repositories and an author", { ...base, ...past, repoKeys: repos(3), authorKeys: ["ada"] }],
+  ["one repository and an author", { ...base, repoKeys: ["repo-042"], authorKeys: ["ada"] }],
+];
+
 /**
  * The plan of every shape of the statement (docs/performance.md explains it): index ranges only,
  * one per gap tier on each side of the window, no full scan, no sort of a walk. Running it through
  * D1 also proves the text within D1's limits (5 terms per compound SELECT, 100 parameters).
  */
 describe("analytics query plan", () => {
-  it.each([
-    ["default window", base],
-    ["one-year window", { ...base, start: now - 365 * DAY }],
-    ["a month in the past", { ...base, ...past }],
-    ["a month in the past, deep", { ...base, ...past, after: cursor }],
-    ["deep page (cursor)", { ...base, start: now - 365 * DAY, after: cursor }],
-    ["one repository", { ...base, repoKeys: ["repo-042"] }],
-    ["one repository, deep", { ...base, repoKeys: ["repo-042"], after: cursor }],
-    ["restricted repository access", { ...base, accessibleRepoKeys: ["repo-001", "repo-002"] }],
-    ["restricted repository access, in the past", { ...base, ...past, accessibleRepoKeys: ["repo-001", "repo-002"] }],
-    ["narrow window", { ...base, ...narrow }],
-    ["narrow window ending now", { ...base, start: now - 3_600_000 }],
-    ["a month that ended an hour ago", { ...base, start: now - 31 * DAY, end: now - 3_600_000 }],
-    ["a month that ended two days ago", { ...base, start: now - 32 * DAY, end: now - 2 * DAY }],
-    ["narrow window, one repository, deep", { ...base, ...narrow, repoKeys: ["repo-042"], after: cursor }],
-    ["narrow window, restricted access, deep", { ...base, ...narrow, accessibleRepoKeys: ["repo-001"], after: cursor }],
-    ["few repositories of many", { ...base, start: now - 365 * DAY, accessibleRepoKeys: repos(13) }],
-    ["few repositories of many, in the past, deep", { ...base, ...past, accessibleRepoKeys: repos(13), after: cursor }],
-    [
-      "as many repositories as get walks of their own, in the past, deep",
-      {
-        ...base,
-        ...past,
-        accessibleRepoKeys: repos(PLAN_LIMITS.maxRepoWalks),
-        after: cursor,
-      },
-    ],
-    ["one repository more than that", { ...base, ...past, accessibleRepoKeys: repos(PLAN_LIMITS.maxRepoWalks + 1) }],
-    ["few repositories of many, narrow window", { ...base, ...narrow, accessibleRepoKeys: repos(13) }],
-    ["one repository among restricted access", { ...base, repoKeys: ["repo-007"], accessibleRepoKeys: repos(13) }],
-    ["no repository", { ...base, accessibleRepoKeys: [] }],
-    // Contract section 21: a list of repositories walks each one's merges in the window through
-    // (org, repo, merged) and merges the walks; the authors filter the candidates after the merge.
-    ["three repositories", { ...base, start: now - 365 * DAY, repoKeys: ["repo-007", "repo-042", "repo-099"] }],
-    [
-      "three repositories, in the past, deep",
-      { ...base, ...past, repoKeys: ["repo-007", "repo-042", "repo-099"], after: cursor },
-    ],
-    ["twenty repositories, narrow window", { ...base, ...narrow, repoKeys: repos(20) }],
-    ["three repositories among restricted access", { ...base, repoKeys: repos(3), accessibleRepoKeys: repos(13) }],
-    ["two authors", { ...base, authorKeys: ["ada", "grace"] }],
-    ["two authors, narrow window, deep", { ...base, ...narrow, authorKeys: ["ada", "grace"], after: cursor }],
-    ["three repositories and an author", { ...base, ...past, repoKeys: repos(3), authorKeys: ["ada"] }],
-    ["one repository and an author", { ...base, repoKeys: ["repo-042"], authorKeys: ["ada"] }],
-  ])("%s: index ranges only", async (_name, q) => {
+  it.each(CASES)("%s: index ranges only", async (_name, q) => {
     const details = await plan(q);
     const byReviews = q.end - q.start <= PLAN_LIMITS.maxSpanMs;
     const endsRecently = q.end >= q.now - DAY; // the walk over the window goes on past its end
@@ -155,5 +161,47 @@ describe("analytics query plan", () => {
     expect(count(details, /ai_authorship/)).toBe(0);
     // No full scan of the big tables.
     for (const line of details) expect(line).not.toMatch(/^SCAN (p|pull_requests|r|reviews|f|findings|a|ai_authorship)\b/);
+  });
+
+  /** Each index range of a plan, with the index it walks and the bounds it takes. */
+  const ranges = (details: string[]) =>
+    details.filter((line) => /^SEARCH p USING COVERING INDEX pull_requests_/.test(line)).sort();
+
+  // `pageStatements`: a window walked by its merges is read in two statements (the ranges up to
+  // the window's start, then those before it), each group left out when the cursor lies past it.
+  // Together they walk the one statement's ranges, less those the cursor leaves out, each in order.
+  it.each(CASES)("%s: the page's statements walk its ranges between them, in order", async (_name, q) => {
+    const statements = pageStatements(q);
+    const narrow = q.end - q.start <= PLAN_LIMITS.maxSpanMs;
+    const nothing = q.accessibleRepoKeys?.length === 0 || q.repoKeys?.length === 0;
+    const plans = await Promise.all(statements.map((statement) => planOf(statement(q.limit))));
+    const whole = await plan(q);
+    if (narrow || nothing) {
+      expect(statements).toHaveLength(1);
+      expect(plans[0]).toEqual(whole);
+      return;
+    }
+    const cursorBeyondLater = q.after !== null && q.after.mergedAt <= q.end;
+    const cursorBeforeWindow = q.after !== null && q.after.mergedAt < q.start;
+    expect(statements).toHaveLength(cursorBeforeWindow ? 1 : 2);
+    // The last statement walks the merges before the window, one range per gap tier, alone.
+    const last = plans.at(-1) ?? [];
+    expect(ranges(last)).toHaveLength(LAST_GAP_TIER + 1);
+    for (const line of ranges(last)) expect(line).toMatch(/pull_requests_after_merge_walk/);
+    // The first (when the cursor leaves it anything) walks the window and, for a window in the
+    // past whose later merges the cursor has not passed, the ranges after it.
+    const first = plans.length === 2 ? (plans[0] ?? []) : [];
+    // The whole statement's ranges, less those of a group the cursor has passed (a window that
+    // ended recently has no ranges after it in either).
+    const expected = ranges(whole).filter(
+      (line) =>
+        !(cursorBeyondLater && /pull_requests_before_merge_walk/.test(line)) &&
+        !(cursorBeforeWindow && /pull_requests_(repo_)?merged_walk/.test(line)),
+    );
+    expect([...ranges(first), ...ranges(last)].sort()).toEqual(expected);
+    for (const details of plans) {
+      expect(count(details, /USE TEMP B-TREE FOR ORDER BY/)).toBe(0);
+      for (const line of details) expect(line).not.toMatch(/^SCAN (p|pull_requests|r|reviews|f|findings|a|ai_authorship)\b/);
+    }
   });
 });

@@ -1,0 +1,146 @@
+import { describe, expect, it } from "vitest";
+import {
+  listMergedPullRequests,
+  type MergedPullRequest,
+  type MergedPullRequestQuery,
+  mergedPullRequestsQuery,
+  pageStatements,
+} from "../../src/storage/analytics";
+import { ev, postEventsOk, scopeOf, shardDb, unique } from "./helpers";
+
+/**
+ * A page walked by its merges is read in two statements (`pageStatements`): the ranges up to the
+ * window's start, then, when they leave the page short, the merges before it. These tests walk
+ * data on both sides of every edge, with ties on the edges, by pages of every size, and compare
+ * every page with the one statement that walks every range (`mergedPullRequestsQuery`).
+ */
+
+const START = "2026-10-01T00:00:00.000Z";
+const END = "2026-10-31T23:59:59.999Z";
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const at = (iso: string, ms = 0) => new Date(Date.parse(iso) + ms).toISOString();
+
+/** Pull requests around October 2026: [number, merged, reviews completed]; 90+ never qualify. */
+const PULL_REQUESTS: [number, string, string[]][] = [
+  // Merged in the window, two of them at its first instant (a tie) and one at its last.
+  [1, "2026-10-30T10:00:00.000Z", ["2026-10-29T10:00:00.000Z"]],
+  [2, "2026-10-20T10:00:00.000Z", ["2026-10-19T10:00:00.000Z", "2026-10-21T10:00:00.000Z"]],
+  [3, "2026-10-12T10:00:00.000Z", ["2026-10-12T09:00:00.000Z"]],
+  [4, "2026-10-05T10:00:00.000Z", ["2026-09-20T10:00:00.000Z", "2026-11-20T10:00:00.000Z", "2026-10-06T10:00:00.000Z"]],
+  [5, START, ["2026-10-01T00:00:00.000Z"]],
+  [6, START, ["2026-10-02T00:00:00.000Z"]],
+  [7, END, [END]],
+  // Merged before the window, reviewed inside it: gap tiers from under a day to beyond 512 days.
+  [10, at(START, -1), ["2026-10-01T05:00:00.000Z"]],
+  [11, "2026-09-28T10:00:00.000Z", ["2026-10-03T10:00:00.000Z"]],
+  [12, "2026-08-01T10:00:00.000Z", ["2026-10-15T10:00:00.000Z"]],
+  [13, "2024-01-01T10:00:00.000Z", ["2026-10-20T10:00:00.000Z"]],
+  [14, "2026-09-30T10:00:00.000Z", ["2026-09-29T10:00:00.000Z", "2026-10-31T23:00:00.000Z"]],
+  // Merged after the window, reviewed inside it before the merge.
+  [20, at(END, 1), ["2026-10-31T12:00:00.000Z"]],
+  [21, "2026-11-03T10:00:00.000Z", ["2026-10-30T10:00:00.000Z"]],
+  [22, "2027-06-01T10:00:00.000Z", ["2026-10-10T10:00:00.000Z"]],
+  // Never in the window: reviews only before it, only after it, on both sides of it.
+  [90, "2026-09-20T10:00:00.000Z", ["2026-09-21T10:00:00.000Z"]],
+  [91, "2026-11-10T10:00:00.000Z", ["2026-11-09T10:00:00.000Z"]],
+  [92, "2026-10-15T10:00:00.000Z", ["2026-09-01T10:00:00.000Z", "2026-11-05T10:00:00.000Z"]],
+];
+
+async function seed(): Promise<string> {
+  const org = unique("stages");
+  await postEventsOk(
+    PULL_REQUESTS.flatMap(([pr, mergedAt, reviews]) => [
+      ev.pr(org, pr, { createdAt: "2023-12-01T00:00:00.000Z", mergedAt }),
+      ...reviews.map((completedAt, i) => ev.review(org, pr, `r${pr}-${i}`, { completedAt })),
+    ]),
+  );
+  return org;
+}
+
+/** The one statement's rows for a page (every range). */
+async function wholeRows(db: D1Database, q: MergedPullRequestQuery): Promise<number[]> {
+  const { sql, params } = mergedPullRequestsQuery(q);
+  const { results } = await db
+    .prepare(sql)
+    .bind(...params)
+    .all<{ prNumber: number }>();
+  return results.map((r) => r.prNumber);
+}
+
+/** Walks the window by pages of `perPage`, comparing each page with the one statement's; the rows and each page's statement count. */
+async function walk(db: D1Database, base: Omit<MergedPullRequestQuery, "after" | "limit">, perPage: number) {
+  const rows: number[] = [];
+  const statements: number[] = [];
+  let after: MergedPullRequestQuery["after"] = null;
+  for (let i = 0; i < 100; i++) {
+    const q: MergedPullRequestQuery = { ...base, after, limit: perPage + 1 };
+    const page: MergedPullRequest[] = (await listMergedPullRequests(db, q)).rows;
+    expect(page.map((r) => r.prNumber)).toEqual(await wholeRows(db, q));
+    statements.push(pageStatements(q).length);
+    rows.push(...page.slice(0, perPage).map((r) => r.prNumber));
+    const last = page[perPage - 1];
+    if (page.length <= perPage || last === undefined) return { rows, statements };
+    after = { mergedAt: last.mergedAt, id: last.id };
+  }
+  throw new Error("the walk did not end");
+}
+
+describe("the export's page in two statements", () => {
+  it.each([
+    ["a window that ended an hour ago", HOUR, [22, 21, 20, 7, 1, 2, 3, 4, 6, 5, 10, 14, 11, 12, 13]],
+    ["a window that ended two days ago", 2 * DAY, [22, 21, 20, 7, 1, 2, 3, 4, 6, 5, 10, 14, 11, 12, 13]],
+  ] as const)(
+    "%s: every page equals the one statement's, by pages of every size",
+    { timeout: 60_000 },
+    async (_name, sinceEnd, expected) => {
+      const org = await seed();
+      const db = await shardDb(org);
+      const scope = { ...scopeOf(org.toLowerCase(), START, END), now: Date.parse(END) + sinceEnd };
+      // Ties on the window's first instant: the higher id first (pull request 6 was stored after 5).
+      for (let perPage = 1; perPage <= expected.length + 1; perPage++) {
+        const { rows, statements } = await walk(db, scope, perPage);
+        expect(rows).toEqual(expected);
+        // A page whose cursor lies before the window runs one statement; the others two at most.
+        expect(statements.every((n) => n === 1 || n === 2)).toBe(true);
+      }
+    },
+  );
+
+  it("reads a full page from the window alone, and the merges before it once the window is done", async () => {
+    const org = await seed();
+    const db = await shardDb(org);
+    const q: MergedPullRequestQuery = {
+      ...scopeOf(org.toLowerCase(), START, END),
+      now: Date.parse(END) + HOUR,
+      after: null,
+      limit: 3,
+    };
+    const [window, earlier] = pageStatements(q);
+    expect(earlier).toBeDefined();
+    // The first statement alone fills the page: its one range is the organization's walk.
+    const first = window?.(3);
+    expect(first?.sql.match(/INDEXED BY pull_requests_\w+/g)).toEqual(["INDEXED BY pull_requests_merged_walk"]);
+    expect((await listMergedPullRequests(db, q)).rows.map((r) => r.prNumber)).toEqual([22, 21, 20]);
+    // A cursor before the window: the merges before it alone, one range per gap tier.
+    const before = { ...q, after: { mergedAt: Date.parse(START) - 1, id: Number.MAX_SAFE_INTEGER } };
+    const only = pageStatements(before);
+    expect(only).toHaveLength(1);
+    expect(new Set(only[0]?.(3).sql.match(/INDEXED BY pull_requests_\w+/g))).toEqual(
+      new Set(["INDEXED BY pull_requests_after_merge_walk"]),
+    );
+    expect((await listMergedPullRequests(db, before)).rows.map((r) => r.prNumber)).toEqual([10, 14, 11]);
+  });
+
+  it("keeps one statement for a narrow window, whose plan may take the reviews", async () => {
+    const q: MergedPullRequestQuery = {
+      ...scopeOf("narrow", "2026-10-01T00:00:00.000Z", "2026-10-02T00:00:00.000Z"),
+      now: Date.parse("2026-10-02T00:00:00.000Z"),
+      after: null,
+      limit: 101,
+    };
+    expect(pageStatements(q)).toHaveLength(1);
+    expect(pageStatements(q)[0]?.(101)).toEqual(mergedPullRequestsQuery(q));
+    expect(() => mergedPullRequestsQuery(q, undefined, { later: false, window: true, earlier: false })).toThrow(RangeError);
+  });
+});
