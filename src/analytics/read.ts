@@ -2,7 +2,13 @@ import { unwrap } from "../lib/durable-call";
 import { AppError, inStore } from "../lib/errors";
 import { nameKeyList, repoKeyList } from "../lib/names";
 import { type AnalyticsAccess, type PlacedAccess, REPO_DENIED } from "../rules/analytics-access";
-import { type AnalyticsScope, listMergedPullRequests, type MergedPullRequestQuery } from "../storage/analytics";
+import {
+  type AnalyticsScope,
+  listMergedPullRequests,
+  type MergedPullRequestQuery,
+  PagePlans,
+  PLAN_LIMITS,
+} from "../storage/analytics";
 import { repositoriesHaveEvents } from "../storage/repositories";
 import { AccessGuesses } from "./access-guess";
 import { type Defer, earlyAnswer, earlyUse, type ReadAlongside, readAlongsideAccess } from "./early-page";
@@ -127,9 +133,15 @@ export function pageQuery(
   };
 }
 
+/**
+ * What this isolate saw of the export's first pages: whether a scope's window fills a page, which
+ * chooses one statement or two (`PagePlans`). One per isolate, for every key and organization.
+ */
+export const PAGE_PLANS = new PagePlans();
+
 /** The export's pages: `GET /api/analytics/v1/prs` and the CSV download (which reads 1,000-row pages). */
 export const pageReader = analyticsReader({
   input: pageQuery,
-  statement: (db, input) => listMergedPullRequests(db, input),
+  statement: (db, input) => listMergedPullRequests(db, input, PLAN_LIMITS, PAGE_PLANS),
   hasRows: (page) => page.rows.length > 0,
 });

@@ -53,8 +53,10 @@ export interface MergedPullRequest {
 
 export interface MergedPullRequestPage {
   rows: MergedPullRequest[];
-  /** D1's count of rows the statement read (`meta.rows_read`). */
+  /** D1's count of rows the statements read (`meta.rows_read`). */
   rowsRead: number;
+  /** How many statements read the page (`pageStatements`, `PagePlans`). */
+  statements: number;
 }
 
 /**
@@ -82,23 +84,85 @@ export const PLAN_LIMITS: PlanLimits = { maxSpanMs: 7 * DAY_MS, maxReviews: 500,
 /**
  * Merged pull requests with at least one review completed inside the window, newest merge first,
  * with their metrics: the page's statements (`pageStatements`) one after the other, each asked for
- * the rows still missing, until the page is full. Usually one statement; see
- * `mergedPullRequestsQuery` for how it finds the rows.
+ * the rest of the page, until it is full. Usually one statement; see `mergedPullRequestsQuery` for
+ * how it finds the rows. `plans`: what this isolate saw of the scope's windows, which may choose
+ * the one statement instead of two (`PagePlans`); none, the statements as `pageStatements` says.
  */
 export async function listMergedPullRequests(
   db: D1Database | D1DatabaseSession,
   q: MergedPullRequestQuery,
   limits: PlanLimits = PLAN_LIMITS,
+  plans?: PagePlans,
 ): Promise<MergedPullRequestPage> {
+  const split = pageStatements(q, limits);
+  const teaches = plans !== undefined && q.after === null && split.length === 2;
+  const whole = teaches && plans.fitsWhole(q);
+  const statements: PageStatement[] = whole ? [(limit) => mergedPullRequestsQuery({ ...q, limit }, limits)] : split;
   const rows: MergedPullRequest[] = [];
   let rowsRead = 0;
-  for (const statement of pageStatements(q, limits)) {
+  let ran = 0;
+  let fromFirst = 0;
+  for (const statement of statements) {
     const part = await readPart(db, statement(q.limit - rows.length), q.limit - rows.length);
     rows.push(...part.rows);
     rowsRead += part.rowsRead;
+    if (ran++ === 0) fromFirst = part.rows.length;
     if (rows.length >= q.limit) break;
   }
-  return { rows, rowsRead };
+  // The rows of the first group (merged in the window or after it): the first statement's, or of
+  // the one statement's, those merged from the window's start on (they come first).
+  if (teaches) plans.record(q, whole ? rows.filter((row) => row.mergedAt >= q.start).length : fromFirst);
+  return { rows, rowsRead, statements: ran };
+}
+
+/**
+ * What an isolate has seen of the export's first pages, to choose between one statement and two
+ * (`pageStatements`). A first page whose window (with the merges after it) holds fewer rows than
+ * the page is read whole by two statements, one round trip more than the one statement that walks
+ * every range: so it is for every first page of a small organization. For each scope (the
+ * organization, the lists, the caller's repositories, the window's length in days and whether it
+ * ends now), the rows its window group held at the last first page (`record`); a first page of a
+ * scope whose window held fewer than this page's rows is read by the one statement
+ * (`fitsWhole`). Both ways answer the same rows, so a wrong guess (a scope that grew) costs time,
+ * never correctness, and each first page's count corrects the next choice. Kept per isolate (at
+ * most `capacity` scopes, the oldest forgotten first).
+ */
+export class PagePlans {
+  readonly #seen = new Map<string, { windowRows: number; asked: number }>();
+  readonly capacity: number;
+
+  constructor(capacity = 10_000) {
+    this.capacity = capacity;
+  }
+
+  /** Whether this first page is read by the one statement: its scope's window held fewer rows than the page, last time. */
+  fitsWhole(q: MergedPullRequestQuery): boolean {
+    const seen = this.#seen.get(PagePlans.key(q));
+    return seen !== undefined && seen.windowRows < seen.asked && seen.windowRows < q.limit;
+  }
+
+  /** Notes a first page's rows of the window group (exact when fewer than the page asked for). */
+  record(q: MergedPullRequestQuery, windowRows: number): void {
+    const key = PagePlans.key(q);
+    this.#seen.delete(key);
+    this.#seen.set(key, { windowRows, asked: q.limit });
+    if (this.#seen.size > this.capacity)
+      for (const oldest of this.#seen.keys()) {
+        this.#seen.delete(oldest);
+        break;
+      }
+  }
+
+  static key(q: MergedPullRequestQuery): string {
+    return JSON.stringify([
+      q.orgKey,
+      q.repoKeys,
+      q.authorKeys,
+      q.accessibleRepoKeys,
+      Math.round((q.end - q.start) / DAY_MS),
+      endsRecently(q),
+    ]);
+  }
 }
 
 /** One statement's rows (at most `limit`), in (merged_at, id) descending order. */
@@ -106,7 +170,7 @@ async function readPart(
   db: D1Database | D1DatabaseSession,
   { sql, params }: { sql: string; params: (string | number)[] },
   limit: number,
-): Promise<MergedPullRequestPage> {
+): Promise<{ rows: MergedPullRequest[]; rowsRead: number }> {
   // The page as one JSON text (SQLite builds it): local D1 turned each of a page's 101 rows and
   // 12 cells into objects on both sides of its binding, about 16 µs a row; one value cost 0.4 ms
   // less per full page (1.58x -> 1.51x /readyz at 1M, interleaved). The aggregate's order is not

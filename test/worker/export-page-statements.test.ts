@@ -4,6 +4,7 @@ import {
   type MergedPullRequest,
   type MergedPullRequestQuery,
   mergedPullRequestsQuery,
+  PagePlans,
   pageStatements,
 } from "../../src/storage/analytics";
 import { ev, postEventsOk, scopeOf, shardDb, unique } from "./helpers";
@@ -142,5 +143,82 @@ describe("the export's page in two statements", () => {
     expect(pageStatements(q)).toHaveLength(1);
     expect(pageStatements(q)[0]?.(101)).toEqual(mergedPullRequestsQuery(q));
     expect(() => mergedPullRequestsQuery(q, undefined, { later: false, window: true, earlier: false })).toThrow(RangeError);
+  });
+});
+
+describe("the isolate's page plans", () => {
+  const first = (org: string, limit: number, extra: Partial<MergedPullRequestQuery> = {}): MergedPullRequestQuery => ({
+    ...scopeOf(org.toLowerCase(), START, END),
+    now: Date.parse(END) + HOUR,
+    after: null,
+    limit,
+    ...extra,
+  });
+  const numbers = (page: { rows: MergedPullRequest[] }) => page.rows.map((r) => r.prNumber);
+
+  it("reads a window that held fewer rows than the page with one statement, and learns when it grows", async () => {
+    const org = await seed();
+    const db = await shardDb(org);
+    const plans = new PagePlans();
+    const q = first(org, 101);
+    const expected = await wholeRows(db, q);
+    expect(expected).toHaveLength(15);
+    // First sight: two statements (the window's 10 rows, then the 5 before it); noted.
+    const seen = await listMergedPullRequests(db, q, undefined, plans);
+    expect([numbers(seen), seen.statements]).toEqual([expected, 2]);
+    expect(plans.fitsWhole(q)).toBe(true);
+    // Asked again: the one statement, the same rows.
+    const again = await listMergedPullRequests(db, q, undefined, plans);
+    expect([numbers(again), again.statements]).toEqual([expected, 1]);
+    // A page smaller than the window's 10 rows is filled by the window: two statements' plan (the first alone).
+    const small = first(org, 4);
+    expect(plans.fitsWhole(small)).toBe(false);
+    const smallPage = await listMergedPullRequests(db, small, undefined, plans);
+    expect([numbers(smallPage), smallPage.statements]).toEqual([expected.slice(0, 4), 1]);
+    // Another window length, another scope: not known yet.
+    expect(plans.fitsWhole(first(org, 101, { start: Date.parse(START) - 10 * DAY }))).toBe(false);
+    expect(plans.fitsWhole(first(org, 101, { repoKeys: ["api"] }))).toBe(false);
+    // The window grows past the page: the one statement's answer shows it, the next page is split again.
+    const grown = first(org, 11);
+    plans.record(grown, 10);
+    expect(plans.fitsWhole(grown)).toBe(true);
+    await postEventsOk([
+      ev.pr(org, 50, { mergedAt: "2026-10-25T10:00:00.000Z" }),
+      ev.review(org, 50, "r50", { completedAt: "2026-10-25T09:00:00.000Z" }),
+    ]);
+    const whole = await listMergedPullRequests(db, grown, undefined, plans);
+    expect([numbers(whole), whole.statements]).toEqual([await wholeRows(db, grown), 1]);
+    expect(plans.fitsWhole(grown)).toBe(false);
+    const split = await listMergedPullRequests(db, grown, undefined, plans);
+    expect([numbers(split), split.statements]).toEqual([await wholeRows(db, grown), 1]);
+  });
+
+  it("neither consults nor teaches on a page with a cursor", async () => {
+    const org = await seed();
+    const db = await shardDb(org);
+    const plans = new PagePlans();
+    const q = first(org, 101);
+    await listMergedPullRequests(db, q, undefined, plans);
+    expect(plans.fitsWhole(q)).toBe(true);
+    // A cursor inside the window: the window's rest, then the merges before it (two statements).
+    const page = await listMergedPullRequests(
+      db,
+      { ...q, after: { mergedAt: Date.parse("2026-10-25T00:00:00.000Z"), id: Number.MAX_SAFE_INTEGER } },
+      undefined,
+      plans,
+    );
+    expect(numbers(page)).toEqual([2, 3, 4, 6, 5, 10, 14, 11, 12, 13]);
+    expect(page.statements).toBe(2);
+  });
+
+  it("forgets the oldest scope beyond its capacity", () => {
+    const plans = new PagePlans(2);
+    const qs = ["a", "b", "c"].map((org) => first(org, 101));
+    for (const q of qs) plans.record(q, 3);
+    expect(qs.map((q) => plans.fitsWhole(q))).toEqual([false, true, true]);
+    // A scope noted again is the newest.
+    plans.record(qs[1] as MergedPullRequestQuery, 3);
+    plans.record(qs[0] as MergedPullRequestQuery, 3);
+    expect(qs.map((q) => plans.fitsWhole(q))).toEqual([true, true, false]);
   });
 });
