@@ -639,6 +639,7 @@ try {
     const report = table(header, rows);
     log(`\n${report}\n\nResponses other than 200: ${unexpected}`);
 
+    const fullPages = cases.filter((c) => c.rows >= 100);
     const first = cases[1].http.c1.p50;
     const deep = cases[2].http.c1.p50;
     const targets = [
@@ -652,6 +653,11 @@ try {
         cases.every((c) => c.paired.ratio <= 2),
       ],
       [`deep page within 1.5x the first page (c=1 p50: ${fmt(deep)} vs ${fmt(first)} ms)`, deep <= 1.5 * first],
+      // Issue 31: a full page (100 rows) within 1.5x /readyz, interleaved.
+      [
+        `every full page (100 rows) at c=1 within 1.5x /readyz, requests interleaved (most: ${fmt(Math.max(...fullPages.map((c) => c.paired.ratio)))}x, ${fullPages.find((c) => c.paired.ratio === Math.max(...fullPages.map((f) => f.paired.ratio)))?.name})`,
+        fullPages.every((c) => c.paired.ratio <= 1.5),
+      ],
       ["no response other than 200", unexpected === 0],
     ];
     // Contract section 21 (issue 33): a list of repositories costs about what one repository does.

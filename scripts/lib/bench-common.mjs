@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import autocannon from "autocannon";
@@ -28,14 +29,18 @@ export const QUOTAS_OFF = { RATE_LIMIT_ANALYTICS: "0", RATE_LIMIT_MEMBERS: "0" }
  * @param {{ persistTo: string, port: number, adminToken: string, vars?: Record<string, string>, cwd?: string }} options
  */
 /**
- * The Workers runtime the benchmarks run on, as installed: "wrangler X, workerd Y". Ratios against
- * `/readyz` depend on it (docs/performance.md, "One runtime for the dev server and the tests").
+ * The Workers runtime the benchmarks run on, as installed: "wrangler X, workerd Y", where workerd is
+ * the one wrangler itself resolves (its own copy under `node_modules/wrangler/node_modules` when the
+ * top-level one is another version: the test pool's). Ratios against `/readyz` depend on it
+ * (docs/performance.md, "The statement's compile and the local runtime").
  */
 export function runtimeLabel() {
-  const version = (name) =>
-    JSON.parse(readFileSync(new URL(`../../node_modules/${name}/package.json`, import.meta.url), "utf8")).version;
-  return `wrangler ${version("wrangler")}, workerd ${version("workerd")}`;
+  const wranglerRequire = createRequire(require.resolve("wrangler/package.json"));
+  const version = (resolve, name) => JSON.parse(readFileSync(resolve.resolve(`${name}/package.json`), "utf8")).version;
+  return `wrangler ${version(require, "wrangler")}, workerd ${version(wranglerRequire, "workerd")}`;
 }
+
+const require = createRequire(import.meta.url);
 
 export async function startWrangler(options) {
   for (let attempt = 1; ; attempt++) {

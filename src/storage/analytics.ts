@@ -125,25 +125,27 @@ export async function listMergedPullRequests(
  * scope whose window held fewer than this page's rows is read by the one statement
  * (`fitsWhole`). Both ways answer the same rows, so a wrong guess (a scope that grew) costs time,
  * never correctness, and each first page's count corrects the next choice. Kept per isolate (at
- * most `capacity` scopes, the oldest forgotten first).
+ * most `capacity` scopes, the oldest forgotten first; a scope whose key is too long is not kept).
  */
 export class PagePlans {
   readonly #seen = new Map<string, { windowRows: number; asked: number }>();
   readonly capacity: number;
 
-  constructor(capacity = 10_000) {
+  constructor(capacity = 4_096) {
     this.capacity = capacity;
   }
 
   /** Whether this first page is read by the one statement: its scope's window held fewer rows than the page, last time. */
   fitsWhole(q: MergedPullRequestQuery): boolean {
-    const seen = this.#seen.get(PagePlans.key(q));
+    const key = PagePlans.key(q);
+    const seen = key === null ? undefined : this.#seen.get(key);
     return seen !== undefined && seen.windowRows < seen.asked && seen.windowRows < q.limit;
   }
 
   /** Notes a first page's rows of the window group (exact when fewer than the page asked for). */
   record(q: MergedPullRequestQuery, windowRows: number): void {
     const key = PagePlans.key(q);
+    if (key === null) return;
     this.#seen.delete(key);
     this.#seen.set(key, { windowRows, asked: q.limit });
     if (this.#seen.size > this.capacity)
@@ -153,8 +155,13 @@ export class PagePlans {
       }
   }
 
-  static key(q: MergedPullRequestQuery): string {
-    return JSON.stringify([
+  /**
+   * The scope's key; null for a scope too long to keep (a caller who sees hundreds of
+   * repositories, or long lists: at most `MAX_KEY_CHARS` characters, so the notes stay under
+   * 10 MB), which is always split.
+   */
+  static key(q: MergedPullRequestQuery): string | null {
+    const key = JSON.stringify([
       q.orgKey,
       q.repoKeys,
       q.authorKeys,
@@ -162,7 +169,10 @@ export class PagePlans {
       Math.round((q.end - q.start) / DAY_MS),
       endsRecently(q),
     ]);
+    return key.length <= PagePlans.MAX_KEY_CHARS ? key : null;
   }
+
+  static readonly MAX_KEY_CHARS = 2_048;
 }
 
 /** One statement's rows (at most `limit`), in (merged_at, id) descending order. */

@@ -211,6 +211,18 @@ describe("the isolate's page plans", () => {
     expect(page.statements).toBe(2);
   });
 
+  it("keeps no scope whose key is too long", () => {
+    const plans = new PagePlans();
+    const many = Array.from({ length: 300 }, (_, i) => `repository-${i}`);
+    const q = first("wide", 101, { accessibleRepoKeys: many });
+    expect(PagePlans.key(q)).toBeNull();
+    plans.record(q, 3);
+    expect(plans.fitsWhole(q)).toBe(false);
+    const few = first("wide", 101, { accessibleRepoKeys: many.slice(0, 10) });
+    plans.record(few, 3);
+    expect(plans.fitsWhole(few)).toBe(true);
+  });
+
   it("forgets the oldest scope beyond its capacity", () => {
     const plans = new PagePlans(2);
     const qs = ["a", "b", "c"].map((org) => first(org, 101));
