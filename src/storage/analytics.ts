@@ -55,7 +55,7 @@ export interface MergedPullRequestPage {
   rows: MergedPullRequest[];
   /** D1's count of rows the statements read (`meta.rows_read`). */
   rowsRead: number;
-  /** How many statements read the page (`pageStatements`, `PagePlans`). */
+  /** How many statements read the page (`pagePlan`, `PagePlans`). */
   statements: number;
 }
 
@@ -83,10 +83,11 @@ export const PLAN_LIMITS: PlanLimits = { maxSpanMs: 7 * DAY_MS, maxReviews: 500,
 
 /**
  * Merged pull requests with at least one review completed inside the window, newest merge first,
- * with their metrics: the page's statements (`pageStatements`) one after the other, each asked for
- * the rest of the page, until it is full. Usually one statement; see `mergedPullRequestsQuery` for
- * how it finds the rows. `plans`: what this isolate saw of the scope's windows, which may choose
- * the one statement instead of two (`PagePlans`); none, the statements as `pageStatements` says.
+ * with their metrics: the page plan's first statement (`pagePlan`), and when it comes back short
+ * and the plan says so, the statement that reads the whole page again in one read. See
+ * `mergedPullRequestsQuery` for how a statement finds the rows. `plans`: what this isolate saw of
+ * the scope's windows, which may read a first page with the one statement of every range at once
+ * (`PagePlans`); none, as `pagePlan` says.
  */
 export async function listMergedPullRequests(
   db: D1Database | D1DatabaseSession,
@@ -94,41 +95,34 @@ export async function listMergedPullRequests(
   limits: PlanLimits = PLAN_LIMITS,
   plans?: PagePlans,
 ): Promise<MergedPullRequestPage> {
-  const split = pageStatements(q, limits);
-  const teaches = plans !== undefined && q.after === null && split.length === 2;
+  const plan = pagePlan(q, limits);
+  const teaches = plans !== undefined && q.after === null && plan.whenShort !== null;
   const whole = teaches && plans.fitsWhole(q);
-  const statements: PageStatement[] = whole ? [(limit) => mergedPullRequestsQuery({ ...q, limit }, limits)] : split;
-  const rows: MergedPullRequest[] = [];
-  let rowsRead = 0;
-  let ran = 0;
-  let fromFirst = 0;
-  for (const statement of statements) {
-    const part = await readPart(db, statement(q.limit - rows.length), q.limit - rows.length);
-    rows.push(...part.rows);
-    rowsRead += part.rowsRead;
-    if (ran++ === 0) fromFirst = part.rows.length;
-    if (rows.length >= q.limit) break;
-  }
+  const first = await readPart(db, whole ? mergedPullRequestsQuery(q, limits) : plan.first, q.limit);
   // The rows of the first group (merged in the window or after it): the first statement's, or of
   // the one statement's, those merged from the window's start on (they come first).
-  if (teaches) plans.record(q, whole ? rows.filter((row) => row.mergedAt >= q.start).length : fromFirst);
-  return { rows, rowsRead, statements: ran };
+  if (teaches) plans.record(q, whole ? first.rows.filter((row) => row.mergedAt >= q.start).length : first.rows.length);
+  if (whole || plan.whenShort === null || first.rows.length >= q.limit) return { ...first, statements: 1 };
+  // Short: the page is read again whole, in one read, so that it is one snapshot of the data (rows
+  // written between two reads could otherwise appear twice in the page, or not at all).
+  const again = await readPart(db, plan.whenShort, q.limit);
+  return { rows: again.rows, rowsRead: first.rowsRead + again.rowsRead, statements: 2 };
 }
 
 /**
  * What an isolate has seen of the export's first pages, to choose between one statement and two
- * (`pageStatements`). A first page whose window (with the merges after it) holds fewer rows than
- * the page is read whole by two statements, one round trip more than the one statement that walks
- * every range: so it is for every first page of a small organization. For each scope (the
+ * (`pagePlan`). A first page whose window (with the merges after it) holds fewer rows than the
+ * page is read by two statements, one round trip more than the one statement that walks every
+ * range: so it is for every first page of a small organization. For each scope (the
  * organization, the lists, the caller's repositories, the window's length in days and whether it
  * ends now), the rows its window group held at the last first page (`record`); a first page of a
  * scope whose window held fewer than this page's rows is read by the one statement
  * (`fitsWhole`). Both ways answer the same rows, so a wrong guess (a scope that grew) costs time,
  * never correctness, and each first page's count corrects the next choice. Kept per isolate (at
- * most `capacity` scopes, the oldest forgotten first; a scope whose key is too long is not kept).
+ * most `capacity` scopes, the oldest forgotten first).
  */
 export class PagePlans {
-  readonly #seen = new Map<string, { windowRows: number; asked: number }>();
+  readonly #seen = new Map<number, { windowRows: number; asked: number }>();
   readonly capacity: number;
 
   constructor(capacity = 4_096) {
@@ -137,15 +131,13 @@ export class PagePlans {
 
   /** Whether this first page is read by the one statement: its scope's window held fewer rows than the page, last time. */
   fitsWhole(q: MergedPullRequestQuery): boolean {
-    const key = PagePlans.key(q);
-    const seen = key === null ? undefined : this.#seen.get(key);
+    const seen = this.#seen.get(PagePlans.key(q));
     return seen !== undefined && seen.windowRows < seen.asked && seen.windowRows < q.limit;
   }
 
   /** Notes a first page's rows of the window group (exact when fewer than the page asked for). */
   record(q: MergedPullRequestQuery, windowRows: number): void {
     const key = PagePlans.key(q);
-    if (key === null) return;
     this.#seen.delete(key);
     this.#seen.set(key, { windowRows, asked: q.limit });
     if (this.#seen.size > this.capacity)
@@ -156,23 +148,40 @@ export class PagePlans {
   }
 
   /**
-   * The scope's key; null for a scope too long to keep (a caller who sees hundreds of
-   * repositories, or long lists: at most `MAX_KEY_CHARS` characters, so the notes stay under
-   * 10 MB), which is always split.
+   * The scope's key: a 53-bit hash of its parts, so that a note costs a few dozen bytes however
+   * long the caller's lists (two scopes sharing a hash share a note: a wrong choice of statement,
+   * never a wrong page).
    */
-  static key(q: MergedPullRequestQuery): string | null {
-    const key = JSON.stringify([
-      q.orgKey,
-      q.repoKeys,
-      q.authorKeys,
-      q.accessibleRepoKeys,
-      Math.round((q.end - q.start) / DAY_MS),
-      endsRecently(q),
-    ]);
-    return key.length <= PagePlans.MAX_KEY_CHARS ? key : null;
+  static key(q: MergedPullRequestQuery): number {
+    return hash53(
+      JSON.stringify([
+        q.orgKey,
+        q.repoKeys,
+        q.authorKeys,
+        q.accessibleRepoKeys,
+        Math.round((q.end - q.start) / DAY_MS),
+        endsRecently(q),
+      ]),
+    );
   }
+}
 
-  static readonly MAX_KEY_CHARS = 2_048;
+/**
+ * A 53-bit hash of a string (the cyrb53 construction: two 32-bit multiply-xorshift lanes over its
+ * UTF-16 code units): a compact key for `PagePlans`, not a digest anyone relies on to tell texts
+ * apart.
+ */
+export function hash53(text: string): number {
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ unit, 2654435761);
+    h2 = Math.imul(h2 ^ unit, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
 }
 
 /** One statement's rows (at most `limit`), in (merged_at, id) descending order. */
@@ -227,48 +236,57 @@ async function readPart(
   };
 }
 
-/** A statement of the page, for the rows still missing (`limit`). */
-export type PageStatement = (limit: number) => { sql: string; params: (string | number)[] };
+/** A statement and its parameters. */
+export interface Statement {
+  sql: string;
+  params: (string | number)[];
+}
+
+/** How a page is read: a first statement, and the one that reads the page whole when the first comes back short (none: the first's rows are the page). */
+export interface PagePlan {
+  first: Statement;
+  whenShort: Statement | null;
+}
 
 /**
- * The statements a page takes, in order; each after the first runs only when those before it
- * yielded fewer rows than the page holds, and is asked for the rest.
+ * How a page is read (`listMergedPullRequests`).
  *
  * The statement's ranges (`mergedPullRequestsQuery`) fall into three groups that follow each other
  * in the page's order (merged_at descending): the pull requests merged after the window and
  * reviewed inside it (`later`: the before-merge gap tiers; none for a window that ended less than
  * a day before the request), those merged in the window (`window`), and those merged before it
- * (`earlier`: the after-merge gap tiers). A window walked by its merges is read in two statements:
- * the later and window ranges, then, only when they leave the page short, the earlier ones. A
- * group that lies wholly before the cursor is left out. So every page but the one that reaches the
- * window's start runs a statement of one range (or one per walked repository) instead of nine, or
- * nine instead of seventeen for a window in the past; the page that reaches the window's start runs
- * two. Together they return exactly the one statement's rows: a walk by pages of any size is the
- * same through either (`test/worker/export-json-page-attack.test.ts`, the property tests).
+ * (`earlier`: the after-merge gap tiers). A group that lies wholly before the cursor is left out.
+ * A window walked by its merges is read by the later and window groups first; only when they leave
+ * the page short does a second statement read the page again with the earlier group too. The
+ * second reads the page whole rather than its rest so that the page stays one read of the data: a
+ * newer version of a pull request moving its merge across the window's start between two reads
+ * would otherwise show twice in the page, or not at all. A page whose cursor lies before the
+ * window reads the earlier group alone. So the pages of a walk run one range (one per walked
+ * repository) until the one that reaches the window's start, nine instead of seventeen for a
+ * window in the past until the cursor passes its end, and the eight ranges before the window after
+ * it; the page that reaches the window's start runs two statements. Either way the page holds
+ * exactly the one statement's rows (`test/worker/export-page-statements.test.ts`, the property tests).
  *
  * A narrow window (`limits.maxSpanMs`) keeps the one statement: it may take its pull requests from
  * the reviews instead, whatever their merge, which no split by merge time can follow. So does a
  * caller who may read nothing.
  *
  * Why: local D1 may compile the statement for every request (workerd 1.20261110.1 and later do),
- * about 0.05 ms per range there: `docs/performance.md`, "The page in two statements".
+ * about 0.05 ms per range there: `docs/performance.md`, "Two statements".
  */
-export function pageStatements(q: MergedPullRequestQuery, limits: PlanLimits = PLAN_LIMITS): PageStatement[] {
-  const statement =
-    (ranges: RangeGroups): PageStatement =>
-    (limit) =>
-      mergedPullRequestsQuery({ ...q, limit }, limits, ranges);
+export function pagePlan(q: MergedPullRequestQuery, limits: PlanLimits = PLAN_LIMITS): PagePlan {
+  const statement = (ranges: RangeGroups): Statement => mergedPullRequestsQuery(q, limits, ranges);
   const narrow = q.end - q.start <= limits.maxSpanMs;
   const nothingToRead = q.accessibleRepoKeys?.length === 0 || q.repoKeys?.length === 0;
-  if (narrow || nothingToRead) return [statement(EVERY_RANGE)];
+  if (narrow || nothingToRead) return { first: statement(EVERY_RANGE), whenShort: null };
   const cursor = q.after?.mergedAt;
   const later = !endsRecently(q) && (cursor === undefined || cursor > q.end);
   const window = cursor === undefined || cursor >= q.start;
-  const earlier = statement({ later: false, window: false, earlier: true });
-  return later || window ? [statement({ later, window, earlier: false }), earlier] : [earlier];
+  if (!later && !window) return { first: statement({ later, window, earlier: true }), whenShort: null };
+  return { first: statement({ later, window, earlier: false }), whenShort: statement({ later, window, earlier: true }) };
 }
 
-/** Which of the statement's groups of ranges it walks (`pageStatements`). */
+/** Which of the statement's groups of ranges it walks (`pagePlan`). */
 export interface RangeGroups {
   /** Merged after the window (the before-merge gap tiers). */
   later: boolean;

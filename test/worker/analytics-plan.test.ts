@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { type MergedPullRequestQuery, mergedPullRequestsQuery, PLAN_LIMITS, pageStatements } from "../../src/storage/analytics";
+import {
+  type MergedPullRequestQuery,
+  mergedPullRequestsQuery,
+  PLAN_LIMITS,
+  pagePlan,
+  type Statement,
+} from "../../src/storage/analytics";
 import { LAST_GAP_TIER } from "../../src/storage/review-span";
 import { env } from "./helpers";
 
@@ -25,7 +31,7 @@ async function plan(q: MergedPullRequestQuery): Promise<string[]> {
   return planOf(mergedPullRequestsQuery(q));
 }
 
-async function planOf({ sql, params }: { sql: string; params: (string | number)[] }): Promise<string[]> {
+async function planOf({ sql, params }: Statement): Promise<string[]> {
   const rows = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
     .bind(...params)
     .all<{ detail: string }>();
@@ -167,38 +173,47 @@ describe("analytics query plan", () => {
   const ranges = (details: string[]) =>
     details.filter((line) => /^SEARCH p USING COVERING INDEX pull_requests_/.test(line)).sort();
 
-  // `pageStatements`: a window walked by its merges is read in two statements (the ranges up to
-  // the window's start, then those before it), each group left out when the cursor lies past it.
-  // Together they walk the one statement's ranges, less those the cursor leaves out, each in order.
-  it.each(CASES)("%s: the page's statements walk its ranges between them, in order", async (_name, q) => {
-    const statements = pageStatements(q);
+  // `pagePlan`: a window walked by its merges is read by the ranges up to the window's start first,
+  // and only when they leave the page short by every range again (one read); each group the
+  // cursor has passed is left out. The statements walk the one statement's ranges, less those the
+  // cursor leaves out, each in order.
+  it.each(CASES)("%s: the page plan's statements walk its ranges, in order", async (_name, q) => {
+    const { first, whenShort } = pagePlan(q);
     const narrow = q.end - q.start <= PLAN_LIMITS.maxSpanMs;
     const nothing = q.accessibleRepoKeys?.length === 0 || q.repoKeys?.length === 0;
-    const plans = await Promise.all(statements.map((statement) => planOf(statement(q.limit))));
+    const firstPlan = await planOf(first);
     const whole = await plan(q);
     if (narrow || nothing) {
-      expect(statements).toHaveLength(1);
-      expect(plans[0]).toEqual(whole);
+      expect(whenShort).toBeNull();
+      expect(firstPlan).toEqual(whole);
       return;
     }
     const cursorBeyondLater = q.after !== null && q.after.mergedAt <= q.end;
     const cursorBeforeWindow = q.after !== null && q.after.mergedAt < q.start;
-    expect(statements).toHaveLength(cursorBeforeWindow ? 1 : 2);
-    // The last statement walks the merges before the window, one range per gap tier, alone.
-    const last = plans.at(-1) ?? [];
-    expect(ranges(last)).toHaveLength(LAST_GAP_TIER + 1);
-    for (const line of ranges(last)) expect(line).toMatch(/pull_requests_after_merge_walk/);
-    // The first (when the cursor leaves it anything) walks the window and, for a window in the
-    // past whose later merges the cursor has not passed, the ranges after it.
-    const first = plans.length === 2 ? (plans[0] ?? []) : [];
     // The whole statement's ranges, less those of a group the cursor has passed (a window that
     // ended recently has no ranges after it in either).
-    const expected = ranges(whole).filter(
+    const kept = ranges(whole).filter(
       (line) =>
         !(cursorBeyondLater && /pull_requests_before_merge_walk/.test(line)) &&
         !(cursorBeforeWindow && /pull_requests_(repo_)?merged_walk/.test(line)),
     );
-    expect([...ranges(first), ...ranges(last)].sort()).toEqual(expected);
+    const earlier = (line: string) => /pull_requests_after_merge_walk/.test(line);
+    const plans = [firstPlan];
+    if (cursorBeforeWindow) {
+      // The merges before the window alone, one range per gap tier.
+      expect(whenShort).toBeNull();
+      expect(ranges(firstPlan)).toEqual(kept);
+      expect(ranges(firstPlan)).toHaveLength(LAST_GAP_TIER + 1);
+      expect(ranges(firstPlan).every(earlier)).toBe(true);
+    } else {
+      // First the groups up to the window's start; when short, all of the kept ones in one read.
+      expect(whenShort).not.toBeNull();
+      const againPlan = await planOf(whenShort as Statement);
+      plans.push(againPlan);
+      expect(ranges(firstPlan)).toEqual(kept.filter((line) => !earlier(line)));
+      expect(ranges(againPlan)).toEqual(kept);
+      expect(kept.filter(earlier)).toHaveLength(LAST_GAP_TIER + 1);
+    }
     for (const details of plans) {
       expect(count(details, /USE TEMP B-TREE FOR ORDER BY/)).toBe(0);
       for (const line of details) expect(line).not.toMatch(/^SCAN (p|pull_requests|r|reviews|f|findings|a|ai_authorship)\b/);
