@@ -294,3 +294,87 @@ describe("the isolate's page plans", () => {
     expect(qs.map((q) => plans.fitsWhole(q))).toEqual([true, true, false]);
   });
 });
+
+/** Every cursor on and around every row and edge, every shape of scope: the split (with and without plans) equals the one statement. */
+describe("every cursor on and around every row and edge, every shape of scope", () => {
+  const MAX = "9999-12-31T23:59:59.999Z";
+  const PRS: [number, string, string, string[]][] = [
+    [1, "api", "2026-10-30T10:00:00.000Z", ["2026-10-29T10:00:00.000Z"]],
+    [2, "web", START, ["2026-10-01T00:00:00.000Z"]],
+    [3, "api", START, ["2026-10-02T00:00:00.000Z"]],
+    [4, "lib", END, [END]],
+    [5, "web", new Date(Date.parse(START) - 1).toISOString(), ["2026-10-01T05:00:00.000Z"]],
+    [6, "api", new Date(Date.parse(START) - 1).toISOString(), ["2026-10-09T05:00:00.000Z"]],
+    [7, "lib", "2024-01-01T10:00:00.000Z", ["2026-10-20T10:00:00.000Z"]],
+    [8, "web", new Date(Date.parse(END) + 1).toISOString(), ["2026-10-31T12:00:00.000Z"]],
+    [9, "api", new Date(Date.parse(END) + 1).toISOString(), ["2026-10-30T12:00:00.000Z"]],
+    [10, "lib", MAX, ["2026-10-10T10:00:00.000Z"]],
+    [11, "api", "1970-01-01T00:00:00.000Z", ["2026-10-11T10:00:00.000Z"]],
+  ];
+  it("the page plan (with and without the isolate's plans) reads exactly the one statement's rows", {
+    timeout: 300_000,
+  }, async () => {
+    const org = unique("split-edges");
+    await postEventsOk(
+      PRS.flatMap(([pr, repo, mergedAt, reviews]) => [
+        ev.pr(org, pr, { repo, author: pr % 2 ? "alice" : "bob", createdAt: "1970-01-01T00:00:00.000Z", mergedAt }),
+        ...reviews.map((completedAt, i) => ev.review(org, pr, `r${pr}-${i}`, { repo, completedAt })),
+      ]),
+    );
+    const db = await shardDb(org);
+    const all = await wholeRows(db, {
+      ...scopeOf(org.toLowerCase(), START, END),
+      now: Date.parse(END) + HOUR,
+      after: null,
+      limit: 1001,
+    });
+    expect(all).toHaveLength(PRS.length);
+    const ids = (
+      await db
+        .prepare("SELECT id, merged_at AS m FROM pull_requests WHERE org_key = ?1")
+        .bind(org.toLowerCase())
+        .all<{ id: number; m: number }>()
+    ).results;
+    const s = Date.parse(START);
+    const e = Date.parse(END);
+    const cursors: MergedPullRequestQuery["after"][] = [null];
+    for (const m of [s - 1, s, s + 1, e - 1, e, e + 1, 0, Date.parse(MAX)])
+      for (const id of [0, Number.MAX_SAFE_INTEGER]) cursors.push({ mergedAt: m, id });
+    for (const r of ids)
+      cursors.push({ mergedAt: r.m, id: r.id }, { mergedAt: r.m, id: r.id + 1 }, { mergedAt: r.m, id: r.id - 1 });
+    const scopes: Partial<MergedPullRequestQuery>[] = [
+      {},
+      { accessibleRepoKeys: ["api", "api", "web"] },
+      { accessibleRepoKeys: Array.from({ length: 20 }, (_, i) => (i === 0 ? "lib" : `x${i}`)) },
+      { repoKeys: ["api"] },
+      { repoKeys: ["api", "lib"], accessibleRepoKeys: ["lib", "web"] },
+      { excludedRepoKeys: ["web"] },
+      { authorKeys: ["bob"] },
+      { repoKeys: ["lib"], authorKeys: ["alice", "alice"], excludedRepoKeys: ["api"] },
+    ];
+    let checked = 0;
+    for (const sinceEnd of [HOUR, 2 * DAY])
+      for (const extra of scopes)
+        for (const after of cursors)
+          for (const limit of [2, 3, 1001]) {
+            const q: MergedPullRequestQuery = {
+              ...scopeOf(org.toLowerCase(), START, END),
+              ...extra,
+              now: e + sinceEnd,
+              after,
+              limit,
+            };
+            const expected = await wholeRows(db, q);
+            const plain = (await listMergedPullRequests(db, q)).rows.map((r) => r.prNumber);
+            expect(plain, JSON.stringify({ extra, after, limit, sinceEnd })).toEqual(expected);
+            if (after === null) {
+              const plans = new PagePlans();
+              plans.record(q, 0);
+              const whole = await listMergedPullRequests(db, q, undefined, plans);
+              expect(whole.rows.map((r) => r.prNumber)).toEqual(expected);
+            }
+            checked++;
+          }
+    expect(checked).toBeGreaterThan(1000);
+  });
+});
