@@ -624,14 +624,23 @@ describe("order and pagination", () => {
   });
 });
 
-/** A page with D1's rows_read, as the benchmark sees it (the variable is off in production). */
+/**
+ * A page with D1's rows_read, as the benchmark sees it (the variable is off in production), asked
+ * twice and read from the second answer: the isolate's page plans (`PagePlans`) have then seen the
+ * scope's first page, so the count does not depend on which pages other tests asked before (a
+ * first page its window cannot fill reads two statements the first time, one after).
+ */
 async function rowsRead(key: string, query: string) {
-  const request = new Request(`https://service.test/api/analytics/v1/prs?${query}`, {
-    headers: { Authorization: `Bearer ${key}` },
-  });
-  const res = await fetchWithEnv(request, { DEBUG_ROWS_READ: "true" });
-  expect(res.status).toBe(200);
-  return Number(res.headers.get("X-Debug-Rows-Read"));
+  const once = async () => {
+    const request = new Request(`https://service.test/api/analytics/v1/prs?${query}`, {
+      headers: { Authorization: `Bearer ${key}` },
+    });
+    const res = await fetchWithEnv(request, { DEBUG_ROWS_READ: "true" });
+    expect(res.status).toBe(200);
+    return Number(res.headers.get("X-Debug-Rows-Read"));
+  };
+  await once();
+  return once();
 }
 
 describe("a member who sees few repositories", () => {
