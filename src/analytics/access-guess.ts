@@ -1,5 +1,6 @@
 import type { DurableResult } from "../lib/durable-call";
 import { foldName, repoKeyList } from "../lib/names";
+import { setNewest } from "../lib/newest";
 import type { AnalyticsAccess } from "../rules/analytics-access";
 
 /**
@@ -43,7 +44,6 @@ export class AccessGuesses<A extends AnalyticsAccess = AnalyticsAccess> {
     if (!allowed || !access.ok) return;
     const size = (access.value.accessibleRepoKeys?.length ?? 0) + access.value.excludedRepoKeys.length;
     if (size > this.#largest) return;
-    this.#entries.set(key, access.value);
-    if (this.#entries.size > this.#maxEntries) this.#entries.delete(this.#entries.keys().next().value as string);
+    setNewest(this.#entries, key, access.value, this.#maxEntries);
   }
 }

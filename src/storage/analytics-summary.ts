@@ -1,4 +1,5 @@
 import { errorField, log } from "../lib/log";
+import { setNewest } from "../lib/newest";
 import { DAY_MS } from "../lib/time";
 import type { AnalyticsSummaryGroup, AnalyticsSummaryTotals } from "../schemas/analytics-summary";
 import { type Assembled, accumulator, blockFilter, type GroupingsFigures } from "./summary-assemble";
@@ -119,13 +120,7 @@ export class SummaryPlans {
    */
   record(q: GroupingsQuery, candidates: number): void {
     if (q.repoKeys !== null || q.authorKeys !== null || q.accessibleRepoKeys !== null) return;
-    this.#seen.delete(q.orgKey);
-    this.#seen.set(q.orgKey, { candidates, windowMs: q.end - q.start });
-    if (this.#seen.size > this.capacity)
-      for (const oldest of this.#seen.keys()) {
-        this.#seen.delete(oldest);
-        break;
-      }
+    setNewest(this.#seen, q.orgKey, { candidates, windowMs: q.end - q.start }, this.capacity);
   }
 }
 

@@ -1,3 +1,4 @@
+import { setNewest } from "../lib/newest";
 import { DAY_MS, MAX_INSTANT_MS } from "../lib/time";
 import { findingsInWindowSql, fixedOf, flaggedOf } from "./pull-request-figures";
 import { GAP_TIER_BOUNDS_MS, LAST_GAP_TIER } from "./review-span";
@@ -137,14 +138,7 @@ export class PagePlans {
 
   /** Notes a first page's rows of the window group (exact when fewer than the page asked for). */
   record(q: MergedPullRequestQuery, windowRows: number): void {
-    const key = PagePlans.key(q);
-    this.#seen.delete(key);
-    this.#seen.set(key, { windowRows, asked: q.limit });
-    if (this.#seen.size > this.capacity)
-      for (const oldest of this.#seen.keys()) {
-        this.#seen.delete(oldest);
-        break;
-      }
+    setNewest(this.#seen, PagePlans.key(q), { windowRows, asked: q.limit }, this.capacity);
   }
 
   /**

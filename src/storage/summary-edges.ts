@@ -1,4 +1,5 @@
 import { errorField, log } from "../lib/log";
+import { setNewest } from "../lib/newest";
 import { DAY_MS } from "../lib/time";
 import { isTimeGroupBy } from "../rules/analytics-summary";
 import type { SummaryGroupBy } from "../schemas/analytics-summary";
@@ -163,12 +164,7 @@ export class EdgeCache {
         if (this.#reading.get(key(rk, day))?.token === token) this.#reading.delete(key(rk, day));
       },
       setNone: (rk, day, version) => {
-        this.#none.delete(key(rk, day));
-        this.#none.set(key(rk, day), version);
-        for (const oldest of this.#none.keys()) {
-          if (this.#none.size <= NONE_KEPT) break;
-          this.#none.delete(oldest);
-        }
+        setNewest(this.#none, key(rk, day), version, NONE_KEPT);
       },
     };
   }
